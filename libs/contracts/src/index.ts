@@ -1,0 +1,6 @@
+export * from './limits.js';
+export * from './topology.js';
+export * from './headers.js';
+export * from './message-chain.js';
+export * from './llm-message.js';
+export * from './messages.js';

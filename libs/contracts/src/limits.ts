@@ -1,0 +1,15 @@
+/** Bounds shared by every service. Changing one is a contract change: producers and consumers must agree. */
+export const LIMITS = {
+  /** LangBot's HTTP-bot adapter rejects bodies above 1 MiB with 413/41301. */
+  inboundBodyBytes: 1_048_576,
+  /** NATS' default max_payload is 1 MiB; envelopes carry the inbound chain plus routing, so they get the same bound. */
+  busPayloadBytes: 1_048_576,
+  /** Dead letters keep at most this much of the offending payload (base64 of the raw bytes). */
+  deadLetterPayloadBytes: 64 * 1024,
+  /** Deliveries of one bus message before it goes to the dead letters. */
+  maxDeliver: 5,
+  /** History messages the orchestrator puts into one run request, newest kept. */
+  historyMessages: 200,
+  /** LangBot's cap on tool rounds in the local agent. */
+  toolRounds: 128,
+} as const;

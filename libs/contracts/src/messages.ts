@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import { MessageChainSchema } from './message-chain.js';
+import { LlmMessage } from './llm-message.js';
+
+/**
+ * Every bus message carries `v` so a consumer can tell a newer producer's message from garbage,
+ * and is validated at the consumer: a message that fails goes to the dead letters with the reason.
+ */
+const V1 = z.literal(1);
+const Id = z.string().min(1).max(200);
+
+export const LauncherType = z.enum(['person', 'group']);
+export type LauncherType = z.infer<typeof LauncherType>;
+
+/** Where replies for a query go: enough for any dispatcher replica to address the platform. */
+export const ReplyRoute = z.object({
+  botId: Id,
+  adapter: z.enum(['http-bot']),
+  /** The platform's conversation id (HTTP-bot `session_id`). */
+  sessionId: z.string().max(1000),
+  launcherType: LauncherType,
+  launcherId: z.string().max(1000),
+  senderId: z.string().max(1000),
+  /** The inbound message id the replies answer (HTTP-bot `reply_to`). */
+  replyTo: z.string().max(200),
+});
+export type ReplyRoute = z.infer<typeof ReplyRoute>;
+
+export const QueryEnvelope = z.object({
+  v: V1,
+  queryId: z.uuid(),
+  receivedAt: z.iso.datetime(),
+  route: ReplyRoute,
+  senderName: z.string().max(1000),
+  groupName: z.string().max(1000).optional(),
+  messageChain: MessageChainSchema,
+});
+export type QueryEnvelope = z.infer<typeof QueryEnvelope>;
+
+export const ModelSelection = z.object({
+  primary: z.string().max(200),
+  fallbacks: z.array(z.string().max(200)).max(16).default([]),
+});
+export type ModelSelection = z.infer<typeof ModelSelection>;
+
+export const RunRequest = z.object({
+  v: V1,
+  queryId: z.uuid(),
+  pipelineId: Id,
+  route: ReplyRoute,
+  conversationId: Id,
+  /** The model configuration ids; the runner resolves them (and their secrets) itself. */
+  model: ModelSelection,
+  /** Whether the platform shows streamed replies. */
+  stream: z.boolean(),
+  /** System prompt, history and the current user turn, in order. */
+  messages: z.array(LlmMessage).min(1).max(10_000),
+  exceptionHandling: z.enum(['show-error', 'show-hint', 'hide']),
+  failureHint: z.string().max(10_000),
+});
+export type RunRequest = z.infer<typeof RunRequest>;
+
+/**
+ * What a runner produced, one event per item. `attempt` is the JetStream delivery of the run that
+ * produced it and `seq` its position within that attempt: a dispatcher drops events of an attempt
+ * older than one it has seen, so a run restarted on another replica yields one clean reply.
+ */
+const RunnerEventBase = z.object({
+  v: V1,
+  queryId: z.uuid(),
+  route: ReplyRoute,
+  attempt: z.number().int().min(1),
+  seq: z.number().int().min(0),
+});
+
+export const RunnerEvent = z.discriminatedUnion('kind', [
+  RunnerEventBase.extend({
+    kind: z.literal('chunk'),
+    /** Cumulative text of the current model round. */
+    text: z.string(),
+    isFinal: z.boolean(),
+    hasToolCalls: z.boolean().default(false),
+  }),
+  RunnerEventBase.extend({ kind: z.literal('message'), message: LlmMessage }),
+  RunnerEventBase.extend({
+    kind: z.literal('tool_result'),
+    toolCallId: z.string(),
+    name: z.string(),
+    content: z.string(),
+  }),
+  RunnerEventBase.extend({
+    kind: z.literal('error'),
+    /** Text meant for logs and `show-error`; never a secret. */
+    error: z.string().max(10_000),
+    /** What the user is shown, already chosen by the exception-handling setting; null means nothing. */
+    userText: z.string().max(10_000).nullable(),
+  }),
+  RunnerEventBase.extend({ kind: z.literal('done') }),
+  /** A user-facing notice from a stage that ran before the runner (rate limit, filter, command). */
+  RunnerEventBase.extend({ kind: z.literal('notice'), text: z.string().max(10_000) }),
+]);
+export type RunnerEvent = z.infer<typeof RunnerEvent>;
+export type RunnerEventKind = RunnerEvent['kind'];
+
+export const DeadLetter = z.object({
+  v: V1,
+  /** The consumer that gave up, e.g. `orchestrator`. */
+  source: z.string(),
+  stream: z.string(),
+  subject: z.string(),
+  deliveryCount: z.number().int(),
+  reason: z.enum(['invalid_payload', 'max_deliver', 'handler_rejected', 'payload_too_large']),
+  error: z.string().max(10_000),
+  /** The offending payload's raw bytes, base64, cut to LIMITS.deadLetterPayloadBytes. */
+  payloadBase64: z.string(),
+  payloadTruncated: z.boolean(),
+  traceId: z.string().optional(),
+  failedAt: z.iso.datetime(),
+});
+export type DeadLetter = z.infer<typeof DeadLetter>;

@@ -1,0 +1,150 @@
+/**
+ * Subject, stream and consumer names: a public contract on the broker. Renaming one needs a migration
+ * plan (old streams keep their data under the old name), which is why every name carries a version.
+ *
+ * Everything is derived from one prefix so that tests (and tenants) can run isolated side by side on
+ * one NATS server.
+ */
+export const CONTRACT_VERSION = 'v1';
+
+export type StreamRetention = 'workqueue' | 'limits' | 'interest';
+
+export interface StreamSpec {
+  name: string;
+  subjects: string[];
+  retention: StreamRetention;
+  /** Oldest message kept, in milliseconds. */
+  maxAgeMs: number;
+  /** Window in which a repeated Nats-Msg-Id is dropped, in milliseconds. */
+  duplicateWindowMs: number;
+  maxBytes: number;
+  maxMsgSize: number;
+}
+
+export interface ConsumerSpec {
+  stream: string;
+  durable: string;
+  filterSubject: string;
+  /** How long the server waits for an ack (or a working() heartbeat) before redelivering. */
+  ackWaitMs: number;
+  maxDeliver: number;
+  /** Unacked messages the consumer hands out across all replicas. */
+  maxAckPending: number;
+}
+
+export interface Topology {
+  prefix: string;
+  streams: {
+    queries: StreamSpec;
+    runs: StreamSpec;
+    events: StreamSpec;
+    deadLetters: StreamSpec;
+  };
+  consumers: {
+    orchestrator: ConsumerSpec;
+    runner: ConsumerSpec;
+    dispatcher: ConsumerSpec;
+  };
+  subjects: {
+    /** An inbound message accepted by the ingress. */
+    query(botId: string): string;
+    /** A request for the runner to produce a reply. */
+    run(botId: string): string;
+    /** A runner event (chunk, message, error, done) or a notice on its way to the dispatcher. */
+    event(botId: string): string;
+    /** A message that could not be processed, with the reason. `source` names the consumer that gave up. */
+    deadLetter(source: string): string;
+    /** Wildcards, for tools and tests. */
+    allDeadLetters: string;
+  };
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const MIB = 1024 * 1024;
+
+/** Subject tokens may not contain separators or wildcards; ids from the outside world are escaped. */
+export function subjectToken(raw: string): string {
+  const token = raw.replace(/[^A-Za-z0-9_-]/g, (c) => '~' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+  if (token.length === 0) throw new Error('subject token must not be empty');
+  return token;
+}
+
+export function assertPrefix(prefix: string): void {
+  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(prefix)) {
+    throw new Error(`subject prefix ${JSON.stringify(prefix)} must match ^[a-z][a-z0-9_-]{0,63}$`);
+  }
+}
+
+export function topology(prefix = 'conveyor'): Topology {
+  assertPrefix(prefix);
+  const base = `${prefix}.${CONTRACT_VERSION}`;
+  const streamBase = `${prefix.toUpperCase().replace(/-/g, '_')}_${CONTRACT_VERSION.toUpperCase()}`;
+  const durableBase = `${prefix.replace(/_/g, '-')}-${CONTRACT_VERSION}`;
+  const streams = {
+    // Work queues: a message leaves the stream once its one consumer acks it.
+    queries: {
+      name: `${streamBase}_QUERIES`,
+      subjects: [`${base}.query.>`],
+      retention: 'workqueue',
+      maxAgeMs: DAY,
+      duplicateWindowMs: 10 * MINUTE,
+      maxBytes: 1024 * MIB,
+      maxMsgSize: 1 * MIB,
+    },
+    runs: {
+      name: `${streamBase}_RUNS`,
+      subjects: [`${base}.run.>`],
+      retention: 'workqueue',
+      maxAgeMs: DAY,
+      duplicateWindowMs: 10 * MINUTE,
+      maxBytes: 1024 * MIB,
+      maxMsgSize: 1 * MIB,
+    },
+    events: {
+      name: `${streamBase}_EVENTS`,
+      subjects: [`${base}.event.>`],
+      retention: 'workqueue',
+      maxAgeMs: HOUR,
+      duplicateWindowMs: 2 * MINUTE,
+      maxBytes: 1024 * MIB,
+      maxMsgSize: 1 * MIB,
+    },
+    // Kept for inspection and replay by an operator; limits-based so reading does not remove.
+    deadLetters: {
+      name: `${streamBase}_DEAD_LETTERS`,
+      subjects: [`${base}.dlq.>`],
+      retention: 'limits',
+      maxAgeMs: 14 * DAY,
+      duplicateWindowMs: 2 * MINUTE,
+      maxBytes: 256 * MIB,
+      maxMsgSize: 1 * MIB,
+    },
+  } satisfies Record<string, StreamSpec>;
+  const consumer = (stream: StreamSpec, name: string, ackWaitMs: number, maxAckPending: number): ConsumerSpec => ({
+    stream: stream.name,
+    durable: `${durableBase}-${name}`,
+    filterSubject: stream.subjects[0],
+    ackWaitMs,
+    maxDeliver: 5,
+    maxAckPending,
+  });
+  return {
+    prefix,
+    streams,
+    consumers: {
+      orchestrator: consumer(streams.queries, 'orchestrator', 30_000, 1_000),
+      // A run may take minutes; the runner sends working() heartbeats well inside this window.
+      runner: consumer(streams.runs, 'runner', 60_000, 10_000),
+      dispatcher: consumer(streams.events, 'dispatcher', 30_000, 10_000),
+    },
+    subjects: {
+      query: (botId) => `${base}.query.${subjectToken(botId)}`,
+      run: (botId) => `${base}.run.${subjectToken(botId)}`,
+      event: (botId) => `${base}.event.${subjectToken(botId)}`,
+      deadLetter: (source) => `${base}.dlq.${subjectToken(source)}`,
+      allDeadLetters: `${base}.dlq.>`,
+    },
+  };
+}

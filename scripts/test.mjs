@@ -1,0 +1,36 @@
+// The one test command: set up what is missing, then run every compiled test file with Node's runner.
+// Unit tests sit next to their code (`*.test.ts`); multi-process tests live under test/.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from './ensure-built.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+ensureBuilt();
+
+function testFiles(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (name === 'node_modules' || name === 'generated') continue;
+    if (statSync(full).isDirectory()) out.push(...testFiles(full));
+    else if (name.endsWith('.test.js')) out.push(full);
+  }
+  return out;
+}
+
+const filter = process.argv.slice(2);
+const dists = ['libs', 'services']
+  .flatMap((top) => readdirSync(path.join(root, top)).map((p) => path.join(root, top, p, 'dist')))
+  .concat([path.join(root, 'test', 'dist')])
+  .filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });
+let files = dists.flatMap(testFiles).sort();
+if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
+if (files.length === 0) { console.error('no test files found'); process.exit(1); }
+
+// Multi-process tests start several services each; on two cores they run one file at a time.
+const res = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=300000', ...files], {
+  cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' },
+});
+process.exit(res.status ?? 1);
