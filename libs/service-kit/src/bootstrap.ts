@@ -1,0 +1,100 @@
+import 'reflect-metadata';
+import { Module, type DynamicModule, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TerminusModule } from '@nestjs/terminus';
+import { LoggerModule, Logger as NestPinoLogger } from 'nestjs-pino';
+import type { z } from 'zod';
+import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
+import { ensureStreams } from '@conveyor/bus';
+import { BaseEnv, loadEnv } from './env.js';
+import { closeInfra, connectInfra, type Infra } from './infra.js';
+import { InfraModule } from './infra.module.js';
+import { HealthController } from './health.controller.js';
+import { lifecycle } from './lifecycle.js';
+
+export interface ServiceDefinition<E extends BaseEnv = BaseEnv> {
+  /** Role name: log field, NATS connection name, default OTEL service name. */
+  name: string;
+  defaultPort: number;
+  /** Extra settings of this service, merged into the base schema. */
+  env?: z.ZodObject;
+  /** The service's own module, built once the connections exist. */
+  module: (infra: Infra & { env: E }) => DynamicModule;
+  /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
+  start?: (app: INestApplication, infra: Infra & { env: E }) => Promise<() => Promise<void>>;
+  nestOptions?: NestApplicationOptions;
+}
+
+@Module({})
+class ServiceRootModule {}
+
+/**
+ * One entry point per role: validate env, connect NATS/Redis/Postgres (failing fast with the URL and
+ * how to start it), provision streams, serve health and metrics, run the role, drain on SIGTERM.
+ */
+export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): Promise<void> {
+  const logger = createLogger(def.name);
+  let infra: (Infra & { env: E }) | undefined;
+  try {
+    const schema = def.env ? BaseEnv.extend(def.env.shape) : BaseEnv;
+    const env = loadEnv(schema) as E;
+    infra = (await connectInfra(def.name, env, logger)) as Infra & { env: E };
+    await ensureStreams(infra.jsm, Object.values(infra.topology.streams));
+    const app = await NestFactory.create(
+      {
+        module: ServiceRootModule,
+        imports: [
+          InfraModule.forRoot(infra),
+          TerminusModule,
+          LoggerModule.forRoot({
+            pinoHttp: { logger, autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') } },
+          }),
+          def.module(infra),
+        ],
+        controllers: [HealthController],
+      },
+      { bufferLogs: true, ...def.nestOptions },
+    );
+    app.useLogger(app.get(NestPinoLogger));
+    const port = env.PORT ?? def.defaultPort;
+    await app.listen(port, env.HOST);
+    const stop = def.start ? await def.start(app, infra) : async () => undefined;
+    logger.info({ port, prefix: env.CONVEYOR_SUBJECT_PREFIX }, `${def.name} ready`);
+    installShutdown(def.name, logger, env.SHUTDOWN_GRACE_SECONDS, async () => {
+      await stop();
+      await app.close();
+      await closeInfra(infra!);
+    });
+  } catch (err) {
+    logger.fatal({ err }, `${def.name} failed to start: ${(err as Error).message}`);
+    if (infra) await closeInfra(infra).catch(() => undefined);
+    await shutdownTelemetry();
+    process.exit(1);
+  }
+}
+
+function installShutdown(name: string, logger: Logger, graceSeconds: number, close: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    lifecycle.draining = true;
+    logger.info({ signal }, `${name} draining`);
+    // Past the grace period the broker redelivers whatever is unfinished; exiting is safe.
+    const hardStop = setTimeout(() => {
+      logger.warn(`${name} did not drain within ${graceSeconds}s; exiting`);
+      process.exit(1);
+    }, graceSeconds * 1000);
+    hardStop.unref();
+    try {
+      await close();
+      logger.info(`${name} stopped`);
+    } catch (err) {
+      logger.error({ err }, `${name} shutdown error`);
+    }
+    await shutdownTelemetry();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void onSignal('SIGTERM'));
+  process.once('SIGINT', () => void onSignal('SIGINT'));
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod';
+
+/** Settings every service reads; defaults point at the local development services. */
+export const BaseEnv = z.object({
+  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  DATABASE_URL: z.string().url().default('postgresql://postgres@127.0.0.1:5432/conveyor'),
+  CONVEYOR_SUBJECT_PREFIX: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/).default('conveyor'),
+  CONVEYOR_CONFIG: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  HOST: z.string().default('0.0.0.0'),
+  /** Seconds a stopping service waits for in-flight work before handing it back to the broker. */
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(25),
+});
+export type BaseEnv = z.infer<typeof BaseEnv>;
+
+export class EnvError extends Error {}
+
+/** Validates the environment at start; a bad value stops the service with every problem named. */
+export function loadEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+  throw new EnvError(`invalid environment:\n${problems}`);
+}

@@ -1,0 +1,5 @@
+export * from './env.js';
+export * from './infra.js';
+export * from './infra.module.js';
+export * from './bootstrap.js';
+export * from './lifecycle.js';

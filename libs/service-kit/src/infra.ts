@@ -1,0 +1,61 @@
+import { Redis } from 'ioredis';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { topology, type Topology } from '@conveyor/contracts';
+import { BusPublisher, connectBus } from '@conveyor/bus';
+import { createPrismaClient, type PrismaClient } from '@conveyor/persistence';
+import type { Logger } from '@conveyor/telemetry';
+import type { BaseEnv } from './env.js';
+
+/** The connections a service holds. Built before Nest starts so a missing dependency fails fast and clearly. */
+export interface Infra {
+  env: BaseEnv;
+  logger: Logger;
+  topology: Topology;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  publisher: BusPublisher;
+  prisma: PrismaClient;
+  redis: Redis;
+}
+
+export class DependencyUnavailableError extends Error {}
+
+const HOW_TO_START = {
+  NATS: 'start it with `docker compose up -d nats` or Debian\'s nats-server: `nats-server -js`',
+  Redis: 'start it with `docker compose up -d redis` or Debian\'s redis-server: `redis-server --daemonize yes`',
+  PostgreSQL: 'start it with `docker compose up -d postgres` or Debian\'s postgresql: `pg_ctlcluster 15 main start`',
+};
+
+function unavailable(what: keyof typeof HOW_TO_START, url: string, err: unknown): DependencyUnavailableError {
+  const safeUrl = url.replace(/\/\/([^@/]*)@/, '//***@');
+  return new DependencyUnavailableError(`${what} is not reachable at ${safeUrl} (${(err as Error).message}); ${HOW_TO_START[what]}`);
+}
+
+export async function connectInfra(name: string, env: BaseEnv, logger: Logger): Promise<Infra> {
+  const nc = await connectBus({ url: env.NATS_URL, name, logger }).catch((err) => {
+    throw unavailable('NATS', env.NATS_URL, err);
+  });
+  const redis = new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2, connectionName: name });
+  await redis.connect().catch(async (err) => {
+    await nc.close();
+    throw unavailable('Redis', env.REDIS_URL, err);
+  });
+  const prisma = createPrismaClient(env.DATABASE_URL);
+  await prisma.$queryRaw`SELECT 1`.catch(async (err: unknown) => {
+    await nc.close();
+    redis.disconnect();
+    throw unavailable('PostgreSQL', env.DATABASE_URL, err);
+  });
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, redis };
+}
+
+export async function closeInfra(infra: Infra): Promise<void> {
+  await infra.nc.drain().catch(() => undefined);
+  infra.redis.disconnect();
+  await infra.prisma.$disconnect().catch(() => undefined);
+}
