@@ -10,14 +10,3 @@ export interface ResolvedModel {
   extraArgs: Record<string, unknown>;
   timeoutMs: number;
 }
-
-/** Resolves `env:NAME` references; the database never holds the secret itself. */
-export function resolveApiKey(ref: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (!ref) return '';
-  if (ref.startsWith('env:')) {
-    const value = env[ref.slice(4)];
-    if (value === undefined) throw new Error(`API key variable ${ref.slice(4)} is not set`);
-    return value;
-  }
-  throw new Error(`unsupported API key reference ${JSON.stringify(ref.split(':')[0])}; use env:NAME`);
-}

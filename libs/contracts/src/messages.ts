@@ -118,3 +118,7 @@ export const DeadLetter = z.object({
   failedAt: z.iso.datetime(),
 });
 export type DeadLetter = z.infer<typeof DeadLetter>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** A runner event without the envelope fields the publisher fills in. */
+export type RunnerEventBody = DistributiveOmit<z.input<typeof RunnerEvent>, 'v' | 'queryId' | 'route' | 'attempt' | 'seq'>;

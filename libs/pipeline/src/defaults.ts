@@ -58,7 +58,9 @@ export function deepMerge(base: unknown, partial: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(partial)) return structuredClone(partial);
   const out: Record<string, unknown> = structuredClone(base);
   for (const [key, value] of Object.entries(partial)) {
-    out[key] = key in base ? deepMerge(base[key], value) : deepMerge(undefined, value);
+    const merged = Object.hasOwn(base, key) ? deepMerge(base[key], value) : deepMerge(undefined, value);
+    // defineProperty, not assignment: a `__proto__` key from YAML must stay data, not a prototype.
+    Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -3,3 +3,4 @@ export * from './infra.js';
 export * from './infra.module.js';
 export * from './bootstrap.js';
 export * from './lifecycle.js';
+export * from './role-consumer.js';

@@ -1,0 +1,35 @@
+export { connectBus, logConnectionStatus, type ConnectBusOptions } from './connect.js';
+export { silentLogger, errorFields, type BusLogger } from './logger.js';
+export {
+  ensureStreams,
+  ensureConsumers,
+  streamConfigFor,
+  consumerConfigFor,
+  streamDrift,
+  consumerDrift,
+  type ManagedStreamConfig,
+  type ManagedConsumerConfig,
+} from './provision.js';
+export { BusPublisher, type PublishOptions, type BusPublisherOptions } from './publish.js';
+export {
+  startConsumer,
+  type StartConsumerOptions,
+  type MessageContext,
+  type ConsumeContext,
+  type MessageHandler,
+  type ConsumerHandle,
+  type StopOptions,
+} from './consume.js';
+export {
+  buildDeadLetter,
+  publishDeadLetter,
+  readDeadLetters,
+  deadLetterPayload,
+  type DeadLetterInput,
+  type DeadLetterReason,
+} from './dead-letter.js';
+export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError } from './errors.js';
+export { exponentialBackoff, defaultBackoff, type Backoff } from './backoff.js';
+export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from './otel.js';
+export { subjectMatches } from './subject.js';
+export { describeIssues } from './validate.js';

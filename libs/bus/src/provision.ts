@@ -1,0 +1,193 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  ReplayPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type ConsumerInfo,
+  type JetStreamManager,
+  type StreamConfig,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { ConsumerSpec, StreamSpec } from '@conveyor/contracts';
+import { silentLogger, type BusLogger } from './logger.js';
+
+/** The stream fields Conveyor manages; everything else keeps the server's default (or an operator's change). */
+export type ManagedStreamConfig = Pick<
+  StreamConfig,
+  'name' | 'subjects' | 'retention' | 'storage' | 'max_age' | 'duplicate_window' | 'max_bytes' | 'max_msg_size' | 'discard'
+>;
+
+/** The consumer fields Conveyor manages. */
+export type ManagedConsumerConfig = Pick<
+  ConsumerConfig,
+  'durable_name' | 'ack_policy' | 'deliver_policy' | 'replay_policy' | 'ack_wait' | 'max_deliver' | 'max_ack_pending' | 'filter_subject'
+>;
+
+const RETENTION = {
+  workqueue: RetentionPolicy.Workqueue,
+  limits: RetentionPolicy.Limits,
+  interest: RetentionPolicy.Interest,
+} as const;
+
+/**
+ * Discard policy: a full work queue (workqueue or interest retention) holds work that was accepted and
+ * not yet done, so it refuses new messages (`new`): the producer gets an error it can turn into an
+ * overload response, instead of the stream silently dropping the oldest accepted query (`old`).
+ * A limits stream (dead letters) is a log, where dropping the oldest entry is the right way to stay bounded.
+ */
+export function streamConfigFor(spec: StreamSpec): ManagedStreamConfig {
+  return {
+    name: spec.name,
+    subjects: [...spec.subjects],
+    retention: RETENTION[spec.retention],
+    storage: StorageType.File,
+    max_age: nanos(spec.maxAgeMs),
+    duplicate_window: nanos(spec.duplicateWindowMs),
+    max_bytes: spec.maxBytes,
+    max_msg_size: spec.maxMsgSize,
+    discard: spec.retention === 'limits' ? DiscardPolicy.Old : DiscardPolicy.New,
+  };
+}
+
+/** A durable pull consumer with explicit acks (no deliver_subject: pull). */
+export function consumerConfigFor(spec: ConsumerSpec): ManagedConsumerConfig {
+  return {
+    durable_name: spec.durable,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    replay_policy: ReplayPolicy.Instant,
+    ack_wait: nanos(spec.ackWaitMs),
+    max_deliver: spec.maxDeliver,
+    max_ack_pending: spec.maxAckPending,
+    filter_subject: spec.filterSubject,
+  };
+}
+
+function isApiError(err: unknown, code: number): boolean {
+  return err instanceof JetStreamApiError && err.code === code;
+}
+
+function sameSet(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  const sa = new Set(a ?? []);
+  return sa.size === new Set(b).size && b.every((x) => sa.has(x));
+}
+
+/** Names of managed fields whose live value differs from the wanted one. */
+export function streamDrift(live: Partial<StreamConfig>, want: ManagedStreamConfig): string[] {
+  const drift: string[] = [];
+  if (!sameSet(live.subjects, want.subjects)) drift.push('subjects');
+  for (const k of ['retention', 'storage', 'max_age', 'duplicate_window', 'max_bytes', 'max_msg_size', 'discard'] as const) {
+    if (live[k] !== want[k]) drift.push(k);
+  }
+  return drift;
+}
+
+export function consumerDrift(live: Partial<ConsumerConfig>, want: ManagedConsumerConfig): string[] {
+  const drift: string[] = [];
+  for (const k of ['ack_policy', 'ack_wait', 'max_deliver', 'max_ack_pending', 'filter_subject'] as const) {
+    if ((live[k] ?? undefined) !== want[k]) drift.push(k);
+  }
+  return drift;
+}
+
+async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, logger: BusLogger): Promise<StreamInfo> {
+  const want = streamConfigFor(spec);
+  // Two attempts: replicas starting together may race to create the same stream.
+  for (let attempt = 0; ; attempt++) {
+    let live: StreamInfo | undefined;
+    try {
+      live = await jsm.streams.info(spec.name);
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.StreamNotFound)) throw err;
+    }
+    if (!live) {
+      try {
+        const info = await jsm.streams.add(want);
+        logger.info({ stream: spec.name }, 'stream created');
+        return info;
+      } catch (err) {
+        if (attempt === 0) continue; // someone else created it meanwhile: compare and update
+        throw err;
+      }
+    }
+    const drift = streamDrift(live.config, want);
+    if (drift.length === 0) return live;
+    try {
+      // The client merges this into the live config, so fields an operator set are kept.
+      const { name: _name, ...managed } = want;
+      const info = await jsm.streams.update(spec.name, managed);
+      logger.info({ stream: spec.name, changed: drift }, 'stream updated');
+      return info;
+    } catch (err) {
+      throw new Error(
+        `stream ${spec.name} differs from its spec in ${drift.join(', ')} and the server refused the update ` +
+          `(retention and storage cannot change in place; migrate the stream): ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, logger: BusLogger): Promise<ConsumerInfo> {
+  const want = consumerConfigFor(spec);
+  for (let attempt = 0; ; attempt++) {
+    let live: ConsumerInfo | undefined;
+    try {
+      live = await jsm.consumers.info(spec.stream, spec.durable);
+    } catch (err) {
+      if (!isApiError(err, JetStreamApiCodes.ConsumerNotFound)) throw err;
+    }
+    if (!live) {
+      try {
+        const info = await jsm.consumers.add(spec.stream, want);
+        logger.info({ stream: spec.stream, durable: spec.durable }, 'consumer created');
+        return info;
+      } catch (err) {
+        if (attempt === 0) continue;
+        throw err;
+      }
+    }
+    const drift = consumerDrift(live.config, want);
+    if (drift.length === 0) return live;
+    try {
+      const { durable_name: _durable, ack_policy: _ack, deliver_policy: _deliver, replay_policy: _replay, ...updatable } = want;
+      const info = await jsm.consumers.update(spec.stream, spec.durable, updatable);
+      logger.info({ stream: spec.stream, durable: spec.durable, changed: drift }, 'consumer updated');
+      return info;
+    } catch (err) {
+      throw new Error(
+        `consumer ${spec.stream}/${spec.durable} differs from its spec in ${drift.join(', ')} and the server ` +
+          `refused the update (delete and recreate it): ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+  }
+}
+
+/** Creates missing streams and brings existing ones to their spec. Idempotent; safe from many replicas. */
+export async function ensureStreams(
+  jsm: JetStreamManager,
+  specs: readonly StreamSpec[],
+  logger: BusLogger = silentLogger,
+): Promise<StreamInfo[]> {
+  const out: StreamInfo[] = [];
+  for (const spec of specs) out.push(await ensureStream(jsm, spec, logger));
+  return out;
+}
+
+/** Creates missing durable pull consumers and brings existing ones to their spec. Streams must exist. */
+export async function ensureConsumers(
+  jsm: JetStreamManager,
+  specs: readonly ConsumerSpec[],
+  logger: BusLogger = silentLogger,
+): Promise<ConsumerInfo[]> {
+  const out: ConsumerInfo[] = [];
+  for (const spec of specs) out.push(await ensureConsumer(jsm, spec, logger));
+  return out;
+}

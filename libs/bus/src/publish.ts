@@ -1,0 +1,108 @@
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
+import type { z } from 'zod';
+import { HEADERS, LIMITS, type StreamSpec } from '@conveyor/contracts';
+import { PayloadTooLargeError, PayloadValidationError } from './errors.js';
+import { ATTR, busTracer, natsHeaderSetter } from './otel.js';
+import { describeIssues } from './validate.js';
+import { subjectMatches } from './subject.js';
+
+export interface PublishOptions {
+  /** JetStream de-duplication id (`Nats-Msg-Id`): a repeat within the stream's duplicate window is dropped. */
+  msgId: string;
+  /** The query this message belongs to (`Conveyor-Query-Id`), for tooling. */
+  queryId?: string;
+  /**
+   * `Conveyor-Schema` header, `<name>/<version>`. Defaults to the schema's zod meta id
+   * (`schema.meta({ id })`) when it has one; otherwise no header is set.
+   */
+  schemaName?: string;
+  /** Extra headers (not W3C trace context, which is always injected). */
+  headers?: Record<string, string>;
+  /** How long to wait for the PubAck. Default: the JetStream client's timeout. */
+  timeoutMs?: number;
+}
+
+export interface BusPublisherOptions {
+  /** The streams subjects belong to, used to name spans `<stream> publish`. Default: named after the subject. */
+  streams?: readonly StreamSpec[];
+  /** Upper bound of an encoded payload. Default LIMITS.busPayloadBytes. */
+  maxPayloadBytes?: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Publishes validated, traced, de-duplicated messages to JetStream and waits for the stream to store
+ * them (the PubAck). A producer bug (payload not matching its own schema, or too large) throws before
+ * anything is sent.
+ */
+export class BusPublisher {
+  readonly #js: JetStreamClient;
+  readonly #streams: readonly StreamSpec[];
+  readonly #maxBytes: number;
+
+  constructor(js: JetStreamClient, opts: BusPublisherOptions = {}) {
+    this.#js = js;
+    this.#streams = opts.streams ?? [];
+    this.#maxBytes = opts.maxPayloadBytes ?? LIMITS.busPayloadBytes;
+  }
+
+  async publish<S extends z.ZodType>(subject: string, schema: S, payload: z.input<S>, opts: PublishOptions): Promise<PubAck> {
+    if (!opts.msgId) throw new TypeError(`publish to ${subject}: msgId is required (it is the de-duplication id)`);
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) throw new PayloadValidationError(subject, describeIssues(parsed.error));
+    const data = encoder.encode(JSON.stringify(parsed.data));
+    if (data.byteLength > this.#maxBytes) throw new PayloadTooLargeError(subject, data.byteLength, this.#maxBytes);
+
+    const h = natsHeaders();
+    for (const [k, v] of Object.entries(opts.headers ?? {})) h.set(k, v);
+    if (opts.queryId) h.set(HEADERS.queryId, opts.queryId);
+    const schemaName = opts.schemaName ?? schemaId(schema);
+    if (schemaName) h.set(HEADERS.schema, schemaName);
+
+    const stream = this.#streams.find((s) => s.subjects.some((p) => subjectMatches(p, subject)))?.name;
+    const span = busTracer().startSpan(`${stream ?? subject} publish`, {
+      kind: SpanKind.PRODUCER,
+      attributes: {
+        [ATTR.system]: 'nats',
+        [ATTR.destination]: subject,
+        [ATTR.operationType]: 'publish',
+        [ATTR.operationLegacy]: 'publish',
+        [ATTR.operationName]: 'publish',
+        [ATTR.messageId]: opts.msgId,
+        [ATTR.bodySize]: data.byteLength,
+        ...(stream ? { [ATTR.stream]: stream } : {}),
+        ...(opts.queryId ? { [ATTR.queryId]: opts.queryId } : {}),
+      },
+    });
+    propagation.inject(trace.setSpan(context.active(), span), h, natsHeaderSetter);
+    try {
+      const ack = await this.#js.publish(subject, data, {
+        msgID: opts.msgId,
+        headers: h,
+        ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+      });
+      span.setAttribute(ATTR.streamSequence, ack.seq);
+      span.setAttribute(ATTR.duplicate, ack.duplicate);
+      if (!stream) {
+        // Named after the subject until the stream is known: keep span names low-cardinality.
+        span.setAttribute(ATTR.stream, ack.stream);
+        span.updateName(`${ack.stream} publish`);
+      }
+      return ack;
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+}
+
+function schemaId(schema: z.ZodType): string | undefined {
+  const meta = (schema as { meta?: () => { id?: unknown } | undefined }).meta?.();
+  return typeof meta?.id === 'string' ? meta.id : undefined;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { pyTruthy } from './python.js';
+
+/**
+ * The http_bot adapter config keys (§1), read the way LangBot reads them: a key that is absent gets
+ * its default, a key that is present is interpreted with Python semantics (`config.get(k, d)`), so
+ * e.g. `signature_required: null` is falsy, not the default.
+ */
+
+/** `int(value)` as LangBot applies it to the numeric keys; anything Python rejects is a config error. */
+const pyInt = (key: string) =>
+  z.unknown().transform((v, ctx): number => {
+    if (typeof v === 'boolean') return v ? 1 : 0;
+    if (typeof v === 'number' && Number.isFinite(v)) return Math.trunc(v);
+    if (typeof v === 'string' && /^\s*[+-]?\d(?:_?\d)*\s*$/.test(v)) return Number(v.replace(/_/g, ''));
+    ctx.addIssue({ code: 'custom', message: `${key} must be an integer, got ${JSON.stringify(v)}` });
+    return z.NEVER;
+  });
+
+/** A missing or null secret/URL behaves as the empty string. */
+const optionalString = z
+  .string()
+  .nullable()
+  .optional()
+  .transform((v) => v ?? '');
+
+const absent = <T>(value: T) => (v: unknown) => (v === undefined ? value : v);
+
+export const AdapterConfigSchema = z.object({
+  inbound_secret: optionalString,
+  callback_url: optionalString,
+  outbound_secret: optionalString,
+  /** Only the exact value "group" selects group sessions; LangBot compares with `== 'group'`. */
+  default_session_type: z.preprocess(
+    absent('person'),
+    z.unknown().transform((v): 'person' | 'group' => (v === 'group' ? 'group' : 'person')),
+  ),
+  signature_required: z.preprocess(absent(true), z.unknown().transform(pyTruthy)),
+  /** Seconds per callback attempt; ≤ 0 means no timeout (aiohttp), and the /sync wait is 4×. */
+  callback_timeout: z.preprocess(absent(15), pyInt('callback_timeout')),
+  /** Extra attempts after the first for retryable failures; ≤ 0 means a single attempt. */
+  callback_max_retries: z.preprocess(absent(3), pyInt('callback_max_retries')),
+});
+
+export type AdapterConfig = z.output<typeof AdapterConfigSchema>;
+export type AdapterConfigInput = z.input<typeof AdapterConfigSchema>;
+
+export function parseAdapterConfig(raw: unknown): AdapterConfig {
+  return AdapterConfigSchema.parse(raw ?? {});
+}
+
+/** `outbound_secret or inbound_secret or ''` (§4.4). */
+export function outboundSigningKey(config: AdapterConfig): string {
+  return config.outbound_secret || config.inbound_secret || '';
+}
+
+/** Per-attempt timeout; undefined means none, as aiohttp treats `total <= 0`. */
+export function callbackTimeoutMs(config: AdapterConfig): number | undefined {
+  return config.callback_timeout > 0 ? config.callback_timeout * 1000 : undefined;
+}
+
+/** How long /sync waits for the final reply: `int(callback_timeout) * 4` seconds (§11). */
+export function syncWaitMs(config: AdapterConfig): number {
+  return Math.max(0, config.callback_timeout * 4 * 1000);
+}

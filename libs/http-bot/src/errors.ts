@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import type { VerifyFailureReason } from './signing.js';
+
+/** The adapter's envelope (§7.3). */
+export interface AdapterErrorBody {
+  code: number;
+  msg: string;
+  data: null;
+}
+
+/** Framework-level bodies (§2.1) deliberately do not use the envelope. */
+export type FrameworkErrorBody =
+  | { error: string }
+  | { code: 'blocking_work_capacity_exceeded'; msg: string }
+  | { code: 'internal_error'; msg: 'Internal server error'; request_id: string };
+
+export interface HttpBotError {
+  status: number;
+  body: AdapterErrorBody | FrameworkErrorBody;
+  headers?: Record<string, string>;
+}
+
+function envelope(status: number, code: number, msg: string): HttpBotError {
+  return { status, body: { code, msg, data: null } };
+}
+
+const MAX_REQUEST_ID_LENGTH = 128;
+
+/** The caller's X-Request-Id when it is short and free of control characters, else a fresh UUID4. */
+export function requestIdFor(header: string | null | undefined): string {
+  if (header && header.length <= MAX_REQUEST_ID_LENGTH && !/[\u0000-\u001f\u007f]/.test(header)) return header;
+  return randomUUID();
+}
+
+/** Every status LangBot's HTTP-bot route can answer with, by cause (§2.1, §7.3). */
+export const HttpBotError = {
+  // §2.1 framework responses
+  botNotFound: (): HttpBotError => ({ status: 404, body: { error: 'Bot not found' } }),
+  botDisabled: (): HttpBotError => ({ status: 403, body: { error: 'Bot is disabled' } }),
+  adapterUnsupported: (): HttpBotError => ({
+    status: 501,
+    body: { error: 'Adapter does not support unified webhook' },
+  }),
+  blockingWorkCapacity: (msg: string): HttpBotError => ({
+    status: 429,
+    body: { code: 'blocking_work_capacity_exceeded', msg },
+  }),
+  internal: (requestId: string): HttpBotError => ({
+    status: 500,
+    body: { code: 'internal_error', msg: 'Internal server error', request_id: requestId },
+    headers: { 'X-Request-Id': requestId },
+  }),
+
+  // §7.3 adapter envelope, in check order
+  unknownSubPath: (path: string): HttpBotError => envelope(400, 40001, `unknown sub-path: ${path}`),
+  messageTooLarge: (): HttpBotError => envelope(413, 41301, 'message too large'),
+  invalidSignature: (reason: VerifyFailureReason): HttpBotError =>
+    envelope(401, 40101, `invalid signature: ${reason}`),
+  invalidJson: (): HttpBotError => envelope(400, 40001, 'body is not valid JSON'),
+  notObject: (): HttpBotError => envelope(400, 40001, 'body must be a JSON object'),
+  missingFields: (): HttpBotError => envelope(400, 40001, 'session_id and message are required'),
+  sessionIdRequired: (): HttpBotError => envelope(400, 40001, 'session_id is required'),
+  idempotencyReplay: (): HttpBotError => envelope(409, 40901, 'idempotency key already accepted'),
+  idempotencyCapacity: (): HttpBotError => envelope(503, 50301, 'idempotency capacity reached; retry later'),
+  parseFailed: (detail: string): HttpBotError => envelope(400, 40001, `failed to parse message: ${detail}`),
+  noListener: (): HttpBotError => envelope(500, 50001, 'no listener registered for event type'),
+  syncInFlight: (): HttpBotError => envelope(409, 40901, 'a sync request is already in flight for this session'),
+  overloaded: (): HttpBotError => envelope(503, 50301, 'too many inbound messages are already being processed'),
+} as const;

@@ -1,0 +1,22 @@
+export * from './python.js';
+export * from './signing.js';
+export * from './errors.js';
+export * from './adapter-config.js';
+export * from './components.js';
+export * from './responses.js';
+export * from './bot-id.js';
+export {
+  headerValue,
+  parseInboundMessage,
+  parseInboundRequest,
+  preflightInbound,
+  type Failure,
+  type HeaderSource,
+  type InboundKind,
+  type InboundMessage,
+  type InboundRequestInput,
+  type InboundRequestResult,
+  type PreflightResult,
+} from './inbound.js';
+export * from './callback.js';
+export * from './callback-client.js';

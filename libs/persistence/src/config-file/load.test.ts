@@ -1,0 +1,151 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
+import { findMigrationsDir } from '../migrations-dir.js';
+import { ConfigFileError } from './errors.js';
+import { loadConfigFile, parseConfigText } from './load.js';
+
+const exampleFile = path.join(path.dirname(path.dirname(findMigrationsDir())), 'conveyor.example.yaml');
+const FILE = '/etc/conveyor/test.yaml';
+
+/** Asserts that parsing throws a ConfigFileError naming the file, the key path and the problem. */
+function assertConfigError(text: string, keyPath: string, problem: RegExp, options: Parameters<typeof parseConfigText>[2] = { env: {} }): ConfigFileError {
+  try {
+    parseConfigText(text, FILE, options);
+  } catch (err) {
+    assert.ok(err instanceof ConfigFileError, `expected ConfigFileError, got ${String(err)}`);
+    assert.equal(err.file, FILE);
+    const line = err.message.split('\n').find((l) => l.startsWith(`${FILE}: ${keyPath}${keyPath ? ': ' : ''}`));
+    assert.ok(line, `no issue for ${JSON.stringify(keyPath)} in:\n${err.message}`);
+    assert.match(line, problem);
+    return err;
+  }
+  assert.fail('expected a ConfigFileError');
+}
+
+const minimal = (extra = '') => `
+models:
+  - id: m1
+    baseUrl: http://llm/v1
+    model: gpt
+pipelines:
+  - id: p1
+    config:
+      ai: {local-agent: {model: {primary: m1}}}
+bots:
+  - id: 5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34
+    adapter: http-bot
+    pipeline: p1
+${extra}`;
+
+test('the example file loads with defaults applied', async () => {
+  const config = await loadConfigFile(exampleFile, { env: {} });
+  assert.equal(config.file, exampleFile);
+  assert.deepEqual(config.models, [{
+    id: 'fake', name: 'Fake LLM', baseUrl: 'http://127.0.0.1:8090/v1', apiKeyRef: 'env:LLM_API_KEY',
+    modelId: 'gpt-4o-mini', abilities: ['func_call'], extraArgs: {}, timeoutMs: 120000,
+  }]);
+  const [pipeline] = config.pipelines;
+  assert.equal(pipeline.id, 'default');
+  assert.deepEqual(pipeline.stages, [...DEFAULT_PIPELINE_STAGES]);
+  const c = pipeline.config as any;
+  assert.deepEqual(c.ai['local-agent'].model, { primary: 'fake', fallbacks: [] });
+  assert.equal(c.ai['local-agent']['max-round'], 10);
+  assert.deepEqual(c.trigger['group-respond-rules'].prefix, ['ai']);
+  assert.equal(c.output.misc['failure-hint'], 'Request failed.');
+  assert.deepEqual(config.bots, [{
+    id: '5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34', name: 'HTTP bot', adapter: 'http-bot', pipelineId: 'default', enabled: true,
+    adapterConfig: { inbound_secret: 'dev-inbound-secret', callback_url: 'http://127.0.0.1:8091/callback' },
+  }]);
+  assert.deepEqual(config.mcpServers, []);
+});
+
+test('environment variables are interpolated in every string value', async () => {
+  const config = await loadConfigFile(exampleFile, {
+    env: { LLM_BASE_URL: 'https://api.example.com/v1', HTTP_BOT_INBOUND_SECRET: 's3cret', HTTP_BOT_CALLBACK_URL: '' },
+  });
+  assert.equal(config.models[0].baseUrl, 'https://api.example.com/v1');
+  assert.equal(config.bots[0].adapterConfig.inbound_secret, 's3cret');
+  // `:-` also applies to a variable that is set but empty.
+  assert.equal(config.bots[0].adapterConfig.callback_url, 'http://127.0.0.1:8091/callback');
+
+  const inner = parseConfigText(minimal(`mcpServers:
+  - id: s
+    transport: stdio
+    config: {command: "\${BIN}", args: ["--dir=\${DIR:-/tmp}/x", "\${A}\${B}"]}`), FILE, { env: { BIN: '/bin/mcp', A: 'a', B: '' } });
+  assert.deepEqual(inner.mcpServers[0].config, { command: '/bin/mcp', args: ['--dir=/tmp/x', 'a'] });
+});
+
+test('defaults of optional keys, and string spellings of numbers and booleans', () => {
+  const config = parseConfigText(minimal().replace('    model: gpt', '    model: gpt\n    timeoutMs: "${T:-5000}"') + `mcpServers:
+  - {id: s, transport: sse, enabled: "\${ON:-false}"}`, FILE, { env: {} });
+  assert.equal(config.models[0].name, 'm1');
+  assert.equal(config.models[0].apiKeyRef, '');
+  assert.deepEqual(config.models[0].abilities, []);
+  assert.equal(config.models[0].timeoutMs, 5000);
+  assert.equal(config.pipelines[0].name, 'p1');
+  assert.equal(config.bots[0].enabled, true);
+  assert.deepEqual(config.bots[0].adapterConfig, {});
+  assert.deepEqual(config.mcpServers[0], { id: 's', name: 's', transport: 'sse', config: {}, enabled: false });
+});
+
+test('YAML syntax errors name the file and the position', () => {
+  const err = assertConfigError('models:\n  - id: [unclosed\n', '', /YAML syntax error at line \d+, column \d+/);
+  assert.equal(err.issues[0].path, '');
+});
+
+test('a missing environment variable names the key path', () => {
+  assertConfigError(minimal().replace('adapter: http-bot', 'adapter: http-bot\n    config: {outbound_secret: "${OUT_SECRET}"}'),
+    'bots[0].config.outbound_secret', /environment variable OUT_SECRET is not set/);
+  assertConfigError(minimal().replace('model: gpt', 'model: "${1BAD}"'), 'models[0].model', /malformed variable reference \$\{1BAD\}/);
+  assertConfigError(minimal().replace('model: gpt', 'model: "${OPEN"'), 'models[0].model', /unterminated/);
+});
+
+test('schema errors name the key path', () => {
+  assertConfigError(minimal().replace('    model: gpt\n', ''), 'models[0].model', /is required/);
+  assertConfigError(minimal().replace('5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34', 'not-a-uuid'), 'bots[0].id', /UUID/i);
+  assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    apiKey: sk-live'), 'models[0]', /Unrecognized key: "apiKey"/);
+  assertConfigError(minimal().replace('http://llm/v1', 'ftp://llm'), 'models[0].baseUrl', /http:\/\/ or https:\/\//);
+  assertConfigError(minimal().replace('adapter: http-bot', 'adapter: telegram'), 'bots[0].adapter', /http-bot/);
+  assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    abilities: [func_call, telepathy]'), 'models[0].abilities[1]', /func_call/);
+  assertConfigError(minimal().replace('  - id: p1\n', '  - id: p1\n    stages: [PreProcessor, Bogus]\n'), 'pipelines[0].stages[1]', /MessageProcessor/);
+  assertConfigError(minimal('colour: blue'), '', /Unrecognized key: "colour"/);
+  assertConfigError('- just\n- a list\n', '', /expected object/);
+  assertConfigError('\n', '', /the file is empty/);
+});
+
+test('a bot naming a pipeline that is neither in the file nor known is an error', () => {
+  assertConfigError(minimal().replace('pipeline: p1', 'pipeline: nope'), 'bots[0].pipeline', /unknown pipeline "nope"/);
+  const config = parseConfigText(minimal().replace('pipeline: p1', 'pipeline: in-db'), FILE, { env: {}, knownPipelineIds: ['in-db'] });
+  assert.equal(config.bots[0].pipelineId, 'in-db');
+});
+
+test('a pipeline naming an unknown model is an error, for primary, fallbacks and the legacy string', () => {
+  assertConfigError(minimal().replace('{primary: m1}', '{primary: m9}'), 'pipelines[0].config.ai.local-agent.model.primary', /unknown model "m9"/);
+  assertConfigError(minimal().replace('{primary: m1}', '{primary: m1, fallbacks: [m1, m8]}'), 'pipelines[0].config.ai.local-agent.model.fallbacks[1]', /unknown model "m8"/);
+  assertConfigError(minimal().replace('{primary: m1}', 'm7'), 'pipelines[0].config.ai.local-agent.model', /unknown model "m7"/);
+  assertConfigError(minimal().replace('{primary: m1}', '{primary: 3}'), 'pipelines[0].config.ai.local-agent.model', /must be a model id or/);
+  assertConfigError(minimal().replace('ai: {local-agent: {model: {primary: m1}}}', 'ai: 5'), 'pipelines[0].config.ai', /must be a mapping/);
+  const known = parseConfigText(minimal().replace('{primary: m1}', '{primary: m1, fallbacks: [db-model]}'), FILE, { env: {}, knownModelIds: ['db-model'] });
+  assert.deepEqual((known.pipelines[0].config as any).ai['local-agent'].model.fallbacks, ['db-model']);
+  // An empty primary (LangBot's default) names no model.
+  parseConfigText(minimal().replace('{primary: m1}', "{primary: ''}"), FILE, { env: {} });
+});
+
+test('duplicate ids are errors', () => {
+  assertConfigError(minimal().replace('pipelines:', '  - {id: m1, baseUrl: "http://x", model: y}\npipelines:'), 'models[1].id', /duplicate id "m1"/);
+});
+
+test('every issue of a file is reported at once', () => {
+  const err = assertConfigError(minimal().replace('model: gpt', 'model: ""').replace('adapter: http-bot', 'adapter: x'), 'models[0].model', /.+/);
+  assert.ok(err.issues.some((i) => i.path === 'bots[0].adapter'));
+});
+
+test('an unreadable file is a ConfigFileError naming it', async () => {
+  await assert.rejects(loadConfigFile('/nonexistent/conveyor.yaml'), (err: unknown) => {
+    assert.ok(err instanceof ConfigFileError);
+    assert.match(err.message, /^\/nonexistent\/conveyor\.yaml: cannot read the file/);
+    return true;
+  });
+});

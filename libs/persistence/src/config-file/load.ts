@@ -1,0 +1,155 @@
+import { readFile } from 'node:fs/promises';
+import { defaultPipelineStages, withPipelineDefaults, type PipelineConfig } from '@conveyor/pipeline';
+import { parseDocument } from 'yaml';
+import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
+import { interpolateEnv, type Env } from './interpolate.js';
+import { ConfigFileSchema, issueMessage, type ConfigFileInput } from './schema.js';
+import type { ConveyorConfig } from './types.js';
+
+export interface LoadConfigOptions {
+  /** Variables for `${NAME}`; default process.env. */
+  env?: Env;
+  /** Pipelines that exist outside the file (in the database), so bots may name them. */
+  knownPipelineIds?: Iterable<string>;
+  /** Models that exist outside the file (in the database), so pipelines may name them. */
+  knownModelIds?: Iterable<string>;
+}
+
+/** Reads, interpolates, validates and completes a conveyor.yaml. Throws ConfigFileError. */
+export async function loadConfigFile(file: string, options: LoadConfigOptions = {}): Promise<ConveyorConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigFileError(file, [{ path: '', message: `cannot read the file: ${(err as Error).message}` }]);
+  }
+  return parseConfigText(text, file, options);
+}
+
+export function parseConfigText(text: string, file: string, options: LoadConfigOptions = {}): ConveyorConfig {
+  const raw = parseYaml(text, file);
+  const issues: ConfigIssue[] = [];
+  const interpolated = interpolateEnv(raw, options.env ?? process.env, issues);
+  if (issues.length) throw new ConfigFileError(file, issues);
+
+  const parsed = ConfigFileSchema.safeParse(interpolated, { error: issueMessage });
+  if (!parsed.success) {
+    throw new ConfigFileError(file, parsed.error.issues.map((issue) => ({ path: formatKeyPath(issue.path), message: issue.message })));
+  }
+  const config = complete(parsed.data, file);
+  checkReferences(config, options, issues);
+  if (issues.length) throw new ConfigFileError(file, issues);
+  return config;
+}
+
+function parseYaml(text: string, file: string): unknown {
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length) {
+    throw new ConfigFileError(file, doc.errors.map((err) => ({
+      path: '',
+      message: `YAML syntax error${err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : ''}: ${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
+    })));
+  }
+  const value = doc.toJS({ maxAliasCount: 100 });
+  if (value === null || value === undefined) {
+    throw new ConfigFileError(file, [{ path: '', message: 'the file is empty; expected a mapping with models, pipelines and bots' }]);
+  }
+  return value;
+}
+
+function complete(input: ConfigFileInput, file: string): ConveyorConfig {
+  return {
+    file,
+    models: input.models.map((m) => ({
+      id: m.id,
+      name: m.name ?? m.id,
+      baseUrl: m.baseUrl,
+      apiKeyRef: m.apiKeyEnv ? `env:${m.apiKeyEnv}` : '',
+      modelId: m.model,
+      abilities: [...new Set(m.abilities)],
+      extraArgs: m.extraArgs,
+      timeoutMs: m.timeoutMs,
+    })),
+    pipelines: input.pipelines.map((p) => ({
+      id: p.id,
+      name: p.name ?? p.id,
+      stages: p.stages ?? defaultPipelineStages(),
+      config: withPipelineDefaults(p.config),
+    })),
+    bots: input.bots.map((b) => ({
+      id: b.id,
+      name: b.name ?? b.id,
+      adapter: b.adapter,
+      adapterConfig: b.config,
+      pipelineId: b.pipeline,
+      enabled: b.enabled,
+    })),
+    mcpServers: input.mcpServers.map((s) => ({
+      id: s.id,
+      name: s.name ?? s.id,
+      transport: s.transport,
+      config: s.config,
+      enabled: s.enabled,
+    })),
+  };
+}
+
+function checkDuplicates(kind: string, ids: string[], issues: ConfigIssue[]): void {
+  const seen = new Set<string>();
+  ids.forEach((id, i) => {
+    if (seen.has(id)) issues.push({ path: `${kind}[${i}].id`, message: `duplicate id ${JSON.stringify(id)}` });
+    seen.add(id);
+  });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The model ids a pipeline names, with their key paths; LangBot also accepts a plain id string. */
+function modelReferences(config: PipelineConfig, base: string, issues: ConfigIssue[]): Array<{ id: string; path: string }> {
+  for (const section of ['trigger', 'safety', 'ai', 'output'] as const) {
+    if (!isObject(config[section])) {
+      issues.push({ path: `${base}.${section}`, message: 'must be a mapping' });
+      return [];
+    }
+  }
+  const agent = config.ai['local-agent'];
+  if (!isObject(agent)) {
+    issues.push({ path: `${base}.ai.local-agent`, message: 'must be a mapping' });
+    return [];
+  }
+  const model = agent.model;
+  const path = `${base}.ai.local-agent.model`;
+  if (typeof model === 'string') return model ? [{ id: model, path }] : [];
+  const fallbacks = isObject(model) ? model.fallbacks : undefined;
+  if (!isObject(model) || typeof model.primary !== 'string' || !Array.isArray(fallbacks) || !fallbacks.every((f) => typeof f === 'string')) {
+    issues.push({ path, message: 'must be a model id or {primary: <model id>, fallbacks: [<model id>, ...]}' });
+    return [];
+  }
+  return [
+    ...(model.primary ? [{ id: model.primary, path: `${path}.primary` }] : []),
+    ...(fallbacks as string[]).map((id, i) => ({ id, path: `${path}.fallbacks[${i}]` })),
+  ];
+}
+
+function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, issues: ConfigIssue[]): void {
+  checkDuplicates('models', config.models.map((m) => m.id), issues);
+  checkDuplicates('pipelines', config.pipelines.map((p) => p.id), issues);
+  checkDuplicates('bots', config.bots.map((b) => b.id), issues);
+  checkDuplicates('mcpServers', config.mcpServers.map((s) => s.id), issues);
+
+  const modelIds = new Set([...config.models.map((m) => m.id), ...(options.knownModelIds ?? [])]);
+  config.pipelines.forEach((pipeline, i) => {
+    for (const ref of modelReferences(pipeline.config, `pipelines[${i}].config`, issues)) {
+      if (!modelIds.has(ref.id)) issues.push({ path: ref.path, message: `unknown model ${JSON.stringify(ref.id)} (not in models, nor in the database)` });
+    }
+  });
+
+  const pipelineIds = new Set([...config.pipelines.map((p) => p.id), ...(options.knownPipelineIds ?? [])]);
+  config.bots.forEach((bot, i) => {
+    if (!pipelineIds.has(bot.pipelineId)) {
+      issues.push({ path: `bots[${i}].pipeline`, message: `unknown pipeline ${JSON.stringify(bot.pipelineId)} (not in pipelines, nor in the database)` });
+    }
+  });
+}

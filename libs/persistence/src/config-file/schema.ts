@@ -1,0 +1,69 @@
+// The shape of conveyor.yaml, checked after `${ENV}` interpolation. Objects are strict so a typo
+// (or a secret pasted under an unknown key) is reported instead of silently ignored; values that
+// may come from an env variable (numbers, booleans) also accept their string spelling.
+import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
+import { z } from 'zod';
+
+const Id = z.string().trim().min(1).max(200);
+const Name = z.string().trim().min(1).max(200).optional();
+const JsonRecord = z.record(z.string(), z.unknown());
+const BooleanLike = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const MODEL_ABILITIES = ['func_call', 'vision'] as const;
+export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
+export const BOT_ADAPTERS = ['http-bot'] as const;
+
+export const ModelEntrySchema = z.strictObject({
+  id: Id,
+  name: Name,
+  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+  /** The variable that holds the API key at run time; stored as apiKeyRef `env:NAME`. */
+  apiKeyEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
+  /** The provider's model name. */
+  model: z.string().trim().min(1),
+  abilities: z.array(z.enum(MODEL_ABILITIES)).default([]),
+  extraArgs: JsonRecord.default({}),
+  timeoutMs: z.coerce.number().int().min(1).default(120_000),
+});
+
+export const PipelineEntrySchema = z.strictObject({
+  id: Id,
+  name: Name,
+  stages: z.array(z.enum(DEFAULT_PIPELINE_STAGES)).min(1).optional(),
+  /** Any subset of LangBot's pipeline config; defaults fill the rest. */
+  config: JsonRecord.default({}),
+});
+
+export const BotEntrySchema = z.strictObject({
+  id: z.uuid(),
+  name: Name,
+  adapter: z.enum(BOT_ADAPTERS),
+  /** Adapter settings, validated by the adapter (HTTP-bot: inbound_secret, callback_url, ...). */
+  config: JsonRecord.default({}),
+  pipeline: Id,
+  enabled: BooleanLike.default(true),
+});
+
+export const McpServerEntrySchema = z.strictObject({
+  id: Id,
+  name: Name,
+  transport: z.enum(MCP_TRANSPORTS),
+  config: JsonRecord.default({}),
+  enabled: BooleanLike.default(true),
+});
+
+export const ConfigFileSchema = z.strictObject({
+  models: z.array(ModelEntrySchema).default([]),
+  pipelines: z.array(PipelineEntrySchema).default([]),
+  bots: z.array(BotEntrySchema).default([]),
+  mcpServers: z.array(McpServerEntrySchema).default([]),
+});
+
+export type ConfigFileInput = z.infer<typeof ConfigFileSchema>;
+
+/** Zod's default for a missing key reads "expected string, received undefined". */
+export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  return undefined;
+}

@@ -1,0 +1,23 @@
+import type { PipelineConfig, PipelineStageName } from '@conveyor/pipeline';
+
+type Json = Record<string, unknown>;
+
+/** conveyor.yaml after interpolation, validation and defaults: what applyConfigFile writes. */
+export interface ConveyorConfig {
+  /** The file it came from, for error messages. */
+  file: string;
+  models: Array<{
+    id: string;
+    name: string;
+    baseUrl: string;
+    /** `env:NAME`, or empty for no key. */
+    apiKeyRef: string;
+    modelId: string;
+    abilities: Array<'func_call' | 'vision'>;
+    extraArgs: Json;
+    timeoutMs: number;
+  }>;
+  pipelines: Array<{ id: string; name: string; stages: PipelineStageName[]; config: PipelineConfig }>;
+  bots: Array<{ id: string; name: string; adapter: 'http-bot'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
+  mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
+}

@@ -1,0 +1,13 @@
+export { createPrismaClient } from './client.js';
+export { PrismaClient, Prisma } from './generated/prisma/client.js';
+export type { Bot, Pipeline, LlmModel, McpServer, Conversation, ConversationMessage, QueryRecord } from './generated/prisma/client.js';
+export { migrate, MigrationError, PRISMA_MIGRATE_LOCK_KEY, type MigrateOptions, type MigrateResult } from './migrate.js';
+export { findMigrationsDir, readMigrations, resolveMigrationsDir, MIGRATIONS_DIR_ENV, type LocalMigration } from './migrations-dir.js';
+export { migrationChecksum, scriptMatchesChecksum } from './checksum.js';
+export { createDatabaseIfMissing, dropDatabase, redactUrl, DEFAULT_DATABASE_URL } from './database.js';
+export * from './config-file/index.js';
+export { resolveApiKey } from './api-key-ref.js';
+export { QUERY_STATUSES, type QueryStatus } from './values.js';
+export { findBotWithPipeline } from './repositories.js';
+export { ConversationStore, type ConversationKey } from './conversation-store.js';
+export { QueryLog, type QueryStart } from './query-log.js';

@@ -1,0 +1,1 @@
+export { createTempDatabase, testServerUrl, type TempDatabase } from './temp-database.js';

@@ -1,0 +1,2 @@
+export * from './defaults.js';
+export * from './run-request.js';

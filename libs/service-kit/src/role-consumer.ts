@@ -1,0 +1,34 @@
+import type { z } from 'zod';
+import { ensureConsumers, startConsumer, type ConsumeContext } from '@conveyor/bus';
+import type { Topology } from '@conveyor/contracts';
+import type { Infra } from './infra.js';
+
+export type Role = keyof Topology['consumers'];
+
+export interface RoleConsumerOptions<S extends z.ZodType> {
+  role: Role;
+  schema: S;
+  concurrency: number;
+  handler: (payload: z.infer<S>, ctx: ConsumeContext) => Promise<void>;
+}
+
+/**
+ * Provisions the role's durable consumer and runs the handler on it; messages the handler cannot take
+ * go to the dead letters under the role's name. Returns the graceful stop for shutdown.
+ */
+export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts: RoleConsumerOptions<S>): Promise<() => Promise<void>> {
+  const spec = infra.topology.consumers[opts.role];
+  await ensureConsumers(infra.jsm, [spec]);
+  const consumer = await startConsumer({
+    js: infra.js,
+    spec,
+    schema: opts.schema,
+    handler: opts.handler,
+    source: opts.role,
+    deadLetterSubject: infra.topology.subjects.deadLetter(opts.role),
+    concurrency: opts.concurrency,
+    logger: infra.logger,
+    publisherForDeadLetters: infra.publisher,
+  });
+  return () => consumer.stop();
+}

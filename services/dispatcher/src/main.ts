@@ -1,0 +1,12 @@
+import { runService } from '@conveyor/service-kit';
+import { DispatcherModule } from './dispatcher.module.js';
+import { startEventConsumer } from './event.consumer.js';
+import { DispatcherEnv } from './env.js';
+
+await runService({
+  name: 'dispatcher',
+  defaultPort: 8083,
+  env: DispatcherEnv,
+  module: () => DispatcherModule.register(),
+  start: startEventConsumer,
+});

@@ -1,0 +1,110 @@
+import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { LIMITS } from '@conveyor/contracts';
+import {
+  HttpBotError,
+  acceptedBody,
+  newAcceptedMessageId,
+  normalizeBotId,
+  parseAdapterConfig,
+  parseInboundRequest,
+  requestIdFor,
+  resetOkBody,
+} from '@conveyor/http-bot';
+import { ConversationStore } from '@conveyor/persistence';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { BotDirectory } from './bot-directory.js';
+import { BodyTooLargeError, readRawBody } from './raw-body.js';
+import { QueryPublisher } from './query-publisher.js';
+
+/** Some bodies above 1 MiB are still read so that the 413 comes from the adapter check, as in LangBot. */
+const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
+
+/** LangBot's HTTP-bot webhook: `/bots/{bot_uuid}` (push), `/sync`, `/reset`. */
+@Controller('bots')
+export class BotsController {
+  private readonly conversations: ConversationStore;
+
+  constructor(
+    @Inject(INFRA) private readonly infra: Infra,
+    private readonly bots: BotDirectory,
+    private readonly queries: QueryPublisher,
+  ) {
+    this.conversations = new ConversationStore(infra.prisma);
+  }
+
+  @All(':botId')
+  push(@Param('botId') botId: string, @Req() req: Request, @Res() res: Response) {
+    return this.handle(botId, '', req, res);
+  }
+
+  @All(':botId/*subPath')
+  subPath(@Param('botId') botId: string, @Param('subPath') sub: string | string[], @Req() req: Request, @Res() res: Response) {
+    return this.handle(botId, Array.isArray(sub) ? sub.join('/') : sub, req, res);
+  }
+
+  private async handle(rawBotId: string, subPath: string, req: Request, res: Response): Promise<void> {
+    try {
+      const botId = normalizeBotId(rawBotId);
+      const bot = botId ? await this.bots.find(botId) : null;
+      if (!botId || !bot) return send(res, HttpBotError.botNotFound());
+      if (!bot.enabled) return send(res, HttpBotError.botDisabled());
+      if (bot.adapter !== 'http-bot') return send(res, HttpBotError.adapterUnsupported());
+
+      let rawBody: Buffer;
+      try {
+        rawBody = await readRawBody(req, READ_LIMIT);
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) {
+          res.setHeader('Connection', 'close');
+          return send(res, HttpBotError.messageTooLarge());
+        }
+        throw err;
+      }
+      const parsed = parseInboundRequest({ subPath, rawBody, headers: req.headers, adapterConfig: parseAdapterConfig(bot.adapterConfig), now: new Date() });
+      if (!parsed.ok) return send(res, parsed.error);
+
+      if (parsed.kind === 'reset') {
+        const removed = await this.conversations.reset({ botId, launcherType: parsed.launcherType, launcherId: parsed.sessionId });
+        res.status(200).json(resetOkBody(parsed.sessionId, removed));
+        return;
+      }
+      if (parsed.kind === 'sync') {
+        // Sync mode (hold the call until the final reply) is part of the full protocol, issue 5.
+        res.status(501).json({ code: 50101, msg: 'sync mode is not available yet', data: null });
+        return;
+      }
+      const acceptedMessageId = newAcceptedMessageId();
+      const { message } = parsed;
+      const { duplicate } = await this.queries.publish({
+        botId,
+        acceptedMessageId,
+        sessionId: message.sessionId,
+        launcherType: message.launcherType,
+        senderId: message.senderId,
+        senderName: message.senderName,
+        groupName: message.groupName,
+        messageChain: message.messageChain,
+        idempotencyKey: parsed.idempotencyKey ?? undefined,
+      });
+      if (duplicate) return send(res, HttpBotError.idempotencyReplay());
+      res.status(202).json(acceptedBody(message.sessionId, acceptedMessageId));
+    } catch (err) {
+      const requestId = requestIdFor(req.header('x-request-id'));
+      this.infra.logger.error({ err, requestId }, 'webhook failed');
+      const overloaded = isOverload(err);
+      send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
+    }
+  }
+}
+
+function send(res: Response, error: HttpBotError): void {
+  for (const [k, v] of Object.entries(error.headers ?? {})) res.setHeader(k, v);
+  res.status(error.status).json(error.body);
+}
+
+/** JetStream refuses a publish when the stream is at its limits: tell the caller to come back later. */
+function isOverload(err: unknown): boolean {
+  const text = String((err as Error)?.message ?? '');
+  return /maximum (bytes|messages)|insufficient resources|no responders|timeout/i.test(text);
+}

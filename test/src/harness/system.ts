@@ -1,0 +1,128 @@
+import { writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { topology, type Topology } from '@conveyor/contracts';
+import { createPrismaClient, syncConfigFile } from '@conveyor/persistence';
+import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
+import { sign } from '@conveyor/http-bot';
+import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
+import { ServiceHarness } from './services.js';
+import { uniqueName } from './ids.js';
+
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestSystem {
+  prefix: string;
+  topology: Topology;
+  db: TempDatabase;
+  llm: FakeOpenAI;
+  callbacks: CallbackReceiver;
+  otlp: OtlpReceiver;
+  services: ServiceHarness;
+  botId: string;
+  inboundSecret: string;
+  /** POSTs a signed HTTP-bot message to the ingress. */
+  post(body: unknown, options?: { subPath?: string; headers?: Record<string, string>; rawBody?: Buffer | string; secret?: string }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+export interface TestSystemOptions {
+  /** Extra pipeline config (LangBot shape) merged by the config loader. */
+  pipelineConfig?: Record<string, unknown>;
+  /** Start the four services (default) or leave that to the test. */
+  startServices?: boolean;
+  serviceEnv?: NodeJS.ProcessEnv;
+}
+
+/**
+ * A whole isolated Conveyor: its own subject prefix and streams, its own database, the fakes for
+ * the third-party services, and the four services as child processes.
+ */
+export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
+  const prefix = uniqueName('t');
+  const topo = topology(prefix);
+  const inboundSecret = 'e2e-inbound-secret';
+  const botId = randomUUID();
+  const [db, llm, callbacks, otlp] = await Promise.all([
+    createTempDatabase(),
+    startFakeOpenAI({ apiKey: 'e2e-llm-key' }),
+    startCallbackReceiver({ secret: inboundSecret }),
+    startOtlpReceiver(),
+  ]);
+  const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-e2e-'));
+  const configFile = path.join(dir, 'conveyor.yaml');
+  const config = {
+    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'E2E_LLM_KEY', model: 'fake-model', abilities: ['func_call'] }],
+    pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}) }],
+    bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
+  };
+  // JSON is YAML: the loader reads it like any conveyor.yaml.
+  await writeFile(configFile, JSON.stringify(config, null, 2));
+  const prisma = createPrismaClient(db.url);
+  try {
+    await syncConfigFile(prisma, configFile);
+  } finally {
+    await prisma.$disconnect();
+  }
+  const services = new ServiceHarness({
+    NATS_URL,
+    REDIS_URL,
+    DATABASE_URL: db.url,
+    CONVEYOR_SUBJECT_PREFIX: prefix,
+    E2E_LLM_KEY: 'e2e-llm-key',
+    LOG_LEVEL: 'info',
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
+    OTEL_BSP_SCHEDULE_DELAY: '100',
+    SHUTDOWN_GRACE_SECONDS: '10',
+    ...options.serviceEnv,
+  });
+  if (options.startServices !== false) await services.startAll();
+
+  const post: TestSystem['post'] = async (body, o = {}) => {
+    const raw = o.rawBody ?? Buffer.from(JSON.stringify(body));
+    const ts = String(Math.floor(Date.now() / 1000));
+    const ingress = services.get('ingress');
+    return fetch(`${ingress.url}/bots/${botId}${o.subPath ? `/${o.subPath}` : ''}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(o.secret ?? inboundSecret, ts, raw), ...o.headers },
+      body: raw,
+    });
+  };
+
+  const stop = async () => {
+    await services.stopAll();
+    await Promise.all([llm.close(), callbacks.close(), otlp.close()]);
+    await deleteStreams(topo);
+    await db.drop();
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  return { prefix, topology: topo, db, llm, callbacks, otlp, services, botId, inboundSecret, post, stop };
+}
+
+export async function deleteStreams(topo: Topology): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const s of Object.values(topo.streams)) await jsm.streams.delete(s.name).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+}
+
+function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    out[k] = isObject(prev) && isObject(v) ? deepMerge(prev, v) : v;
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
