@@ -33,3 +33,4 @@ export { exponentialBackoff, defaultBackoff, type Backoff } from './backoff.js';
 export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from './otel.js';
 export { subjectMatches } from './subject.js';
 export { describeIssues } from './validate.js';
+export { KeyedSerial } from './keyed-serial.js';

@@ -34,7 +34,7 @@ export const QueryEnvelope = z.object({
   senderName: z.string().max(1000),
   groupName: z.string().max(1000).optional(),
   messageChain: MessageChainSchema,
-});
+}).meta({ id: 'QueryEnvelope/1' });
 export type QueryEnvelope = z.infer<typeof QueryEnvelope>;
 
 export const ModelSelection = z.object({
@@ -57,7 +57,7 @@ export const RunRequest = z.object({
   messages: z.array(LlmMessage).min(1).max(10_000),
   exceptionHandling: z.enum(['show-error', 'show-hint', 'hide']),
   failureHint: z.string().max(10_000),
-});
+}).meta({ id: 'RunRequest/1' });
 export type RunRequest = z.infer<typeof RunRequest>;
 
 /**
@@ -98,7 +98,7 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
   RunnerEventBase.extend({ kind: z.literal('done') }),
   /** A user-facing notice from a stage that ran before the runner (rate limit, filter, command). */
   RunnerEventBase.extend({ kind: z.literal('notice'), text: z.string().max(10_000) }),
-]);
+]).meta({ id: 'RunnerEvent/1' });
 export type RunnerEvent = z.infer<typeof RunnerEvent>;
 export type RunnerEventKind = RunnerEvent['kind'];
 
@@ -116,7 +116,7 @@ export const DeadLetter = z.object({
   payloadTruncated: z.boolean(),
   traceId: z.string().optional(),
   failedAt: z.iso.datetime(),
-});
+}).meta({ id: 'DeadLetter/1' });
 export type DeadLetter = z.infer<typeof DeadLetter>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

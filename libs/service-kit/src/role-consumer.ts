@@ -9,6 +9,11 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
   role: Role;
   schema: S;
   concurrency: number;
+  /**
+   * Messages pulled ahead of a free handler slot. Short handlers want a deep prefetch for throughput;
+   * long ones (runs) want 1 so no message sits here while its ack timer runs.
+   */
+  prefetch?: number;
   handler: (payload: z.infer<S>, ctx: ConsumeContext) => Promise<void>;
 }
 
@@ -27,6 +32,7 @@ export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts:
     source: opts.role,
     deadLetterSubject: infra.topology.subjects.deadLetter(opts.role),
     concurrency: opts.concurrency,
+    prefetch: opts.prefetch ?? 1,
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
   });

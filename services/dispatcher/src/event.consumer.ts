@@ -12,6 +12,7 @@ export async function startEventConsumer(app: INestApplication, infra: Infra) {
     role: 'dispatcher',
     schema: RunnerEvent,
     concurrency: env.DISPATCHER_CONCURRENCY,
+    prefetch: env.DISPATCHER_CONCURRENCY,
     handler: (event, ctx) => handler.handle(event, ctx),
   });
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { messageText, type MessageChain, type RunnerEvent } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import type { ConsumeContext } from '@conveyor/bus';
+import { KeyedSerial, type ConsumeContext } from '@conveyor/bus';
 import { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { HttpBotOutbound, type OutboundReply } from './http-bot.outbound.js';
@@ -12,6 +12,8 @@ const sendFailures = meter.createCounter('conveyor_dispatch_send_failures', { de
 @Injectable()
 export class EventHandler {
   private readonly queryLog: QueryLog;
+  /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
+  private readonly perSession = new KeyedSerial();
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
@@ -20,7 +22,11 @@ export class EventHandler {
     this.queryLog = new QueryLog(infra.prisma);
   }
 
-  async handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
+  handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
+    return this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.deliver(event));
+  }
+
+  private async deliver(event: RunnerEvent): Promise<void> {
     const reply = toReply(event);
     if (!reply) return;
     const result = await this.httpBot.send(event.route, reply);

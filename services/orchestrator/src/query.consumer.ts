@@ -12,6 +12,7 @@ export async function startQueryConsumer(app: INestApplication, infra: Infra) {
     role: 'orchestrator',
     schema: QueryEnvelope,
     concurrency: env.ORCHESTRATOR_CONCURRENCY,
+    prefetch: env.ORCHESTRATOR_CONCURRENCY,
     handler: (query, ctx) => handler.handle(query, ctx),
   });
 }
