@@ -5,7 +5,9 @@ import { KeyedSerial, type ConsumeContext } from '@conveyor/bus';
 import { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { HttpBotOutbound, type OutboundReply } from './http-bot.outbound.js';
+import { AttemptGate } from './attempt-gate.js';
 
+const staleEvents = meter.createCounter('conveyor_dispatch_stale_events', { description: 'Events dropped because a newer attempt of their run exists' });
 const sendFailures = meter.createCounter('conveyor_dispatch_send_failures', { description: 'Replies the platform did not accept after all retries' });
 
 /** Turns runner events into platform replies. (The downstream stages arrive with issue 3.) */
@@ -14,12 +16,14 @@ export class EventHandler {
   private readonly queryLog: QueryLog;
   /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
   private readonly perSession = new KeyedSerial();
+  private readonly attempts: AttemptGate;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly httpBot: HttpBotOutbound,
   ) {
     this.queryLog = new QueryLog(infra.prisma);
+    this.attempts = new AttemptGate(infra.redis, infra.topology.prefix);
   }
 
   handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
@@ -27,6 +31,11 @@ export class EventHandler {
   }
 
   private async deliver(event: RunnerEvent): Promise<void> {
+    if (!(await this.attempts.admit(event.queryId, event.attempt))) {
+      staleEvents.add(1);
+      this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
+      return;
+    }
     const reply = toReply(event);
     if (!reply) return;
     const result = await this.httpBot.send(event.route, reply);
