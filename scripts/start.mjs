@@ -12,6 +12,8 @@ const env = { ...process.env };
 env.NATS_URL ??= 'nats://127.0.0.1:4222';
 env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/conveyor';
+// The example model reads its key from LLM_API_KEY; the local fake needs none.
+env.LLM_API_KEY ??= '';
 env.CONVEYOR_CONFIG ??= existsSync(path.join(root, 'conveyor.yaml')) ? path.join(root, 'conveyor.yaml') : path.join(root, 'conveyor.example.yaml');
 
 const HOW = {

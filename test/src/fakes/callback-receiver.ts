@@ -19,6 +19,8 @@ export interface ReceivedCallback {
   signatureFailure?: VerifyFailureReason;
   /** The status this receiver answered with. */
   status: number;
+  /** `performance.now()` when the body was complete, for latency measurements in the same process. */
+  receivedAt: number;
 }
 
 export interface CallbackReceiver {
@@ -59,8 +61,10 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       } catch {
         json = null;
       }
+      const receivedAt = performance.now();
       const base = {
         n,
+        receivedAt,
         path: req.url ?? '',
         headers: req.headers,
         rawBody,
