@@ -1,5 +1,56 @@
-import { connect, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import {
+  connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  type NatsConnection,
+  type NodeConnectionOptions,
+} from '@nats-io/transport-node';
 import { errorFields, silentLogger, type BusLogger } from './logger.js';
+
+/**
+ * NATS credentials and TLS from the environment. Every secret can be given inline or as a file
+ * (`<NAME>_FILE`, e.g. a mounted Kubernetes Secret); a file wins over the inline value and is read
+ * at every connect, so a rotated Secret is picked up on the next restart without a new image.
+ *
+ * - NATS_USER + NATS_PASSWORD (or NATS_PASSWORD_FILE): user/password (the shipped server config)
+ * - NATS_TOKEN (or NATS_TOKEN_FILE): a token
+ * - NATS_CREDS_FILE: a decentralized-auth `.creds` file (JWT + nkey seed)
+ * - NATS_NKEY_SEED (or NATS_NKEY_SEED_FILE): an nkey seed (`SU...`)
+ * - NATS_TLS_CA_FILE, NATS_TLS_CERT_FILE, NATS_TLS_KEY_FILE: TLS; setting any of them turns TLS on
+ *   (a CA alone verifies the server; cert and key add a client certificate). NATS_TLS=true turns TLS
+ *   on with the system CAs. NATS_TLS_HANDSHAKE_FIRST=true for servers with `handshake_first`.
+ */
+export function natsAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<NodeConnectionOptions> {
+  const secret = (name: string): string | undefined => {
+    const file = env[`${name}_FILE`];
+    if (file) return readFileSync(file, 'utf8').trim();
+    const value = env[name];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const out: Partial<NodeConnectionOptions> = {};
+  const user = secret('NATS_USER');
+  const pass = secret('NATS_PASSWORD');
+  if (user) {
+    out.user = user;
+    if (pass !== undefined) out.pass = pass;
+  }
+  const token = secret('NATS_TOKEN');
+  if (token) out.token = token;
+  if (env.NATS_CREDS_FILE) {
+    out.authenticator = credsAuthenticator(new Uint8Array(readFileSync(env.NATS_CREDS_FILE)));
+  } else {
+    const seed = secret('NATS_NKEY_SEED');
+    if (seed) out.authenticator = nkeyAuthenticator(new TextEncoder().encode(seed));
+  }
+  const tls: NonNullable<NodeConnectionOptions['tls']> = {};
+  if (env.NATS_TLS_CA_FILE) tls.caFile = env.NATS_TLS_CA_FILE;
+  if (env.NATS_TLS_CERT_FILE) tls.certFile = env.NATS_TLS_CERT_FILE;
+  if (env.NATS_TLS_KEY_FILE) tls.keyFile = env.NATS_TLS_KEY_FILE;
+  if (env.NATS_TLS_HANDSHAKE_FIRST === 'true') tls.handshakeFirst = true;
+  if (Object.keys(tls).length > 0 || env.NATS_TLS === 'true') out.tls = tls;
+  return out;
+}
 
 export interface ConnectBusOptions {
   /** One URL or several, e.g. `nats://nats:4222`. */
@@ -10,8 +61,13 @@ export interface ConnectBusOptions {
   reconnectWaitMs?: number;
   /** Keep retrying the first connect too, instead of failing at once. Default false: fail fast at start. */
   waitOnFirstConnect?: boolean;
-  /** Anything else the client accepts (user/pass, tls, ...). */
+  /** Anything else the client accepts (user/pass, tls, ...); overrides what `env` gives. */
   extra?: Partial<NodeConnectionOptions>;
+  /**
+   * Where credentials and TLS settings are read from (see natsAuthFromEnv). Default process.env;
+   * pass `false` to read none.
+   */
+  env?: NodeJS.ProcessEnv | false;
   /** When given, connection status changes are logged to it. */
   logger?: BusLogger;
 }
@@ -21,7 +77,9 @@ export interface ConnectBusOptions {
  * (its readiness probe reports it) instead of exiting into a crash loop.
  */
 export async function connectBus(opts: ConnectBusOptions): Promise<NatsConnection> {
+  const fromEnv = opts.env === false ? {} : natsAuthFromEnv(opts.env ?? process.env);
   const nc = await connect({
+    ...fromEnv,
     ...opts.extra,
     servers: opts.url,
     name: opts.name,

@@ -6,7 +6,9 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  type Link,
   type Span,
+  type SpanContext,
 } from '@opentelemetry/api';
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { MsgHdrs } from '@nats-io/transport-node';
@@ -19,6 +21,7 @@ import { errorFields, silentLogger, type BusLogger } from './logger.js';
 import { ATTR, busTracer, natsHeaderGetter } from './otel.js';
 import type { BusPublisher } from './publish.js';
 import { Semaphore } from './semaphore.js';
+import { busMetrics, observeConsumer } from './metrics.js';
 import { describeIssues } from './validate.js';
 
 /** What a handler gets besides the validated payload. */
@@ -87,6 +90,9 @@ export interface ConsumerHandle {
   readonly inFlight: number;
 }
 
+/** How a delivery ended, the `outcome` label of conveyor_bus_messages_consumed. */
+type Outcome = 'acked' | 'nacked' | 'dead_lettered';
+
 type Decoded<T> = { ok: true; value: T } | { ok: false; reason: DeadLetterReason; error: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -142,7 +148,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     return { ok: true, value: parsed.data };
   }
 
-  async function deadLetter(m: JsMsg, span: Span, reason: DeadLetterReason, error: string): Promise<void> {
+  async function deadLetter(m: JsMsg, span: Span, reason: DeadLetterReason, error: string): Promise<Outcome> {
     const sc = span.spanContext();
     try {
       await publishDeadLetter(publisherForDeadLetters, deadLetterSubject, {
@@ -161,15 +167,17 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       // Not terminated: the message stays in its stream and comes back, so it is not lost.
       logger.error({ ...log, ...errorFields(err), seq: m.seq, reason }, 'could not publish a dead letter; message nak-ed');
       safely('nak', m, () => m.nak(backoff(m.info.deliveryCount)));
-      return;
+      return 'nacked';
     }
+    busMetrics().deadLetters.add(1, { source, reason });
     span.setAttribute('conveyor.dead_letter.reason', reason);
     logger.warn({ ...log, seq: m.seq, subject: m.subject, deliveryCount: m.info.deliveryCount, reason, error }, 'message dead-lettered');
     // Plain term (no reason text): `+TERM <reason>` needs nats-server 2.11.
     safely('term', m, () => m.term());
+    return 'dead_lettered';
   }
 
-  async function onHandlerError(m: JsMsg, span: Span, err: unknown): Promise<void> {
+  async function onHandlerError(m: JsMsg, span: Span, err: unknown): Promise<Outcome> {
     const e = err instanceof Error ? err : new Error(String(err));
     span.recordException(e);
     span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
@@ -181,9 +189,10 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     const delay = err instanceof RetryableError ? err.delayMs : abort.signal.aborted ? 0 : backoff(n);
     logger.warn({ ...log, ...errorFields(e), seq: m.seq, subject: m.subject, deliveryCount: n, delayMs: delay }, 'handler failed; message nak-ed');
     safely('nak', m, () => m.nak(delay));
+    return 'nacked';
   }
 
-  async function handle(m: JsMsg, span: Span): Promise<void> {
+  async function handle(m: JsMsg, span: Span): Promise<Outcome> {
     const decoded = decode(m);
     if (!decoded.ok) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: decoded.error });
@@ -202,11 +211,16 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       span,
       working: () => safely('working', m, () => m.working()),
     };
+    // Inside the CONSUMER span, so with LOG_LEVEL=debug every hop of a message is one log line
+    // carrying its trace_id (the way to follow a message through the logs).
+    logger.debug?.({ ...log, seq: m.seq, subject: m.subject, deliveryCount: m.info.deliveryCount, queryId: ctx.queryId }, 'message received');
+    const started = performance.now();
     try {
       await handler(decoded.value, ctx);
     } catch (err) {
       return onHandlerError(m, span, err);
     }
+    logger.debug?.({ ...log, seq: m.seq, queryId: ctx.queryId, ms: Math.round(performance.now() - started) }, 'message handled');
     // Double ack: the server confirms it recorded the ack, so a lost ack is seen (and logged) here, and
     // stop() returns only after the acks of finished work are stored.
     try {
@@ -214,11 +228,21 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     } catch (err) {
       logger.warn({ ...log, ...errorFields(err), seq: m.seq }, 'ack not confirmed; the message may be redelivered');
     }
+    return 'acked';
   }
 
   async function processMessage(m: JsMsg): Promise<void> {
     const parent = propagation.extract(ROOT_CONTEXT, m.headers, natsHeaderGetter);
     const msgId = header(m.headers, HEADERS.msgId);
+    const attemptKey = `${spec.stream}:${spec.durable}:${m.seq}`;
+    const links: Link[] = [];
+    if (m.info.deliveryCount > 1) {
+      busMetrics().redeliveries.add(1, { consumer: spec.durable });
+      // The earlier attempt, when this process handled it; one in another process shares the trace
+      // (same PRODUCER parent) and is found by messaging.nats.stream.sequence.
+      const previous = previousAttempts.get(attemptKey);
+      if (previous) links.push({ context: previous, attributes: { 'conveyor.link.type': 'previous_attempt' } });
+    }
     const span = busTracer().startSpan(
       `${spec.stream} process`,
       {
@@ -236,19 +260,27 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
           [ATTR.bodySize]: m.data.byteLength,
           ...(msgId ? { [ATTR.messageId]: msgId } : {}),
         },
+        links,
       },
       parent,
     );
+    rememberAttempt(attemptKey, span.spanContext());
+    const started = performance.now();
+    let outcome: Outcome = 'nacked';
     const timer = setInterval(() => safely('working', m, () => m.working()), heartbeatMs);
     timer.unref();
     try {
-      await context.with(trace.setSpan(parent, span), () => handle(m, span));
+      outcome = await context.with(trace.setSpan(parent, span), () => handle(m, span));
+      if (outcome !== 'nacked') previousAttempts.delete(attemptKey);
     } catch (err) {
       // Only reached by a bug in this file; the message is left to ack_wait redelivery.
       logger.error({ ...log, ...errorFields(err), seq: m.seq }, 'message processing failed unexpectedly');
     } finally {
       clearInterval(timer);
       span.end();
+      const labels = { stream: spec.stream, consumer: spec.durable, outcome };
+      busMetrics().consumed.add(1, labels);
+      busMetrics().handlerDuration.record((performance.now() - started) / 1000, labels);
     }
   }
 
@@ -327,6 +359,19 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     logger.info(log, 'consumer stopped');
   }
 
+  const unobserve = observeConsumer({
+    stream: spec.stream,
+    durable: spec.durable,
+    get inFlight() {
+      return inflight.size;
+    },
+    async lag() {
+      const info = await consumer.info(false);
+      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+    },
+  });
+  void stopRequested.then(unobserve);
+
   logger.info({ ...log, concurrency, prefetch }, 'consumer started');
   return {
     stop(stopOpts) {
@@ -337,6 +382,19 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       return inflight.size;
     },
   };
+}
+
+/**
+ * Span contexts of attempts that ended in a nak (or are running), so the next delivery of the same
+ * stream message to this process can link to them. Bounded; oldest entries go first.
+ */
+const previousAttempts = new Map<string, SpanContext>();
+const MAX_REMEMBERED_ATTEMPTS = 10_000;
+
+function rememberAttempt(key: string, sc: SpanContext): void {
+  previousAttempts.delete(key);
+  previousAttempts.set(key, sc);
+  if (previousAttempts.size > MAX_REMEMBERED_ATTEMPTS) previousAttempts.delete(previousAttempts.keys().next().value!);
 }
 
 function header(h: MsgHdrs | undefined, key: string): string | undefined {

@@ -1,4 +1,5 @@
-export { connectBus, logConnectionStatus, type ConnectBusOptions } from './connect.js';
+export { connectBus, logConnectionStatus, natsAuthFromEnv, type ConnectBusOptions } from './connect.js';
+export { BUS_METRICS, DURATION_BUCKETS_SECONDS, observeConsumer, type ObservedConsumer } from './metrics.js';
 export { silentLogger, errorFields, type BusLogger } from './logger.js';
 export {
   ensureStreams,

@@ -7,6 +7,7 @@ import { PayloadTooLargeError, PayloadValidationError } from './errors.js';
 import { ATTR, busTracer, natsHeaderSetter } from './otel.js';
 import { describeIssues } from './validate.js';
 import { subjectMatches } from './subject.js';
+import { busMetrics } from './metrics.js';
 
 export interface PublishOptions {
   /** JetStream de-duplication id (`Nats-Msg-Id`): a repeat within the stream's duplicate window is dropped. */
@@ -84,6 +85,7 @@ export class BusPublisher {
         headers: h,
         ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
       });
+      busMetrics().published.add(1, { stream: ack.stream, outcome: ack.duplicate ? 'duplicate' : 'stored' });
       span.setAttribute(ATTR.streamSequence, ack.seq);
       span.setAttribute(ATTR.duplicate, ack.duplicate);
       if (!stream) {
@@ -93,6 +95,7 @@ export class BusPublisher {
       }
       return ack;
     } catch (err) {
+      busMetrics().published.add(1, { stream: stream ?? 'unknown', outcome: 'error' });
       span.recordException(err as Error);
       span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
       throw err;

@@ -15,7 +15,8 @@ export type LauncherType = z.infer<typeof LauncherType>;
 /** Where replies for a query go: enough for any dispatcher replica to address the platform. */
 export const ReplyRoute = z.object({
   botId: Id,
-  adapter: z.enum(['http-bot']),
+  /** Additive (issue 5): `telegram` (Bot API webhook) and `webchat` (the ingress' browser playground). */
+  adapter: z.enum(['http-bot', 'telegram', 'webchat']),
   /** The platform's conversation id (HTTP-bot `session_id`). */
   sessionId: z.string().max(1000),
   launcherType: LauncherType,
@@ -43,6 +44,23 @@ export const ModelSelection = z.object({
 });
 export type ModelSelection = z.infer<typeof ModelSelection>;
 
+/**
+ * Which tools a run may use (LangBot: the pipeline's bound MCP servers, `local-agent.enable-all-tools`
+ * and `local-agent.tools`). Absent means LangBot's defaults: every enabled MCP server, every tool.
+ */
+export const ToolBinding = z.object({
+  /** `all` enabled MCP servers, or these McpServer ids. */
+  mcpServers: z.union([z.literal('all'), z.array(Id).max(256)]).default('all'),
+  enableAllTools: z.boolean().default(true),
+  /** Tool names offered when enableAllTools is false. */
+  tools: z.array(z.string().max(200)).max(1024).default([]),
+});
+export type ToolBinding = z.infer<typeof ToolBinding>;
+
+/** `ai.runner.runner`: the runners Conveyor implements. External runners read their settings (and secrets) from the pipeline row. */
+export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api']);
+export type RunnerKind = z.infer<typeof RunnerKind>;
+
 export const RunRequest = z.object({
   v: V1,
   queryId: z.uuid(),
@@ -57,6 +75,14 @@ export const RunRequest = z.object({
   messages: z.array(LlmMessage).min(1).max(10_000),
   exceptionHandling: z.enum(['show-error', 'show-hint', 'hide']),
   failureHint: z.string().max(10_000),
+  /** Additive (issue 4); absent means `local-agent`. */
+  runner: RunnerKind.optional(),
+  /** Additive (issue 4); absent means every enabled MCP server and every tool. */
+  tools: ToolBinding.optional(),
+  /** `output.misc.remove-think`; additive (issue 4), absent means false. */
+  removeThink: z.boolean().optional(),
+  /** `ai.runner.expire-time` in seconds for an external runner's conversation id; 0 or absent means never. */
+  externalConversationTtlSeconds: z.number().int().min(0).max(31_536_000).optional(),
 }).meta({ id: 'RunRequest/1' });
 export type RunRequest = z.infer<typeof RunRequest>;
 
@@ -80,6 +106,8 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
     text: z.string(),
     isFinal: z.boolean(),
     hasToolCalls: z.boolean().default(false),
+    /** Names of the tools the round calls (for ResponseWrapper's `Call a.b...`), when hasToolCalls. */
+    toolNames: z.array(z.string()).optional(),
   }),
   RunnerEventBase.extend({ kind: z.literal('message'), message: LlmMessage }),
   RunnerEventBase.extend({
@@ -98,6 +126,8 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
   RunnerEventBase.extend({ kind: z.literal('done') }),
   /** A user-facing notice from a stage that ran before the runner (rate limit, filter, command). */
   RunnerEventBase.extend({ kind: z.literal('notice'), text: z.string().max(10_000) }),
+  /** A built-in command's reply, an item of MessageProcessor produced by the orchestrator in place. */
+  RunnerEventBase.extend({ kind: z.literal('command_reply'), text: z.string().max(100_000) }),
 ]).meta({ id: 'RunnerEvent/1' });
 export type RunnerEvent = z.infer<typeof RunnerEvent>;
 export type RunnerEventKind = RunnerEvent['kind'];

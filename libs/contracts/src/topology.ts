@@ -56,6 +56,13 @@ export interface Topology {
     deadLetter(source: string): string;
     /** Wildcards, for tools and tests. */
     allDeadLetters: string;
+    /**
+     * Core NATS (not JetStream), additive (issue 5): reply parts for a waiting HTTP-bot `/sync` call,
+     * addressed to the ingress replica that holds it. Request/reply: the ingress answers when it took the part.
+     */
+    syncReply(ingressInstance: string): string;
+    /** Core NATS, additive (issue 5): reply parts for a web chat session, to the ingress streaming it to the browser. */
+    webchat(botId: string, sessionId: string): string;
   };
 }
 
@@ -145,6 +152,8 @@ export function topology(prefix = 'conveyor'): Topology {
       event: (botId) => `${base}.event.${subjectToken(botId)}`,
       deadLetter: (source) => `${base}.dlq.${subjectToken(source)}`,
       allDeadLetters: `${base}.dlq.>`,
+      syncReply: (ingressInstance) => `${base}.sync.${subjectToken(ingressInstance)}`,
+      webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
     },
   };
 }

@@ -36,5 +36,10 @@ export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts:
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
   });
-  return () => consumer.stop();
+  // Inside SHUTDOWN_GRACE_SECONDS: wait for running handlers, then abort the rest so they nak at once
+  // (another replica takes them now instead of after ack_wait), leaving time to flush acks and exit.
+  const graceMs = infra.env.SHUTDOWN_GRACE_SECONDS * 1000;
+  const abortGraceMs = Math.min(2_000, graceMs / 4);
+  const timeoutMs = Math.max(0, graceMs - abortGraceMs - Math.min(3_000, graceMs / 4));
+  return () => consumer.stop({ timeoutMs, abortGraceMs });
 }

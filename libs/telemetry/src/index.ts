@@ -1,4 +1,5 @@
 export * from './logger.js';
 export * from './spans.js';
 export * from './metrics.js';
-export { prometheusExporter, startTelemetry, shutdownTelemetry } from './sdk.js';
+export * from './stages.js';
+export { prometheusExporter, startTelemetry, shutdownTelemetry, serviceVersion } from './sdk.js';

@@ -1,4 +1,70 @@
-import { metrics } from '@opentelemetry/api';
+import { metrics, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 
 /** One meter for the whole system; metric names are part of the operations contract (docs/OPERATIONS.md). */
 export const meter = metrics.getMeter('@conveyor');
+
+/**
+ * Metric names owned by the services (the bus's own are BUS_METRICS in @conveyor/bus). Prometheus
+ * shows counters with a `_total` suffix and histograms as `_bucket`/`_sum`/`_count`.
+ */
+export const METRIC_NAMES = {
+  /** ingress: inbound messages by bot and outcome (accepted, duplicate). */
+  ingressMessages: 'conveyor_ingress_messages',
+  /** orchestrator/dispatcher: one pipeline stage's latency, labels pipeline, stage, result. */
+  stageDuration: 'conveyor_stage_duration_seconds',
+  /** orchestrator: rate-limit decisions, labels bot, scope, decision (allowed, denied, queued). */
+  rateLimitDecisions: 'conveyor_rate_limit_decisions',
+  /** runner: time from the model request to the first streamed token, label model. */
+  llmTimeToFirstToken: 'conveyor_llm_time_to_first_token_seconds',
+  /** runner: tokens, labels model, direction (input, output). */
+  llmTokens: 'conveyor_llm_tokens',
+  /** runner: whole model call latency, label model. */
+  llmCallDuration: 'conveyor_llm_call_duration',
+  /** runner: model calls that failed over to the next model. */
+  llmFallbacks: 'conveyor_llm_fallbacks',
+  /** runner: tool calls, labels tool, outcome. */
+  toolCalls: 'conveyor_tool_calls',
+  /** dispatcher: replies the platform did not accept after all retries, label adapter. */
+  sendFailures: 'conveyor_dispatch_send_failures',
+  /** dispatcher: replies sent, labels adapter, outcome (delivered, failed). */
+  sends: 'conveyor_dispatch_sends',
+} as const;
+
+/** Seconds, from a fast stage (ms) to a long agent run (minutes). */
+export const LATENCY_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+const cache = new Map<string, Counter | Histogram>();
+
+function cached<T extends Counter | Histogram>(name: string, make: () => T): T {
+  let hit = cache.get(name) as T | undefined;
+  if (!hit) cache.set(name, (hit = make()));
+  return hit;
+}
+
+/** A seconds histogram with buckets fit for latencies; one instrument per name per process. */
+export function latencyHistogram(name: string, description: string): Histogram {
+  return cached(name, () => meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: LATENCY_BUCKETS_SECONDS } }));
+}
+
+export function counter(name: string, description: string): Counter {
+  return cached(name, () => meter.createCounter(name, { description }));
+}
+
+/** The instruments of the metric names above, created on first use. */
+export const conveyorMetrics = {
+  stageDuration: () => latencyHistogram(METRIC_NAMES.stageDuration, 'Latency of one pipeline stage'),
+  rateLimitDecisions: () => counter(METRIC_NAMES.rateLimitDecisions, 'Rate-limit decisions by scope and decision'),
+  llmTimeToFirstToken: () => latencyHistogram(METRIC_NAMES.llmTimeToFirstToken, 'Time from the model request to its first streamed token'),
+  toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by tool and outcome'),
+  sends: () => counter(METRIC_NAMES.sends, 'Outbound replies by adapter and outcome'),
+};
+
+/** Records a rate-limit decision (`decision`: allowed, denied or queued). */
+export function recordRateLimitDecision(decision: 'allowed' | 'denied' | 'queued', attributes: Attributes = {}): void {
+  conveyorMetrics.rateLimitDecisions().add(1, { ...attributes, decision });
+}
+
+/** Records the time to first token of a streamed model call, in seconds. */
+export function recordTimeToFirstToken(seconds: number, model: string): void {
+  conveyorMetrics.llmTimeToFirstToken().record(seconds, { model });
+}

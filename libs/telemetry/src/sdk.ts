@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -26,6 +28,33 @@ function traceExportConfigured(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
 }
 
+/**
+ * The version reported as `service.version`: CONVEYOR_VERSION (the image build sets it), else the
+ * version in the package.json nearest to the entry script (services/<name>/package.json), else npm's.
+ * OTEL_RESOURCE_ATTRIBUTES=service.version=... overrides all of them (the SDK's env detector wins).
+ */
+export function serviceVersion(env: NodeJS.ProcessEnv = process.env, entry: string | undefined = process.argv[1]): string {
+  if (env.CONVEYOR_VERSION) return env.CONVEYOR_VERSION;
+  if (entry) {
+    let dir = path.dirname(path.resolve(entry));
+    for (let i = 0; i < 4; i++) {
+      const file = path.join(dir, 'package.json');
+      if (existsSync(file)) {
+        try {
+          const version = (JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown }).version;
+          if (typeof version === 'string') return version;
+        } catch {
+          // not JSON: keep looking upwards
+        }
+      }
+      const up = path.dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  return env.npm_package_version ?? '0.0.0';
+}
+
 export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
   if (sdk) return;
   const spanProcessors: SpanProcessor[] = traceExportConfigured(env) ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [];
@@ -34,7 +63,8 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
   sdk = new NodeSDK({
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'conveyor',
-      [ATTR_SERVICE_VERSION]: env.npm_package_version ?? '0.1.0',
+      [ATTR_SERVICE_VERSION]: serviceVersion(env),
+      'service.namespace': 'conveyor',
     }),
     spanProcessors,
     metricReader: prometheus,

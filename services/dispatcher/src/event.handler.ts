@@ -1,33 +1,68 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { messageText, type MessageChain, type RunnerEvent } from '@conveyor/contracts';
+import type { RunnerEvent } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { KeyedSerial, type ConsumeContext } from '@conveyor/bus';
+import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
 import { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
-import { HttpBotOutbound, type OutboundReply } from './http-bot.outbound.js';
+import {
+  checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases,
+  type BanWords, type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
+} from '@conveyor/pipeline';
+import { HttpBotOutbound } from './http-bot.outbound.js';
 import { AttemptGate } from './attempt-gate.js';
+import { PipelineDirectory } from './pipeline-directory.js';
+import { StreamedFlag } from './streamed-flag.js';
+import type { DispatcherEnv } from './env.js';
 
 const staleEvents = meter.createCounter('conveyor_dispatch_stale_events', { description: 'Events dropped because a newer attempt of their run exists' });
 const sendFailures = meter.createCounter('conveyor_dispatch_send_failures', { description: 'Replies the platform did not accept after all retries' });
 
-/** Turns runner events into platform replies. (The downstream stages arrive with issue 3.) */
+/** The item of MessageProcessor an event carries, if any. */
+function itemOf(event: RunnerEvent): RespItem | null {
+  switch (event.kind) {
+    case 'chunk':
+      return { kind: 'chunk', text: event.text, isFinal: event.isFinal, hasToolCalls: event.hasToolCalls, toolNames: event.toolNames ?? [] };
+    case 'message':
+      return { kind: 'message', message: event.message };
+    case 'command_reply':
+      return { kind: 'command', text: event.text };
+    default:
+      return null;
+  }
+}
+
+/**
+ * Runs the stages after MessageProcessor once per item the runner (or the orchestrator's command
+ * handler) produced, in the session's order, and frees the session when the reply ends.
+ */
 @Injectable()
 export class EventHandler {
   private readonly queryLog: QueryLog;
   /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
   private readonly perSession = new KeyedSerial();
   private readonly attempts: AttemptGate;
+  private readonly leases: SessionLeases;
+  private readonly streamed: StreamedFlag;
+  private readonly banWords: BanWords;
+  private readonly env: DispatcherEnv;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly httpBot: HttpBotOutbound,
+    private readonly pipelines: PipelineDirectory,
   ) {
+    this.env = infra.env as unknown as DispatcherEnv;
     this.queryLog = new QueryLog(infra.prisma);
     this.attempts = new AttemptGate(infra.redis, infra.topology.prefix);
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+    this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
+    this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
   }
 
   handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
-    return this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.deliver(event));
+    // Issue 5: sends inside the scope are parts of this event, ordered and de-duplicated across replicas.
+    const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' };
+    return this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, () => this.deliver(event)));
   }
 
   private async deliver(event: RunnerEvent): Promise<void> {
@@ -36,33 +71,71 @@ export class EventHandler {
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;
     }
-    const reply = toReply(event);
-    if (!reply) return;
-    const result = await this.httpBot.send(event.route, reply);
-    if (!result.delivered) {
-      sendFailures.add(1, { adapter: event.route.adapter });
-      this.infra.logger.warn({ queryId: event.queryId, reason: result.reason }, 'reply not delivered');
-      await this.queryLog.failed(event.queryId, `reply not delivered: ${result.reason}`);
+    const pipeline = await this.pipelines.forBot(event.route.botId);
+    if (typeof pipeline === 'string') {
+      await this.release(event);
+      throw new PermanentError(pipeline);
+    }
+    const item = itemOf(event);
+    const q = itemQuery(event.queryId, event.route, pipeline, item);
+    const deps = this.deps();
+    if (item) {
+      await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
+      if (item.kind === 'chunk') await this.streamed.set(event.queryId);
+      if (isFinalItem(item)) await this.release(event);
+      else await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
+      return;
+    }
+    if (event.kind === 'error') {
+      // MessageProcessor's INTERRUPT after a runner failure: the notice, the failed query, the end of the reply.
+      q.currentStage = 'MessageProcessor';
+      await checkOutput(q, interrupt({ userNotice: event.userText ?? undefined, errorNotice: event.error }), deps);
+      await this.release(event);
+    } else if (event.kind === 'notice') {
+      await checkOutput(q, interrupt({ userNotice: event.text }), deps);
+    } else if (event.kind === 'done') {
+      await this.release(event);
+    } else {
+      await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
     }
   }
-}
 
-function plain(text: string): MessageChain {
-  return [{ type: 'Plain', text }];
-}
+  private release(event: RunnerEvent): Promise<boolean> {
+    return this.leases.release(event.route, event.queryId);
+  }
 
-/** What the user sees for an event, if anything. */
-function toReply(event: RunnerEvent): OutboundReply | null {
-  switch (event.kind) {
-    case 'message':
-      return { message: plain(messageText(event.message)), isFinal: true, stream: false };
-    case 'chunk':
-      return { message: plain(event.text), isFinal: event.isFinal && !event.hasToolCalls, stream: true };
-    case 'error':
-      return event.userText === null ? null : { message: plain(event.userText), isFinal: true, stream: false };
-    case 'notice':
-      return { message: plain(event.text), isFinal: true, stream: false };
-    default:
-      return null;
+  private deps(): PipelineDeps {
+    return { logger: this.infra.logger, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, leases: {
+      release: async (q) => void (await this.leases.release(q.route, q.queryId)),
+      extend: async (q, ms) => void (await this.leases.extend(q.route, q.queryId, ms)),
+    } };
+  }
+
+  /** The outbound port, with failures counted and recorded on the query. */
+  private outbound(): PipelineDeps['outbound'] {
+    return {
+      send: async (route, reply) => {
+        const result = await this.httpBot.send(route, reply);
+        if (!result.delivered) sendFailures.add(1, { adapter: route.adapter });
+        return result;
+      },
+    };
+  }
+
+  /** Notices are whole replies, or chunk updates once the reply streamed; a failure notice ends the reply. */
+  private noticeSink(): NoticeSink {
+    return {
+      userNotice: async (q, message) => {
+        const stream = q.streamOutput && (await this.streamed.get(q.queryId));
+        const result = await this.httpBot.send(q.route, { message, isFinal: true, stream });
+        if (!result.delivered) {
+          sendFailures.add(1, { adapter: q.route.adapter });
+          this.infra.logger.warn({ queryId: q.queryId, reason: result.reason }, 'notice not delivered');
+        }
+      },
+      markFailed: (q, error) => this.queryLog.failed(q.queryId, error),
+    };
   }
 }
+
+export type { PipelineDefinition };

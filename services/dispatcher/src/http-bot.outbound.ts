@@ -1,65 +1,27 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
-import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig, type AdapterConfig } from '@conveyor/http-bot';
-import { INFRA, type Infra } from '@conveyor/service-kit';
-import { inSpan } from '@conveyor/telemetry';
-import { SpanKind } from '@opentelemetry/api';
-import { SessionSequence } from './session-sequence.js';
+import { Injectable } from '@nestjs/common';
+import type { ReplyRoute } from '@conveyor/contracts';
+import type { Outbound, OutboundReply, ReplyRef, SendResult } from '@conveyor/delivery';
+import { DelivererProvider } from './outbound/deliverer.provider.js';
 
-export interface OutboundReply {
-  message: MessageChain;
-  isFinal: boolean;
-  stream: boolean;
-}
+export type { OutboundReply, SendResult } from '@conveyor/delivery';
 
-export type SendResult = { delivered: true } | { delivered: false; reason: string };
-
-const CONFIG_TTL_MS = 5_000;
-
-/** Sends replies to an HTTP-bot integrator's callback_url, signed, numbered per session. */
+/**
+ * The dispatcher's outbound port (kept under its skeleton name): `send(route, reply)` for every
+ * platform, routed by `route.adapter` (http-bot, telegram, webchat).
+ *
+ * Call `send` inside `withReplyRef(event, …)` — one call per runner event handled — so parts are
+ * ordered, coalesced and de-duplicated across dispatcher replicas in Redis and the handler does not
+ * wait for the platform. A `send` outside any event scope goes straight to the platform.
+ */
 @Injectable()
-export class HttpBotOutbound {
-  private readonly configs = new Map<string, { config: AdapterConfig | null; expires: number }>();
-  private readonly sequence: SessionSequence;
+export class HttpBotOutbound implements Outbound {
+  constructor(private readonly provider: DelivererProvider) {}
 
-  constructor(@Inject(INFRA) private readonly infra: Infra) {
-    this.sequence = new SessionSequence(infra.redis, infra.topology.prefix);
+  send(route: ReplyRoute, reply: OutboundReply, ref?: ReplyRef): Promise<SendResult> {
+    return this.provider.deliverer.send(route, reply, ref);
   }
 
-  async send(route: ReplyRoute, reply: OutboundReply): Promise<SendResult> {
-    const config = await this.adapterConfig(route.botId);
-    if (!config) return { delivered: false, reason: `bot ${route.botId} not found` };
-    if (!config.callback_url) return { delivered: false, reason: 'callback_url is empty' };
-    const sequence = await this.sequence.next(route.botId, route.sessionId, reply.isFinal);
-    const body = callbackBody({
-      sessionId: route.sessionId,
-      replyTo: route.replyTo,
-      sequence,
-      isFinal: reply.isFinal,
-      stream: reply.stream,
-      message: reply.message,
-      timestamp: new Date(),
-    });
-    return inSpan('http-bot send', { 'conveyor.bot.id': route.botId, 'conveyor.reply.sequence': sequence, 'conveyor.reply.final': reply.isFinal }, async (span) => {
-      const outcome = await deliverCallback({
-        url: config.callback_url,
-        body,
-        secret: outboundSigningKey(config),
-        timeoutMs: callbackTimeoutMs(config),
-        maxRetries: config.callback_max_retries,
-      });
-      span.setAttribute('conveyor.send.attempts', outcome.attempts);
-      if (outcome.delivered) return { delivered: true };
-      return { delivered: false, reason: outcome.error ?? `callback answered ${outcome.lastStatus}` };
-    }, SpanKind.CLIENT);
-  }
-
-  private async adapterConfig(botId: string): Promise<AdapterConfig | null> {
-    const hit = this.configs.get(botId);
-    if (hit && hit.expires > Date.now()) return hit.config;
-    const bot = await this.infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapterConfig: true } });
-    const config = bot ? parseAdapterConfig(bot.adapterConfig) : null;
-    this.configs.set(botId, { config, expires: Date.now() + CONFIG_TTL_MS });
-    return config;
+  withReplyRef<T>(ref: ReplyRef, fn: () => Promise<T>): Promise<T> {
+    return this.provider.deliverer.withReplyRef(ref, fn);
   }
 }

@@ -10,12 +10,15 @@ import {
   parseInboundRequest,
   requestIdFor,
   resetOkBody,
+  syncOkBody,
+  syncWaitMs,
 } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { BotDirectory } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
-import { QueryPublisher } from './query-publisher.js';
+import { OverloadedError, QueryPublisher } from './query-publisher.js';
+import { SyncHub } from './sync-hub.js';
 
 /** Some bodies above 1 MiB are still read so that the 413 comes from the adapter check, as in LangBot. */
 const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
@@ -29,6 +32,7 @@ export class BotsController {
     @Inject(INFRA) private readonly infra: Infra,
     private readonly bots: BotDirectory,
     private readonly queries: QueryPublisher,
+    private readonly syncHub: SyncHub,
   ) {
     this.conversations = new ConversationStore(infra.prisma);
   }
@@ -69,30 +73,43 @@ export class BotsController {
         res.status(200).json(resetOkBody(parsed.sessionId, removed));
         return;
       }
-      if (parsed.kind === 'sync') {
-        // Sync mode (hold the call until the final reply) is part of the full protocol, issue 5.
-        res.status(501).json({ code: 50101, msg: 'sync mode is not available yet', data: null });
-        return;
-      }
       const acceptedMessageId = newAcceptedMessageId();
       const { message } = parsed;
-      const { duplicate } = await this.queries.publish({
-        botId,
-        acceptedMessageId,
-        sessionId: message.sessionId,
-        launcherType: message.launcherType,
-        senderId: message.senderId,
-        senderName: message.senderName,
-        groupName: message.groupName,
-        messageChain: message.messageChain,
-        idempotencyKey: parsed.idempotencyKey ?? undefined,
-      });
-      if (duplicate) return send(res, HttpBotError.idempotencyReplay());
+      const adapterConfig = parseAdapterConfig(bot.adapterConfig);
+      // /sync (§11): one waiting call per session across replicas; the session's parts come here, not to the callback.
+      const sync = parsed.kind === 'sync' ? await this.syncHub.register(botId, message.sessionId, syncWaitMs(adapterConfig)) : undefined;
+      if (sync === null) return send(res, HttpBotError.syncInFlight());
+      let duplicate: boolean;
+      try {
+        ({ duplicate } = await this.queries.publish({
+          botId,
+          acceptedMessageId,
+          sessionId: message.sessionId,
+          launcherType: message.launcherType,
+          senderId: message.senderId,
+          senderName: message.senderName,
+          groupName: message.groupName,
+          messageChain: message.messageChain,
+          idempotencyKey: parsed.idempotencyKey ?? undefined,
+        }));
+      } catch (err) {
+        await sync?.release();
+        throw err;
+      }
+      if (duplicate) {
+        await sync?.release();
+        return send(res, HttpBotError.idempotencyReplay());
+      }
+      if (sync) {
+        const parts = await sync.wait();
+        res.status(200).json(syncOkBody(message.sessionId, acceptedMessageId, parts));
+        return;
+      }
       res.status(202).json(acceptedBody(message.sessionId, acceptedMessageId));
     } catch (err) {
       const requestId = requestIdFor(req.header('x-request-id'));
       this.infra.logger.error({ err, requestId }, 'webhook failed');
-      const overloaded = isOverload(err);
+      const overloaded = err instanceof OverloadedError || isOverload(err);
       send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
     }
   }

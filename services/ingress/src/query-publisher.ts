@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { QueryEnvelope, type MessageChain, type LauncherType } from '@conveyor/contracts';
+import { QueryEnvelope, type MessageChain, type LauncherType, type ReplyRoute } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
 
@@ -15,7 +15,16 @@ export interface InboundMessage {
   messageChain: MessageChain;
   /** The caller's idempotency key; JetStream's duplicate window then rejects a replay on any replica. */
   idempotencyKey?: string;
+  /** The platform the replies go back to; default `http-bot`. */
+  adapter?: ReplyRoute['adapter'];
+  /** De-duplication id when the platform has its own (Telegram's update_id). */
+  msgId?: string;
 }
+
+/** Inbound publishes in flight per replica before the ingress answers 503 (LangBot: 100 listener tasks per bot). */
+export const MAX_INFLIGHT_PUBLISHES = 100;
+
+export class OverloadedError extends Error {}
 
 const accepted = meter.createCounter('conveyor_ingress_messages', { description: 'Inbound messages by outcome' });
 
@@ -25,7 +34,25 @@ export class QueryPublisher {
   constructor(@Inject(INFRA) private readonly infra: Infra) {}
 
   /** Returns false when the idempotency key was already accepted. */
+  private readonly inflight = new Map<string, number>();
+
   async publish(m: InboundMessage): Promise<{ duplicate: boolean; queryId: string }> {
+    const n = this.inflight.get(m.botId) ?? 0;
+    if (n >= MAX_INFLIGHT_PUBLISHES) {
+      accepted.add(1, { bot: m.botId, outcome: 'overloaded' });
+      throw new OverloadedError('too many inbound messages in flight');
+    }
+    this.inflight.set(m.botId, n + 1);
+    try {
+      return await this.publishNow(m);
+    } finally {
+      const left = (this.inflight.get(m.botId) ?? 1) - 1;
+      if (left <= 0) this.inflight.delete(m.botId);
+      else this.inflight.set(m.botId, left);
+    }
+  }
+
+  private async publishNow(m: InboundMessage): Promise<{ duplicate: boolean; queryId: string }> {
     const queryId = randomUUID();
     const envelope: QueryEnvelope = {
       v: 1,
@@ -33,7 +60,7 @@ export class QueryPublisher {
       receivedAt: new Date().toISOString(),
       route: {
         botId: m.botId,
-        adapter: 'http-bot',
+        adapter: m.adapter ?? 'http-bot',
         sessionId: m.sessionId,
         launcherType: m.launcherType,
         // LangBot's launcher id: the group for group chats, the person otherwise; both are the session id here.
@@ -45,7 +72,7 @@ export class QueryPublisher {
       ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
       messageChain: m.messageChain,
     };
-    const msgId = m.idempotencyKey ? `idem:${m.botId}:${m.idempotencyKey}` : queryId;
+    const msgId = m.msgId ?? (m.idempotencyKey ? `idem:${m.botId}:${m.idempotencyKey}` : queryId);
     const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId, queryId });
     accepted.add(1, { bot: m.botId, outcome: ack.duplicate ? 'duplicate' : 'accepted' });
     return { duplicate: ack.duplicate, queryId };

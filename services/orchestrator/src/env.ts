@@ -3,4 +3,15 @@ import { z } from 'zod';
 export const OrchestratorEnv = z.object({
   /** Queries this replica works on at once. */
   ORCHESTRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** LangBot's concurrency.pipeline: queries in flight across the whole cluster. */
+  PIPELINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Session lease and pipeline slot TTL; the live query refreshes it, a crashed one frees it by expiry. */
+  SESSION_LEASE_TTL_MS: z.coerce.number().int().min(1_000).default(300_000),
+  /** How long a message stays registered before it may start (see SessionLeases: arrival order across replicas). */
+  SESSION_ORDER_SETTLE_MS: z.coerce.number().int().min(0).default(150),
+  /** How long a handler waits for its session's turn before handing the message back to the bus. */
+  SESSION_WAIT_HOLD_MS: z.coerce.number().int().min(0).default(20_000),
+  /** LangBot's sensitive-words.json for the ban-word filter; unset means no ban words. */
+  CONVEYOR_BAN_WORDS_FILE: z.string().optional(),
 });
+export type OrchestratorEnv = z.infer<typeof OrchestratorEnv>;

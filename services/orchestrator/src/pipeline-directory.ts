@@ -1,19 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { withPipelineDefaults } from '@conveyor/pipeline';
+import { describeIssues, loadPipeline, type ConfigIssue, type PipelineDefinition } from '@conveyor/pipeline';
 
-export interface BotPipeline {
-  botId: string;
-  enabled: boolean;
-  pipelineId: string;
-  stages: string[];
-  config: ReturnType<typeof withPipelineDefaults>;
-}
+export type BotPipeline =
+  | { botId: string; enabled: boolean; pipelineId: string; ok: true; pipeline: PipelineDefinition }
+  | { botId: string; enabled: boolean; pipelineId: string; ok: false; issues: ConfigIssue[]; reason: string };
 
 const TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
-/** A bot's pipeline with LangBot's defaults applied, cached briefly. */
+/**
+ * A bot's pipeline, validated, cached briefly. An invalid pipeline is cached as invalid with its
+ * issues: it rejects its own messages and nothing else.
+ */
 @Injectable()
 export class PipelineDirectory {
   private readonly cache = new Map<string, { value: BotPipeline | null; expires: number }>();
@@ -24,13 +23,13 @@ export class PipelineDirectory {
     const hit = this.cache.get(botId);
     if (hit && hit.expires > Date.now()) return hit.value;
     const bot = await this.infra.prisma.bot.findUnique({ where: { id: botId }, include: { pipeline: true } });
-    const value: BotPipeline | null = bot && {
-      botId: bot.id,
-      enabled: bot.enabled,
-      pipelineId: bot.pipelineId,
-      stages: bot.pipeline.stages as string[],
-      config: withPipelineDefaults(bot.pipeline.config as never),
-    };
+    let value: BotPipeline | null = null;
+    if (bot) {
+      const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
+      const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config);
+      value = loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
+      if (!loaded.ok) this.infra.logger.error({ botId, pipelineId: bot.pipelineId, issues: loaded.issues }, 'pipeline rejected: invalid config');
+    }
     if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(botId, { value, expires: Date.now() + TTL_MS });
     return value;

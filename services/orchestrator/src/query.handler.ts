@@ -1,63 +1,102 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LIMITS, RunRequest, type QueryEnvelope } from '@conveyor/contracts';
+import type { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { PermanentError, type ConsumeContext } from '@conveyor/bus';
-import { buildRunRequest } from '@conveyor/pipeline';
+import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
+import {
+  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, type BanWords, type PipelineDeps,
+} from '@conveyor/pipeline';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
 import { PipelineDirectory } from './pipeline-directory.js';
+import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
+import { forwardItems } from './forward-stage.js';
+import { waitForTurn } from './session-turn.js';
+import type { OrchestratorEnv } from './env.js';
 
 /**
- * Walks a query through the pipeline up to the runner. The stage engine arrives with issue 3; until
- * then every query becomes a run request with the pipeline's prompt and the chat's history.
+ * Runs a query through the stages before MessageProcessor and MessageProcessor itself, in its
+ * session's turn. A chat hands off to the runner and keeps the session lease (the dispatcher frees it
+ * with the final item); anything that ends here frees it here.
  */
 @Injectable()
 export class QueryHandler {
   private readonly conversations: ConversationStore;
   private readonly queryLog: QueryLog;
+  private readonly leases: SessionLeases;
+  private readonly rateLimiter: RedisFixedWindow;
+  private readonly banWords: BanWords;
+  private readonly env: OrchestratorEnv;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly pipelines: PipelineDirectory,
   ) {
+    this.env = infra.env as unknown as OrchestratorEnv;
     this.conversations = new ConversationStore(infra.prisma);
     this.queryLog = new QueryLog(infra.prisma);
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix, {
+      ttlMs: this.env.SESSION_LEASE_TTL_MS,
+      settleMs: this.env.SESSION_ORDER_SETTLE_MS,
+      pipelineCap: this.env.PIPELINE_CONCURRENCY,
+      staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
+    });
+    this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
+    this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
   }
 
-  async handle(query: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
-    const { route } = query;
-    const pipeline = await this.pipelines.forBot(route.botId);
+  async handle(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
+    const { route } = envelope;
+    const bot = await this.pipelines.forBot(route.botId);
     await this.queryLog.running({
-      id: query.queryId,
+      id: envelope.queryId,
       botId: route.botId,
-      pipelineId: pipeline?.pipelineId ?? null,
+      pipelineId: bot?.pipelineId ?? null,
       launcherType: route.launcherType,
       launcherId: route.launcherId,
-      receivedAt: new Date(query.receivedAt),
+      receivedAt: new Date(envelope.receivedAt),
       traceId: currentTraceId(),
       attempt: ctx.deliveryCount,
     });
-    if (!pipeline || !pipeline.enabled) {
-      const reason = pipeline ? `bot ${route.botId} is disabled` : `bot ${route.botId} not found`;
-      await this.queryLog.failed(query.queryId, reason);
+    if (!bot || !bot.enabled || !bot.ok) {
+      const reason = !bot ? `bot ${route.botId} not found` : !bot.enabled ? `bot ${route.botId} is disabled` : `pipeline ${bot.pipelineId} rejected: ${bot.ok ? '' : bot.reason}`;
+      await this.queryLog.failed(envelope.queryId, reason);
       throw new PermanentError(reason);
     }
-    const conversation = await this.conversations.activeConversation(
-      { botId: route.botId, launcherType: route.launcherType, launcherId: route.launcherId },
-      pipeline.pipelineId,
-    );
-    const history = conversation.created ? [] : await this.conversations.history(conversation.id, LIMITS.historyMessages);
-    const run = buildRunRequest({
-      query,
-      pipelineId: pipeline.pipelineId,
-      conversationId: conversation.id,
-      config: pipeline.config as never,
-      history,
-      stream: false,
-    });
-    await this.infra.publisher.publish(this.infra.topology.subjects.run(route.botId), RunRequest, run, {
-      msgId: `run:${query.queryId}`,
-      queryId: query.queryId,
-    });
+    const def = bot.pipeline;
+    await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal);
+    const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
+    let handedOff = false;
+    let forwarded = 0;
+    try {
+      const q = newQuery(envelope, def);
+      const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
+      const deps: PipelineDeps = {
+        logger: this.infra.logger,
+        notices: noticeSink(events, this.queryLog),
+        history: historyPort(this.conversations),
+        models: modelInfoPort(this.infra),
+        rateLimiter: this.rateLimiter,
+        leases: leasePort(this.leases),
+        handoff: handoffPort(this.infra, () => (handedOff = true)),
+        commands: commandPort(this.conversations),
+        banWords: this.banWords,
+      };
+      const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events, () => forwarded++)];
+      const outcome = await runStages(stages, 0, q, deps);
+      if (handedOff) return;
+      if (forwarded > 0) {
+        // The dispatcher frees the session once it has sent the command replies.
+        await events.emit({ kind: 'done' });
+      } else {
+        await this.leases.release(route, envelope.queryId);
+      }
+      if (outcome === 'ok') await this.queryLog.succeeded(envelope.queryId);
+    } catch (err) {
+      // A deferred query (rate-limit wait) keeps its lease and its place; anything else frees the session.
+      if (!(err instanceof RetryableError) && !handedOff) await this.leases.release(route, envelope.queryId).catch(() => undefined);
+      throw err;
+    } finally {
+      clearInterval(refresh);
+    }
   }
 }

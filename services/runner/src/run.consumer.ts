@@ -1,17 +1,41 @@
 import type { INestApplication } from '@nestjs/common';
-import type { z } from 'zod';
 import { RunRequest } from '@conveyor/contracts';
-import { startRoleConsumer, type Infra } from '@conveyor/service-kit';
+import { ensureConsumers, startConsumer } from '@conveyor/bus';
+import type { Infra } from '@conveyor/service-kit';
 import { RunHandler } from './run.handler.js';
 import type { RunnerEnv } from './env.js';
+import { watchMaxDeliveries } from './max-deliveries.js';
+import { McpRegistry } from './mcp-registry.js';
 
+/**
+ * All replicas pull from the one durable runner consumer. Prefetch 1 with RUNNER_CONCURRENCY slots:
+ * a replica asks for a run only when it has a free slot, so the backlog goes to idle replicas.
+ */
 export async function startRunConsumer(app: INestApplication, infra: Infra) {
   const handler = app.get(RunHandler);
-  const env = infra.env as typeof infra.env & z.infer<typeof RunnerEnv>;
-  return startRoleConsumer(infra, {
-    role: 'runner',
+  const env = infra.env as typeof infra.env & RunnerEnv;
+  const base = infra.topology.consumers.runner;
+  const spec = env.RUNNER_ACK_WAIT_MS ? { ...base, ackWaitMs: env.RUNNER_ACK_WAIT_MS } : base;
+  await ensureConsumers(infra.jsm, [spec]);
+  const consumer = await startConsumer({
+    js: infra.js,
+    spec,
     schema: RunRequest,
-    concurrency: env.RUNNER_CONCURRENCY,
     handler: (run, ctx) => handler.handle(run, ctx),
+    source: 'runner',
+    deadLetterSubject: infra.topology.subjects.deadLetter('runner'),
+    concurrency: env.RUNNER_CONCURRENCY,
+    prefetch: 1,
+    logger: infra.logger,
+    publisherForDeadLetters: infra.publisher,
   });
+  const stopWatch = watchMaxDeliveries(infra, spec, handler);
+  return async () => {
+    // Finish what runs inside the grace period (minus a margin to publish and ack); past it the
+    // handlers are aborted, nak their runs, and another replica restarts them.
+    const graceMs = Math.max(1_000, env.SHUTDOWN_GRACE_SECONDS * 1000 - 3_000);
+    await consumer.stop({ timeoutMs: graceMs, abortGraceMs: 1_500 });
+    stopWatch();
+    await app.get(McpRegistry).close();
+  };
 }

@@ -1,10 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunnerEvent, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
+import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { OpenAIClientPool, runLocalAgent } from '@conveyor/agent';
+import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
+import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
+import { McpRegistry } from './mcp-registry.js';
+import { ExternalRunners } from './external-runners.js';
+
+const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
+const runsCompleted = meter.createCounter('conveyor_runner_runs', { description: 'Runs finished, by runner and outcome' });
+
+/** Tool results ride on events for observers only; the model gets the whole result. */
+const MAX_EVENT_TOOL_CONTENT = 64 * 1024;
+
+function toBody(item: AgentItem): RunnerEventBody {
+  switch (item.kind) {
+    case 'chunk':
+      return { kind: 'chunk', text: item.text, isFinal: item.isFinal, hasToolCalls: item.hasToolCalls };
+    case 'message':
+      return { kind: 'message', message: item.message };
+    case 'tool_result':
+      return { kind: 'tool_result', toolCallId: item.toolCallId, name: item.name, content: item.content.slice(0, MAX_EVENT_TOOL_CONTENT) };
+  }
+}
 
 /** Executes one run request and publishes what it produced as runner events. */
 @Injectable()
@@ -16,31 +36,84 @@ export class RunHandler {
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly models: ModelDirectory,
+    private readonly mcp: McpRegistry,
+    private readonly external: ExternalRunners,
   ) {
     this.conversations = new ConversationStore(infra.prisma);
     this.queryLog = new QueryLog(infra.prisma);
   }
 
-  async handle(run: RunRequest, ctx: ConsumeContext): Promise<void> {
-    const attempt = ctx.deliveryCount;
+  /**
+   * Events carry (query, attempt, seq) and a dedup id from them: a run that restarts after its runner
+   * died is a new attempt, and the dispatcher drops the older attempt's events.
+   */
+  publisher(run: Pick<RunRequest, 'queryId' | 'route'>, attempt: number) {
     let seq = 0;
-    const emit = (body: RunnerEventBody) => {
+    return (body: RunnerEventBody) => {
       const event = { v: 1, queryId: run.queryId, route: run.route, attempt, seq: seq++, ...body } as RunnerEvent;
       return this.infra.publisher.publish(this.infra.topology.subjects.event(run.route.botId), RunnerEvent, event, {
         msgId: `evt:${run.queryId}:${attempt}:${event.seq}`,
         queryId: run.queryId,
       });
     };
-    const models = await this.models.resolve(run.model);
-    const outcome = await runLocalAgent(run, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal });
+  }
+
+  async handle(run: RunRequest, ctx: ConsumeContext): Promise<void> {
+    try {
+      await this.execute(run, ctx);
+    } catch (err) {
+      // An infrastructure failure (bus, database) is retried by redelivery; on the last delivery the
+      // user is told and the record says why, instead of the run vanishing into the dead letters.
+      const maxDeliver = this.infra.topology.consumers.runner.maxDeliver;
+      if (ctx.signal.aborted || ctx.deliveryCount < maxDeliver) throw err;
+      const error = `run failed on its last delivery (${ctx.deliveryCount} of ${maxDeliver}): ${(err as Error).message}`;
+      this.infra.logger.error({ queryId: run.queryId }, error);
+      const emit = this.publisher(run, ctx.deliveryCount + 1);
+      await emit({ kind: 'error', error, userText: userFacingError(run, error) });
+      await emit({ kind: 'done' });
+      await this.queryLog.failed(run.queryId, error);
+    }
+  }
+
+  private async execute(run: RunRequest, ctx: ConsumeContext): Promise<void> {
+    const attempt = ctx.deliveryCount;
+    const runner = run.runner ?? 'local-agent';
+    ctx.span.setAttributes({ 'conveyor.run.attempt': attempt, 'conveyor.runner': runner });
+    this.infra.logger.info({ queryId: run.queryId, attempt, runner, stream: run.stream }, 'run started');
+    if (attempt > 1) {
+      redeliveries.add(1, { runner });
+      this.infra.logger.warn({ queryId: run.queryId, attempt }, 'run redelivered; starting it again');
+      await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });
+    }
+    const emit = this.publisher(run, attempt);
+    const emitItem = (item: AgentItem) => emit(toBody(item));
+    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem) : await this.externalRunner(run, ctx, emitItem);
+    const userTurn = run.messages[run.messages.length - 1];
     if (outcome.ok) {
-      await emit({ kind: 'message', message: outcome.reply });
-      const userTurn = run.messages[run.messages.length - 1];
-      await this.conversations.completeTurn(run.queryId, run.conversationId, [userTurn, outcome.reply]);
+      // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
+      await this.conversations.completeTurn(run.queryId, run.conversationId, [userTurn, ...outcome.messages]);
     } else {
       await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
       await this.queryLog.failed(run.queryId, outcome.error);
     }
+    runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
     await emit({ kind: 'done' });
+  }
+
+  private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome> {
+    const [models, tools] = await Promise.all([this.models.resolve(run.model), this.mcp.toolBox(run.tools)]);
+    return runLocalAgent(run, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, emit: async (i) => void (await emit(i)) });
+  }
+
+  private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {
+    try {
+      const result = await this.external.run(run, async (i) => void (await emit(i)), ctx.signal);
+      return { ok: true, messages: [{ role: 'assistant', content: result.text }] };
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const message = `${run.runner} failed: ${(err as Error).message}`;
+      this.infra.logger.error({ queryId: run.queryId, err: message }, message);
+      return { ok: false, error: message, userText: userFacingError(run, message) };
+    }
   }
 }

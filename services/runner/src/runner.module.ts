@@ -1,10 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { RunHandler } from './run.handler.js';
 import { ModelDirectory } from './model-directory.js';
+import { McpRegistry } from './mcp-registry.js';
+import { ExternalRunners } from './external-runners.js';
 
 @Module({})
 export class RunnerModule {
   static register(): DynamicModule {
-    return { module: RunnerModule, providers: [RunHandler, ModelDirectory] };
+    return { module: RunnerModule, providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners] };
   }
 }

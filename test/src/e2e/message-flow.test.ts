@@ -45,7 +45,8 @@ describe('a message end to end', () => {
         reply_to: accepted.data.accepted_message_id,
         sequence: 1,
         is_final: true,
-        stream: false,
+        // The HTTP-bot adapter always streams (protocol spec §9.1): the reply is one final chunk.
+        stream: true,
         message: [{ type: 'Plain', text: 'Hello from the model (2 messages)' }],
         timestamp: undefined,
       },
@@ -55,10 +56,10 @@ describe('a message end to end', () => {
     // The model saw the pipeline's system prompt, then the user's text.
     const request = sys.llm.requests.at(-1)!;
     assert.equal(request.headers.authorization, 'Bearer e2e-llm-key');
-    assert.deepEqual(request.body.messages, [
-      { role: 'system', content: 'You are the e2e test bot.' },
-      { role: 'user', content: 'Export keeps failing' },
-    ]);
+    // The preset gets the date paragraph for this turn only (PreProcessor, spec 8.4 step 12).
+    assert.equal(request.body.messages?.length, 2);
+    assert.match(String(request.body.messages![0].content), /^You are the e2e test bot\.\n\nCurrent date: /);
+    assert.deepEqual(request.body.messages![1], { role: 'user', content: 'Export keeps failing' });
 
     // Every service's spans share one trace, linked parent to child across the processes.
     const hopNames = [sys.topology.streams.queries, sys.topology.streams.runs, sys.topology.streams.events].map((st) => `${st.name} process`);
@@ -114,7 +115,7 @@ describe('a message end to end', () => {
     assert.equal(res.status, 202);
     const { data } = (await res.json()) as { data: { accepted_message_id: string } };
     await sys.callbacks.waitFor((r) => r.some((c) => c.json?.reply_to === data.accepted_message_id), 20_000);
-    const roles = sys.llm.requests.at(-1)!.body.messages!.map((m) => `${m.role}:${m.content}`);
+    const roles = sys.llm.requests.at(-1)!.body.messages!.map((m) => `${m.role}:${m.content}`.replace(/\n\nCurrent date: [\s\S]*$/, ''));
     assert.deepEqual(roles, [
       'system:You are the e2e test bot.',
       'user:Export keeps failing',

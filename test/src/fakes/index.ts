@@ -2,3 +2,4 @@ export * from './openai-server.js';
 export * from './callback-receiver.js';
 export * from './otlp-receiver.js';
 export { Waiters } from './http-util.js';
+export * from './telegram-server.js';

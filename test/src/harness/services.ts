@@ -31,7 +31,7 @@ export class ServiceHarness {
 
   constructor(private readonly env: NodeJS.ProcessEnv) {}
 
-  async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance = name): Promise<RunningService> {
+  async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name): Promise<RunningService> {
     const port = await freePort();
     const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
       cwd: path.join(repoRoot, `services/${name}`),

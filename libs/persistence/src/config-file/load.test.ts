@@ -107,7 +107,7 @@ test('schema errors name the key path', () => {
   assertConfigError(minimal().replace('5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34', 'not-a-uuid'), 'bots[0].id', /UUID/i);
   assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    apiKey: sk-live'), 'models[0]', /Unrecognized key: "apiKey"/);
   assertConfigError(minimal().replace('http://llm/v1', 'ftp://llm'), 'models[0].baseUrl', /http:\/\/ or https:\/\//);
-  assertConfigError(minimal().replace('adapter: http-bot', 'adapter: telegram'), 'bots[0].adapter', /http-bot/);
+  assertConfigError(minimal().replace('adapter: http-bot', 'adapter: carrier-pigeon'), 'bots[0].adapter', /http-bot/);
   assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    abilities: [func_call, telepathy]'), 'models[0].abilities[1]', /func_call/);
   assertConfigError(minimal().replace('  - id: p1\n', '  - id: p1\n    stages: [PreProcessor, Bogus]\n'), 'pipelines[0].stages[1]', /MessageProcessor/);
   assertConfigError(minimal('colour: blue'), '', /Unrecognized key: "colour"/);

@@ -12,7 +12,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const MODEL_ABILITIES = ['func_call', 'vision'] as const;
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
-export const BOT_ADAPTERS = ['http-bot'] as const;
+export const BOT_ADAPTERS = ['http-bot', 'telegram'] as const;
 
 export const ModelEntrySchema = z.strictObject({
   id: Id,

@@ -18,6 +18,6 @@ export interface ConveyorConfig {
     timeoutMs: number;
   }>;
   pipelines: Array<{ id: string; name: string; stages: PipelineStageName[]; config: PipelineConfig }>;
-  bots: Array<{ id: string; name: string; adapter: 'http-bot'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
+  bots: Array<{ id: string; name: string; adapter: 'http-bot' | 'telegram'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
 }

@@ -1,0 +1,86 @@
+# syntax=docker/dockerfile:1
+# One multi-stage build for every Conveyor process; each final stage is one service image:
+#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, migrate)
+# docker-compose.yml builds all five targets from this file.
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# ---- workspace manifests only: the npm layers are cached until a package.json or the lockfile changes
+FROM ${NODE_IMAGE} AS manifests
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY libs/contracts/package.json libs/contracts/
+COPY libs/telemetry/package.json libs/telemetry/
+COPY libs/pipeline/package.json libs/pipeline/
+COPY libs/http-bot/package.json libs/http-bot/
+COPY libs/bus/package.json libs/bus/
+COPY libs/persistence/package.json libs/persistence/
+COPY libs/agent/package.json libs/agent/
+COPY libs/service-kit/package.json libs/service-kit/
+COPY services/ingress/package.json services/ingress/
+COPY services/orchestrator/package.json services/orchestrator/
+COPY services/runner/package.json services/runner/
+COPY services/dispatcher/package.json services/dispatcher/
+COPY test/package.json test/
+COPY bench/package.json bench/
+
+# ---- compile: all dependencies, Prisma client generated (no schema engine needed), tsc
+FROM manifests AS build
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.json prisma.config.ts ./
+COPY prisma prisma
+COPY libs libs
+COPY services services
+# `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
+RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher libs/persistence
+
+# ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
+FROM manifests AS prod-deps
+RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
+      -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/bus \
+      -w libs/persistence -w libs/agent -w libs/service-kit \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
+ && npm cache clean --force
+
+# ---- runtime: non-root, production dependencies, compiled output, SQL migrations
+FROM ${NODE_IMAGE} AS runtime
+ARG CONVEYOR_VERSION=0.1.0
+ENV NODE_ENV=production \
+    CONVEYOR_VERSION=${CONVEYOR_VERSION} \
+    HOST=0.0.0.0
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules node_modules
+COPY --from=build /app/package.json ./
+COPY --from=build /app/prisma/migrations prisma/migrations
+COPY --from=build /app/libs libs
+COPY --from=build /app/services services
+COPY conveyor.example.yaml /etc/conveyor/conveyor.yaml
+# The image's `node` user (uid 1000); Kubernetes' runAsNonRoot needs the numeric id.
+USER 1000:1000
+
+FROM runtime AS migrate
+CMD ["node", "--enable-source-maps", "libs/persistence/dist/cli/setup.js"]
+
+FROM runtime AS ingress
+WORKDIR /app/services/ingress
+EXPOSE 8080
+ENV PORT=8080 OTEL_SERVICE_NAME=conveyor-ingress
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+FROM runtime AS orchestrator
+WORKDIR /app/services/orchestrator
+EXPOSE 8081
+ENV PORT=8081 OTEL_SERVICE_NAME=conveyor-orchestrator
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+FROM runtime AS runner
+WORKDIR /app/services/runner
+EXPOSE 8082
+ENV PORT=8082 OTEL_SERVICE_NAME=conveyor-runner
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+FROM runtime AS dispatcher
+WORKDIR /app/services/dispatcher
+EXPOSE 8083
+ENV PORT=8083 OTEL_SERVICE_NAME=conveyor-dispatcher
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]

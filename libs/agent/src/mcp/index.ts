@@ -1,0 +1,3 @@
+export * from './content.js';
+export * from './session.js';
+export * from './pool.js';

@@ -1,0 +1,56 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { z } from 'zod';
+import { startConsumer } from './consume.js';
+import { RetryableError } from './errors.js';
+import { ensureConsumers, ensureStreams } from './provision.js';
+import { BusPublisher } from './publish.js';
+import { testBus, waitFor } from './test-support.js';
+
+const exporter = new InMemorySpanExporter();
+trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+
+const Ping = z.object({ v: z.literal(1), n: z.number().int() });
+
+test('a redelivered message links its CONSUMER span to the earlier attempt, in the same trace', async (t) => {
+  const bus = await testBus();
+  const streams = Object.values(bus.topo.streams);
+  await ensureStreams(bus.jsm, streams);
+  const spec = bus.topo.consumers.orchestrator;
+  await ensureConsumers(bus.jsm, [spec]);
+  const pub = new BusPublisher(bus.js, { streams });
+  let attempts = 0;
+  const h = await startConsumer({
+    js: bus.js,
+    spec,
+    schema: Ping,
+    source: 'orchestrator',
+    deadLetterSubject: bus.topo.subjects.deadLetter('orchestrator'),
+    publisherForDeadLetters: pub,
+    handler: () => {
+      if (++attempts === 1) throw new RetryableError(0, 'first attempt fails');
+    },
+  });
+  t.after(async () => {
+    await h.stop();
+    await bus.cleanup();
+  });
+
+  await pub.publish(bus.topo.subjects.query('bot'), Ping, { v: 1, n: 1 }, { msgId: 'link-1' });
+  await waitFor(() => exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CONSUMER).length === 2, 10_000, 'two attempts');
+
+  const [first, second] = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.CONSUMER);
+  assert.equal(first.attributes['messaging.nats.message.delivery_count'], 1);
+  assert.equal(second.attributes['messaging.nats.message.delivery_count'], 2);
+  assert.equal(first.links.length, 0);
+  assert.equal(second.links.length, 1);
+  assert.equal(second.links[0].context.spanId, first.spanContext().spanId);
+  assert.equal(second.links[0].attributes?.['conveyor.link.type'], 'previous_attempt');
+  assert.equal(second.spanContext().traceId, first.spanContext().traceId, 'both attempts belong to the message trace');
+});

@@ -1,0 +1,90 @@
+import { context, propagation } from '@opentelemetry/api';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import type { ReplyRoute, Topology } from '@conveyor/contracts';
+import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig } from '@conveyor/http-bot';
+import { SessionSequence } from '../session-sequence.js';
+import { syncKey, type SyncAck, type SyncPart } from '../sync-relay.js';
+import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
+import { CachedBotConfigs } from './bot-configs.js';
+
+export interface HttpBotAdapterOptions {
+  redis: Redis;
+  prefix: string;
+  topology: Topology;
+  /** For /sync diversion; without it every part goes to the callback. */
+  nc?: NatsConnection;
+  configs: CachedBotConfigs;
+  fetchImpl?: typeof fetch;
+}
+
+interface Prepared {
+  body: string;
+  sequence: number;
+}
+
+/**
+ * LangBot's HTTP-bot outbound (§8–§11): a signed callback per part, numbered per session (§8.4),
+ * retried with backoff (§10), or diverted to a waiting `/sync` call (§11). The body (sequence and
+ * timestamp included) is fixed the first time a part is prepared and kept with the reply, so a part
+ * sent again after a dispatcher crash is byte-identical: `(session_id, reply_to, sequence)` is its
+ * idempotency key at the receiver.
+ */
+export class HttpBotAdapter implements PlatformAdapter {
+  readonly name = 'http-bot' as const;
+  private readonly sequence: SessionSequence;
+
+  constructor(private readonly o: HttpBotAdapterOptions) {
+    this.sequence = new SessionSequence(o.redis, o.prefix);
+  }
+
+  async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
+    const bot = await this.o.configs.get(route.botId);
+    if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
+    const config = parseAdapterConfig(bot.adapterConfig);
+    const cacheKey = `hb:${ctx.partKey}`;
+    let prepared: Prepared | null = JSON.parse((await ctx.state.get(cacheKey)) ?? 'null');
+    if (!prepared) {
+      const sequence = await this.sequence.next(route.botId, route.sessionId, reply.isFinal);
+      const body = callbackBody({
+        sessionId: route.sessionId,
+        replyTo: route.replyTo,
+        sequence,
+        isFinal: reply.isFinal,
+        stream: reply.stream,
+        message: reply.message,
+        timestamp: new Date(),
+      });
+      prepared = { body, sequence };
+      await ctx.state.set(cacheKey, JSON.stringify(prepared));
+    }
+    if (await this.divertToSync(route, reply, prepared.sequence)) return { delivered: true };
+    if (!config.callback_url) return { delivered: false, reason: 'callback_url is empty' };
+    const outcome = await deliverCallback({
+      url: config.callback_url,
+      body: prepared.body,
+      secret: outboundSigningKey(config),
+      timeoutMs: callbackTimeoutMs(config),
+      maxRetries: config.callback_max_retries,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(this.o.fetchImpl ? { fetchImpl: this.o.fetchImpl } : {}),
+    });
+    if (outcome.delivered) return { delivered: true };
+    return { delivered: false, reason: `${outcome.error ?? `callback answered ${outcome.lastStatus}`} after ${outcome.attempts} attempt(s)` };
+  }
+
+  private async divertToSync(route: ReplyRoute, reply: OutboundReply, sequence: number): Promise<boolean> {
+    if (!this.o.nc) return false;
+    const instance = await this.o.redis.get(syncKey(this.o.prefix, route.botId, route.sessionId));
+    if (!instance) return false;
+    const part: SyncPart = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence };
+    const h = natsHeaders();
+    propagation.inject(context.active(), h, { set: (c, k, v) => c.set(k, v) });
+    try {
+      const res = await this.o.nc.request(this.o.topology.subjects.syncReply(instance), JSON.stringify(part), { timeout: 5_000, headers: h });
+      return (res.json() as SyncAck).taken === true;
+    } catch {
+      return false; // no responder (that ingress is gone) or no answer: the callback gets it
+    }
+  }
+}

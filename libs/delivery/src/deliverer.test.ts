@@ -1,0 +1,129 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import type { ReplyRoute } from '@conveyor/contracts';
+import { Deliverer } from './deliverer.js';
+import { planBatch } from './coalesce.js';
+import type { OutboundReply, PlatformAdapter, ReplyRef } from './types.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+let redis: Redis;
+before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
+after(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+const route = (sessionId: string): ReplyRoute => ({ botId: 'b1', adapter: 'http-bot', sessionId, launcherType: 'person', launcherId: sessionId, senderId: sessionId, replyTo: 'in_x' });
+
+function recorder(delayMs = 0) {
+  const seen: { text: string; isFinal: boolean; stream: boolean; ordinal: number }[] = [];
+  const adapter: PlatformAdapter = {
+    name: 'http-bot',
+    async deliver(_r, reply: OutboundReply, ctx) {
+      if (delayMs) await delay(delayMs);
+      seen.push({ text: (reply.message[0] as { text: string })?.text ?? '', isFinal: reply.isFinal, stream: reply.stream, ordinal: ctx.chunkOrdinal });
+      return { delivered: true };
+    },
+  };
+  return { seen, adapter };
+}
+
+const chunk = (text: string, isFinal = false): OutboundReply => ({ message: [{ type: 'Plain', text }], isFinal, stream: true });
+
+async function handle(d: Deliverer, ref: ReplyRef, reply: OutboundReply | null) {
+  await d.withReplyRef(ref, async () => { if (reply) await d.send(ref.route, reply); });
+}
+
+async function settle(...ds: Deliverer[]) {
+  for (let i = 0; i < 50; i++) {
+    await Promise.all(ds.map((d) => d.idle()));
+    await delay(20);
+    if (ds.every((d) => (d as any).draining.size === 0)) return;
+  }
+}
+
+test('planBatch skips streamed snapshots superseded in the same batch, never finals or whole replies', () => {
+  const p = (text: string, stream: boolean, isFinal: boolean) => ({ t: 'part' as const, part: { route: route('s'), reply: { message: [{ type: 'Plain' as const, text }], stream, isFinal }, queryId: 'q', key: text } });
+  const plan = planBatch([p('a', true, false), p('ab', true, false), p('whole', false, true), p('abc', true, false), p('abcd', true, true)], {});
+  assert.deepEqual(plan.send.map((s) => s.part.key), ['whole', 'abcd']);
+  assert.equal(plan.coalesced, 3);
+  assert.deepEqual(plan.send.map((s) => s.chunkOrdinal), [2, 4]);
+});
+
+test('events handled out of order on two replicas reach the platform in order, duplicates once', async () => {
+  const rec = recorder();
+  const a = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const b = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  const ref = (seq: number, terminal = false): ReplyRef => ({ queryId: q, attempt: 1, seq, route: r, ...(terminal ? { terminal } : {}) });
+  // seq 1 and 2 arrive before 0: nothing may be sent until 0 is sealed.
+  await handle(b, ref(2), chunk('Hello wor'));
+  await handle(a, ref(1), chunk('Hel'));
+  await settle(a, b);
+  assert.equal(rec.seen.length, 0, 'held back behind the missing seq 0');
+  await handle(a, ref(0), null); // an event that shows nothing (e.g. a tool result)
+  await settle(a, b);
+  await handle(b, ref(1), chunk('Hel')); // a redelivery of an event already shown
+  await handle(a, ref(3), chunk('Hello world', true));
+  await handle(b, ref(4, true), null);
+  await settle(a, b);
+  const texts = rec.seen.map((s) => s.text);
+  assert.equal(texts.at(-1), 'Hello world');
+  assert.equal(rec.seen.filter((s) => s.isFinal).length, 1, 'exactly one final');
+  assert.ok(!texts.includes('Hel') || texts.indexOf('Hel') < texts.indexOf('Hello wor'), 'never a stale snapshot after a newer one');
+  assert.equal(new Set(texts).size, texts.length, 'no part twice');
+});
+
+test('a slow platform gets the newest snapshot: parts that piled up are coalesced', async () => {
+  const rec = recorder(100);
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  let text = '';
+  for (let i = 0; i < 30; i++) {
+    text += 'x';
+    await handle(d, { queryId: q, attempt: 1, seq: i, route: r }, chunk(text, false));
+    await delay(10);
+  }
+  await handle(d, { queryId: q, attempt: 1, seq: 30, route: r }, chunk(text, true));
+  await settle(d);
+  assert.ok(rec.seen.length < 15, `sent ${rec.seen.length} of 31`);
+  assert.ok(d.stats.coalesced > 15);
+  assert.deepEqual(rec.seen.at(-1), { text, isFinal: true, stream: true, ordinal: 31 });
+  const lengths = rec.seen.map((s) => s.text.length);
+  assert.deepEqual(lengths, [...lengths].sort((x, y) => x - y), 'snapshots only grow');
+});
+
+test('a run that fails mid-stream ends with the failure notice as the one final part; a stream left open is closed', async () => {
+  const rec = recorder();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q1 = randomUUID();
+  await handle(d, { queryId: q1, attempt: 1, seq: 0, route: r }, chunk('partial'));
+  await settle(d);
+  await handle(d, { queryId: q1, attempt: 1, seq: 1, route: r, terminal: true }, { message: [{ type: 'Plain', text: 'Request failed.' }], isFinal: true, stream: false });
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal, s.stream]), [['partial', false, true], ['Request failed.', true, true]]);
+  const q2 = randomUUID();
+  rec.seen.length = 0;
+  await handle(d, { queryId: q2, attempt: 1, seq: 0, route: r }, chunk('tool round text'));
+  await handle(d, { queryId: q2, attempt: 1, seq: 1, route: r, terminal: true }, null);
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal]), [['tool round text', false], ['tool round text', true]]);
+});
+
+test('events of a superseded attempt are ignored once a newer attempt started', async () => {
+  const rec = recorder();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  await handle(d, { queryId: q, attempt: 2, seq: 0, route: r }, chunk('B', true));
+  await handle(d, { queryId: q, attempt: 1, seq: 0, route: r }, chunk('A-late', true));
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => s.text), ['B']);
+});

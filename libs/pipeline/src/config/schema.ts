@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
+
+// The pipeline config of behavior spec section 9 in LangBot's JSON shape. Objects are loose: keys this
+// schema does not know (other runners' settings, future LangBot keys) are kept, as LangBot keeps them.
+// Defaults are applied before parsing (withPipelineDefaults), so every key here is required.
+
+const int = (min?: number) => z.preprocess(coerceInteger, min === undefined ? z.number().int() : z.number().int().min(min));
+const num = () => z.preprocess(coerceNumber, z.number());
+const bool = () => z.preprocess(coerceBoolean, z.boolean());
+const strings = z.array(z.string());
+
+export const RUNNER_NAMES = [
+  'local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'tbox-app-api',
+  'dashscope-app-api', 'langflow-api', 'weknora-api', 'deerflow-api',
+] as const;
+
+const ModelSelector = z.union([
+  z.string(),
+  z.looseObject({
+    primary: z.string(),
+    fallbacks: strings.default([]),
+    reasoning: z.record(z.string(), z.string()).optional(),
+  }),
+]);
+
+export const PipelineConfigSchema = z.looseObject({
+  trigger: z.looseObject({
+    'group-respond-rules': z.looseObject({ at: bool(), prefix: strings, regexp: strings, random: num() }),
+    'access-control': z.looseObject({ mode: z.enum(['blacklist', 'whitelist']), blacklist: strings, whitelist: strings }),
+    'ignore-rules': z.looseObject({ prefix: strings, regexp: strings }),
+    'message-aggregation': z.looseObject({ enabled: bool(), delay: num() }),
+    misc: z.looseObject({ 'combine-quote-message': bool() }),
+  }),
+  safety: z.looseObject({
+    'content-filter': z.looseObject({ scope: z.enum(['all', 'income-msg', 'output-msg']), 'check-sensitive-words': bool() }),
+    'rate-limit': z.looseObject({ 'window-length': int(1), limitation: int(0), strategy: z.enum(['drop', 'wait']) }),
+  }),
+  ai: z.looseObject({
+    runner: z.looseObject({ runner: z.enum(RUNNER_NAMES), 'expire-time': int(0) }),
+    'local-agent': z.looseObject({
+      model: ModelSelector,
+      'max-round': int(1),
+      prompt: z.array(z.looseObject({ role: z.string(), content: z.string() })),
+      'knowledge-bases': strings.default([]),
+    }),
+  }),
+  output: z.looseObject({
+    'long-text-processing': z.looseObject({ threshold: int(1), strategy: z.enum(['none', 'forward', 'image']), 'font-path': z.string() }),
+    'force-delay': z.looseObject({ min: num(), max: num() }),
+    misc: z.looseObject({
+      'exception-handling': z.enum(['show-error', 'show-hint', 'hide']),
+      'failure-hint': z.string(),
+      'at-sender': bool(),
+      'quote-origin': bool(),
+      'track-function-calls': bool(),
+      'remove-think': bool(),
+    }),
+  }),
+});
+
+export type PipelineSettings = z.output<typeof PipelineConfigSchema>;

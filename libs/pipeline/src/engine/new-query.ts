@@ -1,0 +1,29 @@
+import type { QueryEnvelope } from '@conveyor/contracts';
+import type { PipelineDefinition } from '../pipeline.js';
+import type { PipelineQuery } from './query.js';
+
+/** LangBot's adapters report their own account id; the HTTP-bot adapter's is the fixed `http_bot`. */
+export const BOT_ACCOUNT_IDS: Record<string, string> = { 'http-bot': 'http_bot' };
+/** Adapters whose replies stream (the HTTP-bot adapter always does, protocol spec §9.1). */
+export const STREAMING_ADAPTERS = new Set(['http-bot']);
+
+/** A fresh query context for an inbound message. */
+export function newQuery(envelope: QueryEnvelope, pipeline: PipelineDefinition, variables: Record<string, unknown> = {}): PipelineQuery {
+  return {
+    queryId: envelope.queryId,
+    pipelineId: pipeline.id,
+    route: envelope.route,
+    senderName: envelope.senderName,
+    groupName: envelope.groupName,
+    receivedAt: envelope.receivedAt,
+    config: pipeline.config,
+    messageChain: structuredClone(envelope.messageChain),
+    variables: { _routed_by_rule: false, ...variables },
+    streamOutput: STREAMING_ADAPTERS.has(envelope.route.adapter),
+    botAccountId: BOT_ACCOUNT_IDS[envelope.route.adapter] ?? envelope.route.botId,
+    prompt: [],
+    messages: [],
+    respMessages: [],
+    respMessageChain: [],
+  };
+}

@@ -1,0 +1,103 @@
+import type { LlmMessage, MessageChain, ReplyRoute, RunRequest } from '@conveyor/contracts';
+import type { PipelineQuery } from './query.js';
+
+// What stages need from the outside world. The engine and stages depend only on these interfaces, so
+// they run in unit tests without a broker; each service passes the adapters its side of the split needs.
+
+export interface PipelineLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Where user notices and failures of a query go (spec 7.5). */
+export interface NoticeSink {
+  userNotice(query: PipelineQuery, message: MessageChain): Promise<void>;
+  markFailed(query: PipelineQuery, error: string): Promise<void>;
+}
+
+export interface OutboundReply {
+  message: MessageChain;
+  isFinal: boolean;
+  stream: boolean;
+}
+export type SendResult = { delivered: true } | { delivered: false; reason: string };
+
+/** The platform adapter's send path (SendResponseBackStage). */
+export interface OutboundPort {
+  send(route: ReplyRoute, reply: OutboundReply): Promise<SendResult>;
+}
+
+/** The chat's active conversation and its history (PreProcessor). */
+export interface HistoryPort {
+  load(query: PipelineQuery): Promise<{ conversationId: string; history: LlmMessage[] }>;
+}
+
+/** Model abilities (`vision`, `func_call`), or null for an unknown model. */
+export interface ModelInfoPort {
+  abilities(modelId: string): Promise<string[] | null>;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
+
+/** LangBot's fixed window, shared by every replica (RequireRateLimitOccupancy). */
+export interface RateLimiterPort {
+  require(key: string, windowSeconds: number, limit: number): Promise<RateDecision>;
+}
+
+/** Frees the query's session lease and pipeline slot; idempotent (ReleaseRateLimitOccupancy). */
+export interface LeasePort {
+  release(query: PipelineQuery): Promise<void>;
+  /** Keeps the leases alive at least `ms` more (a deferred query keeps its place). */
+  extend(query: PipelineQuery, ms: number): Promise<void>;
+}
+
+/** The chat path of MessageProcessor crosses the wire here: the runner produces the items. */
+export interface HandoffPort {
+  startRun(query: PipelineQuery, run: RunRequest): Promise<void>;
+}
+
+/** Built-in commands' side effects. */
+export interface CommandPort {
+  resetConversation(query: PipelineQuery): Promise<boolean>;
+}
+
+/** The deployment's ban-word list, in LangBot's sensitive-words.json shape. */
+export interface BanWords {
+  mask: string;
+  maskWord: string;
+  words: string[];
+}
+
+/** Renders long text as a PNG (base64), or null when it cannot (then LangBot falls back to forward). */
+export interface TextRenderer {
+  render(text: string, fontPath: string): Promise<string | null>;
+}
+
+export interface PipelineDeps {
+  logger: PipelineLogger;
+  notices: NoticeSink;
+  now?: () => Date;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  outbound?: OutboundPort;
+  history?: HistoryPort;
+  models?: ModelInfoPort;
+  rateLimiter?: RateLimiterPort;
+  leases?: LeasePort;
+  handoff?: HandoffPort;
+  commands?: CommandPort;
+  banWords?: BanWords;
+  renderer?: TextRenderer;
+  /** The `!`-commands' prefixes (LangBot's `command.prefix`); empty disables commands. */
+  commandPrefixes?: string[];
+  /** Called for each stage result with the stage name, for metrics. */
+  onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;
+}
+
+export function need<K extends keyof PipelineDeps>(deps: PipelineDeps, key: K, stage: string): NonNullable<PipelineDeps[K]> {
+  const v = deps[key];
+  if (v === undefined || v === null) throw new Error(`${stage} needs the ${String(key)} port, which this service does not provide`);
+  return v as NonNullable<PipelineDeps[K]>;
+}

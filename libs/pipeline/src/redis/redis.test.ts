@@ -1,0 +1,59 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { RedisFixedWindow } from './fixed-window.js';
+import { SessionLeases } from './leases.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+let redis: Redis;
+before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
+after(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+test('fixed window: the limit holds within a window, denied requests do not count, the wait ends at the boundary', async () => {
+  const a = new RedisFixedWindow(redis, prefix);
+  const b = new RedisFixedWindow(redis, prefix);
+  const got = [await a.require('k', 60, 2), await b.require('k', 60, 2), await a.require('k', 60, 2)];
+  assert.deepEqual(got.slice(0, 2), [{ allowed: true }, { allowed: true }], 'two replicas share one counter');
+  assert.equal(got[2].allowed, false);
+  assert.ok(!got[2].allowed && got[2].retryInMs > 0 && got[2].retryInMs <= 60_000);
+  assert.deepEqual(await a.require('other', 60, 2), { allowed: true }, 'per key');
+});
+
+const s = { botId: 'b', launcherType: 'person', launcherId: 'x' };
+
+test('session leases: arrival order, one at a time, idempotent release, pipeline cap', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 50, pipelineCap: 2, staleMs: 60_000 });
+  assert.equal(await leases.acquire(s, 'q2', 2), 'settling');
+  assert.equal(await leases.acquire(s, 'q1', 1), 'settling', 'a lower sequence registered later still goes first');
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(await leases.acquire(s, 'q2', 2), 'not-head');
+  assert.equal(await leases.acquire(s, 'q1', 1), 'acquired');
+  assert.equal(await leases.acquire(s, 'q1', 1), 'acquired', 're-entrant for its holder');
+  assert.equal(await leases.acquire(s, 'q2', 2), 'session-busy');
+  assert.equal(await leases.release(s, 'q1'), true);
+  assert.equal(await leases.release(s, 'q1'), false, 'a second release is a no-op');
+  assert.equal(await leases.acquire(s, 'q2', 2), 'acquired');
+  const other = (id: string) => ({ ...s, launcherId: id });
+  await leases.acquire(other('y'), 'q3', 3);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(await leases.acquire(other('y'), 'q3', 3), 'acquired');
+  await leases.acquire(other('z'), 'q4', 4);
+  await new Promise((r) => setTimeout(r, 60));
+  assert.equal(await leases.acquire(other('z'), 'q4', 4), 'pipeline-full', 'two queries hold the two slots');
+  await leases.release(s, 'q2');
+  assert.equal(await leases.acquire(other('z'), 'q4', 4), 'acquired');
+});
+
+test('a crashed holder frees the session by expiry', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 200, settleMs: 0, pipelineCap: 100, staleMs: 60_000 });
+  const c = { ...s, launcherId: 'crash' };
+  assert.equal(await leases.acquire(c, 'dead', 1), 'acquired');
+  assert.equal(await leases.acquire(c, 'next', 2), 'session-busy');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(await leases.acquire(c, 'next', 2), 'acquired');
+});

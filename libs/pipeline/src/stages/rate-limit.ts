@@ -1,0 +1,50 @@
+import { RetryableError } from '@conveyor/bus';
+import { meter } from '@conveyor/telemetry';
+import { need } from '../engine/ports.js';
+import { isFinalItem } from '../engine/query.js';
+import { CONTINUE, interrupt } from '../engine/result.js';
+import type { StageFactory } from '../engine/stage.js';
+
+const decisions = meter.createCounter('conveyor_rate_limit_decisions', { description: 'Fixed-window rate-limit decisions by outcome (allow, drop, wait)' });
+
+export const RATE_LIMIT_NOTICE = '请求数超过限速器设定值，已丢弃本消息。';
+
+/** The fixed-window key: per bot, pipeline and chat (a whole group shares one budget), as LangBot's container key. */
+export function rateLimitKey(q: { route: { botId: string; launcherType: string; launcherId: string }; pipelineId: string }): string {
+  return `${q.route.botId}:${q.pipelineId}:${q.route.launcherType}:${q.route.launcherId}`;
+}
+
+/**
+ * RequireRateLimitOccupancy (spec 8.6). `drop` answers with LangBot's notice; `wait` hands the message
+ * back to the bus until the next window (a delayed redelivery holds no worker), keeping its session
+ * lease alive so the chat's later messages stay behind it, as LangBot's per-chat lock does.
+ */
+export const requireRateLimit: StageFactory = ({ name, config, deps }) => ({
+  name,
+  async process(q) {
+    const rl = config.safety['rate-limit'];
+    const decision = await need(deps, 'rateLimiter', name).require(rateLimitKey(q), rl['window-length'], rl.limitation);
+    const outcome = decision.allowed ? 'allow' : rl.strategy;
+    decisions.add(1, { decision: outcome, 'conveyor.pipeline.id': q.pipelineId });
+    if (decision.allowed) return CONTINUE;
+    if (rl.strategy === 'wait') {
+      await deps.leases?.extend(q, decision.retryInMs + 60_000);
+      throw new RetryableError(decision.retryInMs, `rate limit: waiting ${decision.retryInMs} ms for the next window`);
+    }
+    const { launcherType, launcherId } = q.route;
+    return interrupt({ consoleNotice: `根据限速规则忽略 ${launcherType}:${launcherId} 消息`, userNotice: RATE_LIMIT_NOTICE });
+  },
+});
+
+/**
+ * ReleaseRateLimitOccupancy: LangBot's is a no-op; here it frees the session lease and the pipeline
+ * slot once the reply's final item passes. Idempotent, so every item may pass it.
+ */
+export const releaseRateLimit: StageFactory = ({ name, deps }) => ({
+  name,
+  async process(q) {
+    const item = q.respMessages.at(-1);
+    if (!item || isFinalItem(item)) await deps.leases?.release(q);
+    return CONTINUE;
+  },
+});

@@ -1,0 +1,59 @@
+import type { MessageChain } from '@conveyor/contracts';
+import { messageText } from '@conveyor/contracts';
+import type { PipelineQuery } from '../engine/query.js';
+import { proceed, type StageResult } from '../engine/result.js';
+import type { StageFactory } from '../engine/stage.js';
+import { plain } from '../text/chain.js';
+import { removeThink } from './remove-think.js';
+
+/**
+ * ResponseWrapper (spec 8.8), a generator nested inside MessageProcessor's fan-out. Command replies
+ * get the `[bot] ` prefix; assistant text becomes a chain; tool calls become `Call a.b...`, sent only
+ * with track-function-calls; tool, system and user items yield nothing.
+ */
+export const responseWrapper: StageFactory = ({ name, config }) => ({
+  name,
+  process(q) {
+    return wrap(q, config.output.misc['track-function-calls'], config.output.misc['remove-think']);
+  },
+});
+
+async function* wrap(q: PipelineQuery, trackCalls: boolean, stripThink: boolean): AsyncGenerator<StageResult> {
+  const r = q.respMessages.at(-1);
+  if (!r) return;
+  const push = (chain: MessageChain) => q.respMessageChain.push(chain);
+  if (r.kind === 'command') {
+    push(plain(`[bot] ${r.text}`));
+    yield proceed();
+    return;
+  }
+  let text: string;
+  let toolNames: string[];
+  let finalChunk = false;
+  if (r.kind === 'chunk') {
+    text = r.text;
+    toolNames = r.hasToolCalls ? r.toolNames : [];
+    finalChunk = r.isFinal && !r.hasToolCalls;
+  } else {
+    if (r.message.role !== 'assistant') return;
+    text = messageText(r.message);
+    toolNames = (r.message.tool_calls ?? []).map((c) => c.function.name);
+  }
+  if (stripThink) text = removeThink(text);
+  if (text) {
+    push(plain(text));
+    yield proceed();
+  } else if (finalChunk) {
+    // A final chunk without text still closes the streamed reply.
+    push([]);
+    yield proceed();
+  }
+  if (toolNames.length > 0 || (r.kind === 'chunk' && r.hasToolCalls)) {
+    const call = plain(`Call ${toolNames.join('.')}...`);
+    push(call);
+    if (trackCalls) {
+      push(call);
+      yield proceed();
+    }
+  }
+}

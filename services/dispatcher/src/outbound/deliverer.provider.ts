@@ -1,0 +1,56 @@
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
+import { QueryLog } from '@conveyor/persistence';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { meter } from '@conveyor/telemetry';
+
+const sent = meter.createCounter('conveyor_dispatch_parts_sent', { description: 'Reply parts handed to a platform' });
+const coalesced = meter.createCounter('conveyor_dispatch_parts_coalesced', { description: 'Streamed snapshots skipped because a newer one was waiting' });
+const failed = meter.createCounter('conveyor_dispatch_parts_failed', { description: 'Reply parts the platform did not take after all retries' });
+
+/** Builds the one Deliverer of this replica with every platform adapter (registry by `route.adapter`). */
+export function createDeliverer(infra: Infra): Deliverer {
+  const configs = new CachedBotConfigs(async (botId) =>
+    infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
+  );
+  const queryLog = new QueryLog(infra.prisma);
+  return new Deliverer({
+    redis: infra.redis,
+    prefix: infra.topology.prefix,
+    logger: infra.logger,
+    adapters: [
+      new HttpBotAdapter({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs }),
+      new TelegramAdapter(configs),
+      new WebChatAdapter(infra.nc, infra.topology),
+    ],
+    onPermanentFailure: (queryId, reason) => queryLog.failed(queryId, reason),
+  });
+}
+
+@Injectable()
+export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
+  readonly deliverer: Deliverer;
+  private metricsTimer: NodeJS.Timeout | undefined;
+  private last = { sent: 0, coalesced: 0, failed: 0 };
+
+  constructor(@Inject(INFRA) infra: Infra) {
+    this.deliverer = createDeliverer(infra);
+  }
+
+  onModuleInit() {
+    this.deliverer.start();
+    this.metricsTimer = setInterval(() => {
+      const s = this.deliverer.stats;
+      sent.add(s.sent - this.last.sent);
+      coalesced.add(s.coalesced - this.last.coalesced);
+      failed.add(s.failed - this.last.failed);
+      this.last = { sent: s.sent, coalesced: s.coalesced, failed: s.failed };
+    }, 5_000);
+    this.metricsTimer.unref();
+  }
+
+  async onApplicationShutdown() {
+    if (this.metricsTimer) clearInterval(this.metricsTimer);
+    await this.deliverer.stop(5_000);
+  }
+}

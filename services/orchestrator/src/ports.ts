@@ -1,0 +1,76 @@
+import { LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
+import type { Infra } from '@conveyor/service-kit';
+import { ConversationStore, QueryLog } from '@conveyor/persistence';
+import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, SessionLeases, LeasePort } from '@conveyor/pipeline';
+
+// The orchestrator's adapters for the stage ports: Postgres for history and models, JetStream for the
+// run hand-off and for the items and notices that travel to the dispatcher, Redis for leases.
+
+export function historyPort(store: ConversationStore): HistoryPort {
+  return {
+    async load(q) {
+      const key = { botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId };
+      const conversation = await store.activeConversation(key, q.pipelineId);
+      const history = conversation.created ? [] : await store.history(conversation.id, LIMITS.historyMessages);
+      return { conversationId: conversation.id, history };
+    },
+  };
+}
+
+export function commandPort(store: ConversationStore): CommandPort {
+  return {
+    resetConversation: (q) => store.reset({ botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId }),
+  };
+}
+
+export function modelInfoPort(infra: Infra): ModelInfoPort {
+  return {
+    async abilities(id) {
+      const model = await infra.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
+      return model?.abilities ?? null;
+    },
+  };
+}
+
+export function leasePort(leases: SessionLeases): LeasePort {
+  return {
+    release: async (q) => void (await leases.release(q.route, q.queryId)),
+    extend: async (q, ms) => void (await leases.extend(q.route, q.queryId, ms)),
+  };
+}
+
+/** Publishes one query's events (notices, command replies, done) with ids unique per attempt. */
+export class QueryEvents {
+  private seq = 0;
+  constructor(
+    private readonly infra: Infra,
+    private readonly q: PipelineQuery,
+    private readonly attempt: number,
+  ) {}
+
+  async emit(body: RunnerEventBody): Promise<void> {
+    const seq = this.seq++;
+    const event = { v: 1, queryId: this.q.queryId, route: this.q.route, attempt: this.attempt, seq, ...body } as RunnerEvent;
+    await this.infra.publisher.publish(this.infra.topology.subjects.event(this.q.route.botId), RunnerEvent, event, {
+      msgId: `evt:${this.q.queryId}:orch:${this.attempt}:${seq}`,
+      queryId: this.q.queryId,
+    });
+  }
+}
+
+/** Notices leave as text; the dispatcher adds the at-sender mention when it sends them. */
+export function noticeSink(events: QueryEvents, queryLog: QueryLog): NoticeSink {
+  return {
+    userNotice: (_q, chain) => events.emit({ kind: 'notice', text: chain.map((c) => (c.type === 'Plain' ? c.text : '')).join('') }),
+    markFailed: (q, error) => queryLog.failed(q.queryId, error),
+  };
+}
+
+export function handoffPort(infra: Infra, onHandoff: () => void): HandoffPort {
+  return {
+    async startRun(q, run) {
+      await infra.publisher.publish(infra.topology.subjects.run(q.route.botId), RunRequest, run, { msgId: `run:${q.queryId}`, queryId: q.queryId });
+      onHandoff();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { ToolBinding } from '@conveyor/contracts';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { emptyToolBox, filterToolBox, McpPool, type McpServerConfig, type ToolBox } from '@conveyor/agent';
+import type { RunnerEnv } from './env.js';
+
+/** McpServer rows are re-read at most this often; a changed row replaces its session. */
+const ROWS_TTL_MS = 5_000;
+
+/** The MCP sessions of this runner process, shared by all its runs. */
+@Injectable()
+export class McpRegistry {
+  private readonly pool: McpPool;
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+
+  constructor(@Inject(INFRA) private readonly infra: Infra) {
+    const env = infra.env as typeof infra.env & RunnerEnv;
+    this.pool = new McpPool({
+      logger: infra.logger,
+      connectTimeoutMs: 30_000,
+      callTimeoutMs: env.MCP_TOOL_CALL_TIMEOUT_MS,
+      toolsTtlMs: 60_000,
+    });
+  }
+
+  /** The tools a run may use under its binding (absent: every enabled server, every tool). */
+  async toolBox(binding: ToolBinding | undefined): Promise<ToolBox> {
+    const servers = binding?.mcpServers ?? 'all';
+    if (Array.isArray(servers) && servers.length === 0) return emptyToolBox;
+    await this.refreshRows();
+    const box = await this.pool.toolBox(servers);
+    return binding && !binding.enableAllTools ? filterToolBox(box, binding.tools) : box;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async refreshRows(): Promise<void> {
+    if (Date.now() - this.loadedAt < ROWS_TTL_MS) return;
+    this.loading ??= (async () => {
+      try {
+        const rows = await this.infra.prisma.mcpServer.findMany({ where: { enabled: true }, orderBy: { id: 'asc' } });
+        const configs: McpServerConfig[] = rows
+          .filter((r) => ['stdio', 'http', 'sse'].includes(r.transport))
+          .map((r) => ({ id: r.id, name: r.name, transport: r.transport as McpServerConfig['transport'], config: (r.config ?? {}) as Record<string, unknown> }));
+        this.pool.sync(configs);
+        this.loadedAt = Date.now();
+      } finally {
+        this.loading = undefined;
+      }
+    })();
+    await this.loading;
+  }
+}

@@ -1,0 +1,154 @@
+/**
+ * The NATS server configuration of a deployment, derived from the broker contract
+ * (@conveyor/contracts topology): one user per service, allowed to publish and subscribe only on the
+ * subjects its role needs. The committed files (deploy/nats/nats.conf and the dev overlay's copy) are
+ * generated from this module, and test/src/deploy/nats-config.test.ts fails when they drift:
+ *
+ *   node test/dist/deploy/nats-config.js            # rewrite the committed files
+ *   node test/dist/deploy/nats-config.js --check    # exit 1 when they are out of date
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
+
+export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher';
+export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
+
+export interface Permissions {
+  publish: string[];
+  subscribe: string[];
+}
+
+/** The JetStream API subjects every service uses at start: account info and stream provisioning. */
+function streamApi(topo: Topology): string[] {
+  const out = ['$JS.API.INFO'];
+  for (const s of Object.values(topo.streams)) {
+    out.push(`$JS.API.STREAM.INFO.${s.name}`, `$JS.API.STREAM.CREATE.${s.name}`, `$JS.API.STREAM.UPDATE.${s.name}`);
+  }
+  return out;
+}
+
+/** A durable pull consumer: provision and look it up, pull from it, ack/nak/working on its messages. */
+function consumerApi(c: ConsumerSpec): string[] {
+  return [
+    `$JS.API.CONSUMER.INFO.${c.stream}.${c.durable}`,
+    `$JS.API.CONSUMER.CREATE.${c.stream}.${c.durable}`,
+    `$JS.API.CONSUMER.CREATE.${c.stream}.${c.durable}.>`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.${c.stream}.${c.durable}`,
+    `$JS.API.CONSUMER.MSG.NEXT.${c.stream}.${c.durable}`,
+    `$JS.ACK.${c.stream}.${c.durable}.>`,
+  ];
+}
+
+/** What each role may do. Everything not listed is denied (NATS permissions are allow lists). */
+export function servicePermissions(topo: Topology): Record<ServiceRole, Permissions> {
+  const { streams, consumers, subjects } = topo;
+  // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox.
+  const subscribe = ['_INBOX.>'];
+  const consuming = (role: 'orchestrator' | 'runner' | 'dispatcher') => [...consumerApi(consumers[role]), subjects.deadLetter(role)];
+  return {
+    ingress: { publish: [...streamApi(topo), ...streams.queries.subjects], subscribe },
+    // Stage notices go straight to the dispatcher as events.
+    orchestrator: { publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.runs.subjects, ...streams.events.subjects], subscribe },
+    runner: { publish: [...streamApi(topo), ...consuming('runner'), ...streams.events.subjects], subscribe },
+    dispatcher: { publish: [...streamApi(topo), ...consuming('dispatcher')], subscribe },
+  };
+}
+
+/**
+ * Environment variable holding a role's password on the server (nats-server reads `$NAME` from the
+ * environment). nats-server parses the value as a config token: a password must start with a letter
+ * and contain only letters and digits (`2f9a...` would be read as a number and refused).
+ */
+export function passwordVariable(role: ServiceRole | 'ops'): string {
+  return `NATS_${role.toUpperCase()}_PASSWORD`;
+}
+
+export interface NatsConfigOptions {
+  prefix?: string;
+  port?: number;
+  /** Monitoring (HTTP) port: /jsz for KEDA's nats-jetstream scaler and /healthz for probes. */
+  monitorPort?: number;
+  storeDir?: string;
+  /** Adds a `tls` block reading the certificate, key and CA from this directory (tls.crt, tls.key, ca.crt). */
+  tlsDir?: string;
+}
+
+const q = (s: string) => JSON.stringify(s);
+
+export function natsServerConfig(opts: NatsConfigOptions = {}): string {
+  const topo = topology(opts.prefix ?? 'conveyor');
+  const perms = servicePermissions(topo);
+  const users = SERVICE_ROLES.map((role) => {
+    const p = perms[role];
+    return [
+      `    {`,
+      `      user: ${role}`,
+      `      password: $${passwordVariable(role)}`,
+      `      permissions: {`,
+      `        publish: { allow: [${p.publish.map(q).join(', ')}] }`,
+      `        subscribe: { allow: [${p.subscribe.map(q).join(', ')}] }`,
+      `      }`,
+      `    }`,
+    ].join('\n');
+  });
+  // Operators (nats CLI, dead-letter replay, backups): everything.
+  users.push([`    {`, `      user: ops`, `      password: $${passwordVariable('ops')}`, `    }`].join('\n'));
+  const lines = [
+    `# GENERATED from the broker contract (libs/contracts/src/topology.ts, prefix "${topo.prefix}") by`,
+    `# test/src/deploy/nats-config.ts: do not edit; run \`node test/dist/deploy/nats-config.js\`.`,
+    `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...SERVICE_ROLES, 'ops' as const].map((r) => `$${passwordVariable(r)}`).join(', ')}.`,
+    `server_name: conveyor-nats`,
+    `port: ${opts.port ?? 4222}`,
+    `http_port: ${opts.monitorPort ?? 8222}`,
+    `max_payload: 2MB`,
+    `jetstream {`,
+    `  store_dir: ${q(opts.storeDir ?? '/data/jetstream')}`,
+    `}`,
+  ];
+  if (opts.tlsDir) {
+    lines.push(
+      `tls {`,
+      `  cert_file: ${q(path.posix.join(opts.tlsDir, 'tls.crt'))}`,
+      `  key_file: ${q(path.posix.join(opts.tlsDir, 'tls.key'))}`,
+      `  ca_file: ${q(path.posix.join(opts.tlsDir, 'ca.crt'))}`,
+      `  timeout: 2`,
+      `}`,
+    );
+  }
+  lines.push(`authorization {`, `  users: [`, users.join('\n'), `  ]`, `}`, ``);
+  return lines.join('\n');
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** The committed, generated files and what they must contain. */
+export function committedNatsConfigs(): { file: string; content: string }[] {
+  return [
+    { file: path.join(root, 'deploy/nats/nats.conf'), content: natsServerConfig() },
+    { file: path.join(root, 'k8s/overlays/dev/nats/nats.conf'), content: natsServerConfig() },
+    { file: path.join(root, 'deploy/nats/nats-tls.conf'), content: natsServerConfig({ tlsDir: '/etc/nats/tls' }) },
+  ];
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const check = process.argv.includes('--check');
+  let stale = 0;
+  for (const { file, content } of committedNatsConfigs()) {
+    let current: string | undefined;
+    try {
+      current = readFileSync(file, 'utf8');
+    } catch {
+      current = undefined;
+    }
+    if (current === content) continue;
+    stale++;
+    if (check) console.error(`${path.relative(root, file)} is out of date`);
+    else {
+      writeFileSync(file, content);
+      console.log(`wrote ${path.relative(root, file)}`);
+    }
+  }
+  if (check && stale) process.exit(1);
+}

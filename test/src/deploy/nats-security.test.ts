@@ -1,0 +1,138 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { topology, type Topology } from '@conveyor/contracts';
+import { BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer } from '@conveyor/bus';
+import { uniqueName } from '../harness/ids.js';
+import { waitUntil } from '../harness/wait.js';
+import { committedNatsConfigs, servicePermissions, SERVICE_ROLES } from './nats-config.js';
+import { startSecuredNats, type SecuredNats } from './nats-server.js';
+
+const Ping = z.object({ v: z.literal(1), n: z.number().int() });
+
+describe('NATS permissions', () => {
+  test('the committed server configs are generated from the broker contract', () => {
+    for (const { file, content } of committedNatsConfigs()) {
+      assert.equal(readFileSync(file, 'utf8'), content, `${file} is stale: run \`node test/dist/deploy/nats-config.js\``);
+    }
+  });
+
+  test('each role publishes only to its own outputs and pulls only its own consumer', () => {
+    const topo = topology('conveyor');
+    const perms = servicePermissions(topo);
+    const roleConsumers = { orchestrator: topo.consumers.orchestrator, runner: topo.consumers.runner, dispatcher: topo.consumers.dispatcher };
+    for (const role of SERVICE_ROLES) {
+      const pub = perms[role].publish;
+      for (const [other, spec] of Object.entries(roleConsumers)) {
+        const pull = `$JS.API.CONSUMER.MSG.NEXT.${spec.stream}.${spec.durable}`;
+        assert.equal(pub.includes(pull), other === role, `${role} ${other === role ? 'must' : 'must not'} pull ${spec.durable}`);
+      }
+      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress', `${role} and the query subjects`);
+      assert.ok(!pub.some((s) => s.includes('.dlq.') && s !== topo.subjects.deadLetter(role)), `${role} writes only its own dead letters`);
+      assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || s.includes('.DELETE.') || s.includes('.PURGE.')), `${role} has no admin rights`);
+      assert.deepEqual(perms[role].subscribe, ['_INBOX.>']);
+    }
+  });
+});
+
+describe('a service against a NATS server with the generated config', () => {
+  let nats: SecuredNats;
+  let topo: Topology;
+  const open: NatsConnection[] = [];
+
+  async function connectAs(role: 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'ops'): Promise<NatsConnection> {
+    // Credentials as the services get them: NATS_USER plus a mounted password file.
+    const nc = await connectBus({ url: nats.url, name: `sec-${role}`, env: await nats.credentialsEnv(role) });
+    open.push(nc);
+    return nc;
+  }
+
+  before(async () => {
+    topo = topology(uniqueName('s'));
+    nats = await startSecuredNats(topo.prefix);
+  });
+
+  after(async () => {
+    for (const nc of open) await nc.close().catch(() => undefined);
+    await nats?.stop();
+  });
+
+  test('a wrong password or no credentials are refused', async () => {
+    await assert.rejects(connectBus({ url: nats.url, name: 'nobody', env: false }), /Authorization/i);
+    await assert.rejects(connectBus({ url: nats.url, name: 'liar', env: { NATS_USER: 'runner', NATS_PASSWORD: 'wrong' } }), /Authorization/i);
+  });
+
+  test('the runner provisions, pulls and acks its own consumer and publishes events, and is denied everything else', async () => {
+    const nc = await connectAs('runner');
+    const js = jetstream(nc, { timeout: 3_000 });
+    const jsm = await jetstreamManager(nc);
+    const streams = Object.values(topo.streams);
+    await ensureStreams(jsm, streams);
+    await ensureConsumers(jsm, [topo.consumers.runner]);
+    const publisher = new BusPublisher(js, { streams });
+
+    // Allowed: its own output.
+    const ack = await publisher.publish(topo.subjects.event('bot'), Ping, { v: 1, n: 1 }, { msgId: 'evt-1' });
+    assert.equal(ack.stream, topo.streams.events.name);
+
+    // Allowed: pulling and acking its own consumer (the run is put there by the ops user).
+    const ops = await connectAs('ops');
+    await jetstream(ops).publish(topo.subjects.run('bot'), JSON.stringify({ v: 1, n: 7 }), { msgID: 'run-1' });
+    const seen: number[] = [];
+    const consumer = await startConsumer({
+      js,
+      spec: topo.consumers.runner,
+      schema: Ping,
+      source: 'runner',
+      deadLetterSubject: topo.subjects.deadLetter('runner'),
+      publisherForDeadLetters: publisher,
+      handler: (p) => {
+        seen.push(p.n);
+      },
+    });
+    try {
+      await waitUntil('the run is consumed', () => seen.length === 1, 10_000);
+      const opsJsm = await jetstreamManager(ops);
+      await waitUntil('the run is acked', async () => (await opsJsm.consumers.info(topo.streams.runs.name, topo.consumers.runner.durable)).num_ack_pending === 0, 10_000);
+      assert.equal((await opsJsm.streams.info(topo.streams.runs.name)).state.messages, 0, 'work-queue message removed on ack');
+    } finally {
+      await consumer.stop({ timeoutMs: 2_000 });
+    }
+
+    // Denied: a subject it does not own (queries belong to the ingress).
+    await assert.rejects(
+      publisher.publish(topo.subjects.query('bot'), Ping, { v: 1, n: 2 }, { msgId: 'q-1', timeoutMs: 2_000 }),
+      /permission|timeout|no responders/i,
+    );
+    // Denied: another role's consumer and another role's dead letters.
+    await assert.rejects(js.consumers.get(topo.streams.queries.name, topo.consumers.orchestrator.durable).then((c) => c.info()), /permission|timeout/i);
+    await assert.rejects(
+      publisher.publish(topo.subjects.deadLetter('orchestrator'), Ping, { v: 1, n: 3 }, { msgId: 'dl-1', timeoutMs: 2_000 }),
+      /permission|timeout|no responders/i,
+    );
+    // Denied: deleting a stream.
+    await assert.rejects(jsm.streams.delete(topo.streams.events.name), /permission|timeout/i);
+
+    const opsJsm = await jetstreamManager(ops);
+    assert.equal((await opsJsm.streams.info(topo.streams.queries.name)).state.messages, 0, 'nothing reached the query stream');
+    assert.equal((await opsJsm.streams.info(topo.streams.events.name)).state.messages, 1, 'the event is stored');
+    await waitUntil('the server logged the violation', () => nats.logs.some((l) => /Publish Violation - User "runner", Subject "[^"]*\.query\.bot"/.test(l)), 5_000);
+  });
+
+  test('the ingress may publish queries but not run requests', async () => {
+    const nc = await connectAs('ingress');
+    const js = jetstream(nc, { timeout: 3_000 });
+    const publisher = new BusPublisher(js, { streams: Object.values(topo.streams) });
+    const ack = await publisher.publish(topo.subjects.query('bot'), Ping, { v: 1, n: 1 }, { msgId: 'query-1' });
+    assert.equal(ack.stream, topo.streams.queries.name);
+    await assert.rejects(publisher.publish(topo.subjects.run('bot'), Ping, { v: 1, n: 1 }, { msgId: 'run-x', timeoutMs: 2_000 }), /permission|timeout|no responders/i);
+    // Subscribing to the core subjects directly (bypassing JetStream) is refused too.
+    const sub = nc.subscribe(topo.streams.queries.subjects[0]);
+    const ended = await Promise.race([sub.closed.then(() => 'closed', (e: Error) => `error: ${e.message}`), new Promise((r) => setTimeout(() => r('still open'), 3_000))]);
+    assert.match(String(ended), /permission|closed/i);
+    await waitUntil('the server refused the subscription', () => nats.logs.some((l) => /Subscription Violation - User "ingress"/.test(l)), 5_000);
+  });
+});

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from '../harness/ports.js';
+import { waitUntil } from '../harness/wait.js';
+import { natsServerConfig, passwordVariable, SERVICE_ROLES, type ServiceRole } from './nats-config.js';
+
+export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
+
+export interface SecuredNats {
+  url: string;
+  monitorUrl: string;
+  prefix: string;
+  passwords: Record<ServiceRole | 'ops', string>;
+  /** NATS_USER/NATS_PASSWORD (as files, as a Secret mount would give them) for a role. */
+  credentialsEnv(role: ServiceRole | 'ops'): Promise<NodeJS.ProcessEnv>;
+  logs: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * A private nats-server (Debian's 2.9.10) on free ports, with the generated per-service config for
+ * `prefix` and random passwords passed the way the deployments pass them: in the server's environment.
+ */
+export async function startSecuredNats(prefix: string): Promise<SecuredNats> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-nats-'));
+  const port = await freePort();
+  let monitorPort = await freePort();
+  while (monitorPort === port) monitorPort = await freePort();
+  const conf = path.join(dir, 'nats.conf');
+  await writeFile(conf, natsServerConfig({ prefix, port, monitorPort, storeDir: path.join(dir, 'js') }));
+  const passwords = Object.fromEntries([...SERVICE_ROLES, 'ops' as const].map((r) => [r, 'p' + randomBytes(12).toString('hex')])) as SecuredNats['passwords'];
+  const env = { PATH: process.env.PATH, ...Object.fromEntries(Object.entries(passwords).map(([r, p]) => [passwordVariable(r as ServiceRole), p])) };
+  const child: ChildProcess = spawn(NATS_SERVER_BIN, ['-c', conf, '-a', '127.0.0.1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  const collect = (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean));
+  child.stdout!.on('data', collect);
+  child.stderr!.on('data', collect);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
+  await waitUntil('secured nats-server up', async () => {
+    if (child.exitCode !== null) throw new Error(`nats-server exited ${child.exitCode}:\n${logs.join('\n')}`);
+    const res = await fetch(`${monitorUrl}/healthz?js-enabled-only=true`).catch(() => undefined);
+    return res?.status === 200;
+  }, 15_000, 100);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    monitorUrl,
+    prefix,
+    passwords,
+    logs,
+    async credentialsEnv(role) {
+      const file = path.join(dir, `${role}.password`);
+      await writeFile(file, passwords[role] + '\n', { mode: 0o600 });
+      return { NATS_USER: role, NATS_PASSWORD_FILE: file };
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(t);
+      }
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

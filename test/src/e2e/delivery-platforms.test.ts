@@ -1,0 +1,159 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { createPrismaClient } from '@conveyor/persistence';
+import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { EventPublisher, route } from '../harness/events.js';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/index.js';
+import { waitUntil } from '../harness/wait.js';
+
+/** HTTP-bot sync/reset/errors, Telegram against the fake Bot API, and the web chat in Chromium, on one whole system. */
+describe('platforms end to end', () => {
+  let sys: TestSystem;
+  let tg: FakeTelegram;
+  let events: EventPublisher;
+  const tgBotId = randomUUID();
+  const tgToken = '123456:fake-token';
+  const tgSecret = 'tg-webhook-secret';
+
+  before(async () => {
+    sys = await startTestSystem();
+    tg = await startFakeTelegram({ token: tgToken });
+    events = await EventPublisher.connect(sys.topology);
+    const prisma = createPrismaClient(sys.db.url);
+    try {
+      const pipeline = await prisma.pipeline.findFirstOrThrow();
+      await prisma.bot.create({ data: { id: tgBotId, name: 'Telegram bot', adapter: 'telegram', pipelineId: pipeline.id, enabled: true,
+        adapterConfig: { token: tgToken, webhook_secret: tgSecret, api_base_url: tg.url, bot_username: 'conveyor_bot', 'enable-stream-reply': true } } });
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
+  after(async () => {
+    await events?.close();
+    await tg?.close();
+    await sys?.stop();
+  });
+
+  test('sync mode holds the call until the final reply, which does not go to the callback', async () => {
+    sys.llm.setDefault({ text: 'Synchronous answer' });
+    const session = `sync-${randomUUID()}`;
+    const res = await sys.post({ session_id: session, message: [{ type: 'Plain', text: 'hi' }] }, { subPath: 'sync' });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as any;
+    assert.equal(body.code, 0);
+    assert.equal(body.msg, 'ok');
+    assert.equal(body.data.session_id, session);
+    assert.match(body.data.reply_to, /^in_[0-9a-f]{32}$/);
+    assert.equal(body.data.message.at(-1).text, 'Synchronous answer');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(sys.callbacks.received.filter((c) => c.json?.session_id === session).length, 0, 'diverted, not called back');
+  });
+
+  test('a second /sync for a waiting session gets 409', async () => {
+    sys.llm.setDefault({ text: 'slow', delayFirstTokenMs: 1500 } as any);
+    const session = `sync2-${randomUUID()}`;
+    const first = sys.post({ session_id: session, message: [{ type: 'Plain', text: 'one' }] }, { subPath: 'sync' });
+    await new Promise((r) => setTimeout(r, 300));
+    const second = await sys.post({ session_id: session, message: [{ type: 'Plain', text: 'two' }] }, { subPath: 'sync' });
+    assert.equal(second.status, 409);
+    assert.deepEqual(await second.json(), { code: 40901, msg: 'a sync request is already in flight for this session', data: null });
+    assert.equal((await first).status, 200);
+  });
+
+  test('reset answers 200 with the protocol body', async () => {
+    const res = await sys.post({ session_id: 'ticket-reset' }, { subPath: 'reset' });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { code: 0, msg: 'reset', data: { session_id: 'ticket-reset', removed: false } });
+  });
+
+  test('every signature and body error has its status and body', async () => {
+    const ok = { session_id: 's', message: [{ type: 'Plain', text: 'x' }] };
+    const cases: [string, Promise<Response>, number, unknown][] = [
+      ['bad signature', sys.post(ok, { secret: 'nope' }), 401, { code: 40101, msg: 'invalid signature: signature_mismatch', data: null }],
+      ['missing headers', sys.post(ok, { headers: { 'x-lb-signature': '' } }), 401, { code: 40101, msg: 'invalid signature: missing_headers', data: null }],
+      ['bad timestamp', sys.post(ok, { headers: { 'x-lb-timestamp': 'abc' } }), 401, { code: 40101, msg: 'invalid signature: bad_timestamp', data: null }],
+      ['expired', sys.post(ok, { headers: { 'x-lb-timestamp': '1000' } }), 401, { code: 40101, msg: 'invalid signature: expired', data: null }],
+      ['not JSON', sys.post(null, { rawBody: '{nope' }), 400, { code: 40001, msg: 'body is not valid JSON', data: null }],
+      ['not an object', sys.post(null, { rawBody: '[1]' }), 400, { code: 40001, msg: 'body must be a JSON object', data: null }],
+      ['missing fields', sys.post({ session_id: 's' }), 400, { code: 40001, msg: 'session_id and message are required', data: null }],
+      ['reset without session', sys.post({}, { subPath: 'reset' }), 400, { code: 40001, msg: 'session_id is required', data: null }],
+      ['unknown sub-path', sys.post(ok, { subPath: 'nope' }), 400, { code: 40001, msg: 'unknown sub-path: nope', data: null }],
+      ['too large', sys.post(null, { rawBody: Buffer.alloc(1_048_577, 32) }), 413, { code: 41301, msg: 'message too large', data: null }],
+    ];
+    for (const [name, p, status, body] of cases) {
+      const res = await p;
+      assert.equal(res.status, status, name);
+      assert.deepEqual(await res.json(), body, name);
+    }
+    const key = randomUUID();
+    assert.equal((await sys.post(ok, { headers: { 'x-lb-idempotency-key': key } })).status, 202);
+    const replay = await sys.post(ok, { headers: { 'x-lb-idempotency-key': key } });
+    assert.equal(replay.status, 409);
+    assert.deepEqual(await replay.json(), { code: 40901, msg: 'idempotency key already accepted', data: null });
+  });
+
+  test('Telegram: the webhook secret is checked and a group mention is answered with sendMessage', async () => {
+    const ingress = sys.services.get('ingress').url;
+    const update = (id: number, chat: object, text: string) => ({ update_id: id, message: { message_id: id, from: { id: 42, is_bot: false, first_name: 'Ann' }, chat, date: 1, text } });
+    const bad = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': 'wrong' }, body: JSON.stringify(update(1, { id: 7, type: 'private' }, 'hi')) });
+    assert.equal(bad.status, 401);
+    sys.llm.setDefault({ text: 'Group answer' });
+    const groupChat = -100123;
+    const res = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret }, body: JSON.stringify(update(2, { id: groupChat, type: 'supergroup', title: 'Team' }, '@conveyor_bot what is up')) });
+    assert.equal(res.status, 200);
+    await tg.waitFor(() => tg.chat(groupChat).some((m) => m.text.includes('Group answer')), 30_000);
+    // The mention reached the model without the @name.
+    assert.match(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /what is up/);
+    assert.doesNotMatch(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /@conveyor_bot/);
+
+  });
+
+  test('web chat in Chromium: a streamed answer, a model answer, and a reset', async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), 'conveyor-chromium-'));
+    let browser: Browser | undefined;
+    try {
+      browser = await chromium.launch({
+        executablePath: '/usr/bin/chromium',
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      });
+      const page = await browser.newPage();
+      await page.goto(`${sys.services.get('ingress').url}/chat`);
+      await page.locator('#bot option').first().waitFor({ state: 'attached' });
+      await page.selectOption('#bot', sys.botId);
+      const sessionId = await waitUntil('session id', () => page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId));
+      await new Promise((r) => setTimeout(r, 300)); // the event stream subscribes
+
+      // A model answer through the whole pipeline.
+      sys.llm.setDefault({ text: 'Hello from the web chat bot' });
+      await page.fill('#input', 'hi there');
+      await page.click('#send');
+      await page.locator('.msg.bot', { hasText: 'Hello from the web chat bot' }).waitFor({ timeout: 30_000 });
+
+      // A streamed answer: the bubble grows snapshot by snapshot, then settles on the final text.
+      const r = route(sys.botId, sessionId!, 'webchat');
+      const seen = new Set<string>();
+      const watcher = setInterval(() => void page.locator('.msg.bot').last().textContent().then((t) => t && seen.add(t)).catch(() => undefined), 20);
+      const text = await events.streamReply(r, randomUUID(), ['Streaming', 'works', 'in', 'the', 'browser', 'as', 'it', 'is', 'generated'], { gapMs: 150 });
+      await page.locator('.msg.bot', { hasText: text }).waitFor({ timeout: 15_000 });
+      clearInterval(watcher);
+      const partial = [...seen].filter((t) => t.startsWith('Streaming') && t !== text);
+      assert.ok(partial.length >= 2, `saw intermediate snapshots: ${JSON.stringify([...seen])}`);
+      assert.equal(await page.locator('.msg.bot.streaming').count(), 0, 'no bubble left streaming');
+
+      await page.click('#reset');
+      await page.locator('.msg.system', { hasText: 'Conversation reset' }).waitFor({ timeout: 10_000 });
+      assert.equal(await page.locator('.msg.bot').count(), 0);
+      const newSession = await page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId);
+      assert.notEqual(newSession, sessionId, 'a fresh session after reset');
+    } finally {
+      await browser?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
