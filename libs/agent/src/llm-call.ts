@@ -116,6 +116,9 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
         finishReason: choice.finish_reason ?? null,
       };
     }
+    // The SDK ends an aborted stream quietly; without this a stopping runner would finish the run
+    // with a truncated reply instead of handing it back to another replica.
+    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
     span.setAttribute('gen_ai.response.finish_reasons', finishReasons);
   } catch (err) {
     span.recordException(err as Error);

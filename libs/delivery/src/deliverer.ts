@@ -262,7 +262,7 @@ export class Deliverer {
     const adapter = this.adapterFor(part.route);
     const state = redisState(this.queue, queryId);
     const parent = part.trace ? propagation.extract(ROOT_CONTEXT, part.trace) : context.active();
-    const result = await tracer().startActiveSpan(`${adapter.name} deliver`, { kind: SpanKind.CLIENT, attributes: {
+    const result = await tracer().startActiveSpan(`${adapter.name} send`, { kind: SpanKind.CLIENT, attributes: {
       'conveyor.query_id': queryId, 'conveyor.bot.id': part.route.botId, 'conveyor.reply.final': reply.isFinal, 'conveyor.reply.stream': reply.stream,
     } }, parent, async (span) => {
       try {

@@ -12,22 +12,23 @@ export const METRIC_NAMES = {
   ingressMessages: 'conveyor_ingress_messages',
   /** orchestrator/dispatcher: one pipeline stage's latency, labels pipeline, stage, result. */
   stageDuration: 'conveyor_stage_duration_seconds',
-  /** orchestrator: rate-limit decisions, labels bot, scope, decision (allowed, denied, queued). */
+  /** orchestrator: rate-limit decisions, labels decision (allow, drop, wait), conveyor.pipeline.id. */
   rateLimitDecisions: 'conveyor_rate_limit_decisions',
-  /** runner: time from the model request to the first streamed token, label model. */
-  llmTimeToFirstToken: 'conveyor_llm_time_to_first_token_seconds',
+  /** runner: time from the model request to the first streamed delta (seconds), label model. */
+  llmTimeToFirstToken: 'conveyor_llm_time_to_first_token',
   /** runner: tokens, labels model, direction (input, output). */
   llmTokens: 'conveyor_llm_tokens',
   /** runner: whole model call latency, label model. */
   llmCallDuration: 'conveyor_llm_call_duration',
   /** runner: model calls that failed over to the next model. */
   llmFallbacks: 'conveyor_llm_fallbacks',
-  /** runner: tool calls, labels tool, outcome. */
-  toolCalls: 'conveyor_tool_calls',
+  /** runner: tool calls, label outcome. */
+  toolCalls: 'conveyor_agent_tool_calls',
   /** dispatcher: replies the platform did not accept after all retries, label adapter. */
   sendFailures: 'conveyor_dispatch_send_failures',
-  /** dispatcher: replies sent, labels adapter, outcome (delivered, failed). */
-  sends: 'conveyor_dispatch_sends',
+  /** dispatcher: reply parts handed to a platform / not taken after all retries. */
+  partsSent: 'conveyor_dispatch_parts_sent',
+  partsFailed: 'conveyor_dispatch_parts_failed',
 } as const;
 
 /** Seconds, from a fast stage (ms) to a long agent run (minutes). */
@@ -55,12 +56,11 @@ export const conveyorMetrics = {
   stageDuration: () => latencyHistogram(METRIC_NAMES.stageDuration, 'Latency of one pipeline stage'),
   rateLimitDecisions: () => counter(METRIC_NAMES.rateLimitDecisions, 'Rate-limit decisions by scope and decision'),
   llmTimeToFirstToken: () => latencyHistogram(METRIC_NAMES.llmTimeToFirstToken, 'Time from the model request to its first streamed token'),
-  toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by tool and outcome'),
-  sends: () => counter(METRIC_NAMES.sends, 'Outbound replies by adapter and outcome'),
+  toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by outcome'),
 };
 
-/** Records a rate-limit decision (`decision`: allowed, denied or queued). */
-export function recordRateLimitDecision(decision: 'allowed' | 'denied' | 'queued', attributes: Attributes = {}): void {
+/** Records a rate-limit decision (`decision`: allow, drop or wait, LangBot's outcomes). */
+export function recordRateLimitDecision(decision: 'allow' | 'drop' | 'wait' | (string & {}), attributes: Attributes = {}): void {
   conveyorMetrics.rateLimitDecisions().add(1, { ...attributes, decision });
 }
 
