@@ -92,8 +92,12 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     assert.equal(send.serviceName, 'conveyor-dispatcher');
     assert.ok(ancestors(send).some((a) => a.name === `${events.name} process`), 'the send runs inside the event consumer span');
 
-    // Pipeline stages (when the stage engine records them) sit under a consumer span and carry their result.
-    for (const stage of trace.filter((s) => s.name.startsWith('stage '))) {
+    // Pipeline stages sit under a consumer span and carry their result: the pre-stages in the
+    // orchestrator, the stages after MessageProcessor in the dispatcher.
+    const stageSpans = trace.filter((s) => s.name.startsWith('stage '));
+    assert.equal(stageSpans.find((s) => s.name === 'stage PreProcessor')?.serviceName, 'conveyor-orchestrator');
+    assert.equal(stageSpans.find((s) => s.name === 'stage SendResponseBackStage')?.serviceName, 'conveyor-dispatcher');
+    for (const stage of stageSpans) {
       assert.ok(['CONTINUE', 'INTERRUPT'].includes(String(stage.attributes['conveyor.stage.result'])), `${stage.name} result`);
       assert.ok(stage.attributes['conveyor.pipeline.id'], `${stage.name} pipeline id`);
       assert.ok(ancestors(stage).some((a) => a.kindName === 'CONSUMER'), `${stage.name} is inside a consumer span`);

@@ -1,5 +1,5 @@
 import { trace, type Span } from '@opentelemetry/api';
-import { currentTraceId, inSpan } from '@conveyor/telemetry';
+import { currentTraceId, inStage } from '@conveyor/telemetry';
 import type { MessageChain } from '@conveyor/contracts';
 import type { PipelineDeps } from './ports.js';
 import { isGroup, type PipelineQuery } from './query.js';
@@ -18,16 +18,22 @@ export async function executeFrom(stages: readonly Stage[], from: number, query:
   for (let i = from; i < stages.length; i++) {
     const stage = stages[i];
     query.currentStage = stage.name;
-    const output = await inSpan(stage.name, { 'conveyor.pipeline.id': query.pipelineId }, async (span) => {
-      const out = stage.process(query);
-      if (isAsyncIterable(out)) {
-        span.setAttribute('conveyor.stage.generator', true);
-        return out;
-      }
-      const result = await out;
-      recordResult(span, stage.name, result, deps);
-      return result;
-    });
+    const output = await inStage(
+      stage.name,
+      query.pipelineId,
+      async (span) => {
+        const out = stage.process(query);
+        if (isAsyncIterable(out)) {
+          span.setAttribute('conveyor.stage.generator', true);
+          return out;
+        }
+        const result = await out;
+        recordResult(span, stage.name, result, deps);
+        return result;
+      },
+      // A generator's items are spans of their own (fanOut); starting it always continues.
+      { outcome: (out) => ({ result: isAsyncIterable(out) || out.type !== 'interrupt' ? 'CONTINUE' : 'INTERRUPT' }) },
+    );
     if (isAsyncIterable(output)) {
       await fanOut(stages, i, output, query, deps);
       return;
@@ -43,12 +49,13 @@ async function fanOut(stages: readonly Stage[], i: number, items: AsyncIterable<
   try {
     for (;;) {
       // One span per yielded item, so each item's downstream spans nest under the item that caused them.
-      const step = await tracer.startActiveSpan(name, { attributes: { 'conveyor.pipeline.id': query.pipelineId, 'conveyor.stage.generator': true } }, async (span) => {
+      const step = await tracer.startActiveSpan(`stage ${name}`, { attributes: { 'conveyor.pipeline.id': query.pipelineId, 'conveyor.stage.name': name, 'conveyor.stage.generator': true } }, async (span) => {
         try {
           query.currentStage = name;
           const next = await iterator.next();
           if (next.done) {
-            span.setAttribute('conveyor.stage.result', 'DONE');
+            // The generator ran out: nothing was interrupted.
+            span.setAttributes({ 'conveyor.stage.result': 'CONTINUE', 'conveyor.stage.exhausted': true });
             return { done: true as const };
           }
           recordResult(span, name, next.value, deps);
