@@ -51,6 +51,16 @@ redis.call('HDEL', KEYS[4], id)
 redis.call('HDEL', KEYS[5], id)
 return 1`;
 
+const REGISTER = `
+-- KEYS as ACQUIRE; ARGV: 1 queryId, 2 stream seq, 3 settle ms
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), ARGV[1])
+redis.call('HSETNX', KEYS[4], ARGV[1], now - tonumber(ARGV[3]))
+redis.call('HSET', KEYS[5], ARGV[1], now)
+for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
+return 1`;
+
 const RELEASE = `
 -- KEYS as ACQUIRE; ARGV: 1 queryId
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -104,6 +114,16 @@ export class SessionLeases {
     const o = this.options;
     const r = Number(await this.redis.eval(ACQUIRE, 5, ...this.keys(s), queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs));
     return r === 1 ? 'acquired' : r === 0 ? 'session-busy' : r === -1 ? 'not-head' : r === -2 ? 'settling' : 'pipeline-full';
+  }
+
+  /**
+   * Registers an accepted message in its session's queue at once, already settled. The ingress calls it
+   * after the publish is acknowledged and before it answers: a message the client sent after getting
+   * that answer has a higher stream sequence and cannot overtake it, so the orchestrator need not wait
+   * out the settle time (which only covers messages that reach the bus by other paths).
+   */
+  async register(s: SessionRef, queryId: string, streamSeq: number): Promise<void> {
+    await this.redis.eval(REGISTER, 5, ...this.keys(s), queryId, streamSeq, this.options.settleMs);
   }
 
   /** Frees the lease and the slot and leaves the queue; safe to call any number of times. */

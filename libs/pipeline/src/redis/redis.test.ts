@@ -57,3 +57,16 @@ test('a crashed holder frees the session by expiry', async () => {
   await new Promise((r) => setTimeout(r, 300));
   assert.equal(await leases.acquire(c, 'next', 2), 'acquired');
 });
+
+test('a message registered by the ingress is settled at once and keeps its place by stream sequence', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 10_000, pipelineCap: 100, staleMs: 60_000 });
+  const r = { ...s, launcherId: 'registered' };
+  await leases.register(r, 'first', 10);
+  await leases.register(r, 'second', 11);
+  assert.equal(await leases.acquire(r, 'second', 11), 'not-head', 'the earlier message goes first');
+  assert.equal(await leases.acquire(r, 'first', 10), 'acquired', 'no settle wait after registration');
+  await leases.release(r, 'first');
+  assert.equal(await leases.acquire(r, 'second', 11), 'acquired');
+  const unregistered = { ...s, launcherId: 'unregistered' };
+  assert.equal(await leases.acquire(unregistered, 'bus-only', 12), 'settling', 'a message that skipped the ingress still settles');
+});
