@@ -24,6 +24,11 @@ export const ReplyRoute = z.object({
   senderId: z.string().max(1000),
   /** The inbound message id the replies answer (HTTP-bot `reply_to`). */
   replyTo: z.string().max(200),
+  /**
+   * Whether the platform shows streamed replies, decided by the ingress from the bot's adapter and its
+   * config (LangBot's `is_stream_output_supported`); absent means the adapter's default.
+   */
+  stream: z.boolean().optional(),
 });
 export type ReplyRoute = z.infer<typeof ReplyRoute>;
 

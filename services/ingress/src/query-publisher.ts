@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { QueryEnvelope, type MessageChain, type LauncherType, type ReplyRoute } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
+import { SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
 export interface InboundMessage {
@@ -19,6 +20,8 @@ export interface InboundMessage {
   adapter?: ReplyRoute['adapter'];
   /** De-duplication id when the platform has its own (Telegram's update_id). */
   msgId?: string;
+  /** Whether replies stream to this platform (Telegram: the bot's `enable-stream-reply`). */
+  stream?: boolean;
 }
 
 /** Inbound publishes in flight per replica before the ingress answers 503 (LangBot: 100 listener tasks per bot). */
@@ -31,7 +34,11 @@ const accepted = meter.createCounter('conveyor_ingress_messages', { description:
 /** Turns an accepted inbound message into a query on the bus. */
 @Injectable()
 export class QueryPublisher {
-  constructor(@Inject(INFRA) private readonly infra: Infra) {}
+  private readonly leases: SessionLeases;
+
+  constructor(@Inject(INFRA) private readonly infra: Infra) {
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+  }
 
   /** Returns false when the idempotency key was already accepted. */
   private readonly inflight = new Map<string, number>();
@@ -67,6 +74,7 @@ export class QueryPublisher {
         launcherId: m.sessionId,
         senderId: m.senderId,
         replyTo: m.acceptedMessageId,
+        ...(m.stream !== undefined ? { stream: m.stream } : {}),
       },
       senderName: m.senderName,
       ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
@@ -75,6 +83,21 @@ export class QueryPublisher {
     const msgId = m.msgId ?? (m.idempotencyKey ? `idem:${m.botId}:${m.idempotencyKey}` : queryId);
     const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId, queryId });
     accepted.add(1, { bot: m.botId, outcome: ack.duplicate ? 'duplicate' : 'accepted' });
+    if (!ack.duplicate) await this.registerInSession(envelope, ack.seq);
     return { duplicate: ack.duplicate, queryId };
+  }
+
+  /**
+   * Puts the message in its session's queue before the caller hears 202, so the orchestrator can run
+   * it without waiting out the settle time. Best effort: without it the orchestrator registers the
+   * message itself and only waits longer.
+   */
+  private async registerInSession(envelope: QueryEnvelope, streamSeq: number): Promise<void> {
+    const { route } = envelope;
+    try {
+      await this.leases.register({ botId: route.botId, launcherType: route.launcherType, launcherId: route.launcherId }, envelope.queryId, streamSeq);
+    } catch (err) {
+      this.infra.logger.warn({ err, queryId: envelope.queryId }, 'could not register the message in its session queue');
+    }
   }
 }

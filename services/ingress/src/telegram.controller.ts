@@ -60,6 +60,7 @@ export class TelegramController {
         ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
         messageChain: m.messageChain,
         msgId: `tg:${botId}:${m.updateId}`,
+        stream: config['enable-stream-reply'],
       });
     } catch (err) {
       this.infra.logger.error({ err, botId }, 'telegram update not accepted');

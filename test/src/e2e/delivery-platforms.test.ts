@@ -98,16 +98,24 @@ describe('platforms end to end', () => {
     assert.deepEqual(await replay.json(), { code: 40901, msg: 'idempotency key already accepted', data: null });
   });
 
-  test('Telegram: the webhook secret is checked and a group mention is answered with sendMessage', async () => {
+  test('Telegram: the webhook secret is checked and a group mention is answered by a streamed, edited message', async () => {
     const ingress = sys.services.get('ingress').url;
     const update = (id: number, chat: object, text: string) => ({ update_id: id, message: { message_id: id, from: { id: 42, is_bot: false, first_name: 'Ann' }, chat, date: 1, text } });
     const bad = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': 'wrong' }, body: JSON.stringify(update(1, { id: 7, type: 'private' }, 'hi')) });
     assert.equal(bad.status, 401);
-    sys.llm.setDefault({ text: 'Group answer' });
+    // Twenty words, one per delta: the runner streams snapshots and the bot (enable-stream-reply) edits one message.
+    const answer = `Group answer ${Array.from({ length: 18 }, (_, i) => `w${i}`).join(' ')}`;
+    sys.llm.setDefault({ text: answer });
     const groupChat = -100123;
     const res = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret }, body: JSON.stringify(update(2, { id: groupChat, type: 'supergroup', title: 'Team' }, '@conveyor_bot what is up')) });
     assert.equal(res.status, 200);
-    await tg.waitFor(() => tg.chat(groupChat).some((m) => m.text.includes('Group answer')), 30_000);
+    await tg.waitFor(() => tg.chat(groupChat).some((m) => m.text.endsWith('w17')), 30_000);
+    const messages = tg.chat(groupChat);
+    assert.equal(messages.length, 1, 'one message, edited in place');
+    assert.ok(messages[0].text.endsWith(answer), `final text is the whole answer: ${messages[0].text}`);
+    assert.ok(messages[0].edits >= 2, `placeholder then throttled edits, saw ${messages[0].edits}`);
+    const sends = tg.calls.filter((c) => c.method === 'sendMessage' && c.params.chat_id === groupChat);
+    assert.equal(sends[0]?.params.text, 'Thinking...');
     // The mention reached the model without the @name.
     assert.match(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /what is up/);
     assert.doesNotMatch(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /@conveyor_bot/);

@@ -1,6 +1,6 @@
 import type { ReplyRoute } from '@conveyor/contracts';
 import type { PipelineDefinition } from '../pipeline.js';
-import { BOT_ACCOUNT_IDS, STREAMING_ADAPTERS } from './new-query.js';
+import { BOT_ACCOUNT_IDS, streamsTo } from './new-query.js';
 import type { PipelineQuery, RespItem } from './query.js';
 
 /** The dispatcher's view of a query for one item: what the stages after MessageProcessor read. */
@@ -14,7 +14,7 @@ export function itemQuery(queryId: string, route: ReplyRoute, pipeline: Pipeline
     config: pipeline.config,
     messageChain: [],
     variables: {},
-    streamOutput: STREAMING_ADAPTERS.has(route.adapter),
+    streamOutput: streamsTo(route),
     botAccountId: BOT_ACCOUNT_IDS[route.adapter] ?? route.botId,
     prompt: [],
     messages: [],

@@ -52,11 +52,11 @@ redis.call('HDEL', KEYS[5], id)
 return 1`;
 
 const REGISTER = `
--- KEYS as ACQUIRE; ARGV: 1 queryId, 2 stream seq, 3 settle ms
+-- KEYS as ACQUIRE; ARGV: 1 queryId, 2 stream seq. First seen at 0: settled from the start.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), ARGV[1])
-redis.call('HSETNX', KEYS[4], ARGV[1], now - tonumber(ARGV[3]))
+redis.call('HSET', KEYS[4], ARGV[1], 0)
 redis.call('HSET', KEYS[5], ARGV[1], now)
 for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
 return 1`;
@@ -123,7 +123,7 @@ export class SessionLeases {
    * out the settle time (which only covers messages that reach the bus by other paths).
    */
   async register(s: SessionRef, queryId: string, streamSeq: number): Promise<void> {
-    await this.redis.eval(REGISTER, 5, ...this.keys(s), queryId, streamSeq, this.options.settleMs);
+    await this.redis.eval(REGISTER, 5, ...this.keys(s), queryId, streamSeq);
   }
 
   /** Frees the lease and the slot and leaves the queue; safe to call any number of times. */
