@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ReplyRoute } from '@conveyor/contracts';
 import type { BatchEntry, QueuedPart } from './types.js';
+import { evalScript } from '@conveyor/redis-scripts';
 
 /**
  * Reply parts in Redis, shared by every dispatcher replica.
@@ -109,7 +110,7 @@ export class ReplyQueue {
   }
 
   private enqueueRaw(route: ReplyRoute, queryId: string, attempt: number, seq: number, field: string, value: string, kind: 'p' | 'e', sub: number) {
-    return this.redis.eval(
+    return evalScript(this.redis, 
       ENQUEUE, 3,
       this.replyKey(queryId), `${this.sessionKey(route)}:replies`, this.activeKey,
       attempt, seq, field, value, queryId, Date.now(), STATE_TTL_MS, ReplyQueue.sessionMember(route), kind, sub,
@@ -138,7 +139,7 @@ export class ReplyQueue {
 
   /** The batch to send for a reply: fresh, or resumed (with how many of its parts were already sent). */
   async take(queryId: string, max = 256): Promise<{ entries: BatchEntry[]; progress: number; resumed: boolean } | null> {
-    const [batch, progress, resumed] = (await this.redis.eval(TAKE, 1, this.replyKey(queryId), max)) as [string | null, string, number];
+    const [batch, progress, resumed] = (await evalScript(this.redis, TAKE, 1, this.replyKey(queryId), max)) as [string | null, string, number];
     if (!batch) return null;
     return { entries: JSON.parse(batch) as BatchEntry[], progress: Number(progress), resumed: resumed === 1 };
   }
@@ -175,15 +176,15 @@ export class ReplyQueue {
   }
 
   async acquire(s: SessionId, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(ACQUIRE, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
+    return (await evalScript(this.redis, ACQUIRE, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
   }
 
   async renew(s: SessionId, token: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.eval(RENEW, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
+    return (await evalScript(this.redis, RENEW, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
   }
 
   async release(s: SessionId, token: string): Promise<void> {
-    await this.redis.eval(RELEASE, 1, `${this.sessionKey(s)}:lease`, token);
+    await evalScript(this.redis, RELEASE, 1, `${this.sessionKey(s)}:lease`, token);
   }
 
   /** Sessions that had parts recently, oldest activity first. */

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { evalScript } from '@conveyor/redis-scripts';
 
 /**
  * LangBot's per-session callback numbering (HTTP-bot protocol §8.4: restart at 1 after a final
@@ -23,6 +24,6 @@ export class SessionSequence {
 
   async next(botId: string, sessionId: string, isFinal: boolean): Promise<number> {
     const key = `${this.prefix}:seq:${botId}:${sessionId}`;
-    return Number(await this.redis.eval(NEXT_SEQUENCE, 1, key, isFinal ? '1' : '0', STATE_TTL_SECONDS));
+    return Number(await evalScript(this.redis, NEXT_SEQUENCE, 1, key, isFinal ? '1' : '0', STATE_TTL_SECONDS));
   }
 }

@@ -37,7 +37,13 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   const nc = await connectBus({ url: env.NATS_URL, name, logger }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
   });
-  const redis = new Redis(env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 2, connectionName: name });
+  const redis = new Redis(env.REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    connectionName: name,
+    // Commands issued in the same tick (a handler's lease, sequence and delivery steps) share one write.
+    enableAutoPipelining: true,
+  });
   await redis.connect().catch(async (err) => {
     await nc.close();
     throw unavailable('Redis', env.REDIS_URL, err);

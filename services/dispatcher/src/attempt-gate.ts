@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { evalScript } from '@conveyor/redis-scripts';
 
 /**
  * A run is at-least-once: when a runner dies mid-run, the run restarts on another replica as a new
@@ -23,6 +24,6 @@ export class AttemptGate {
 
   /** False when a newer attempt of the query already produced events. */
   async admit(queryId: string, attempt: number): Promise<boolean> {
-    return (await this.redis.eval(ADMIT, 1, `${this.prefix}:attempt:${queryId}`, attempt, TTL_SECONDS)) === 1;
+    return (await evalScript(this.redis, ADMIT, 1, `${this.prefix}:attempt:${queryId}`, attempt, TTL_SECONDS)) === 1;
   }
 }

@@ -4,6 +4,7 @@ import type { Subscription } from '@nats-io/transport-node';
 import type { MessageComponent } from '@conveyor/contracts';
 import { syncKey, type SyncAck, type SyncPart } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
+import { evalScript } from '@conveyor/redis-scripts';
 
 interface Waiter {
   parts: MessageComponent[];
@@ -61,7 +62,7 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
     this.waiters.set(key(botId, sessionId), w);
     const release = async () => {
       this.waiters.delete(key(botId, sessionId));
-      await this.infra.redis.eval(RELEASE, 1, redisKey, this.instance);
+      await evalScript(this.infra.redis, RELEASE, 1, redisKey, this.instance);
     };
     return {
       release,

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiterPort } from '../engine/ports.js';
+import { evalScript } from '@conveyor/redis-scripts';
 
 // LangBot's fixwin algorithm in one atomic step: the window is aligned to the epoch (bucket = now -
 // now % window), a full window denies (and a denied request does not count), and buckets expire on
@@ -24,7 +25,7 @@ export class RedisFixedWindow implements RateLimiterPort {
   ) {}
 
   async require(key: string, windowSeconds: number, limit: number): Promise<RateDecision> {
-    const r = Number(await this.redis.eval(REQUIRE, 1, `${this.prefix}:ratelimit:${key}`, windowSeconds, limit));
+    const r = Number(await evalScript(this.redis, REQUIRE, 1, `${this.prefix}:ratelimit:${key}`, windowSeconds, limit));
     return r < 0 ? { allowed: true } : { allowed: false, retryInMs: Math.max(1, r) };
   }
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { evalScript } from '@conveyor/redis-scripts';
 
 // Per-session order and the cluster-wide pipeline cap (LangBot's concurrency.session = 1 and
 // concurrency.pipeline = 20) as Redis leases. Every lease has a TTL that the live query refreshes, so
@@ -112,7 +113,7 @@ export class SessionLeases {
   /** Registers the query in its session's queue (once) and takes the lease if it is its turn. */
   async acquire(s: SessionRef, queryId: string, streamSeq: number): Promise<AcquireOutcome> {
     const o = this.options;
-    const r = Number(await this.redis.eval(ACQUIRE, 5, ...this.keys(s), queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs));
+    const r = Number(await evalScript(this.redis, ACQUIRE, 5, ...this.keys(s), queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs));
     return r === 1 ? 'acquired' : r === 0 ? 'session-busy' : r === -1 ? 'not-head' : r === -2 ? 'settling' : 'pipeline-full';
   }
 
@@ -123,17 +124,17 @@ export class SessionLeases {
    * out the settle time (which only covers messages that reach the bus by other paths).
    */
   async register(s: SessionRef, queryId: string, streamSeq: number): Promise<void> {
-    await this.redis.eval(REGISTER, 5, ...this.keys(s), queryId, streamSeq);
+    await evalScript(this.redis, REGISTER, 5, ...this.keys(s), queryId, streamSeq);
   }
 
   /** Frees the lease and the slot and leaves the queue; safe to call any number of times. */
   async release(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await this.redis.eval(RELEASE, 5, ...this.keys(s), queryId)) === 1;
+    return Number(await evalScript(this.redis, RELEASE, 5, ...this.keys(s), queryId)) === 1;
   }
 
   /** Keeps a held lease alive for at least `ms` more. */
   async extend(s: SessionRef, queryId: string, ms: number = this.options.ttlMs): Promise<boolean> {
-    return Number(await this.redis.eval(EXTEND, 5, ...this.keys(s), queryId, ms)) === 1;
+    return Number(await evalScript(this.redis, EXTEND, 5, ...this.keys(s), queryId, ms)) === 1;
   }
 
   async holder(s: SessionRef): Promise<string | null> {
