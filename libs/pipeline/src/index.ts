@@ -23,3 +23,4 @@ export * from './redis/leases.js';
 export * from './testing.js';
 export * from './filters/ban-word-file.js';
 export * from './engine/dispatch-query.js';
+export * from './pipeline-directory.js';

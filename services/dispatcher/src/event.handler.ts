@@ -5,12 +5,12 @@ import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus'
 import { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import {
-  checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases,
+  checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
   type BanWords, type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
-import { HttpBotOutbound } from './http-bot.outbound.js';
+import { PlatformOutbound } from './platform.outbound.js';
 import { AttemptGate } from './attempt-gate.js';
-import { PipelineDirectory } from './pipeline-directory.js';
+import { BotPipelines } from './pipeline-directory.js';
 import { StreamedFlag } from './streamed-flag.js';
 import type { DispatcherEnv } from './env.js';
 
@@ -48,8 +48,8 @@ export class EventHandler {
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
-    private readonly httpBot: HttpBotOutbound,
-    private readonly pipelines: PipelineDirectory,
+    private readonly httpBot: PlatformOutbound,
+    private readonly pipelines: BotPipelines,
   ) {
     this.env = infra.env as unknown as DispatcherEnv;
     this.queryLog = new QueryLog(infra.prisma);
@@ -71,11 +71,12 @@ export class EventHandler {
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;
     }
-    const pipeline = await this.pipelines.forBot(event.route.botId);
-    if (typeof pipeline === 'string') {
+    const bot = await this.pipelines.forBot(event.route.botId);
+    if (!bot?.ok) {
       await this.release(event);
-      throw new PermanentError(pipeline);
+      throw new PermanentError(unusableReason(event.route.botId, bot) ?? 'pipeline unavailable');
     }
+    const { pipeline } = bot;
     const item = itemOf(event);
     const q = itemQuery(event.queryId, event.route, pipeline, item);
     const deps = this.deps();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { AttemptGate } from './attempt-gate.js';
-import { SessionSequence } from './session-sequence.js';
+import { SessionSequence } from '@conveyor/delivery';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 let redis: Redis;

@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QueryHandler } from './query.handler.js';
-import { PipelineDirectory } from './pipeline-directory.js';
+import { BotPipelines } from './pipeline-directory.js';
 
 @Module({})
 export class OrchestratorModule {
   static register(): DynamicModule {
-    return { module: OrchestratorModule, providers: [QueryHandler, PipelineDirectory], exports: [QueryHandler] };
+    return { module: OrchestratorModule, providers: [QueryHandler, BotPipelines], exports: [QueryHandler] };
   }
 }

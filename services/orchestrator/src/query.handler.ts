@@ -3,11 +3,11 @@ import type { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, type BanWords, type PipelineDeps,
+  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
-import { PipelineDirectory } from './pipeline-directory.js';
+import { BotPipelines } from './pipeline-directory.js';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
@@ -29,7 +29,7 @@ export class QueryHandler {
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
-    private readonly pipelines: PipelineDirectory,
+    private readonly pipelines: BotPipelines,
   ) {
     this.env = infra.env as unknown as OrchestratorEnv;
     this.conversations = new ConversationStore(infra.prisma);
@@ -57,8 +57,8 @@ export class QueryHandler {
       traceId: currentTraceId(),
       attempt: ctx.deliveryCount,
     });
-    if (!bot || !bot.enabled || !bot.ok) {
-      const reason = !bot ? `bot ${route.botId} not found` : !bot.enabled ? `bot ${route.botId} is disabled` : `pipeline ${bot.pipelineId} rejected: ${bot.ok ? '' : bot.reason}`;
+    if (!bot?.ok || !bot.enabled) {
+      const reason = unusableReason(route.botId, bot) ?? 'pipeline unavailable';
       await this.queryLog.failed(envelope.queryId, reason);
       throw new PermanentError(reason);
     }

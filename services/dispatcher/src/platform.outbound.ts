@@ -6,7 +6,7 @@ import { DelivererProvider } from './outbound/deliverer.provider.js';
 export type { OutboundReply, SendResult } from '@conveyor/delivery';
 
 /**
- * The dispatcher's outbound port (kept under its skeleton name): `send(route, reply)` for every
+ * The dispatcher's outbound port : `send(route, reply)` for every
  * platform, routed by `route.adapter` (http-bot, telegram, webchat).
  *
  * Call `send` inside `withReplyRef(event, …)` — one call per runner event handled — so parts are
@@ -14,7 +14,7 @@ export type { OutboundReply, SendResult } from '@conveyor/delivery';
  * wait for the platform. A `send` outside any event scope goes straight to the platform.
  */
 @Injectable()
-export class HttpBotOutbound implements Outbound {
+export class PlatformOutbound implements Outbound {
   constructor(private readonly provider: DelivererProvider) {}
 
   send(route: ReplyRoute, reply: OutboundReply, ref?: ReplyRef): Promise<SendResult> {
