@@ -1,3 +1,4 @@
+import { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';
 import {
   context,
   isSpanContextValid,
@@ -74,6 +75,8 @@ export interface StartConsumerOptions<S extends z.ZodType> {
   heartbeatMs?: number;
   /** Payloads above this go to the dead letters (`payload_too_large`). Default LIMITS.busPayloadBytes. */
   maxPayloadBytes?: number;
+  /** Where attempts are remembered for linking redeliveries; default this process's memory. */
+  attempts?: AttemptStore;
 }
 
 export interface StopOptions {
@@ -112,6 +115,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
   const backoff = opts.backoff ?? defaultBackoff;
   const heartbeatMs = opts.heartbeatMs ?? Math.max(100, Math.floor(spec.ackWaitMs / 3));
   const maxPayloadBytes = opts.maxPayloadBytes ?? LIMITS.busPayloadBytes;
+  const attempts = opts.attempts ?? new MemoryAttemptStore();
   const log = { stream: spec.stream, durable: spec.durable };
 
   const slots = new Semaphore(concurrency);
@@ -238,9 +242,9 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     const links: Link[] = [];
     if (m.info.deliveryCount > 1) {
       busMetrics().redeliveries.add(1, { consumer: spec.durable });
-      // The earlier attempt, when this process handled it; one in another process shares the trace
-      // (same PRODUCER parent) and is found by messaging.nats.stream.sequence.
-      const previous = previousAttempts.get(attemptKey);
+      // The earlier attempt, from the attempt store; without a shared store an attempt in another
+      // process still shares the trace (same PRODUCER parent) and is found by messaging.nats.stream.sequence.
+      const previous = await attempts.recall(attemptKey).catch(() => undefined);
       if (previous) links.push({ context: previous, attributes: { 'conveyor.link.type': 'previous_attempt' } });
     }
     const span = busTracer().startSpan(
@@ -264,14 +268,14 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       },
       parent,
     );
-    rememberAttempt(attemptKey, span.spanContext());
+    attempts.remember(attemptKey, span.spanContext());
     const started = performance.now();
     let outcome: Outcome = 'nacked';
     const timer = setInterval(() => safely('working', m, () => m.working()), heartbeatMs);
     timer.unref();
     try {
       outcome = await context.with(trace.setSpan(parent, span), () => handle(m, span));
-      if (outcome !== 'nacked') previousAttempts.delete(attemptKey);
+      if (outcome !== 'nacked') attempts.forget(attemptKey);
     } catch (err) {
       // Only reached by a bug in this file; the message is left to ack_wait redelivery.
       logger.error({ ...log, ...errorFields(err), seq: m.seq }, 'message processing failed unexpectedly');
@@ -382,19 +386,6 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       return inflight.size;
     },
   };
-}
-
-/**
- * Span contexts of attempts that ended in a nak (or are running), so the next delivery of the same
- * stream message to this process can link to them. Bounded; oldest entries go first.
- */
-const previousAttempts = new Map<string, SpanContext>();
-const MAX_REMEMBERED_ATTEMPTS = 10_000;
-
-function rememberAttempt(key: string, sc: SpanContext): void {
-  previousAttempts.delete(key);
-  previousAttempts.set(key, sc);
-  if (previousAttempts.size > MAX_REMEMBERED_ATTEMPTS) previousAttempts.delete(previousAttempts.keys().next().value!);
 }
 
 function header(h: MsgHdrs | undefined, key: string): string | undefined {

@@ -35,3 +35,4 @@ export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from
 export { subjectMatches } from './subject.js';
 export { describeIssues } from './validate.js';
 export { KeyedSerial } from './keyed-serial.js';
+export { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';

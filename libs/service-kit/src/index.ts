@@ -4,3 +4,4 @@ export * from './infra.module.js';
 export * from './bootstrap.js';
 export * from './lifecycle.js';
 export * from './role-consumer.js';
+export * from './redis-attempt-store.js';

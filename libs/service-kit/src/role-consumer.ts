@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { ensureConsumers, startConsumer, type ConsumeContext } from '@conveyor/bus';
 import type { Topology } from '@conveyor/contracts';
 import type { Infra } from './infra.js';
+import { RedisAttemptStore } from './redis-attempt-store.js';
 
 export type Role = keyof Topology['consumers'];
 
@@ -15,6 +16,11 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
    */
   prefetch?: number;
   handler: (payload: z.infer<S>, ctx: ConsumeContext) => Promise<void>;
+  /**
+   * Link a redelivered message's span to its earlier attempt even when that attempt ran on a replica
+   * that died (one Redis write per message). Worth it for long runs; short hops keep process memory.
+   */
+  linkAttemptsAcrossReplicas?: boolean;
 }
 
 /**
@@ -35,6 +41,7 @@ export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts:
     prefetch: opts.prefetch ?? 1,
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
+    ...(opts.linkAttemptsAcrossReplicas ? { attempts: new RedisAttemptStore(infra.redis, infra.topology.prefix) } : {}),
   });
   // Inside SHUTDOWN_GRACE_SECONDS: wait for running handlers, then abort the rest so they nak at once
   // (another replica takes them now instead of after ack_wait), leaving time to flush acks and exit.

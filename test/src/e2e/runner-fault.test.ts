@@ -47,6 +47,17 @@ describe('runner replicas', () => {
     assert.ok(replies.length >= 2);
     assert.ok(sys.services.get(survivor).logs.some((l) => l.includes(run.queryId) && l.includes('"attempt":2')), 'the survivor ran attempt 2');
     assert.equal(sys.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes('hello')).length >= 2, true);
+
+    // The restarted run's CONSUMER span links to the attempt that died with the other runner.
+    const runsProcess = `${sys.topology.streams.runs.name} process`;
+    const spans = await sys.otlp.waitFor((s) => s.some((x) => x.name === runsProcess && x.attributes['messaging.nats.message.delivery_count'] === 2), 20_000);
+    const second = spans.find((x) => x.name === runsProcess && x.attributes['messaging.nats.message.delivery_count'] === 2)!;
+    assert.equal(second.links.length, 1, 'one link to the earlier attempt');
+    assert.equal(second.links[0].attributes['conveyor.link.type'], 'previous_attempt');
+    // (This test publishes runs without trace context, so each attempt roots its own trace; the link is
+    // what ties them together.)
+    assert.match(second.links[0].spanId, /^[0-9a-f]{16}$/);
+    assert.notEqual(second.links[0].spanId, second.spanId);
   });
 
   test('SIGTERM: the runner stops pulling, finishes its run, and exits cleanly', async () => {

@@ -31,6 +31,7 @@ export interface ReceivedSpan {
   endTimeUnixNano?: string;
   status: { code: number; message?: string };
   events: { name: string; attributes: Record<string, AttributeValue> }[];
+  links: { traceId: string; spanId: string; attributes: Record<string, AttributeValue> }[];
 }
 
 export interface OtlpReceiver {
@@ -118,6 +119,11 @@ export function flattenTraces(payload: any): ReceivedSpan[] {
           events: (s.events ?? []).map((e: { name?: string; attributes?: OtlpKeyValue[] }) => ({
             name: e.name ?? '',
             attributes: flattenAttributes(e.attributes),
+          })),
+          links: (s.links ?? []).map((l: { traceId?: string; spanId?: string; attributes?: OtlpKeyValue[] }) => ({
+            traceId: normalizeId(l.traceId, 32) ?? '',
+            spanId: normalizeId(l.spanId, 16) ?? '',
+            attributes: flattenAttributes(l.attributes),
           })),
         };
         const parent = normalizeId(s.parentSpanId, 16);

@@ -12,6 +12,7 @@ import { truncateRounds } from './truncator.js';
 import { BAN_WORD_NOTICE } from '../filters/ban-words.js';
 import { RATE_LIMIT_NOTICE } from './rate-limit.js';
 import { firstMatch, maskAll, UnsafeRegexError } from '../regex/safe-regex.js';
+import { fileURLToPath } from 'node:url';
 
 type Name = keyof typeof STAGE_REGISTRY;
 function stage(name: Name, q: PipelineQuery, deps: PipelineDeps) {
@@ -232,4 +233,58 @@ test('ResponseWrapper, LongText and SendResponseBack downstream of an item', asy
   const failing = testQuery();
   failing.respMessages.push({ kind: 'command', text: 'x' });
   await assert.rejects(deliver(failing, { outbound: { send: async () => ({ delivered: false as const, reason: 'nope' }) } }), /nope/);
+});
+
+test('LongText image: one raw-base64 Image over the threshold, rendered once per streamed reply', async () => {
+  const cfg = (extra: Record<string, unknown> = {}) => ({ output: { 'long-text-processing': { strategy: 'image', threshold: 20, ...extra } } });
+  const withReply = (q: PipelineQuery, text: string, item?: PipelineQuery['respMessages'][number]) => {
+    if (item) q.respMessages.push(item);
+    q.respMessageChain.push([{ type: 'Plain', text }]);
+    return q;
+  };
+  const long = '这是一段超过阈值的长回复，会被渲染成图片。';
+
+  const real = withReply(testQuery({ config: cfg() }), long);
+  assert.equal((await run('LongTextProcessStage', real)).type, 'continue');
+  const chain = real.respMessageChain.at(-1)!;
+  assert.equal(chain.length, 1);
+  const img = chain[0];
+  assert.ok(img.type === 'Image');
+  assert.deepEqual([img.image_id, img.url, img.path], ['', '', '']);
+  assert.ok(!img.base64.startsWith('data:'), 'raw base64, as LangBot');
+  const png = Buffer.from(img.base64, 'base64');
+  assert.deepEqual(png.subarray(0, 8), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+  assert.equal(png.readUInt32BE(16), 800);
+
+  const short = withReply(testQuery({ config: cfg() }), 'short reply');
+  await run('LongTextProcessStage', short);
+  assert.deepEqual(short.respMessageChain, [[{ type: 'Plain', text: 'short reply' }]], 'a short reply is left alone');
+
+  const calls: Array<[string, string]> = [];
+  const renderer = { render: async (text: string, fontPath: string) => (calls.push([text, fontPath]), 'UE5H') };
+  const chunk = (isFinal: boolean, hasToolCalls = false) => ({ kind: 'chunk' as const, text: long, isFinal, hasToolCalls, toolNames: [] });
+  const mid = withReply(testQuery({ config: cfg() }), long, chunk(false));
+  assert.deepEqual(await run('LongTextProcessStage', mid, { renderer }), { type: 'interrupt' }, 'a non-final chunk over the threshold is held back');
+  const round = withReply(testQuery({ config: cfg() }), long, chunk(true, true));
+  assert.deepEqual(await run('LongTextProcessStage', round, { renderer }), { type: 'interrupt' }, 'a chunk ending a tool round is not the last');
+  assert.equal(calls.length, 0, 'nothing rendered before the final chunk');
+  const fin = withReply(testQuery({ config: cfg() }), long, chunk(true));
+  assert.equal((await run('LongTextProcessStage', fin, { renderer })).type, 'continue');
+  assert.deepEqual(calls, [[long, '']], 'rendered once, at the final chunk, with the packaged font');
+  assert.deepEqual(fin.respMessageChain.at(-1), [{ type: 'Image', image_id: '', url: '', path: '', base64: 'UE5H' }]);
+
+  const over = withReply(testQuery({ config: cfg() }), long);
+  await run('LongTextProcessStage', over, { renderer: { render: async () => null } });
+  assert.equal(over.respMessageChain.at(-1)![0].type, 'Forward', 'past the renderer limits: forward');
+
+  calls.length = 0;
+  const missing = withReply(testQuery({ config: cfg({ 'font-path': '/nonexistent/font.ttf' }) }), long);
+  await run('LongTextProcessStage', missing, { renderer });
+  assert.equal(missing.respMessageChain.at(-1)![0].type, 'Forward', 'a missing font-path switches to forward');
+  assert.equal(calls.length, 0);
+
+  const fontPath = fileURLToPath(import.meta.url);
+  const custom = withReply(testQuery({ config: cfg({ 'font-path': fontPath }) }), long);
+  await run('LongTextProcessStage', custom, { renderer });
+  assert.deepEqual(calls, [[long, fontPath]], 'an existing font-path goes to the renderer');
 });
