@@ -10,7 +10,7 @@ import type { RunHandler } from './run.handler.js';
  * handler is left to tell the user. JetStream announces it with a MAX_DELIVERIES advisory; one
  * replica (queue group) picks it up, sends the failure hint, records why, and removes the run.
  */
-export function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handler: RunHandler): () => void {
+export async function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handler: RunHandler): Promise<() => void> {
   const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${spec.stream}.${spec.durable}`;
   const queryLog = new QueryLog(infra.prisma);
   const sub = infra.nc.subscribe(subject, {
@@ -35,5 +35,7 @@ export function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handler: Ru
       })().catch((e: Error) => infra.logger.error({ err: e.message }, 'handling a MAX_DELIVERIES advisory failed'));
     },
   });
+  // The subscription is registered on the server once the flush returns; only then may the caller pull.
+  await infra.nc.flush();
   return () => sub.unsubscribe();
 }

@@ -17,6 +17,11 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
   const base = infra.topology.consumers.runner;
   const spec = env.RUNNER_ACK_WAIT_MS ? { ...base, ackWaitMs: env.RUNNER_ACK_WAIT_MS } : base;
   await ensureConsumers(infra.jsm, [spec]);
+  // Listen for MAX_DELIVERIES before the first pull: the server announces a run it gives up on at the
+  // moment some replica pulls again, so a replica that pulls before it listens can miss the advisory
+  // (a lone runner restarted after its predecessors died always did), and the run then sits unacked in
+  // the stream with nobody left to tell the user.
+  const stopWatch = await watchMaxDeliveries(infra, spec, handler);
   const consumer = await startConsumer({
     js: infra.js,
     spec,
@@ -31,7 +36,6 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     // A run restarted after its runner died links to the attempt that died, across replicas.
     attempts: new RedisAttemptStore(infra.redis, infra.topology.prefix),
   });
-  const stopWatch = watchMaxDeliveries(infra, spec, handler);
   return async () => {
     // Finish what runs inside the grace period (minus a margin to publish and ack); past it the
     // handlers are aborted, nak their runs, and another replica restarts them.
