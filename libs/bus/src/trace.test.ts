@@ -1,20 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { SpanKind, trace } from '@opentelemetry/api';
 import { z } from 'zod';
 import { startConsumer } from './consume.js';
 import { readDeadLetters } from './dead-letter.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
 import { testBus, waitFor } from './test-support.js';
+import { installTestTracing } from './test-tracing.js';
 
-const exporter = new InMemorySpanExporter();
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+const exporter = installTestTracing();
 
 const Ping = z.object({ v: z.literal(1), n: z.number().int() });
 
