@@ -15,7 +15,7 @@ export type LauncherType = z.infer<typeof LauncherType>;
 /** Where replies for a query go: enough for any dispatcher replica to address the platform. */
 export const ReplyRoute = z.object({
   botId: Id,
-  /** Additive (issue 5): `telegram` (Bot API webhook) and `webchat` (the ingress' browser playground). */
+  /** `http-bot` (LangBot's HTTP-bot protocol), `telegram` (Bot API webhook), `webchat` (the ingress' browser chat). */
   adapter: z.enum(['http-bot', 'telegram', 'webchat']),
   /** The platform's conversation id (HTTP-bot `session_id`). */
   sessionId: z.string().max(1000),
@@ -80,11 +80,11 @@ export const RunRequest = z.object({
   messages: z.array(LlmMessage).min(1).max(10_000),
   exceptionHandling: z.enum(['show-error', 'show-hint', 'hide']),
   failureHint: z.string().max(10_000),
-  /** Additive (issue 4); absent means `local-agent`. */
+  /** Which runner executes the run; absent means `local-agent` (optional so older producers stay valid). */
   runner: RunnerKind.optional(),
-  /** Additive (issue 4); absent means every enabled MCP server and every tool. */
+  /** Which tools the run may use; absent means every enabled MCP server and every tool. */
   tools: ToolBinding.optional(),
-  /** `output.misc.remove-think`; additive (issue 4), absent means false. */
+  /** `output.misc.remove-think`; absent means false. */
   removeThink: z.boolean().optional(),
   /** `ai.runner.expire-time` in seconds for an external runner's conversation id; 0 or absent means never. */
   externalConversationTtlSeconds: z.number().int().min(0).max(31_536_000).optional(),

@@ -57,11 +57,11 @@ export interface Topology {
     /** Wildcards, for tools and tests. */
     allDeadLetters: string;
     /**
-     * Core NATS (not JetStream), additive (issue 5): reply parts for a waiting HTTP-bot `/sync` call,
+     * Core NATS (not JetStream): reply parts for a waiting HTTP-bot `/sync` call,
      * addressed to the ingress replica that holds it. Request/reply: the ingress answers when it took the part.
      */
     syncReply(ingressInstance: string): string;
-    /** Core NATS, additive (issue 5): reply parts for a web chat session, to the ingress streaming it to the browser. */
+    /** Core NATS: reply parts for a web chat session, to the ingress streaming it to the browser. */
     webchat(botId: string, sessionId: string): string;
   };
 }
