@@ -2,12 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MessageComponent } from '@conveyor/contracts';
 import {
-  SequenceCounter,
   callbackBody,
   componentToWire,
   isFinalForChunk,
   naiveLocalIsoTimestamp,
-  nextSequence,
 } from './callback.js';
 import { sign } from './signing.js';
 import { syncOkBody } from './responses.js';
@@ -46,8 +44,7 @@ test('§15.2 whole reply, byte for byte', () => {
   check(body, '1767225603', 'd1953775e1fa02d9519c512f8b48dd355d222fc8202ad644ba83049ebc8315da');
 });
 
-test('§15.3 streamed reply with a tool round, numbered by SequenceCounter', () => {
-  const seq = new SequenceCounter();
+test('§15.3 streamed reply with a tool round', () => {
   const parts = [
     { text: 'Let me check', modelFinal: false, tools: false, ts: 1767225601, us: 104211, sig: '04080a2f01dc729ac67eaab8854cc02b2e46f824423c7566a1dece8db75f2ae4' },
     { text: 'Let me check the order system.', modelFinal: true, tools: true, ts: 1767225601, us: 398020, sig: '84c2d1b5702125b433a981965baa61b67fde31f89131b3e644267f020174a768' },
@@ -58,14 +55,11 @@ test('§15.3 streamed reply with a tool round, numbered by SequenceCounter', () 
   parts.forEach((p, i) => {
     const isFinal = isFinalForChunk(p.modelFinal, p.tools);
     finals.push(isFinal);
-    const sequence = seq.next(isFinal);
-    assert.equal(sequence, i + 1);
+    const sequence = i + 1;
     const body = callbackBody({ sessionId: 'ticket-10293', replyTo: REPLY_TO, sequence, isFinal, stream: true, message: [plain(p.text)], ...at(p.ts, p.us) });
     check(body, String(p.ts), p.sig);
   });
   assert.deepEqual(finals, [false, false, false, true]);
-  // The next callback for the session starts over.
-  assert.equal(seq.next(true), 1);
 });
 
 test('§15.4 notices: raw UTF-8 body, and a non-final notice mid-stream', () => {
@@ -140,20 +134,6 @@ test('escaping in a callback body follows Python', () => {
   const body = callbackBody({ sessionId: 's"1', replyTo: '', sequence: 1, isFinal: true, stream: false, message: [plain('a\nb\\c\u0001é')], timestamp: new Date(0) });
   assert.ok(body.includes('"session_id": "s\\"1"'));
   assert.ok(body.includes('"text": "a\\nb\\\\c\\u0001é"'));
-});
-
-test('sequence rule of §8.4, including a turn that never ends with a final part', () => {
-  let state = { sequence: 0, lastWasFinal: true };
-  const out: number[] = [];
-  for (const isFinal of [false, false, false, /* next turn */ false, true, true, false, true]) {
-    const r = nextSequence(state, isFinal);
-    out.push(r.sequence);
-    state = r.state;
-  }
-  assert.deepEqual(out, [1, 2, 3, 4, 5, 1, 1, 2]);
-  const restored = new SequenceCounter({ sequence: 3, lastWasFinal: false });
-  assert.equal(restored.next(false), 4);
-  assert.deepEqual(restored.state, { sequence: 4, lastWasFinal: false });
 });
 
 test('isFinalForChunk', () => {

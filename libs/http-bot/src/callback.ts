@@ -116,36 +116,3 @@ export function callbackBody(input: CallbackBodyInput): string {
 export function isFinalForChunk(chunkIsFinal: boolean, hasToolCalls: boolean): boolean {
   return chunkIsFinal && !hasToolCalls;
 }
-
-export interface SequenceState {
-  sequence: number;
-  lastWasFinal: boolean;
-}
-
-export const INITIAL_SEQUENCE_STATE: SequenceState = Object.freeze({ sequence: 0, lastWasFinal: true });
-
-/** §8.4: restart at 1 after a final callback, otherwise count up. Pure, for externally stored state. */
-export function nextSequence(state: SequenceState, isFinal: boolean): { sequence: number; state: SequenceState } {
-  const sequence = state.lastWasFinal ? 1 : state.sequence + 1;
-  return { sequence, state: { sequence, lastWasFinal: isFinal } };
-}
-
-/** One session's callback numbering (§8.4), without LangBot's 60 s idle reset. */
-export class SequenceCounter {
-  #state: SequenceState;
-
-  constructor(state: SequenceState = INITIAL_SEQUENCE_STATE) {
-    this.#state = { ...state };
-  }
-
-  /** Number for the next callback, given whether that callback is final. */
-  next(isFinal: boolean): number {
-    const { sequence, state } = nextSequence(this.#state, isFinal);
-    this.#state = state;
-    return sequence;
-  }
-
-  get state(): SequenceState {
-    return { ...this.#state };
-  }
-}

@@ -7,7 +7,6 @@ export { migrationChecksum, scriptMatchesChecksum } from './checksum.js';
 export { createDatabaseIfMissing, dropDatabase, redactUrl, DEFAULT_DATABASE_URL } from './database.js';
 export * from './config-file/index.js';
 export { resolveApiKey } from './api-key-ref.js';
-export { QUERY_STATUSES, type QueryStatus } from './values.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
 export { QueryLog, type QueryStart } from './query-log.js';

@@ -5,3 +5,4 @@ export * from './bootstrap.js';
 export * from './lifecycle.js';
 export * from './role-consumer.js';
 export * from './redis-attempt-store.js';
+export * from './bot-pipelines.js';

@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { EventHandler } from './event.handler.js';
 import { PlatformOutbound } from './platform.outbound.js';
 import { DelivererProvider } from './outbound/deliverer.provider.js';
-import { BotPipelines } from './pipeline-directory.js';
+import { BotPipelines } from '@conveyor/service-kit';
 
 @Module({})
 export class DispatcherModule {

@@ -10,7 +10,7 @@ import {
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
 import { AttemptGate } from './attempt-gate.js';
-import { BotPipelines } from './pipeline-directory.js';
+import { BotPipelines } from '@conveyor/service-kit';
 import { StreamedFlag } from './streamed-flag.js';
 import type { DispatcherEnv } from './env.js';
 

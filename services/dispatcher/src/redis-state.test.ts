@@ -33,4 +33,8 @@ test('callback sequence restarts after a final reply and counts up otherwise, pe
   for (const final of [false, false, true, true, false, true]) got.push(await seq.next('bot', 's1', final));
   assert.deepEqual(got, [1, 2, 3, 1, 1, 2]);
   assert.equal(await seq.next('bot', 's2', true), 1, 'another session has its own count');
+  // A turn that never ended with a final part (LangBot: a failure notice mid-stream) keeps counting.
+  const quirk = [];
+  for (const final of [false, false, false, /* next turn */ false, true]) quirk.push(await seq.next('bot', 's3', final));
+  assert.deepEqual(quirk, [1, 2, 3, 4, 5]);
 });

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QueryHandler } from './query.handler.js';
-import { BotPipelines } from './pipeline-directory.js';
+import { BotPipelines } from '@conveyor/service-kit';
 
 @Module({})
 export class OrchestratorModule {

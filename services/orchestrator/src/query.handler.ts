@@ -7,7 +7,7 @@ import {
 } from '@conveyor/pipeline';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
-import { BotPipelines } from './pipeline-directory.js';
+import { BotPipelines } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
