@@ -4,18 +4,39 @@
 //   throughput — N messages pushed by C concurrent senders (p50/p99 then include queueing).
 // The floor, a bare NATS request/reply to another process, is measured in the same run.
 //
-// Usage: npm run bench:e2e -- [messages=2000] [concurrency=64] [sequential=200]
+// Usage: npm run bench:e2e -- [messages=2000] [concurrency=64] [sequential=200] [--tracing=off|0.1|1]
+//        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
+// CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase.
+import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import path from 'node:path';
 import { startTestSystem, uniqueName } from '@conveyor/test';
 import { natsRequestReplyP50 } from './nats-floor.js';
+import { CpuMeter } from './proc-cpu.js';
+import { summariseFolder } from './profile-summary.js';
 import { fmtMs, percentile } from './stats.js';
 
-const total = Number(process.argv[2] ?? 2000);
-const concurrency = Number(process.argv[3] ?? 64);
-const sequential = Number(process.argv[4] ?? 200);
+const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
+  const [k, v = ''] = a.slice(2).split('=');
+  return [k, v] as const;
+}));
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const total = Number(positional[0] ?? 2000);
+const concurrency = Number(positional[1] ?? 64);
+const sequential = Number(positional[2] ?? 200);
 const warmup = Math.min(200, Math.ceil(total / 10));
+const tracing = flags.get('tracing') ?? 'off';
+const profileDir = flags.has('profile') ? path.resolve(flags.get('profile') || `bench-profiles/${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
 
-const sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'warn', OTEL_EXPORTER_OTLP_ENDPOINT: '' } });
+const tracingEnv: NodeJS.ProcessEnv = tracing === 'off'
+  ? { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: 'none' }
+  : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: tracing, OTEL_BSP_SCHEDULE_DELAY: '1000' };
+if (profileDir) mkdirSync(profileDir, { recursive: true });
+const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${profileDir}`] : [];
+
+const sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'warn', ...tracingEnv }, serviceNodeArgs: profileArgs });
+let stopped = false;
 try {
+  const cpu = new CpuMeter(new Map(sys.services.services.map((s) => [s.instance, s.child.pid!])));
   sys.llm.setDefault({ text: 'ok' });
   const sentAt = new Map<string, number>();
   const failures: string[] = [];
@@ -57,21 +78,44 @@ try {
 
   // Throughput: C concurrent senders.
   const before = finals().length;
+  cpu.start();
   const started = performance.now();
   await pushAll(total);
   await sys.callbacks.waitFor(() => finals().length >= before + total, 900_000);
   const elapsedS = (performance.now() - started) / 1000;
+  const cpuMs = cpu.stop();
+  const finalsPerReply = new Map<string, number>();
+  for (const c of finals()) finalsPerReply.set(c.json.reply_to, (finalsPerReply.get(c.json.reply_to) ?? 0) + 1);
+  const duplicated = [...finalsPerReply.values()].filter((n) => n > 1).length;
   const loadLatencies = latencyOf(finals().slice(before));
 
   const floor = await natsRequestReplyP50(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', `${uniqueName('bench')}.floor`);
   const seqP50 = percentile(seqLatencies, 50);
-  console.log(JSON.stringify({ messages: total, concurrency, sequential, failures: failures.length }));
+  console.log(JSON.stringify({ messages: total, concurrency, sequential, tracing, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size }));
   console.log(`NATS req/reply p50          ${fmtMs(floor)} (other process, 1 KiB)`);
   console.log(`latency p50 (one at a time) ${fmtMs(seqP50)}   p99 ${fmtMs(percentile(seqLatencies, 99))}`);
   console.log(`ratio p50 / NATS p50        ${(seqP50 / floor).toFixed(1)}x`);
   console.log(`throughput                  ${(total / elapsedS).toFixed(0)} messages/s (${concurrency} concurrent senders)`);
   console.log(`under load p50 / p99        ${fmtMs(percentile(loadLatencies, 50))} / ${fmtMs(percentile(loadLatencies, 99))} (includes queueing)`);
+  let cpuTotal = 0;
+  for (const [name, ms] of cpuMs) {
+    cpuTotal += ms;
+    console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
+  }
+  console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
   if (failures.length) console.log(`first failure: ${failures[0]}`);
-} finally {
+  // Profiles are written when the services exit.
   await sys.stop();
+  stopped = true;
+  if (profileDir) {
+    for (const svc of sys.services.services) {
+      const file = readdirSync(profileDir).find((f) => f.includes(`.${svc.child.pid}.`) && f.startsWith('CPU.'));
+      if (file) renameSync(path.join(profileDir, file), path.join(profileDir, `${svc.instance}.cpuprofile`));
+    }
+    // The other files are the module loader's worker threads (start-up only).
+    for (const f of readdirSync(profileDir)) if (f.startsWith('CPU.')) rmSync(path.join(profileDir, f));
+    console.log(`\nCPU profiles in ${profileDir}\n${summariseFolder(profileDir)}`);
+  }
+} finally {
+  if (!stopped) await sys.stop();
 }

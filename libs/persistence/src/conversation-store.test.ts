@@ -2,21 +2,22 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createTempDatabase, type TempDatabase } from './testing/index.js';
-import { createPrismaClient } from './client.js';
+import { closeDatabase, createDatabase, type Database } from './client.js';
 import { ConversationStore } from './conversation-store.js';
 import { QueryLog } from './query-log.js';
-import type { PrismaClient } from './generated/prisma/client.js';
 
 let db: TempDatabase;
-let prisma: PrismaClient;
+let database: Database;
+let prisma: Database['prisma'];
 
 before(async () => {
   db = await createTempDatabase();
-  prisma = createPrismaClient(db.url);
+  database = createDatabase(db.url);
+  prisma = database.prisma;
 });
 
 after(async () => {
-  await prisma?.$disconnect();
+  if (database) await closeDatabase(database);
   await db?.drop();
 });
 
@@ -24,13 +25,14 @@ const key = { botId: 'bot-1', launcherType: 'person', launcherId: 'alice' };
 
 async function startQuery(log: QueryLog): Promise<string> {
   const id = randomUUID();
-  await log.running({ id, botId: key.botId, pipelineId: 'p', launcherType: key.launcherType, launcherId: key.launcherId, receivedAt: new Date(), attempt: 1 });
+  log.running({ id, botId: key.botId, pipelineId: 'p', launcherType: key.launcherType, launcherId: key.launcherId, receivedAt: new Date(), attempt: 1 });
+  await log.flush();
   return id;
 }
 
 test('a finished turn is appended once, in order, and marks the query succeeded', async () => {
-  const store = new ConversationStore(prisma);
-  const log = new QueryLog(prisma);
+  const store = new ConversationStore(database);
+  const log = new QueryLog(database.pool);
   const conversation = await store.activeConversation(key, 'p');
   assert.equal(conversation.created, true);
   assert.deepEqual(await store.activeConversation(key, 'p'), { id: conversation.id, created: false });
@@ -42,19 +44,19 @@ test('a finished turn is appended once, in order, and marks the query succeeded'
     { role: 'tool' as const, content: 'sunny', tool_call_id: 'c1' },
     { role: 'assistant' as const, content: 'It is sunny.' },
   ];
-  assert.equal(await store.completeTurn(q1, conversation.id, turn), true);
-  assert.equal(await store.completeTurn(q1, conversation.id, turn), false, 'a redelivered run appends nothing');
+  assert.equal(await store.completeTurn({ id: q1, ...key }, conversation.id, turn), true);
+  assert.equal(await store.completeTurn({ id: q1, ...key }, conversation.id, turn), false, 'a redelivered run appends nothing');
   assert.deepEqual(await store.history(conversation.id, 100), turn);
   assert.equal((await prisma.queryRecord.findUniqueOrThrow({ where: { id: q1 } })).status, 'succeeded');
 
   const q2 = await startQuery(log);
-  await store.completeTurn(q2, conversation.id, [{ role: 'user', content: 'thanks' }, { role: 'assistant', content: 'welcome' }]);
+  await store.completeTurn({ id: q2, ...key }, conversation.id, [{ role: 'user', content: 'thanks' }, { role: 'assistant', content: 'welcome' }]);
   const last3 = await store.history(conversation.id, 3);
   assert.deepEqual(last3.map((m) => m.content), ['It is sunny.', 'thanks', 'welcome'], 'the newest messages, oldest first');
 });
 
 test('reset archives the active conversation; the next one starts empty', async () => {
-  const store = new ConversationStore(prisma);
+  const store = new ConversationStore(database);
   const before = await store.activeConversation(key, 'p');
   assert.equal(await store.reset(key), true);
   assert.equal(await store.reset(key), false, 'nothing left to archive');
@@ -64,9 +66,61 @@ test('reset archives the active conversation; the next one starts empty', async 
 });
 
 test('routing the chat to another pipeline starts a new conversation, as LangBot does', async () => {
-  const store = new ConversationStore(prisma);
+  const store = new ConversationStore(database);
   const a = await store.activeConversation({ ...key, launcherId: 'bob' }, 'p');
   const b = await store.activeConversation({ ...key, launcherId: 'bob' }, 'other');
   assert.notEqual(a.id, b.id);
   assert.equal(b.created, true);
+});
+
+test('load returns the active conversation with its newest messages in one call, creating it when missing', async () => {
+  const store = new ConversationStore(database);
+  const chat = { ...key, launcherId: `carol-${randomUUID()}` };
+  const first = await store.load(chat, 'p', 2);
+  assert.deepEqual(first.history, []);
+  const log = new QueryLog(database.pool);
+  const q = await startQuery(log);
+  await store.completeTurn({ id: q, ...chat }, first.conversationId, [
+    { role: 'user', content: 'one' },
+    { role: 'assistant', content: 'two' },
+    { role: 'user', content: 'three' },
+  ]);
+  const again = await store.load(chat, 'p', 2);
+  assert.equal(again.conversationId, first.conversationId);
+  assert.deepEqual(again.history.map((m) => m.content), ['two', 'three']);
+  const other = await store.load(chat, 'other', 2);
+  assert.notEqual(other.conversationId, first.conversationId, 'another pipeline starts a new conversation');
+});
+
+test('completeTurn records the query itself when the group-committed log has not written it yet', async () => {
+  const store = new ConversationStore(database);
+  const chat = { ...key, launcherId: `dave-${randomUUID()}` };
+  const { conversationId } = await store.load(chat, 'p', 10);
+  const id = randomUUID();
+  assert.equal(await store.completeTurn({ id, ...chat }, conversationId, [{ role: 'user', content: 'hi' }]), true);
+  assert.equal((await prisma.queryRecord.findUniqueOrThrow({ where: { id } })).status, 'succeeded');
+  // The late 'running' entry of the same query does not turn it back.
+  const log = new QueryLog(database.pool);
+  log.running({ id, botId: chat.botId, pipelineId: 'p', launcherType: chat.launcherType, launcherId: chat.launcherId, receivedAt: new Date(), attempt: 2 });
+  await log.flush();
+  const row = await prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  assert.equal(row.status, 'succeeded');
+  assert.equal(row.attempt, 2);
+});
+
+test('the query log keeps a failure final and writes a group of entries together', async () => {
+  const log = new QueryLog(database.pool);
+  const ids = Array.from({ length: 20 }, () => randomUUID());
+  for (const id of ids) log.running({ id, botId: 'b', pipelineId: null, launcherType: 'person', launcherId: 'x', receivedAt: new Date(), attempt: 1 });
+  log.failed(ids[0], 'model down');
+  log.succeeded(ids[0]);
+  log.succeeded(ids[1]);
+  await log.flush();
+  const rows = await prisma.queryRecord.findMany({ where: { id: { in: ids } } });
+  assert.equal(rows.length, 20);
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  assert.equal(byId.get(ids[0])!.status, 'failed');
+  assert.equal(byId.get(ids[0])!.error, 'model down');
+  assert.equal(byId.get(ids[1])!.status, 'succeeded');
+  assert.equal(byId.get(ids[2])!.status, 'running');
 });

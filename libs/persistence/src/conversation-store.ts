@@ -1,5 +1,6 @@
+import type pg from 'pg';
 import type { LlmMessage } from '@conveyor/contracts';
-import type { PrismaClient } from './generated/prisma/client.js';
+import type { Database } from './client.js';
 
 export interface ConversationKey {
   botId: string;
@@ -12,7 +13,34 @@ export interface ConversationKey {
  * conversation of a chat is the one not archived; a reset archives it.
  */
 export class ConversationStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly prisma: Database['prisma'];
+  private readonly pool: pg.Pool;
+
+  constructor(db: Database) {
+    this.prisma = db.prisma;
+    this.pool = db.pool;
+  }
+
+  /**
+   * What a run needs of the chat, in one round trip: the active conversation and its newest `limit`
+   * messages (oldest first). A missing conversation, or one of another pipeline, is replaced.
+   */
+  async load(key: ConversationKey, pipelineId: string, limit: number): Promise<{ conversationId: string; history: LlmMessage[] }> {
+    const { rows } = await this.pool.query<{ id: string; pipelineId: string; history: MessageRow[] }>(
+      `SELECT c."id", c."pipelineId", COALESCE((
+         SELECT json_agg(m ORDER BY m."seq") FROM (
+           SELECT "seq", "role", "content", "toolCalls", "toolCallId" FROM "ConversationMessage"
+           WHERE "conversationId" = c."id" ORDER BY "seq" DESC LIMIT $4) m), '[]'::json) AS "history"
+       FROM "Conversation" c
+       WHERE c."botId" = $1 AND c."launcherType" = $2 AND c."launcherId" = $3 AND c."archivedAt" IS NULL
+       ORDER BY c."createdAt" DESC LIMIT 1`,
+      [key.botId, key.launcherType, key.launcherId, limit],
+    );
+    const active = rows[0];
+    if (active && active.pipelineId === pipelineId) return { conversationId: active.id, history: active.history.map(toLlmMessage) };
+    const created = await this.activeConversation(key, pipelineId);
+    return { conversationId: created.id, history: [] };
+  }
 
   /**
    * The chat's active conversation, created when missing. Like LangBot, a conversation belongs to one
@@ -39,39 +67,39 @@ export class ConversationStore {
       orderBy: { seq: 'desc' },
       take: limit,
     });
-    return rows.reverse().map((r) => ({
-      role: r.role as LlmMessage['role'],
-      content: r.content as LlmMessage['content'],
-      ...(r.toolCalls ? { tool_calls: r.toolCalls as LlmMessage['tool_calls'] } : {}),
-      ...(r.toolCallId ? { tool_call_id: r.toolCallId } : {}),
-    }));
+    return rows.reverse().map((r) => toLlmMessage(r as MessageRow));
   }
 
   /**
    * Appends a finished turn and marks the query succeeded, atomically and once: a redelivered run
    * that finishes again finds the query already succeeded and appends nothing. One statement, so the
-   * hot path pays one round trip instead of an interactive transaction's six.
+   * hot path pays one round trip instead of an interactive transaction's six. The query's record is
+   * created here when the group-committed log has not written it yet.
    */
-  async completeTurn(queryId: string, conversationId: string, messages: LlmMessage[]): Promise<boolean> {
+  async completeTurn(query: { id: string; botId: string; launcherType: string; launcherId: string }, conversationId: string, messages: LlmMessage[]): Promise<boolean> {
     const rows = JSON.stringify(
       messages.map((m) => ({ role: m.role, content: m.content ?? null, toolCalls: m.tool_calls ?? null, toolCallId: m.tool_call_id ?? null })),
     );
-    const inserted = await this.prisma.$executeRaw`
-      WITH marked AS (
-        UPDATE "QueryRecord" SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL
-        WHERE "id" = ${queryId} AND "status" <> 'succeeded'
+    const result = await this.pool.query(
+      `WITH marked AS (
+        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt")
+        VALUES ($1, $3, $4, $5, now(), 'succeeded', now())
+        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL
+        WHERE "QueryRecord"."status" <> 'succeeded'
         RETURNING "id"
       ), base AS (
-        SELECT COALESCE(MAX("seq"), 0) AS seq FROM "ConversationMessage" WHERE "conversationId" = ${conversationId}
+        SELECT COALESCE(MAX("seq"), 0) AS seq FROM "ConversationMessage" WHERE "conversationId" = $2
       ), touched AS (
-        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" = ${conversationId} AND EXISTS (SELECT 1 FROM marked)
+        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" = $2 AND EXISTS (SELECT 1 FROM marked)
       )
       INSERT INTO "ConversationMessage" ("conversationId", "seq", "role", "content", "toolCalls", "toolCallId")
-      SELECT ${conversationId}, base.seq + m.ord, m.role, COALESCE(m.content, 'null'::jsonb), m."toolCalls", m."toolCallId"
+      SELECT $2, base.seq + m.ord, m.role, COALESCE(m.content, 'null'::jsonb), m."toolCalls", m."toolCallId"
       FROM marked, base,
-        ROWS FROM (jsonb_to_recordset(${rows}::jsonb) AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
-        WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)`;
-    return inserted > 0;
+        ROWS FROM (jsonb_to_recordset($6::jsonb) AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
+        WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)`,
+      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows],
+    );
+    return (result.rowCount ?? 0) > 0;
   }
 
   /** Starts a new conversation for the chat; returns whether there was one to archive. */
@@ -79,4 +107,20 @@ export class ConversationStore {
     const archived = await this.prisma.conversation.updateMany({ where: { ...key, archivedAt: null }, data: { archivedAt: new Date() } });
     return archived.count > 0;
   }
+}
+
+interface MessageRow {
+  role: string;
+  content: unknown;
+  toolCalls: unknown;
+  toolCallId: string | null;
+}
+
+function toLlmMessage(r: MessageRow): LlmMessage {
+  return {
+    role: r.role as LlmMessage['role'],
+    content: r.content as LlmMessage['content'],
+    ...(r.toolCalls ? { tool_calls: r.toolCalls as LlmMessage['tool_calls'] } : {}),
+    ...(r.toolCallId ? { tool_call_id: r.toolCallId } : {}),
+  };
 }

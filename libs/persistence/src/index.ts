@@ -1,4 +1,5 @@
-export { createPrismaClient } from './client.js';
+export { createPrismaClient, createDatabase, closeDatabase, type Database } from './client.js';
+export { GroupCommit, GroupCommitFullError, type GroupCommitOptions } from './group-commit.js';
 export { PrismaClient, Prisma } from './generated/prisma/client.js';
 export type { Bot, Pipeline, LlmModel, McpServer, Conversation, ConversationMessage, QueryRecord } from './generated/prisma/client.js';
 export { migrate, MigrationError, PRISMA_MIGRATE_LOCK_KEY, type MigrateOptions, type MigrateResult } from './migrate.js';

@@ -1,4 +1,5 @@
-import type { PrismaClient } from './generated/prisma/client.js';
+import type pg from 'pg';
+import { GroupCommit } from './group-commit.js';
 
 export interface QueryStart {
   id: string;
@@ -13,27 +14,75 @@ export interface QueryStart {
 
 const MAX_ERROR_CHARS = 4000;
 
-/** The query log (QueryRecord): what happened to each accepted message, for operators and users' support. */
+type LogWrite = { kind: 'running'; q: QueryStart; at: Date } | { kind: 'failed'; id: string; error: string; at: Date } | { kind: 'succeeded'; id: string; at: Date };
+
+/**
+ * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
+ *
+ * Writes are group-committed (a few milliseconds, then one statement for the whole group) and the
+ * callers do not wait for them. Durability contract: a process killed within that window loses its
+ * last log entries (a query may then show `running`, or be missing, until a later write of the same
+ * query). No reply and no history depend on the log: the history append (ConversationStore.completeTurn)
+ * creates the record itself when it is not there yet, and a status never goes back from
+ * `succeeded`/`failed` to `running`.
+ */
 export class QueryLog {
-  constructor(private readonly prisma: PrismaClient) {}
+  private readonly writer: GroupCommit<LogWrite>;
 
-  /** Upsert, because a redelivered query starts again: the newest attempt wins, a finished query stays finished. */
-  async running(q: QueryStart): Promise<void> {
-    await this.prisma.queryRecord.upsert({
-      where: { id: q.id },
-      create: { ...q, status: 'running', startedAt: new Date() },
-      update: { attempt: q.attempt, traceId: q.traceId, pipelineId: q.pipelineId },
-    });
+  constructor(
+    private readonly pool: pg.Pool,
+    onError: (err: unknown, count: number) => void = () => undefined,
+  ) {
+    this.writer = new GroupCommit<LogWrite>({ write: (items) => this.write(items), onError: (err, items) => onError(err, items.length) });
   }
 
-  async failed(id: string, error: string): Promise<void> {
-    await this.prisma.queryRecord.updateMany({
-      where: { id },
-      data: { status: 'failed', finishedAt: new Date(), error: error.slice(0, MAX_ERROR_CHARS) },
-    });
+  /** A redelivered query starts again: the newest attempt wins, a finished query stays finished. */
+  running(q: QueryStart): void {
+    this.writer.add({ kind: 'running', q, at: new Date() });
   }
 
-  async succeeded(id: string): Promise<void> {
-    await this.prisma.queryRecord.updateMany({ where: { id, status: { not: 'failed' } }, data: { status: 'succeeded', finishedAt: new Date() } });
+  failed(id: string, error: string): void {
+    this.writer.add({ kind: 'failed', id, error: error.slice(0, MAX_ERROR_CHARS), at: new Date() });
+  }
+
+  succeeded(id: string): void {
+    this.writer.add({ kind: 'succeeded', id, at: new Date() });
+  }
+
+  /** Resolves once every entry logged so far is written (shutdown, tests). */
+  flush(): Promise<void> {
+    return this.writer.flush();
+  }
+
+  private async write(items: LogWrite[]): Promise<void> {
+    const starts = new Map<string, { q: QueryStart; at: Date }>();
+    const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date }>();
+    for (const w of items) {
+      if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
+      // A failure is final; success only where nothing failed (the same rule as the statement below).
+      else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at });
+      else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at });
+    }
+    if (starts.size) {
+      const rows = [...starts.values()].map(({ q, at }) => ({ ...q, traceId: q.traceId ?? null, startedAt: at }));
+      await this.pool.query(
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "attempt", "status", "startedAt")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."attempt", 'running', r."startedAt"
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
+           "receivedAt" timestamp, "traceId" text, "attempt" int, "startedAt" timestamp)
+         ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
+           "traceId" = EXCLUDED."traceId", "pipelineId" = EXCLUDED."pipelineId"`,
+        [JSON.stringify(rows)],
+      );
+    }
+    if (ends.size) {
+      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at }));
+      await this.pool.query(
+        `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt"
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp)
+         WHERE q."id" = r."id" AND (r."status" = 'failed' OR q."status" <> 'failed')`,
+        [JSON.stringify(rows)],
+      );
+    }
   }
 }

@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
 import { BusPublisher, connectBus } from '@conveyor/bus';
-import { createPrismaClient, type PrismaClient } from '@conveyor/persistence';
+import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import type { Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 
@@ -17,6 +17,10 @@ export interface Infra {
   jsm: JetStreamManager;
   publisher: BusPublisher;
   prisma: PrismaClient;
+  /** The database: `prisma` for configuration and admin paths, `db.pool` for the per-message statements. */
+  db: Database;
+  /** One group-committing query log per process, flushed on shutdown. */
+  queryLog: QueryLog;
   redis: Redis;
 }
 
@@ -48,7 +52,8 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
     await nc.close();
     throw unavailable('Redis', env.REDIS_URL, err);
   });
-  const prisma = createPrismaClient(env.DATABASE_URL);
+  const db = createDatabase(env.DATABASE_URL);
+  const prisma = db.prisma;
   await prisma.$queryRaw`SELECT 1`.catch(async (err: unknown) => {
     await nc.close();
     redis.disconnect();
@@ -57,11 +62,14 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, redis };
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis,
+    queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
+  };
 }
 
 export async function closeInfra(infra: Infra): Promise<void> {
   await infra.nc.drain().catch(() => undefined);
   infra.redis.disconnect();
-  await infra.prisma.$disconnect().catch(() => undefined);
+  await infra.queryLog.flush().catch(() => undefined);
+  await closeDatabase(infra.db);
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { RunnerEvent } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
-import { QueryLog } from '@conveyor/persistence';
+import type { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import {
   checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
@@ -52,7 +52,7 @@ export class EventHandler {
     private readonly pipelines: BotPipelines,
   ) {
     this.env = infra.env as unknown as DispatcherEnv;
-    this.queryLog = new QueryLog(infra.prisma);
+    this.queryLog = infra.queryLog;
     this.attempts = new AttemptGate(infra.redis, infra.topology.prefix);
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
@@ -134,7 +134,7 @@ export class EventHandler {
           this.infra.logger.warn({ queryId: q.queryId, reason: result.reason }, 'notice not delivered');
         }
       },
-      markFailed: (q, error) => this.queryLog.failed(q.queryId, error),
+      markFailed: async (q, error) => this.queryLog.failed(q.queryId, error),
     };
   }
 }

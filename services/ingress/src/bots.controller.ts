@@ -34,7 +34,7 @@ export class BotsController {
     private readonly queries: QueryPublisher,
     private readonly syncHub: SyncHub,
   ) {
-    this.conversations = new ConversationStore(infra.prisma);
+    this.conversations = new ConversationStore(infra.db);
   }
 
   @All(':botId')

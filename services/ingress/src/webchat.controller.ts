@@ -26,7 +26,7 @@ export class WebChatController {
     private readonly bots: BotDirectory,
     private readonly queries: QueryPublisher,
   ) {
-    this.conversations = new ConversationStore(infra.prisma);
+    this.conversations = new ConversationStore(infra.db);
   }
 
   @Get()

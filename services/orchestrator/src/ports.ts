@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
 import type { Infra } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
@@ -10,9 +11,7 @@ export function historyPort(store: ConversationStore): HistoryPort {
   return {
     async load(q) {
       const key = { botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId };
-      const conversation = await store.activeConversation(key, q.pipelineId);
-      const history = conversation.created ? [] : await store.history(conversation.id, LIMITS.historyMessages);
-      return { conversationId: conversation.id, history };
+      return store.load(key, q.pipelineId, LIMITS.historyMessages);
     },
   };
 }
@@ -23,11 +22,19 @@ export function commandPort(store: ConversationStore): CommandPort {
   };
 }
 
+/** Model abilities, cached briefly like the bot's pipeline: every chat asks, and they rarely change. */
 export function modelInfoPort(infra: Infra): ModelInfoPort {
+  const cache = new LRUCache<string, { abilities: string[] | null }>({
+    max: 10_000,
+    ttl: 5_000,
+    fetchMethod: async (id) => {
+      const model = await infra.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
+      return { abilities: model?.abilities ?? null };
+    },
+  });
   return {
     async abilities(id) {
-      const model = await infra.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
-      return model?.abilities ?? null;
+      return (await cache.fetch(id))?.abilities ?? null;
     },
   };
 }
@@ -62,7 +69,7 @@ export class QueryEvents {
 export function noticeSink(events: QueryEvents, queryLog: QueryLog): NoticeSink {
   return {
     userNotice: (_q, chain) => events.emit({ kind: 'notice', text: chain.map((c) => (c.type === 'Plain' ? c.text : '')).join('') }),
-    markFailed: (q, error) => queryLog.failed(q.queryId, error),
+    markFailed: async (q, error) => queryLog.failed(q.queryId, error),
   };
 }
 

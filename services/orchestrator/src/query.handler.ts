@@ -3,9 +3,9 @@ import type { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type PipelineDeps,
+  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
 } from '@conveyor/pipeline';
-import { ConversationStore, QueryLog } from '@conveyor/persistence';
+import { ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
 import { BotPipelines } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
@@ -25,6 +25,7 @@ export class QueryHandler {
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
   private readonly banWords: BanWords;
+  private readonly models: ModelInfoPort;
   private readonly env: OrchestratorEnv;
 
   constructor(
@@ -32,8 +33,8 @@ export class QueryHandler {
     private readonly pipelines: BotPipelines,
   ) {
     this.env = infra.env as unknown as OrchestratorEnv;
-    this.conversations = new ConversationStore(infra.prisma);
-    this.queryLog = new QueryLog(infra.prisma);
+    this.conversations = new ConversationStore(infra.db);
+    this.queryLog = infra.queryLog;
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix, {
       ttlMs: this.env.SESSION_LEASE_TTL_MS,
       settleMs: this.env.SESSION_ORDER_SETTLE_MS,
@@ -42,12 +43,13 @@ export class QueryHandler {
     });
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
+    this.models = modelInfoPort(infra);
   }
 
   async handle(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
     const { route } = envelope;
     const bot = await this.pipelines.forBot(route.botId);
-    await this.queryLog.running({
+    this.queryLog.running({
       id: envelope.queryId,
       botId: route.botId,
       pipelineId: bot?.pipelineId ?? null,
@@ -59,7 +61,7 @@ export class QueryHandler {
     });
     if (!bot?.ok || !bot.enabled) {
       const reason = unusableReason(route.botId, bot) ?? 'pipeline unavailable';
-      await this.queryLog.failed(envelope.queryId, reason);
+      this.queryLog.failed(envelope.queryId, reason);
       throw new PermanentError(reason);
     }
     const def = bot.pipeline;
@@ -74,7 +76,7 @@ export class QueryHandler {
         logger: this.infra.logger,
         notices: noticeSink(events, this.queryLog),
         history: historyPort(this.conversations),
-        models: modelInfoPort(this.infra),
+        models: this.models,
         rateLimiter: this.rateLimiter,
         leases: leasePort(this.leases),
         handoff: handoffPort(this.infra, () => (handedOff = true)),
@@ -90,7 +92,7 @@ export class QueryHandler {
       } else {
         await this.leases.release(route, envelope.queryId);
       }
-      if (outcome === 'ok') await this.queryLog.succeeded(envelope.queryId);
+      if (outcome === 'ok') this.queryLog.succeeded(envelope.queryId);
     } catch (err) {
       // A deferred query (rate-limit wait) keeps its lease and its place; anything else frees the session.
       if (!(err instanceof RetryableError) && !handedOff) await this.leases.release(route, envelope.queryId).catch(() => undefined);

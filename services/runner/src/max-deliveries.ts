@@ -2,7 +2,6 @@ import type { ConsumerSpec } from '@conveyor/contracts';
 import { RunRequest } from '@conveyor/contracts';
 import type { Infra } from '@conveyor/service-kit';
 import { userFacingError } from '@conveyor/agent';
-import { QueryLog } from '@conveyor/persistence';
 import type { RunHandler } from './run.handler.js';
 
 /**
@@ -12,7 +11,7 @@ import type { RunHandler } from './run.handler.js';
  */
 export async function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handler: RunHandler): Promise<() => void> {
   const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${spec.stream}.${spec.durable}`;
-  const queryLog = new QueryLog(infra.prisma);
+  const queryLog = infra.queryLog;
   const sub = infra.nc.subscribe(subject, {
     queue: `${spec.durable}-max-deliveries`,
     callback: (err, msg) => {
@@ -30,7 +29,7 @@ export async function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handl
         const emit = handler.publisher(run, spec.maxDeliver + 1);
         await emit({ kind: 'error', error, userText: userFacingError(run, error) });
         await emit({ kind: 'done' });
-        await queryLog.failed(run.queryId, error);
+        queryLog.failed(run.queryId, error);
         await infra.jsm.streams.deleteMessage(spec.stream, advisory.stream_seq).catch(() => undefined);
       })().catch((e: Error) => infra.logger.error({ err: e.message }, 'handling a MAX_DELIVERIES advisory failed'));
     },

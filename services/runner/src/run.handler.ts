@@ -3,7 +3,7 @@ import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } f
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
-import { ConversationStore, QueryLog } from '@conveyor/persistence';
+import { ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
@@ -39,8 +39,8 @@ export class RunHandler {
     private readonly mcp: McpRegistry,
     private readonly external: ExternalRunners,
   ) {
-    this.conversations = new ConversationStore(infra.prisma);
-    this.queryLog = new QueryLog(infra.prisma);
+    this.conversations = new ConversationStore(infra.db);
+    this.queryLog = infra.queryLog;
   }
 
   /**
@@ -71,7 +71,7 @@ export class RunHandler {
       const emit = this.publisher(run, ctx.deliveryCount + 1);
       await emit({ kind: 'error', error, userText: userFacingError(run, error) });
       await emit({ kind: 'done' });
-      await this.queryLog.failed(run.queryId, error);
+      this.queryLog.failed(run.queryId, error);
     }
   }
 
@@ -91,10 +91,10 @@ export class RunHandler {
     const userTurn = run.messages[run.messages.length - 1];
     if (outcome.ok) {
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
-      await this.conversations.completeTurn(run.queryId, run.conversationId, [userTurn, ...outcome.messages]);
+      await this.conversations.completeTurn({ id: run.queryId, botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId }, run.conversationId, [userTurn, ...outcome.messages]);
     } else {
       await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
-      await this.queryLog.failed(run.queryId, outcome.error);
+      this.queryLog.failed(run.queryId, outcome.error);
     }
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
     await emit({ kind: 'done' });

@@ -29,11 +29,15 @@ const MAX_LOG_LINES = 5_000;
 export class ServiceHarness {
   readonly services: RunningService[] = [];
 
-  constructor(private readonly env: NodeJS.ProcessEnv) {}
+  /** `nodeArgs`: extra Node.js flags for every service process (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly nodeArgs: readonly string[] = [],
+  ) {}
 
   async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name): Promise<RunningService> {
     const port = await freePort();
-    const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
+    const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
       cwd: path.join(repoRoot, `services/${name}`),
       env: { ...process.env, ...this.env, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` },
       stdio: ['ignore', 'pipe', 'pipe'],

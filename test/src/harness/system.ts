@@ -36,6 +36,8 @@ export interface TestSystemOptions {
   /** Start the four services (default) or leave that to the test. */
   startServices?: boolean;
   serviceEnv?: NodeJS.ProcessEnv;
+  /** Extra Node.js flags for the service processes. */
+  serviceNodeArgs?: string[];
 }
 
 /**
@@ -79,7 +81,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     OTEL_BSP_SCHEDULE_DELAY: '100',
     SHUTDOWN_GRACE_SECONDS: '10',
     ...options.serviceEnv,
-  });
+  }, options.serviceNodeArgs);
   if (options.startServices !== false) await services.startAll();
 
   const post: TestSystem['post'] = async (body, o = {}) => {

@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
-import { QueryLog } from '@conveyor/persistence';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
 
@@ -13,7 +12,7 @@ export function createDeliverer(infra: Infra): Deliverer {
   const configs = new CachedBotConfigs(async (botId) =>
     infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
   );
-  const queryLog = new QueryLog(infra.prisma);
+  const queryLog = infra.queryLog;
   return new Deliverer({
     redis: infra.redis,
     prefix: infra.topology.prefix,
@@ -23,7 +22,7 @@ export function createDeliverer(infra: Infra): Deliverer {
       new TelegramAdapter(configs),
       new WebChatAdapter(infra.nc, infra.topology),
     ],
-    onPermanentFailure: (queryId, reason) => queryLog.failed(queryId, reason),
+    onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
   });
 }
 

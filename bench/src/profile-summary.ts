@@ -1,0 +1,79 @@
+// Summarises V8 CPU profiles (`--cpu-prof` output): self time per package and the top functions.
+//
+// Usage: node bench/dist/profile-summary.js <folder of .cpuprofile files> [top=12]
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The package a script belongs to: the npm package, the workspace (libs/x, services/x), node internals, or a V8 marker. */
+export function packageOf(url: string, functionName: string): string {
+  if (!url) return functionName.startsWith('(') ? functionName : '(native)';
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) {
+    const rest = url.slice(nm + 'node_modules/'.length).split('/');
+    return rest[0].startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0];
+  }
+  const ws = url.match(/\/(libs|services|bench|test)\/([^/]+)\//);
+  if (ws) return `${ws[1]}/${ws[2]}`;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  return url;
+}
+
+export interface ProfileShares {
+  totalMs: number;
+  packages: [string, number][];
+  functions: [string, number][];
+}
+
+export function summarise(profile: CpuProfile): ProfileShares {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const pkg = new Map<string, number>();
+  const fn = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const node = byId.get(profile.samples[i]);
+    const dt = (profile.timeDeltas[i] ?? 0) / 1000;
+    if (!node || node.callFrame.functionName === '(idle)' || node.callFrame.functionName === '(program)') continue;
+    total += dt;
+    const p = packageOf(node.callFrame.url, node.callFrame.functionName);
+    pkg.set(p, (pkg.get(p) ?? 0) + dt);
+    const f = `${node.callFrame.functionName || '(anonymous)'} ${p}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
+    fn.set(f, (fn.get(f) ?? 0) + dt);
+  }
+  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
+  return { totalMs: total, packages: sorted(pkg), functions: sorted(fn) };
+}
+
+/** One block of text per profile in the folder; file names start with the service name. */
+export function summariseFolder(dir: string, top = 12): string {
+  const out: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+    const s = summarise(JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile);
+    const pct = (ms: number) => `${((100 * ms) / s.totalMs).toFixed(1).padStart(5)} %`;
+    out.push(`== ${file}: ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)`);
+    out.push('  packages (self time):');
+    for (const [name, ms] of s.packages.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
+    out.push('  functions (self time):');
+    for (const [name, ms] of s.functions.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
+  }
+  return out.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const dir = process.argv[2];
+  if (!dir) {
+    console.error('usage: profile-summary <folder of .cpuprofile files> [top]');
+    process.exit(2);
+  }
+  console.log(summariseFolder(dir, Number(process.argv[3] ?? 12)));
+}
