@@ -10,6 +10,7 @@ import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { EventPublisher, route } from '../harness/events.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/index.js';
 import { waitUntil } from '../harness/wait.js';
+import { uniqueName } from '../harness/ids.js';
 
 /** HTTP-bot sync/reset/errors, Telegram against the fake Bot API, and the web chat in Chromium, on one whole system. */
 describe('platforms end to end', () => {
@@ -107,7 +108,8 @@ describe('platforms end to end', () => {
     const answer = `Group answer ${Array.from({ length: 18 }, (_, i) => `w${i}`).join(' ')}`;
     sys.llm.setDefault({ text: answer });
     const groupChat = -100123;
-    const res = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret }, body: JSON.stringify(update(2, { id: groupChat, type: 'supergroup', title: 'Team' }, '@conveyor_bot what is up')) });
+    const question = `what is up ${uniqueName('q')}`;
+    const res = await fetch(`${ingress}/telegram/${tgBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret }, body: JSON.stringify(update(2, { id: groupChat, type: 'supergroup', title: 'Team' }, `@conveyor_bot ${question}`)) });
     assert.equal(res.status, 200);
     await tg.waitFor(() => tg.chat(groupChat).some((m) => m.text.endsWith('w17')), 30_000);
     const messages = tg.chat(groupChat);
@@ -116,10 +118,11 @@ describe('platforms end to end', () => {
     assert.ok(messages[0].edits >= 2, `placeholder then throttled edits, saw ${messages[0].edits}`);
     const sends = tg.calls.filter((c) => c.method === 'sendMessage' && c.params.chat_id === groupChat);
     assert.equal(sends[0]?.params.text, 'Thinking...');
-    // The mention reached the model without the @name.
-    assert.match(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /what is up/);
-    assert.doesNotMatch(JSON.stringify(sys.llm.requests.at(-1)!.body.messages), /@conveyor_bot/);
-
+    // The mention reached the model without the @name. Messages of earlier tests may reach the model
+    // later than this one, so the check needs this question's own request, not the last one.
+    const request = await waitUntil('the model request of the group mention', () =>
+      sys.llm.requests.find((r) => JSON.stringify(r.body.messages).includes(question)));
+    assert.doesNotMatch(JSON.stringify(request.body.messages), /@conveyor_bot/);
   });
 
   test('web chat in Chromium: a streamed answer, a model answer, and a reset', async () => {
