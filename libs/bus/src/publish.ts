@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import type { z } from 'zod';
@@ -23,7 +23,18 @@ export interface PublishOptions {
   headers?: Record<string, string>;
   /** How long to wait for the PubAck. Default: the JetStream client's timeout. */
   timeoutMs?: number;
+  /**
+   * Keep trying this long when the broker does not acknowledge (it restarts, the connection is down):
+   * the same `Nats-Msg-Id` each time, so a message stored whose ack was lost is not stored twice. A
+   * producer whose later messages depend on this one (a reply's numbered events) must not move on past
+   * a message that was never stored. Default 0: one try.
+   */
+  retryForMs?: number;
 }
+
+/** First pause between publish tries; doubled each time up to PUBLISH_RETRY_MAX_MS. */
+const PUBLISH_RETRY_FIRST_MS = 100;
+const PUBLISH_RETRY_MAX_MS = 2_000;
 
 export interface BusPublisherOptions {
   /** The streams subjects belong to, used to name spans `<stream> publish`. Default: named after the subject. */
@@ -80,11 +91,7 @@ export class BusPublisher {
     });
     propagation.inject(trace.setSpan(context.active(), span), h, natsHeaderSetter);
     try {
-      const ack = await this.#js.publish(subject, data, {
-        msgID: opts.msgId,
-        headers: h,
-        ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-      });
+      const ack = await this.publishWithRetry(subject, data, h, opts, span);
       busMetrics().published.add(1, { stream: ack.stream, outcome: ack.duplicate ? 'duplicate' : 'stored' });
       span.setAttribute(ATTR.streamSequence, ack.seq);
       span.setAttribute(ATTR.duplicate, ack.duplicate);
@@ -103,6 +110,28 @@ export class BusPublisher {
       span.end();
     }
   }
+
+  private async publishWithRetry(subject: string, data: Uint8Array, headers: ReturnType<typeof natsHeaders>, opts: PublishOptions, span: Span): Promise<PubAck> {
+    const deadline = Date.now() + (opts.retryForMs ?? 0);
+    for (let attempt = 1, pause = PUBLISH_RETRY_FIRST_MS; ; attempt++, pause = Math.min(pause * 2, PUBLISH_RETRY_MAX_MS)) {
+      try {
+        return await this.#js.publish(subject, data, {
+          msgID: opts.msgId,
+          headers,
+          ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+        });
+      } catch (err) {
+        if (Date.now() + pause >= deadline) throw err;
+        span.addEvent('publish retry', { attempt, error: (err as Error).message });
+        busMetrics().publishRetries.add(1);
+        await sleep(pause);
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function schemaId(schema: z.ZodType): string | undefined {

@@ -4,3 +4,4 @@ export * from './headers.js';
 export * from './message-chain.js';
 export * from './llm-message.js';
 export * from './messages.js';
+export * from './redis-keys.js';

@@ -127,3 +127,91 @@ test('events of a superseded attempt are ignored once a newer attempt started', 
   await settle(d);
   assert.deepEqual(rec.seen.map((s) => s.text), ['B']);
 });
+
+function numbered() {
+  const seen: { q: string; text: string; isFinal: boolean; sequence: number; timestamp: number }[] = [];
+  const adapter: PlatformAdapter = {
+    name: 'http-bot',
+    async deliver(r, reply: OutboundReply, ctx) {
+      seen.push({ q: ctx.queryId, text: (reply.message[0] as { text: string })?.text ?? '', isFinal: reply.isFinal, sequence: ctx.sequence, timestamp: ctx.timestamp.getTime() });
+      return { delivered: true };
+    },
+  };
+  return { seen, adapter };
+}
+
+test('a reply that ended takes nothing more: a newer attempt of a finished run sends no second final', async () => {
+  const rec = numbered();
+  const ended: string[] = [];
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], onReplyEnded: async (_r, q) => void ended.push(q) });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  await handle(d, { queryId: q, attempt: 1, seq: 0, route: r }, chunk('answer', true));
+  await handle(d, { queryId: q, attempt: 1, seq: 1, route: r, terminal: true }, null);
+  await settle(d);
+  assert.deepEqual(ended, [q]);
+  // The runner died between its last event and its ack: the run is redelivered as attempt 2.
+  assert.equal(await d.admits(q, 2), false, 'the ended reply admits no newer attempt');
+  await handle(d, { queryId: q, attempt: 2, seq: 0, route: r }, chunk('answer again', true));
+  await handle(d, { queryId: q, attempt: 2, seq: 1, route: r, terminal: true }, null);
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal]), [['answer', true]]);
+  assert.deepEqual(ended, [q], 'the reply ended once');
+});
+
+test('a later reply of the session waits for the earlier one to end; callback numbers rise in send order', async () => {
+  const rec = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const first = randomUUID();
+  const second = randomUUID();
+  await handle(d, { queryId: first, attempt: 1, seq: 0, route: r }, chunk('first, part'));
+  await settle(d);
+  // The second reply is complete before the first one ends: it must not overtake it.
+  await handle(d, { queryId: second, attempt: 1, seq: 0, route: r }, chunk('second', true));
+  await handle(d, { queryId: second, attempt: 1, seq: 1, route: r, terminal: true }, null);
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => s.text), ['first, part']);
+  await handle(d, { queryId: first, attempt: 1, seq: 1, route: r }, chunk('first, whole', true));
+  await handle(d, { queryId: first, attempt: 1, seq: 2, route: r, terminal: true }, null);
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => [s.q, s.text, s.sequence]), [
+    [first, 'first, part', 1], [first, 'first, whole', 2], [second, 'second', 1],
+  ]);
+});
+
+test('an event lost for good (a gap) holds the reply back only for the gap bound', async () => {
+  const rec = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], gapMs: 200, leaseMs: 300, sweepMs: 100 });
+  d.start();
+  try {
+    const r = route(`s-${randomUUID()}`);
+    const q = randomUUID();
+    // seq 0 never arrives (its publisher died, or Redis lost it).
+    await handle(d, { queryId: q, attempt: 1, seq: 1, route: r }, chunk('later text', true));
+    await handle(d, { queryId: q, attempt: 1, seq: 2, route: r, terminal: true }, null);
+    for (let i = 0; i < 200 && rec.seen.length === 0; i++) await delay(50);
+    assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal]), [['later text', true]]);
+    assert.ok(d.stats.skipped >= 1);
+  } finally {
+    await d.stop(1_000);
+  }
+});
+
+test('a reply whose run vanished holds the session back only for the stall bound', async () => {
+  const rec = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], stallMs: 300, leaseMs: 300, sweepMs: 100 });
+  d.start();
+  try {
+    const r = route(`s-${randomUUID()}`);
+    const gone = randomUUID();
+    const next = randomUUID();
+    await handle(d, { queryId: gone, attempt: 1, seq: 0, route: r }, chunk('half an answer'));
+    await handle(d, { queryId: next, attempt: 1, seq: 0, route: r }, chunk('next answer', true));
+    await handle(d, { queryId: next, attempt: 1, seq: 1, route: r, terminal: true }, null);
+    for (let i = 0; i < 200 && !rec.seen.some((s) => s.q === next); i++) await delay(50);
+    assert.deepEqual(rec.seen.map((s) => s.text), ['half an answer', 'next answer']);
+  } finally {
+    await d.stop(1_000);
+  }
+});

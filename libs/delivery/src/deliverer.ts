@@ -2,10 +2,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
-import type { ReplyRoute } from '@conveyor/contracts';
+import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
-import { ReplyQueue, type SessionId } from './reply-queue.js';
-import type { BatchEntry, DeliveryContext, OutboundReply, PlatformAdapter, QueuedPart, ReplyRef, ReplyState, SendResult } from './types.js';
+import { nextCallbackSequence, ReplyQueue, type CallbackNumbering, type ShownState, type TakenBatch } from './reply-queue.js';
+import type { BatchEntry, OutboundReply, PlatformAdapter, QueuedPart, ReplyRef, ReplyState, SendResult } from './types.js';
 
 export interface DeliveryLogger {
   info(obj: object, msg?: string): void;
@@ -19,6 +19,8 @@ export interface DeliveryStats {
   sent: number;
   coalesced: number;
   failed: number;
+  /** Events or whole replies given up as lost (a gap or a stall outlasted its bound). */
+  skipped: number;
 }
 
 export interface DelivererOptions {
@@ -28,42 +30,55 @@ export interface DelivererOptions {
   logger?: DeliveryLogger;
   /** A part the platform did not take after all retries: record it on the query (QueryLog.failed). */
   onPermanentFailure?: (queryId: string, reason: string) => Promise<void>;
+  /** A reply's final part went out: the session may go on to its next message. */
+  onReplyEnded?: (route: ReplyRoute, queryId: string) => Promise<void>;
   /** How long a replica owns a session's sending without renewing. */
   leaseMs?: number;
-  /** How often every replica looks for sessions whose sender died. */
+  /** How often every replica looks for sessions whose sender died. Default: leaseMs. */
   sweepMs?: number;
   /** Sessions sent to at once by this replica. */
   maxConcurrentSessions?: number;
+  /** How long a missing event may hold back the events after it before it is taken as lost. */
+  gapMs?: number;
+  /** How long a reply with no new event may hold back the session's later replies. */
+  stallMs?: number;
 }
+
+type SealEntry = Extract<BatchEntry, { t: 'seal' }>;
 
 interface Scope {
   ref: ReplyRef;
-  parts: number;
+  parts: QueuedPart[];
 }
 
 const silent: DeliveryLogger = { info() {}, warn() {}, error() {} };
 const tracer = () => trace.getTracer('@conveyor/delivery');
+/** Batches taken in one session pass before the replica lets other sessions' work in. */
+const MAX_BATCHES_PER_PASS = 1_000;
 
 /**
  * The dispatcher's outbound side: ordered, coalescing, exactly-once-visible delivery of reply parts to
  * any platform adapter, shared by every replica through Redis (see ReplyQueue).
  *
- * A send inside `withReplyRef` (the runner event being handled) is queued in Redis and sent by
- * whichever replica holds the session's lease; the event's handler does not wait for the platform,
- * so a slow platform never blocks the consumer, and parts that pile up meanwhile are coalesced.
- * A send outside any event scope goes straight to the adapter (in order per session in this process).
+ * Sends inside `withReplyRef` (the runner event being handled) are collected and stored with the
+ * event's seal in one call; the replica then sends the session's ready parts itself unless another
+ * replica is already doing so (that one picks them up before it lets go). A slow platform never blocks
+ * the consumer, and parts that pile up meanwhile are coalesced. A send outside any event scope goes
+ * straight to the adapter (in order per session in this process).
  */
 export class Deliverer {
   readonly queue: ReplyQueue;
-  readonly stats: DeliveryStats = { enqueued: 0, duplicates: 0, sent: 0, coalesced: 0, failed: 0 };
+  readonly stats: DeliveryStats = { enqueued: 0, duplicates: 0, sent: 0, coalesced: 0, failed: 0, skipped: 0 };
   private readonly adapters: Map<string, PlatformAdapter>;
   private readonly scope = new AsyncLocalStorage<Scope>();
   private readonly logger: DeliveryLogger;
   private readonly leaseMs: number;
   private readonly sweepMs: number;
   private readonly maxSessions: number;
+  private readonly takeOptions: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number };
   private readonly token = randomUUID();
   private readonly draining = new Map<string, Promise<void>>();
+  private readonly rerun = new Set<string>();
   private readonly direct = new Map<string, Promise<unknown>>();
   private sweeper: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -74,11 +89,12 @@ export class Deliverer {
     this.adapters = new Map(opts.adapters.map((a) => [a.name, a]));
     this.logger = opts.logger ?? silent;
     this.leaseMs = opts.leaseMs ?? 5_000;
-    this.sweepMs = opts.sweepMs ?? 1_000;
+    this.sweepMs = opts.sweepMs ?? this.leaseMs;
     this.maxSessions = opts.maxConcurrentSessions ?? 512;
+    this.takeOptions = { leaseMs: this.leaseMs, maxEntries: 256, gapMs: opts.gapMs ?? 15_000, stallMs: opts.stallMs ?? 15 * 60_000 };
   }
 
-  /** Starts the sweeper that takes over sessions whose sending replica died. */
+  /** Starts the sweep that takes over sessions whose sending replica died. */
   start(): void {
     if (this.sweeper) return;
     this.sweeper = setInterval(() => void this.sweep(), this.sweepMs);
@@ -95,12 +111,16 @@ export class Deliverer {
     this.abort.abort();
   }
 
-  /** Runs the handling of one runner event; sends inside it are queued as that event's parts, then the event is sealed. */
+  /** Whether events of this attempt can still change the reply (a newer attempt or the reply's end makes them stale). */
+  admits(queryId: string, attempt: number): Promise<boolean> {
+    return this.queue.admits(queryId, attempt);
+  }
+
+  /** Runs the handling of one runner event; sends inside it become that event's parts, stored with its seal in one step. */
   async withReplyRef<T>(ref: ReplyRef, fn: () => Promise<T>): Promise<T> {
-    const s: Scope = { ref, parts: 0 };
+    const s: Scope = { ref, parts: [] };
     const result = await this.scope.run(s, fn);
-    await this.queue.seal(ref.route, ref.queryId, ref.attempt, ref.seq, s.parts, ref.terminal === true);
-    this.kick(ref.route);
+    await this.store(ref, s.parts);
     return result;
   }
 
@@ -109,24 +129,28 @@ export class Deliverer {
     const s = this.scope.getStore();
     if (!ref && !s) return this.sendDirect(route, reply);
     const r = ref ?? s!.ref;
-    const sub = s && s.ref === r ? s.parts++ : 0;
+    const inScope = s !== undefined && s.ref === r;
     const carrier: Record<string, string> = {};
     propagation.inject(context.active(), carrier);
+    const sub = inScope ? s.parts.length : 0;
     const part: QueuedPart = { route, reply, queryId: r.queryId, key: `${r.attempt}:${r.seq}:${sub}`, trace: carrier };
-    const added = await this.queue.enqueuePart(r.attempt, r.seq, sub, part);
-    if (added) this.stats.enqueued++;
-    else this.stats.duplicates++;
-    if (!s || s.ref !== r) {
-      // An explicit ref without a scope: the caller hands over one part per event.
-      await this.queue.seal(route, r.queryId, r.attempt, r.seq, 1, r.terminal === true);
-      this.kick(route);
-    }
+    // An explicit ref without a scope: the caller hands over one part per event.
+    if (inScope) s.parts.push(part);
+    else await this.store(r, [part]);
     return { delivered: true, queued: true };
   }
 
-  /** Resolves when nothing of this replica's sending for the session is in progress (tests, benchmarks). */
+  /** Resolves when nothing of this replica's sending is in progress (tests, benchmarks). */
   async idle(): Promise<void> {
     while (this.draining.size) await Promise.allSettled([...this.draining.values()]);
+  }
+
+  private async store(ref: ReplyRef, parts: QueuedPart[]): Promise<void> {
+    const seal: SealEntry = { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route };
+    const outcome = await this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal);
+    if (outcome === 'stored') this.stats.enqueued += parts.length;
+    else this.stats.duplicates += parts.length;
+    if (outcome === 'stored') this.kick(ref.route);
   }
 
   private adapterFor(route: ReplyRoute): PlatformAdapter {
@@ -140,7 +164,9 @@ export class Deliverer {
     const prev = this.direct.get(key) ?? Promise.resolve();
     const state = memoryState();
     const run = prev.catch(() => undefined).then(() =>
-      this.adapterFor(route).deliver(route, reply, { queryId: route.replyTo, partKey: randomUUID(), chunkOrdinal: reply.stream ? 1 : 0, state, signal: this.abort.signal }),
+      this.adapterFor(route).deliver(route, reply, {
+        queryId: route.replyTo, partKey: randomUUID(), chunkOrdinal: reply.stream ? 1 : 0, sequence: 1, timestamp: new Date(), state, signal: this.abort.signal,
+      }),
     );
     this.direct.set(key, run);
     try {
@@ -151,15 +177,15 @@ export class Deliverer {
   }
 
   /** Starts sending the session's ready parts unless this replica already does. */
-  kick(s: SessionId): void {
+  kick(s: ReplySessionKey): void {
     if (this.stopped) return;
     const key = ReplyQueue.sessionMember(s);
     if (this.draining.has(key)) {
-      // Already sending here: ask for one more pass once the current one ends.
+      // Already sending here: one more pass once the current one ends picks the new parts up.
       this.rerun.add(key);
       return;
     }
-    if (this.draining.size >= this.maxSessions) return; // the sweeper comes back for it
+    if (this.draining.size >= this.maxSessions) return; // the sweep comes back for it
     const p = this.drainSession(s)
       .catch((err) => this.logger.error({ err, botId: s.botId, sessionId: s.sessionId }, 'delivery pass failed'))
       .finally(() => {
@@ -169,104 +195,91 @@ export class Deliverer {
     this.draining.set(key, p);
   }
 
-  private readonly rerun = new Set<string>();
-
   private async sweep(): Promise<void> {
     try {
-      for (const s of await this.queue.activeSessions()) this.kick(s);
+      for (const s of await this.queue.quietSessions(this.leaseMs)) this.kick(s);
     } catch (err) {
       this.logger.warn({ err }, 'delivery sweep failed');
     }
   }
 
-  private async drainSession(s: SessionId): Promise<void> {
-    for (let idlePasses = 0; idlePasses < 3; ) {
-      if (!(await this.queue.acquire(s, this.token, this.leaseMs))) return;
+  private async drainSession(s: ReplySessionKey): Promise<void> {
+    for (let i = 0; i < MAX_BATCHES_PER_PASS && !this.stopped; i++) {
+      const taken = await this.queue.take(s, this.token, this.takeOptions);
+      if (taken.kind !== 'busy' && taken.skipped > 0) {
+        this.stats.skipped += taken.skipped;
+        this.logger.warn({ botId: s.botId, sessionId: s.sessionId, skipped: taken.skipped }, 'reply events given up as lost');
+      }
+      if (taken.kind !== 'batch') return;
       const renew = setInterval(() => void this.queue.renew(s, this.token, this.leaseMs).catch(() => undefined), Math.max(200, this.leaseMs / 3));
       renew.unref();
-      let progressed = false;
       try {
-        while (await this.passOnce(s)) progressed = true;
-        if (!(await this.sessionHasPending(s))) await this.queue.deactivate(s);
+        await this.sendBatch(s, taken.batch);
       } finally {
         clearInterval(renew);
-        await this.queue.release(s, this.token);
       }
-      idlePasses = progressed ? 0 : idlePasses + 1;
-      // A part queued by another replica while we held the lease is picked up here.
-      if (!(await this.sessionHasReady(s))) return;
     }
+    if (!this.stopped) this.rerun.add(ReplyQueue.sessionMember(s));
   }
 
-  private async sessionHasPending(s: SessionId): Promise<boolean> {
-    for (const q of await this.queue.replies(s)) if (await this.queue.hasPending(q)) return true;
-    return false;
-  }
-
-  private async sessionHasReady(s: SessionId): Promise<boolean> {
-    // Cheap over-approximation: anything pending; drainSession re-checks contiguity under the lease.
-    return !this.stopped && (await this.sessionHasPending(s)) && (await this.anyTakeable(s));
-  }
-
-  private async anyTakeable(s: SessionId): Promise<boolean> {
-    for (const q of await this.queue.replies(s)) if (await this.queue.takeable(q)) return true;
-    return false;
-  }
-
-  /** One batch per reply of the session, in reply order. True when anything was taken. */
-  private async passOnce(s: SessionId): Promise<boolean> {
-    let progressed = false;
-    for (const queryId of await this.queue.replies(s)) {
-      const batch = await this.queue.take(queryId);
-      if (!batch) {
-        if ((await this.queue.hget(queryId, 'closed')) === '1' && !(await this.queue.hasPending(queryId))) await this.queue.forgetReply(s, queryId);
-        continue;
-      }
-      progressed = true;
-      await this.sendBatch(queryId, batch.entries, batch.progress);
-      await this.queue.finishBatch(queryId);
-    }
-    return progressed;
-  }
-
-  private async sendBatch(queryId: string, entries: BatchEntry[], progress: number): Promise<void> {
-    const startOrdinal = Number((await this.queue.hget(queryId, 'chunks')) ?? 0);
-    const plan = planBatch(entries, { [queryId]: startOrdinal });
+  private async sendBatch(s: ReplySessionKey, batch: TakenBatch): Promise<void> {
+    const { queryId, entries } = batch;
+    const plan = planBatch(entries, { [queryId]: batch.shown.chunks });
     this.stats.coalesced += plan.coalesced;
-    // Terminal seal on an open stream: close it with a final part repeating the newest snapshot.
-    const terminal = entries.find((e): e is Extract<BatchEntry, { t: 'seal' }> => e.t === 'seal' && e.terminal);
+    const terminal = entries.find((e): e is SealEntry => e.t === 'seal' && e.terminal);
+    const shown: ShownState = { ...batch.shown };
+    let numbering: CallbackNumbering = batch.numbering;
+    const timestamp = new Date(batch.takenAt);
+    const state = lazyState(this.queue, queryId);
     const work = plan.send.map((p) => ({ part: p.part, chunkOrdinal: p.chunkOrdinal }));
-    const lastOrdinal = plan.send.length ? plan.send[plan.send.length - 1].chunkOrdinal : startOrdinal;
-    for (let i = 0; i < work.length; i++) {
-      if (i < progress) continue;
-      await this.sendPart(queryId, work[i].part, work[i].chunkOrdinal);
-      await this.queue.setProgress(queryId, i + 1);
+    if (terminal && (shown.open || work.some((w) => w.part.reply.stream)) && !work.some((w) => w.part.reply.isFinal)) {
+      // Terminal seal on an open stream: close it with a final part repeating the newest snapshot.
+      const last = work.findLast((w) => w.part.reply.stream)?.part.reply.message;
+      const message = last ?? (shown.last ? JSON.parse(shown.last) : []);
+      const chunkOrdinal = Math.max(shown.chunks, work.at(-1)?.chunkOrdinal ?? 0) + 1;
+      work.push({ part: { route: terminal.route, reply: { message, isFinal: true, stream: true }, queryId, key: 'close' }, chunkOrdinal });
     }
-    await this.queue.hset(queryId, 'chunks', Math.max(lastOrdinal, startOrdinal + entries.filter((e) => e.t === 'part' && e.part.reply.stream).length));
-    if (terminal) {
-      if ((await this.queue.hget(queryId, 'open')) === '1') {
-        const last = await this.queue.hget(queryId, 'last');
-        const message = last ? JSON.parse(last) : [];
-        const closing: QueuedPart = { route: terminal.route, reply: { message, isFinal: true, stream: true }, queryId, key: `close` };
-        await this.sendPart(queryId, closing, Number((await this.queue.hget(queryId, 'chunks')) ?? 0) + 1);
+    for (let i = 0; i < work.length; i++) {
+      const { part, chunkOrdinal } = work[i];
+      // A notice after streamed parts goes out on the stream (LangBot §9.3) and, being final, closes it.
+      const reply = shown.open && !part.reply.stream ? { ...part.reply, stream: true } : part.reply;
+      numbering = nextCallbackSequence(numbering, reply.isFinal);
+      if (i >= batch.progress) {
+        await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state });
+        if (i < work.length - 1) await this.queue.setProgress(queryId, i + 1);
       }
-      await this.queue.hset(queryId, 'closed', '1');
+      if (reply.stream) {
+        shown.open = !reply.isFinal;
+        shown.last = JSON.stringify(reply.message);
+        shown.chunks = Math.max(shown.chunks, chunkOrdinal);
+      } else if (reply.isFinal) {
+        shown.open = false;
+      }
+    }
+    const streamedParts = entries.filter((e) => e.t === 'part' && e.part.reply.stream).length;
+    shown.chunks = Math.max(shown.chunks, batch.shown.chunks + streamedParts);
+    shown.ended = terminal !== undefined;
+    const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
+    if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
+    if (terminal && committed) {
+      await this.opts.onReplyEnded?.(terminal.route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
     }
   }
 
-  private async sendPart(queryId: string, part: QueuedPart, chunkOrdinal: number): Promise<void> {
-    let reply = part.reply;
-    const open = (await this.queue.hget(queryId, 'open')) === '1';
-    // A notice after streamed parts goes out on the stream (LangBot §9.3) and, being final, closes it.
-    if (open && !reply.stream) reply = { ...reply, stream: true };
+  private async sendPart(
+    queryId: string,
+    part: QueuedPart,
+    reply: OutboundReply,
+    at: { chunkOrdinal: number; sequence: number; timestamp: Date; state: ReplyState },
+  ): Promise<void> {
     const adapter = this.adapterFor(part.route);
-    const state = redisState(this.queue, queryId);
     const parent = part.trace ? propagation.extract(ROOT_CONTEXT, part.trace) : context.active();
     const result = await tracer().startActiveSpan(`${adapter.name} send`, { kind: SpanKind.CLIENT, attributes: {
       'conveyor.query_id': queryId, 'conveyor.bot.id': part.route.botId, 'conveyor.reply.final': reply.isFinal, 'conveyor.reply.stream': reply.stream,
+      'conveyor.reply.sequence': at.sequence,
     } }, parent, async (span) => {
       try {
-        const r = await adapter.deliver(part.route, reply, { queryId, partKey: part.key, chunkOrdinal, state, signal: this.abort.signal });
+        const r = await adapter.deliver(part.route, reply, { queryId, partKey: part.key, ...at, signal: this.abort.signal });
         if (!r.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: r.reason });
         return r;
       } catch (err) {
@@ -277,12 +290,6 @@ export class Deliverer {
         span.end();
       }
     });
-    if (reply.stream) {
-      await this.queue.hset(queryId, 'open', reply.isFinal ? '0' : '1');
-      await this.queue.hset(queryId, 'last', JSON.stringify(reply.message));
-    } else if (reply.isFinal) {
-      await this.queue.hset(queryId, 'open', '0');
-    }
     if (result.delivered) {
       this.stats.sent++;
       return;
@@ -295,10 +302,17 @@ export class Deliverer {
   }
 }
 
-function redisState(queue: ReplyQueue, queryId: string): ReplyState {
+/** Adapter state read from Redis on first use in a batch, written through at once (it must survive a crash mid-batch). */
+function lazyState(queue: ReplyQueue, queryId: string): ReplyState {
+  const store = queue.adapterState(queryId);
+  let loaded: Promise<Record<string, string>> | undefined;
+  const load = () => (loaded ??= store.load());
   return {
-    get: (name) => queue.hget(queryId, `a:${name}`),
-    set: (name, value) => queue.hset(queryId, `a:${name}`, value),
+    get: async (name) => (await load())[name] ?? null,
+    set: async (name, value) => {
+      (await load())[name] = value;
+      await store.set(name, value);
+    },
   };
 }
 

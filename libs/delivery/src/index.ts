@@ -2,7 +2,6 @@ export * from './types.js';
 export * from './coalesce.js';
 export * from './reply-queue.js';
 export * from './deliverer.js';
-export * from './session-sequence.js';
 export * from './sync-relay.js';
 export * from './telegram.js';
 export * from './adapters/bot-configs.js';

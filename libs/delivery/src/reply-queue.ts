@@ -1,202 +1,156 @@
 import type { Redis } from 'ioredis';
-import type { ReplyRoute } from '@conveyor/contracts';
+import { redisKeys, type ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
+import { loadScripts } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './types.js';
-import { evalScript } from '@conveyor/redis-scripts';
 
 /**
- * Reply parts in Redis, shared by every dispatcher replica.
+ * Reply parts in Redis, shared by every dispatcher replica: three scripts, one call each.
  *
- * Per reply (query) a hash holds the attempt being shown, the position (`next` event seq, `sub` part)
- * up to which parts were taken, the parts waiting (`p:<seq>:<sub>`) and the seals of handled events
- * (`e:<seq>` → count and whether the run ended). Parts are taken strictly in (seq, sub) order and only
- * past contiguous seals, so an event still being handled on another replica holds back the ones after
- * it; a part of an older attempt or behind the position is refused, which makes redelivered events
- * no-ops. Per session a sorted set keeps the replies in arrival order and a lease lets one replica at a
- * time send that session's parts; a taken batch stays in the hash until sent, so a replica that dies
- * mid-batch leaves it to the next lease holder.
+ * - `enqueue` stores what one runner event produced (its parts and its seal) at once; a part of an
+ *   older attempt, an event already stored or passed, and anything for a reply that has ended are
+ *   refused, which makes redelivered events no-ops.
+ * - `take` runs under the session's sender lease (taking it when free): it moves the ready events of
+ *   the session's oldest unfinished reply into that reply's `batch` (or returns a batch a dead replica
+ *   left), with what the platform was shown so far and the session's callback numbering.
+ * - `commit` records that the batch went out.
+ * A batch stays in Redis until committed, so a replica that dies mid-batch leaves it to the next
+ * lease holder, who sends it again identically (same sequences, same timestamp).
  */
-
-const ENQUEUE = `
-local a = tonumber(redis.call('HGET', KEYS[1], 'attempt') or '0')
-local att = tonumber(ARGV[1])
-if att < a then return 0 end
-if att > a then
-  local fields = redis.call('HKEYS', KEYS[1])
-  for _, k in ipairs(fields) do
-    local p = string.sub(k, 1, 2)
-    if p == 'p:' or p == 'e:' then redis.call('HDEL', KEYS[1], k) end
-  end
-  redis.call('HSET', KEYS[1], 'attempt', att, 'next', 0, 'sub', 0)
-end
-local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
-local seq = tonumber(ARGV[2])
-if seq < nxt then return 0 end
-if seq == nxt and ARGV[9] == 'p' and tonumber(ARGV[10]) < tonumber(redis.call('HGET', KEYS[1], 'sub') or '0') then return 0 end
-local added = redis.call('HSETNX', KEYS[1], ARGV[3], ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ARGV[7])
-redis.call('ZADD', KEYS[2], 'NX', ARGV[6], ARGV[5])
-redis.call('PEXPIRE', KEYS[2], ARGV[7])
-redis.call('ZADD', KEYS[3], ARGV[6], ARGV[8])
-return added`;
-
-/** Moves the ready parts of one reply into its `batch` (or returns the batch left by a dead replica). */
-const TAKE = `
-local b = redis.call('HGET', KEYS[1], 'batch')
-if b then return {b, redis.call('HGET', KEYS[1], 'progress') or '0', 1} end
-local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
-local sub = tonumber(redis.call('HGET', KEYS[1], 'sub') or '0')
-local max = tonumber(ARGV[1])
-local out = {}
-local n = 0
-while n < max do
-  local pk = 'p:' .. nxt .. ':' .. sub
-  local part = redis.call('HGET', KEYS[1], pk)
-  if part then
-    table.insert(out, part)
-    redis.call('HDEL', KEYS[1], pk)
-    sub = sub + 1
-    n = n + 1
-  else
-    local ek = 'e:' .. nxt
-    local seal = redis.call('HGET', KEYS[1], ek)
-    if not seal then break end
-    local sep = string.find(seal, '|', 1, true)
-    local count = tonumber(string.sub(seal, 1, sep - 1))
-    if sub < count then break end
-    table.insert(out, string.sub(seal, sep + 1))
-    redis.call('HDEL', KEYS[1], ek)
-    nxt = nxt + 1
-    sub = 0
-    n = n + 1
-  end
-end
-if n == 0 then return {false, '0', 0} end
-local batch = '[' .. table.concat(out, ',') .. ']'
-redis.call('HSET', KEYS[1], 'next', nxt, 'sub', sub, 'batch', batch, 'progress', 0)
-return {batch, '0', 0}`;
-
-const ACQUIRE = `return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`;
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['enqueue', 'take', 'commit', 'renew'] as const);
 
 /** Long enough for any reply to be delivered with all its retries; idle state then disappears. */
 const STATE_TTL_MS = 6 * 3600_000;
+/** Idle sessions forget their callback numbering, as LangBot's does after its idle timeout. */
+const NUMBERING_TTL_MS = 3600_000;
 
-export interface SessionId {
-  botId: string;
-  sessionId: string;
+export type EnqueueOutcome = 'stored' | 'duplicate' | 'superseded' | 'ended';
+
+export interface TakenBatch {
+  queryId: string;
+  entries: BatchEntry[];
+  /** Parts of the batch already sent by a replica that died. */
+  progress: number;
+  /** When the batch was taken: the timestamp of every part in it, so a resend is identical. */
+  takenAt: number;
+  shown: ShownState;
+  numbering: CallbackNumbering;
 }
 
+/** What the platform has been shown of a reply. */
+export interface ShownState {
+  /** Streamed snapshots so far, coalesced ones included (LangBot's msg_sequence). */
+  chunks: number;
+  open: boolean;
+  /** The newest snapshot's message chain, JSON. */
+  last: string;
+  ended: boolean;
+}
+
+/** LangBot's per-session callback numbering (HTTP-bot §8.4): restart at 1 after a final callback, else count up. */
+export interface CallbackNumbering {
+  seq: number;
+  lastFinal: boolean;
+}
+
+export function nextCallbackSequence(n: CallbackNumbering, isFinal: boolean): CallbackNumbering {
+  return { seq: n.lastFinal ? 1 : n.seq + 1, lastFinal: isFinal };
+}
+
+export type TakeResult = { kind: 'busy' } | { kind: 'idle'; skipped: number } | { kind: 'batch'; batch: TakenBatch; skipped: number };
+
 export class ReplyQueue {
+  readonly keys: RedisKeys;
+
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
-  ) {}
-
-  replyKey(queryId: string) {
-    return `${this.prefix}:dlv:r:${queryId}`;
+    prefix: string,
+  ) {
+    this.keys = redisKeys(prefix);
   }
 
-  private sessionKey(route: SessionId) {
-    return `${this.prefix}:dlv:s:${route.botId}:${route.sessionId}`;
+  static sessionMember(s: ReplySessionKey): string {
+    return JSON.stringify([s.botId, s.sessionId]);
   }
 
-  get activeKey() {
-    return `${this.prefix}:dlv:active`;
+  static parseMember(member: string): ReplySessionKey {
+    const [botId, sessionId] = JSON.parse(member) as [string, string];
+    return { botId, sessionId };
   }
 
-  static sessionMember(route: SessionId): string {
-    return JSON.stringify([route.botId, route.sessionId]);
+  async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
+    const r = Number(await scripts.enqueue.run(
+      this.redis,
+      [this.keys.reply(queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions()],
+      [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`,
+        ...parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry))],
+    ));
+    return r === 1 ? 'stored' : r === 0 ? 'duplicate' : r === -1 ? 'superseded' : 'ended';
   }
 
-  private enqueueRaw(route: ReplyRoute, queryId: string, attempt: number, seq: number, field: string, value: string, kind: 'p' | 'e', sub: number) {
-    return evalScript(this.redis, 
-      ENQUEUE, 3,
-      this.replyKey(queryId), `${this.sessionKey(route)}:replies`, this.activeKey,
-      attempt, seq, field, value, queryId, Date.now(), STATE_TTL_MS, ReplyQueue.sessionMember(route), kind, sub,
-    );
+  /** Whether events of this attempt may still change the reply (read-only; `enqueue` decides for good). */
+  async admits(queryId: string, attempt: number): Promise<boolean> {
+    const [current, closed] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'closed');
+    return closed !== '1' && attempt >= Number(current ?? 0);
   }
 
-  /** Adds a part; false when it is a duplicate or belongs to a superseded attempt. */
-  async enqueuePart(attempt: number, seq: number, sub: number, part: QueuedPart): Promise<boolean> {
-    return (await this.enqueueRaw(part.route, part.queryId, attempt, seq, `p:${seq}:${sub}`, JSON.stringify({ t: 'part', part }), 'p', sub)) === 1;
-  }
-
-  /** Marks event `seq` as handled, having produced `count` parts. */
-  async seal(route: ReplyRoute, queryId: string, attempt: number, seq: number, count: number, terminal: boolean): Promise<boolean> {
-    const entry: BatchEntry = { t: 'seal', queryId, terminal, route };
-    return (await this.enqueueRaw(route, queryId, attempt, seq, `e:${seq}`, `${count}|${JSON.stringify(entry)}`, 'e', 0)) === 1;
-  }
-
-  /** Replies of a session in arrival order. */
-  replies(s: SessionId): Promise<string[]> {
-    return this.redis.zrange(`${this.sessionKey(s)}:replies`, "0", "99");
-  }
-
-  async forgetReply(s: SessionId, queryId: string): Promise<void> {
-    await this.redis.zrem(`${this.sessionKey(s)}:replies`, queryId);
-  }
-
-  /** The batch to send for a reply: fresh, or resumed (with how many of its parts were already sent). */
-  async take(queryId: string, max = 256): Promise<{ entries: BatchEntry[]; progress: number; resumed: boolean } | null> {
-    const [batch, progress, resumed] = (await evalScript(this.redis, TAKE, 1, this.replyKey(queryId), max)) as [string | null, string, number];
-    if (!batch) return null;
-    return { entries: JSON.parse(batch) as BatchEntry[], progress: Number(progress), resumed: resumed === 1 };
+  async take(s: ReplySessionKey, token: string, o: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number }): Promise<TakeResult> {
+    const r = (await scripts.take.run(
+      this.redis,
+      [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(), this.keys.replySessionSequence(s)],
+      [token, o.leaseMs, o.maxEntries, Date.now(), this.keys.replyPrefix(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
+    )) as (string | number)[];
+    if (r[0] === 'busy') return { kind: 'busy' };
+    if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
+    const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped] = r.map(String);
+    return {
+      kind: 'batch',
+      skipped: Number(skipped),
+      batch: {
+        queryId,
+        entries: JSON.parse(batch) as BatchEntry[],
+        progress: Number(progress),
+        takenAt: Number(takenAt),
+        shown: { chunks: Number(chunks), open: open === '1', last, ended: false },
+        numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
+      },
+    };
   }
 
   async setProgress(queryId: string, progress: number): Promise<void> {
-    await this.redis.hset(this.replyKey(queryId), 'progress', progress);
+    await this.redis.hset(this.keys.reply(queryId), 'progress', progress);
   }
 
-  async finishBatch(queryId: string): Promise<void> {
-    await this.redis.hdel(this.replyKey(queryId), 'batch', 'progress');
+  /** False when the lease was lost meanwhile. */
+  async commit(s: ReplySessionKey, queryId: string, token: string, leaseMs: number, shown: ShownState, numbering: CallbackNumbering): Promise<boolean> {
+    return Number(await scripts.commit.run(
+      this.redis,
+      [this.keys.reply(queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s)],
+      [token, leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS],
+    )) === 1;
   }
 
-  async hasPending(queryId: string): Promise<boolean> {
-    const fields = await this.redis.hkeys(this.replyKey(queryId));
-    return fields.some((f) => f === 'batch' || f.startsWith('p:') || f.startsWith('e:'));
+  async renew(s: ReplySessionKey, token: string, leaseMs: number): Promise<boolean> {
+    return Number(await scripts.renew.run(this.redis, [this.keys.replySessionSender(s)], [token, leaseMs])) === 1;
   }
 
-  /** Whether a take would return something now (the next part or seal is there, or a batch is left over). */
-  async takeable(queryId: string): Promise<boolean> {
-    const key = this.replyKey(queryId);
-    const [next, sub, batch] = await this.redis.hmget(key, 'next', 'sub', 'batch');
-    if (batch) return true;
-    const n = Number(next ?? 0);
-    const [p, e] = await Promise.all([this.redis.hexists(key, `p:${n}:${Number(sub ?? 0)}`), this.redis.hexists(key, `e:${n}`)]);
-    return p === 1 || e === 1;
+  /** Sessions whose last activity is older than `idleMs`: their sender may have died (the takeover sweep). */
+  async quietSessions(idleMs: number, limit = 200): Promise<ReplySessionKey[]> {
+    const members = await this.redis.zrangebyscore(this.keys.replyActiveSessions(), '-inf', Date.now() - idleMs, 'LIMIT', 0, limit);
+    return members.map(ReplyQueue.parseMember);
   }
 
-  hget(queryId: string, field: string) {
-    return this.redis.hget(this.replyKey(queryId), field);
+  /** Marks the session active now, so the sweep leaves it to the replica working on it. */
+  async touch(s: ReplySessionKey): Promise<void> {
+    await this.redis.zadd(this.keys.replyActiveSessions(), 'XX', Date.now(), ReplyQueue.sessionMember(s));
   }
 
-  async hset(queryId: string, field: string, value: string | number) {
-    await this.redis.hset(this.replyKey(queryId), field, value);
-  }
-
-  async acquire(s: SessionId, token: string, ttlMs: number): Promise<boolean> {
-    return (await evalScript(this.redis, ACQUIRE, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
-  }
-
-  async renew(s: SessionId, token: string, ttlMs: number): Promise<boolean> {
-    return (await evalScript(this.redis, RENEW, 1, `${this.sessionKey(s)}:lease`, token, ttlMs)) === 1;
-  }
-
-  async release(s: SessionId, token: string): Promise<void> {
-    await evalScript(this.redis, RELEASE, 1, `${this.sessionKey(s)}:lease`, token);
-  }
-
-  /** Sessions that had parts recently, oldest activity first. */
-  async activeSessions(limit = 200): Promise<SessionId[]> {
-    const members = await this.redis.zrange(this.activeKey, "0", String(limit - 1));
-    return members.map((m) => {
-      const [botId, sessionId] = JSON.parse(m) as [string, string];
-      return { botId, sessionId };
-    });
-  }
-
-  async deactivate(s: SessionId): Promise<void> {
-    await this.redis.zrem(this.activeKey, ReplyQueue.sessionMember(s));
+  adapterState(queryId: string) {
+    const key = this.keys.replyAdapterState(queryId);
+    return {
+      load: () => this.redis.hgetall(key),
+      set: async (name: string, value: string) => {
+        await this.redis.multi().hset(key, name, value).pexpire(key, STATE_TTL_MS).exec();
+      },
+    };
   }
 }

@@ -1,4 +1,4 @@
-import type { MessageChain } from '@conveyor/contracts';
+import { redisKeys, type MessageChain } from '@conveyor/contracts';
 
 /**
  * HTTP-bot `/sync` (§11) across replicas: the ingress replica holding the call registers the session
@@ -8,7 +8,7 @@ import type { MessageChain } from '@conveyor/contracts';
  * the headers. An unanswered request (the ingress died, or already answered) falls back to the callback.
  */
 export function syncKey(prefix: string, botId: string, sessionId: string): string {
-  return `${prefix}:sync:${botId}:${sessionId}`;
+  return redisKeys(prefix).syncWaiter(botId, sessionId);
 }
 
 export interface SyncPart {

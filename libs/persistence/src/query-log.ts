@@ -49,6 +49,12 @@ export class QueryLog {
     this.writer.add({ kind: 'succeeded', id, at: new Date() });
   }
 
+  /** Whether the query already ended (a redelivered copy of it must not run again). */
+  async isFinished(id: string): Promise<boolean> {
+    const { rows } = await this.pool.query<{ status: string }>('SELECT "status" FROM "QueryRecord" WHERE "id" = $1', [id]);
+    return rows[0]?.status === 'succeeded' || rows[0]?.status === 'failed';
+  }
+
   /** Resolves once every entry logged so far is written (shutdown, tests). */
   flush(): Promise<void> {
     return this.writer.flush();

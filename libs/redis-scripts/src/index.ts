@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 
 const shas = new Map<string, string>();
@@ -24,4 +27,43 @@ export async function evalScript(redis: Redis, script: string, numKeys: number, 
     if (!String((err as Error).message).startsWith('NOSCRIPT')) throw err;
     return redis.eval(script, numKeys, ...args);
   }
+}
+
+/**
+ * A Lua script kept in its own file, named `<name>-<number of keys>.lua` with a KEYS/ARGV header
+ * comment (BullMQ's convention), loaded once and run by SHA.
+ */
+export class RedisScript {
+  readonly name: string;
+  readonly numberOfKeys: number;
+  readonly body: string;
+
+  constructor(file: string) {
+    const match = /^(.+)-(\d+)\.lua$/.exec(path.basename(file));
+    if (!match) throw new Error(`${file}: a script file is named <name>-<number of keys>.lua`);
+    this.name = match[1];
+    this.numberOfKeys = Number(match[2]);
+    this.body = readFileSync(file, 'utf8');
+  }
+
+  run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    if (keys.length !== this.numberOfKeys) throw new Error(`script ${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
+    return evalScript(redis, this.body, this.numberOfKeys, ...keys, ...args);
+  }
+}
+
+/**
+ * Loads the named scripts of a folder (e.g. `new URL('../lua/', import.meta.url)`): `{ enqueue: … }`
+ * from `enqueue-3.lua`. A missing file fails at start-up, not on the first message.
+ */
+export function loadScripts<N extends string>(folder: URL, names: readonly N[]): Record<N, RedisScript> {
+  const dir = fileURLToPath(folder);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.lua'));
+  const out = {} as Record<N, RedisScript>;
+  for (const name of names) {
+    const file = files.find((f) => f.replace(/-\d+\.lua$/, '') === name);
+    if (!file) throw new Error(`no Lua script ${name} in ${dir}`);
+    out[name] = new RedisScript(path.join(dir, file));
+  }
+  return out;
 }

@@ -9,7 +9,6 @@ import {
   type BanWords, type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
-import { AttemptGate } from './attempt-gate.js';
 import { BotPipelines } from '@conveyor/service-kit';
 import { StreamedFlag } from './streamed-flag.js';
 import type { DispatcherEnv } from './env.js';
@@ -40,7 +39,6 @@ export class EventHandler {
   private readonly queryLog: QueryLog;
   /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
   private readonly perSession = new KeyedSerial();
-  private readonly attempts: AttemptGate;
   private readonly leases: SessionLeases;
   private readonly streamed: StreamedFlag;
   private readonly banWords: BanWords;
@@ -53,20 +51,20 @@ export class EventHandler {
   ) {
     this.env = infra.env as unknown as DispatcherEnv;
     this.queryLog = infra.queryLog;
-    this.attempts = new AttemptGate(infra.redis, infra.topology.prefix);
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
     this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
   }
 
   handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
-    // Issue 5: sends inside the scope are parts of this event, ordered and de-duplicated across replicas.
+    // Sends inside the scope are parts of this event, ordered and de-duplicated across replicas; the
+    // session is freed when the reply's final part has gone out (Deliverer.onReplyEnded).
     const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' };
     return this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, () => this.deliver(event)));
   }
 
   private async deliver(event: RunnerEvent): Promise<void> {
-    if (!(await this.attempts.admit(event.queryId, event.attempt))) {
+    if (!(await this.httpBot.admits(event.queryId, event.attempt))) {
       staleEvents.add(1);
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;
@@ -83,20 +81,16 @@ export class EventHandler {
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
       if (item.kind === 'chunk') await this.streamed.set(event.queryId);
-      if (isFinalItem(item)) await this.release(event);
-      else await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
+      if (!isFinalItem(item)) await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
       return;
     }
     if (event.kind === 'error') {
       // MessageProcessor's INTERRUPT after a runner failure: the notice, the failed query, the end of the reply.
       q.currentStage = 'MessageProcessor';
       await checkOutput(q, interrupt({ userNotice: event.userText ?? undefined, errorNotice: event.error }), deps);
-      await this.release(event);
     } else if (event.kind === 'notice') {
       await checkOutput(q, interrupt({ userNotice: event.text }), deps);
-    } else if (event.kind === 'done') {
-      await this.release(event);
-    } else {
+    } else if (event.kind !== 'done') {
       await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
     }
   }

@@ -21,6 +21,11 @@ export class PlatformOutbound implements Outbound {
     return this.provider.deliverer.send(route, reply, ref);
   }
 
+  /** False when a newer attempt of the run, or the end of the reply, makes this attempt's events stale. */
+  admits(queryId: string, attempt: number): Promise<boolean> {
+    return this.provider.deliverer.admits(queryId, attempt);
+  }
+
   withReplyRef<T>(ref: ReplyRef, fn: () => Promise<T>): Promise<T> {
     return this.provider.deliverer.withReplyRef(ref, fn);
   }

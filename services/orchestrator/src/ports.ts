@@ -46,6 +46,9 @@ export function leasePort(leases: SessionLeases): LeasePort {
   };
 }
 
+/** How long a hand-off or event publish keeps trying through a broker outage (same dedup id each time). */
+const HOP_PUBLISH_RETRY_MS = 60_000;
+
 /** Publishes one query's events (notices, command replies, done) with ids unique per attempt. */
 export class QueryEvents {
   private seq = 0;
@@ -61,6 +64,7 @@ export class QueryEvents {
     await this.infra.publisher.publish(this.infra.topology.subjects.event(this.q.route.botId), RunnerEvent, event, {
       msgId: `evt:${this.q.queryId}:orch:${this.attempt}:${seq}`,
       queryId: this.q.queryId,
+      retryForMs: HOP_PUBLISH_RETRY_MS,
     });
   }
 }
@@ -76,7 +80,7 @@ export function noticeSink(events: QueryEvents, queryLog: QueryLog): NoticeSink 
 export function handoffPort(infra: Infra, onHandoff: () => void): HandoffPort {
   return {
     async startRun(q, run) {
-      await infra.publisher.publish(infra.topology.subjects.run(q.route.botId), RunRequest, run, { msgId: `run:${q.queryId}`, queryId: q.queryId });
+      await infra.publisher.publish(infra.topology.subjects.run(q.route.botId), RunRequest, run, { msgId: `run:${q.queryId}`, queryId: q.queryId, retryForMs: HOP_PUBLISH_RETRY_MS });
       onHandoff();
     },
   };

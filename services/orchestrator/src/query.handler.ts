@@ -65,7 +65,16 @@ export class QueryHandler {
       throw new PermanentError(reason);
     }
     const def = bot.pipeline;
-    await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal);
+    // The session's record of finished queries lives in Redis; the query log answers when Redis lost it.
+    if (ctx.deliveryCount > 1 && (await this.queryLog.isFinished(envelope.queryId))) {
+      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
+      return;
+    }
+    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal);
+    if (turn === 'finished') {
+      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
+      return;
+    }
     const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
     let handedOff = false;
     let forwarded = 0;
@@ -90,7 +99,7 @@ export class QueryHandler {
         // The dispatcher frees the session once it has sent the command replies.
         await events.emit({ kind: 'done' });
       } else {
-        await this.leases.release(route, envelope.queryId);
+        await this.leases.finish(route, envelope.queryId);
       }
       if (outcome === 'ok') this.queryLog.succeeded(envelope.queryId);
     } catch (err) {

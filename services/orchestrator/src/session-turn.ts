@@ -7,13 +7,14 @@ const POLL_MS = 100;
 /**
  * Waits until it is this query's turn in its session (and a pipeline slot is free). The wait is held
  * for at most `holdMs`, then the message goes back to the bus with a delay and keeps its place in the
- * session queue (its position is its stream sequence).
+ * session queue (its position is its stream sequence). A query whose reply already ended (a copy
+ * redelivered because its ack was lost) is `finished` and must not run again.
  */
-export async function waitForTurn(leases: SessionLeases, route: ReplyRoute, queryId: string, streamSeq: number, holdMs: number, signal: AbortSignal): Promise<void> {
+export async function waitForTurn(leases: SessionLeases, route: ReplyRoute, queryId: string, streamSeq: number, holdMs: number, signal: AbortSignal): Promise<'acquired' | 'finished'> {
   const deadline = Date.now() + holdMs;
   for (;;) {
     const outcome = await leases.acquire(route, queryId, streamSeq);
-    if (outcome === 'acquired') return;
+    if (outcome === 'acquired' || outcome === 'finished') return outcome;
     if (Date.now() >= deadline || signal.aborted) throw new RetryableError(1_000, `session busy (${outcome})`);
     const wait = outcome === 'settling' ? leases.options.settleMs : POLL_MS + Math.random() * POLL_MS;
     await new Promise((r) => setTimeout(r, wait));

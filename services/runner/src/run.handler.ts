@@ -12,6 +12,9 @@ import { ExternalRunners } from './external-runners.js';
 const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
 const runsCompleted = meter.createCounter('conveyor_runner_runs', { description: 'Runs finished, by runner and outcome' });
 
+/** How long an event publish keeps trying through a broker outage before the run fails (and is redelivered). */
+const EVENT_PUBLISH_RETRY_MS = 120_000;
+
 /** Tool results ride on events for observers only; the model gets the whole result. */
 const MAX_EVENT_TOOL_CONTENT = 64 * 1024;
 
@@ -54,6 +57,8 @@ export class RunHandler {
       return this.infra.publisher.publish(this.infra.topology.subjects.event(run.route.botId), RunnerEvent, event, {
         msgId: `evt:${run.queryId}:${attempt}:${event.seq}`,
         queryId: run.queryId,
+        // The reply's later events depend on this one: ride out a broker restart instead of leaving a gap.
+        retryForMs: EVENT_PUBLISH_RETRY_MS,
       });
     };
   }
@@ -80,6 +85,11 @@ export class RunHandler {
     const runner = run.runner ?? 'local-agent';
     ctx.span.setAttributes({ 'conveyor.run.attempt': attempt, 'conveyor.runner': runner });
     this.infra.logger.info({ queryId: run.queryId, attempt, runner, stream: run.stream }, 'run started');
+    if (attempt > 1 && (await this.queryLog.isFinished(run.queryId))) {
+      // Its runner died after finishing but before the ack: the reply is out, the model need not run again.
+      this.infra.logger.info({ queryId: run.queryId, attempt }, 'run already finished; dropping the redelivered copy');
+      return;
+    }
     if (attempt > 1) {
       redeliveries.add(1, { runner });
       this.infra.logger.warn({ queryId: run.queryId, attempt }, 'run redelivered; starting it again');

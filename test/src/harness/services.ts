@@ -36,6 +36,9 @@ export class ServiceHarness {
   ) {}
 
   async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name): Promise<RunningService> {
+    // Starting an instance that died replaces it (fault tests restart what they killed).
+    const dead = this.services.findIndex((s) => s.instance === instance && (s.child.exitCode !== null || s.child.signalCode !== null));
+    if (dead >= 0) this.services.splice(dead, 1);
     const port = await freePort();
     const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
       cwd: path.join(repoRoot, `services/${name}`),

@@ -38,6 +38,9 @@ export interface TestSystemOptions {
   serviceEnv?: NodeJS.ProcessEnv;
   /** Extra Node.js flags for the service processes. */
   serviceNodeArgs?: string[];
+  /** A NATS or Redis of the test's own (fault tests restart them); default the shared instances. */
+  natsUrl?: string;
+  redisUrl?: string;
 }
 
 /**
@@ -70,9 +73,10 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   } finally {
     await prisma.$disconnect();
   }
+  const natsUrl = options.natsUrl ?? NATS_URL;
   const services = new ServiceHarness({
-    NATS_URL,
-    REDIS_URL,
+    NATS_URL: natsUrl,
+    REDIS_URL: options.redisUrl ?? REDIS_URL,
     DATABASE_URL: db.url,
     CONVEYOR_SUBJECT_PREFIX: prefix,
     E2E_LLM_KEY: 'e2e-llm-key',
@@ -98,7 +102,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const stop = async () => {
     await services.stopAll();
     await Promise.all([llm.close(), callbacks.close(), otlp.close()]);
-    await deleteStreams(topo);
+    await deleteStreams(topo, natsUrl).catch(() => undefined);
     await db.drop();
     await rm(dir, { recursive: true, force: true });
   };
@@ -106,8 +110,8 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   return { prefix, topology: topo, db, llm, callbacks, otlp, services, botId, inboundSecret, post, stop };
 }
 
-export async function deleteStreams(topo: Topology): Promise<void> {
-  const nc = await connect({ servers: NATS_URL });
+export async function deleteStreams(topo: Topology, natsUrl = NATS_URL): Promise<void> {
+  const nc = await connect({ servers: natsUrl });
   try {
     const jsm = await jetstreamManager(nc);
     for (const s of Object.values(topo.streams)) await jsm.streams.delete(s.name).catch(() => undefined);

@@ -3,7 +3,6 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import type { Redis } from 'ioredis';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
 import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig } from '@conveyor/http-bot';
-import { SessionSequence } from '../session-sequence.js';
 import { syncKey, type SyncAck, type SyncPart } from '../sync-relay.js';
 import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
 import { CachedBotConfigs } from './bot-configs.js';
@@ -18,51 +17,36 @@ export interface HttpBotAdapterOptions {
   fetchImpl?: typeof fetch;
 }
 
-interface Prepared {
-  body: string;
-  sequence: number;
-}
-
 /**
  * LangBot's HTTP-bot outbound (§8–§11): a signed callback per part, numbered per session (§8.4),
- * retried with backoff (§10), or diverted to a waiting `/sync` call (§11). The body (sequence and
- * timestamp included) is fixed the first time a part is prepared and kept with the reply, so a part
- * sent again after a dispatcher crash is byte-identical: `(session_id, reply_to, sequence)` is its
- * idempotency key at the receiver.
+ * retried with backoff (§10), or diverted to a waiting `/sync` call (§11). The sequence and timestamp
+ * come from the delivery layer, fixed when the part was taken for sending, so a part sent again after a
+ * dispatcher crash is byte-identical: `(session_id, reply_to, sequence)` is its idempotency key at the
+ * receiver.
  */
 export class HttpBotAdapter implements PlatformAdapter {
   readonly name = 'http-bot' as const;
-  private readonly sequence: SessionSequence;
 
-  constructor(private readonly o: HttpBotAdapterOptions) {
-    this.sequence = new SessionSequence(o.redis, o.prefix);
-  }
+  constructor(private readonly o: HttpBotAdapterOptions) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.o.configs.get(route.botId);
     if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
     const config = parseAdapterConfig(bot.adapterConfig);
-    const cacheKey = `hb:${ctx.partKey}`;
-    let prepared: Prepared | null = JSON.parse((await ctx.state.get(cacheKey)) ?? 'null');
-    if (!prepared) {
-      const sequence = await this.sequence.next(route.botId, route.sessionId, reply.isFinal);
-      const body = callbackBody({
-        sessionId: route.sessionId,
-        replyTo: route.replyTo,
-        sequence,
-        isFinal: reply.isFinal,
-        stream: reply.stream,
-        message: reply.message,
-        timestamp: new Date(),
-      });
-      prepared = { body, sequence };
-      await ctx.state.set(cacheKey, JSON.stringify(prepared));
-    }
-    if (await this.divertToSync(route, reply, prepared.sequence)) return { delivered: true };
+    const body = callbackBody({
+      sessionId: route.sessionId,
+      replyTo: route.replyTo,
+      sequence: ctx.sequence,
+      isFinal: reply.isFinal,
+      stream: reply.stream,
+      message: reply.message,
+      timestamp: ctx.timestamp,
+    });
+    if (await this.divertToSync(route, reply, ctx.sequence)) return { delivered: true };
     if (!config.callback_url) return { delivered: false, reason: 'callback_url is empty' };
     const outcome = await deliverCallback({
       url: config.callback_url,
-      body: prepared.body,
+      body,
       secret: outboundSigningKey(config),
       timeoutMs: callbackTimeoutMs(config),
       maxRetries: config.callback_max_retries,

@@ -70,3 +70,18 @@ test('a message registered by the ingress is settled at once and keeps its place
   const unregistered = { ...s, launcherId: 'unregistered' };
   assert.equal(await leases.acquire(unregistered, 'bus-only', 12), 'settling', 'a message that skipped the ingress still settles');
 });
+
+test('session leases: a query whose reply ended never takes the session again; a released one may retry', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const session = { botId: 'b', launcherType: 'person', launcherId: `finish-${randomBytes(4).toString('hex')}` };
+  await leases.register(session, 'done-1', 1);
+  assert.equal(await leases.acquire(session, 'done-1', 1), 'acquired');
+  assert.equal(await leases.finish(session, 'done-1'), true);
+  // The same query delivered again (its ack was lost): it must not hold the session for its whole TTL.
+  assert.equal(await leases.acquire(session, 'done-1', 1), 'finished');
+  assert.equal(await leases.holder(session), null);
+  await leases.register(session, 'retry-2', 2);
+  assert.equal(await leases.acquire(session, 'retry-2', 2), 'acquired');
+  assert.equal(await leases.release(session, 'retry-2'), true);
+  assert.equal(await leases.acquire(session, 'retry-2', 2), 'acquired', 'a released query may run again (its retry)');
+});

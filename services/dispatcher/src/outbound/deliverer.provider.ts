@@ -1,11 +1,13 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
+import { SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
 const sent = meter.createCounter('conveyor_dispatch_parts_sent', { description: 'Reply parts handed to a platform' });
 const coalesced = meter.createCounter('conveyor_dispatch_parts_coalesced', { description: 'Streamed snapshots skipped because a newer one was waiting' });
 const failed = meter.createCounter('conveyor_dispatch_parts_failed', { description: 'Reply parts the platform did not take after all retries' });
+const skipped = meter.createCounter('conveyor_dispatch_events_lost', { description: 'Reply events or whole replies given up as lost after their gap or stall bound' });
 
 /** Builds the one Deliverer of this replica with every platform adapter (registry by `route.adapter`). */
 export function createDeliverer(infra: Infra): Deliverer {
@@ -13,6 +15,8 @@ export function createDeliverer(infra: Infra): Deliverer {
     infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
   );
   const queryLog = infra.queryLog;
+  // The session's next message may start once this reply's final part went out, not before.
+  const leases = new SessionLeases(infra.redis, infra.topology.prefix);
   return new Deliverer({
     redis: infra.redis,
     prefix: infra.topology.prefix,
@@ -23,6 +27,7 @@ export function createDeliverer(infra: Infra): Deliverer {
       new WebChatAdapter(infra.nc, infra.topology),
     ],
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
+    onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
   });
 }
 
@@ -30,7 +35,7 @@ export function createDeliverer(infra: Infra): Deliverer {
 export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
   readonly deliverer: Deliverer;
   private metricsTimer: NodeJS.Timeout | undefined;
-  private last = { sent: 0, coalesced: 0, failed: 0 };
+  private last = { sent: 0, coalesced: 0, failed: 0, skipped: 0 };
 
   constructor(@Inject(INFRA) infra: Infra) {
     this.deliverer = createDeliverer(infra);
@@ -43,7 +48,8 @@ export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
       sent.add(s.sent - this.last.sent);
       coalesced.add(s.coalesced - this.last.coalesced);
       failed.add(s.failed - this.last.failed);
-      this.last = { sent: s.sent, coalesced: s.coalesced, failed: s.failed };
+      skipped.add(s.skipped - this.last.skipped);
+      this.last = { sent: s.sent, coalesced: s.coalesced, failed: s.failed, skipped: s.skipped };
     }, 5_000);
     this.metricsTimer.unref();
   }

@@ -1,0 +1,53 @@
+/**
+ * Every Redis key Conveyor uses, built in one place from the subject prefix (as `topology(prefix)`
+ * builds every subject), so tests run isolated side by side and a key's shape is changed once.
+ * Keys of one session share the `{…}` hash tag of the session, so a script touching several of them
+ * stays on one slot of a Redis Cluster.
+ */
+export interface SessionKey {
+  botId: string;
+  launcherType: string;
+  launcherId: string;
+}
+
+export interface ReplySessionKey {
+  botId: string;
+  sessionId: string;
+}
+
+export function redisKeys(prefix: string) {
+  const session = (s: SessionKey) => `${prefix}:session:{${s.botId}:${s.launcherType}:${s.launcherId}}`;
+  const replySession = (s: ReplySessionKey) => `${prefix}:dlv:s:{${s.botId}:${s.sessionId}}`;
+  return {
+    /** Per-session order of queries (orchestrator) and the cluster-wide pipeline cap. */
+    sessionQueue: (s: SessionKey) => `${session(s)}:queue`,
+    sessionLease: (s: SessionKey) => `${session(s)}:lease`,
+    sessionFirstSeen: (s: SessionKey) => `${session(s)}:first-seen`,
+    sessionLastSeen: (s: SessionKey) => `${session(s)}:last-seen`,
+    /** Queries whose reply ended: a redelivered copy must not take the session again. */
+    sessionFinished: (s: SessionKey) => `${session(s)}:finished`,
+    pipelineSlots: () => `${prefix}:pipeline-slots`,
+    /** LangBot's fixed rate-limit window. */
+    rateLimitWindow: (key: string) => `${prefix}:ratelimit:${key}`,
+    /** One reply's delivery state: attempt, position, waiting parts, seals, the batch being sent. */
+    reply: (queryId: string) => `${prefix}:dlv:r:${queryId}`,
+    /** Per-reply state a platform adapter keeps (Telegram: the message being edited). */
+    replyAdapterState: (queryId: string) => `${prefix}:dlv:r:${queryId}:a`,
+    /** Prefix the delivery scripts append a query id to (the key `reply(queryId)`). */
+    replyPrefix: () => `${prefix}:dlv:r:`,
+    /** A session's replies in arrival order, the lease of the replica sending them, its callback numbering. */
+    replySessionReplies: (s: ReplySessionKey) => `${replySession(s)}:replies`,
+    replySessionSender: (s: ReplySessionKey) => `${replySession(s)}:sender`,
+    replySessionSequence: (s: ReplySessionKey) => `${replySession(s)}:seq`,
+    /** Sessions with undelivered parts, scored by their last activity (the takeover sweep reads it). */
+    replyActiveSessions: () => `${prefix}:dlv:active`,
+    /** The ingress replica holding a `/sync` call of the session. */
+    syncWaiter: (botId: string, sessionId: string) => `${prefix}:sync:${botId}:${sessionId}`,
+    /** Span context of a run attempt, to link a redelivered run to the one that died. */
+    attemptSpan: (key: string) => `${prefix}:attempt-span:${key}`,
+    /** Conversation id an external runner (Dify, n8n) gave to a Conveyor conversation. */
+    externalConversation: (kind: string, conversationId: string) => `${prefix}:extconv:${kind}:${conversationId}`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;

@@ -1,0 +1,104 @@
+--[[
+  Takes the next batch of a session's replies for the replica holding (or now taking) the session's
+  sender lease. Replies go out strictly one after another: only the oldest reply that has not ended
+  is taken from, so a later reply never overtakes an earlier one.
+
+  KEYS[1] the session's replies (zset)     redisKeys.replySessionReplies(session)
+  KEYS[2] the session's sender lease        redisKeys.replySessionSender(session)
+  KEYS[3] sessions with work (zset)         redisKeys.replyActiveSessions()
+  KEYS[4] the session's callback numbering  redisKeys.replySessionSequence(session)
+
+  ARGV[1] lease token of this replica
+  ARGV[2] lease TTL, ms
+  ARGV[3] most entries in one batch
+  ARGV[4] now, ms
+  ARGV[5] reply key prefix (redisKeys.replyPrefix(); the reply key is the prefix and the query id)
+  ARGV[6] session member of the active set
+  ARGV[7] gap, ms: how long a missing event may hold back the events after it (it was lost)
+  ARGV[8] stall, ms: how long a reply with no new event may hold back the session's later replies
+
+  Returns {'busy'} when another replica holds the lease; {'idle', skipped} when nothing is ready (the
+  lease is released); or {'batch', queryId, batch JSON, progress, batch time, chunks, open, last,
+  callback seq, last callback final, skipped} with the lease held. `skipped` counts events and replies
+  given up as lost.
+]]
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[1] then return {'busy'} end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local now = tonumber(ARGV[4])
+local max = tonumber(ARGV[3])
+local skipped = 0
+
+local function found(q, key)
+  local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
+  local s = redis.call('HMGET', KEYS[4], 'seq', 'final')
+  return {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped}
+end
+
+for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
+  local key = ARGV[5] .. q
+  if redis.call('HEXISTS', key, 'batch') == 1 then return found(q, key) end
+  local st = redis.call('HMGET', key, 'next', 'closed', 'seen', 'gap')
+  if st[2] == '1' or (not st[1] and not st[3]) then
+    -- Ended, or its state expired: it holds nothing back.
+    redis.call('ZREM', KEYS[1], q)
+  else
+    local nxt = tonumber(st[1] or '0')
+    local out = {}
+    local n = 0
+    for _ = 1, 2 do
+      while n < max do
+        local seal = redis.call('HGET', key, 'e:' .. nxt)
+        if not seal then break end
+        local sep = string.find(seal, '|', 1, true)
+        local count = tonumber(string.sub(seal, 1, sep - 1))
+        for i = 0, count - 1 do
+          local pk = 'p:' .. nxt .. ':' .. i
+          local part = redis.call('HGET', key, pk)
+          if part then table.insert(out, part) end
+          redis.call('HDEL', key, pk)
+        end
+        table.insert(out, string.sub(seal, sep + 1))
+        redis.call('HDEL', key, 'e:' .. nxt)
+        nxt = nxt + 1
+        n = n + 1 + count
+      end
+      if n > 0 then break end
+      -- The next event is missing. When later events are there and the gap has lasted, the event was
+      -- lost (its publisher died, or Redis lost the state): continue after it.
+      local later
+      for _, field in ipairs(redis.call('HKEYS', key)) do
+        if string.sub(field, 1, 2) == 'e:' then
+          local s = tonumber(string.sub(field, 3))
+          if s > nxt and (not later or s < later) then later = s end
+        end
+      end
+      if not later then break end
+      if not st[4] then
+        redis.call('HSET', key, 'gap', now)
+        break
+      end
+      if now - tonumber(st[4]) < tonumber(ARGV[7]) then break end
+      skipped = skipped + (later - nxt)
+      nxt = later
+      redis.call('HDEL', key, 'gap')
+    end
+    if n > 0 then
+      redis.call('HDEL', key, 'gap')
+      redis.call('HSET', key, 'next', nxt, 'batch', '[' .. table.concat(out, ',') .. ']', 'progress', 0, 'bts', now)
+      return found(q, key)
+    end
+    if now - tonumber(st[3] or '0') < tonumber(ARGV[8]) then
+      -- The oldest open reply is waiting for its next event: nothing after it may go out.
+      redis.call('DEL', KEYS[2])
+      return {'idle', skipped}
+    end
+    -- No event for the whole stall time: its run is gone without a trace; later replies go on.
+    redis.call('HSET', key, 'closed', '1')
+    redis.call('ZREM', KEYS[1], q)
+    skipped = skipped + 1
+  end
+end
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[6]) end
+redis.call('DEL', KEYS[2])
+return {'idle', skipped}

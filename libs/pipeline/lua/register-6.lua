@@ -1,0 +1,20 @@
+--[[
+  Registers an accepted message in its session's queue, settled from the start (first seen at 0).
+
+  KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
+  KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
+  KEYS[3] the cluster's pipeline slots (zset: query id → expiry)    redisKeys.pipelineSlots
+  KEYS[4] first-seen times of waiting queries (hash)                redisKeys.sessionFirstSeen
+  KEYS[5] last-seen times of waiting queries (hash)                 redisKeys.sessionLastSeen
+  KEYS[6] queries whose reply ended (zset: query id → time)         redisKeys.sessionFinished
+
+  ARGV[1] query id
+  ARGV[2] its stream sequence
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), ARGV[1])
+redis.call('HSET', KEYS[4], ARGV[1], 0)
+redis.call('HSET', KEYS[5], ARGV[1], now)
+for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
+return 1

@@ -1,0 +1,31 @@
+--[[
+  Frees the session lease and the pipeline slot of a query and takes it out of the queue; safe to run
+  any number of times. With ARGV[2] = '1' the query is also remembered as finished, so a redelivered
+  copy of it cannot take the session again.
+
+  KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
+  KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
+  KEYS[3] the cluster's pipeline slots (zset: query id → expiry)    redisKeys.pipelineSlots
+  KEYS[4] first-seen times of waiting queries (hash)                redisKeys.sessionFirstSeen
+  KEYS[5] last-seen times of waiting queries (hash)                 redisKeys.sessionLastSeen
+  KEYS[6] queries whose reply ended (zset: query id → time)         redisKeys.sessionFinished
+
+  ARGV[1] query id
+  ARGV[2] '1' when the query finished (its reply ended), '0' when it only gives the session up
+  ARGV[3] how long finished queries are remembered, ms
+
+  Returns 1 when the query held the lease.
+]]
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[2] == '1' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', KEYS[6], now, ARGV[1])
+  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[3]))
+  redis.call('PEXPIRE', KEYS[6], ARGV[3])
+end
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) return 1 end
+return 0

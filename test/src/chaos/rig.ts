@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { sign } from '@conveyor/http-bot';
+import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
+import { startOwnedNats, startOwnedRedis, type OwnedDependency } from '../harness/dependencies.js';
+import { checkDeliveries, type AcceptedMessage, type DeliveryReport } from './check.js';
+
+export type Fault = ServiceName | 'nats' | 'redis';
+export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis'];
+
+export interface TrialOptions {
+  sessions: number;
+  messagesPerSession: number;
+  /** How long a dependency stays down. */
+  outageMs: number;
+  /** How long to wait for every accepted message's final callback. */
+  deadlineMs: number;
+}
+
+export const DEFAULT_TRIAL: TrialOptions = { sessions: 10, messagesPerSession: 3, outageMs: 3_000, deadlineMs: 120_000 };
+
+export interface TrialResult extends DeliveryReport {
+  fault: Fault;
+  /** From the end of the fault (the process or dependency is back) to the last final callback, ms. */
+  recoverMs: number;
+}
+
+const REPLICAS = 2;
+const WORDS = Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ');
+
+/**
+ * The whole system with two replicas of every role on a NATS and a Redis of its own, a streaming fake
+ * model and a callback receiver: a trial sends messages from several sessions, injects one fault while
+ * the replies stream, and checks what the integrator received (see checkDeliveries).
+ */
+export class ChaosRig {
+  private trialNo = 0;
+
+  private constructor(
+    readonly sys: TestSystem,
+    private readonly nats: OwnedDependency,
+    private readonly redis: OwnedDependency,
+  ) {}
+
+  static async start(): Promise<ChaosRig> {
+    const [nats, redis] = await Promise.all([startOwnedNats(), startOwnedRedis()]);
+    const sys = await startTestSystem({
+      startServices: false,
+      natsUrl: nats.url,
+      redisUrl: redis.url,
+      serviceEnv: {
+        // A dead runner's run comes back within seconds (production: 60 s).
+        RUNNER_ACK_WAIT_MS: '3000',
+        LOG_LEVEL: 'warn',
+        OTEL_EXPORTER_OTLP_ENDPOINT: '',
+        OTEL_TRACES_EXPORTER: 'none',
+      },
+    });
+    const rig = new ChaosRig(sys, nats, redis);
+    await Promise.all(ALL_SERVICES.flatMap((role) => Array.from({ length: REPLICAS }, (_, i) => sys.services.start(role, {}, `${role}-${i + 1}`))));
+    sys.llm.setDefault({ text: WORDS, tokensPerSecond: 30 });
+    return rig;
+  }
+
+  async stop(): Promise<void> {
+    await this.sys.stop();
+    await Promise.all([this.nats.stop(), this.redis.stop()]);
+  }
+
+  /** POSTs one message to a live ingress replica, trying the other when one is down; undefined when none accepted it. */
+  private async post(sessionId: string, text: string): Promise<string | undefined> {
+    for (let tries = 0; tries < 40; tries++) {
+      const live = this.sys.services.services.filter((s) => s.name === 'ingress' && s.child.exitCode === null && s.child.signalCode === null);
+      const ingress = live[tries % Math.max(1, live.length)];
+      if (ingress) {
+        const raw = Buffer.from(JSON.stringify({ session_id: sessionId, message: [{ type: 'Plain', text }] }));
+        const ts = String(Math.floor(Date.now() / 1000));
+        const res = await fetch(`${ingress.url}/bots/${this.sys.botId}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(this.sys.inboundSecret, ts, raw) },
+          body: raw,
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => undefined);
+        if (res?.status === 202) return ((await res.json()) as { data: { accepted_message_id: string } }).data.accepted_message_id;
+        await res?.body?.cancel();
+      }
+      await delay(250);
+    }
+    return undefined;
+  }
+
+  async trial(fault: Fault, o: TrialOptions = DEFAULT_TRIAL): Promise<TrialResult> {
+    const trial = ++this.trialNo;
+    const runId = randomUUID().slice(0, 8);
+    const accepted: AcceptedMessage[] = [];
+    const received = this.sys.callbacks.received;
+    const startCount = received.length;
+    const sending = Promise.all(Array.from({ length: o.sessions }, async (_, s) => {
+      const sessionId = `chaos-${runId}-${trial}-${s}`;
+      for (let m = 0; m < o.messagesPerSession; m++) {
+        const replyTo = await this.post(sessionId, `message ${m} of ${sessionId}`);
+        if (replyTo) accepted.push({ sessionId, replyTo, position: m });
+      }
+    }));
+    // Strike while replies stream: after a random number of callbacks of this trial.
+    const strikeAfter = 1 + Math.floor(Math.random() * o.sessions * 4);
+    await this.sys.callbacks.waitFor((all) => all.length - startCount >= strikeAfter, 60_000).catch(() => undefined);
+    await this.inject(fault, o);
+    const backAt = performance.now();
+    await sending;
+    const finals = () => new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
+    await this.sys.callbacks.waitFor(() => accepted.every((a) => finals().has(a.replyTo)), o.deadlineMs).catch(() => undefined);
+    const lastFinal = received.slice(startCount).filter((c) => c.json?.is_final === true).reduce((t, c) => Math.max(t, c.receivedAt), backAt);
+    return { fault, ...checkDeliveries(accepted, received.slice(startCount)), recoverMs: Math.max(0, lastFinal - backAt) };
+  }
+
+  private async inject(fault: Fault, o: TrialOptions): Promise<void> {
+    if (fault === 'nats' || fault === 'redis') {
+      const dep = fault === 'nats' ? this.nats : this.redis;
+      await dep.kill();
+      await delay(o.outageMs);
+      await dep.start();
+      return;
+    }
+    const victim = `${fault}-${1 + Math.floor(Math.random() * REPLICAS)}`;
+    await this.sys.services.kill(victim, 'SIGKILL');
+    await this.sys.services.start(fault, {}, victim);
+  }
+}
