@@ -126,11 +126,23 @@ test('a pipeline naming an unknown model is an error, for primary, fallbacks and
   assertConfigError(minimal().replace('{primary: m1}', '{primary: m1, fallbacks: [m1, m8]}'), 'pipelines[0].config.ai.local-agent.model.fallbacks[1]', /unknown model "m8"/);
   assertConfigError(minimal().replace('{primary: m1}', 'm7'), 'pipelines[0].config.ai.local-agent.model', /unknown model "m7"/);
   assertConfigError(minimal().replace('{primary: m1}', '{primary: 3}'), 'pipelines[0].config.ai.local-agent.model', /must be a model id or/);
-  assertConfigError(minimal().replace('ai: {local-agent: {model: {primary: m1}}}', 'ai: 5'), 'pipelines[0].config.ai', /must be a mapping/);
+  assertConfigError(minimal().replace('ai: {local-agent: {model: {primary: m1}}}', 'ai: 5'), 'pipelines[0].config.ai', /expected object/);
   const known = parseConfigText(minimal().replace('{primary: m1}', '{primary: m1, fallbacks: [db-model]}'), FILE, { env: {}, knownModelIds: ['db-model'] });
   assert.deepEqual((known.pipelines[0].config as any).ai['local-agent'].model.fallbacks, ['db-model']);
   // An empty primary (LangBot's default) names no model.
   parseConfigText(minimal().replace('{primary: m1}', "{primary: ''}"), FILE, { env: {} });
+});
+
+test('an unknown runner is an error naming its key path and the runners there are', () => {
+  assertConfigError(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: coze-api}, local-agent:'), 'pipelines[0].config.ai.runner.runner',
+    /unknown runner "coze-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api/);
+  const dify = parseConfigText(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: dify-service-api}, local-agent:'), FILE, { env: {} });
+  assert.equal((dify.pipelines[0].config as any).ai.runner.runner, 'dify-service-api');
+});
+
+test('pipeline values are checked as the orchestrator checks them, with their key paths', () => {
+  assertConfigError(minimal().replace('ai: {local-agent:', 'safety: {rate-limit: {limitation: lots}}\n      ai: {local-agent:'), 'pipelines[0].config.safety.rate-limit.limitation', /expected number/);
+  assertConfigError(minimal().replace('ai: {local-agent:', 'output: {misc: {exception-handling: shout}}\n      ai: {local-agent:'), 'pipelines[0].config.output.misc.exception-handling', /show-hint/);
 });
 
 test('duplicate ids are errors', () => {

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { defaultPipelineStages, withPipelineDefaults, type PipelineConfig } from '@conveyor/pipeline';
+import { defaultPipelineStages, PipelineConfigSchema, withPipelineDefaults, type PipelineSettings } from '@conveyor/pipeline';
 import { parseDocument } from 'yaml';
 import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
 import { interpolateEnv, type Env } from './interpolate.js';
@@ -102,34 +102,12 @@ function checkDuplicates(kind: string, ids: string[], issues: ConfigIssue[]): vo
   });
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The model ids a pipeline names, with their key paths; LangBot also accepts a plain id string. */
-function modelReferences(config: PipelineConfig, base: string, issues: ConfigIssue[]): Array<{ id: string; path: string }> {
-  for (const section of ['trigger', 'safety', 'ai', 'output'] as const) {
-    if (!isObject(config[section])) {
-      issues.push({ path: `${base}.${section}`, message: 'must be a mapping' });
-      return [];
-    }
-  }
-  const agent = config.ai['local-agent'];
-  if (!isObject(agent)) {
-    issues.push({ path: `${base}.ai.local-agent`, message: 'must be a mapping' });
-    return [];
-  }
-  const model = agent.model;
-  const path = `${base}.ai.local-agent.model`;
+function modelReferences(model: PipelineSettings['ai']['local-agent']['model'], path: string): Array<{ id: string; path: string }> {
   if (typeof model === 'string') return model ? [{ id: model, path }] : [];
-  const fallbacks = isObject(model) ? model.fallbacks : undefined;
-  if (!isObject(model) || typeof model.primary !== 'string' || !Array.isArray(fallbacks) || !fallbacks.every((f) => typeof f === 'string')) {
-    issues.push({ path, message: 'must be a model id or {primary: <model id>, fallbacks: [<model id>, ...]}' });
-    return [];
-  }
   return [
     ...(model.primary ? [{ id: model.primary, path: `${path}.primary` }] : []),
-    ...(fallbacks as string[]).map((id, i) => ({ id, path: `${path}.fallbacks[${i}]` })),
+    ...model.fallbacks.map((id, i) => ({ id, path: `${path}.fallbacks[${i}]` })),
   ];
 }
 
@@ -141,7 +119,13 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
 
   const modelIds = new Set([...config.models.map((m) => m.id), ...(options.knownModelIds ?? [])]);
   config.pipelines.forEach((pipeline, i) => {
-    for (const ref of modelReferences(pipeline.config, `pipelines[${i}].config`, issues)) {
+    // The check the orchestrator makes before it runs a pipeline, made here so a bad value stops setup.
+    const parsed = PipelineConfigSchema.safeParse(pipeline.config, { error: issueMessage });
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) issues.push({ path: formatKeyPath(['pipelines', i, 'config', ...issue.path]), message: issue.message });
+      return;
+    }
+    for (const ref of modelReferences(parsed.data.ai['local-agent'].model, `pipelines[${i}].config.ai.local-agent.model`)) {
       if (!modelIds.has(ref.id)) issues.push({ path: ref.path, message: `unknown model ${JSON.stringify(ref.id)} (not in models, nor in the database)` });
     }
   });

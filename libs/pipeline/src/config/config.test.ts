@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { RunnerKind } from '@conveyor/contracts';
 import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
 import { parsePipelineConfig } from './load.js';
 import { loadPipeline } from '../pipeline.js';
@@ -33,6 +34,16 @@ test('an invalid config is rejected with key paths and reasons', () => {
   assert.equal(r.ok, false);
   const paths = !r.ok ? r.issues.map((i) => i.path).sort() : [];
   assert.deepEqual(paths, ['config.output.misc.at-sender', 'config.safety.rate-limit.limitation', 'config.safety.rate-limit.strategy']);
+});
+
+test('a runner Conveyor does not implement rejects the pipeline at ai.runner.runner; the implemented ones load', () => {
+  const r = loadPipeline('p', DEFAULT_PIPELINE_STAGES, { ai: { runner: { runner: 'coze-api' } } });
+  assert.equal(r.ok, false);
+  assert.deepEqual(!r.ok && r.issues, [{ path: 'config.ai.runner.runner', reason: 'unknown runner "coze-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api' }]);
+  for (const runner of RunnerKind.options) {
+    const parsed = parsePipelineConfig({ ai: { runner: { runner } } });
+    assert.ok(parsed.ok && parsed.config.ai.runner.runner === runner, runner);
+  }
 });
 
 test('unknown stages and a missing MessageProcessor reject the pipeline', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RunnerKind } from '@conveyor/contracts';
 import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
 
 // The pipeline config of behavior spec section 9 in LangBot's JSON shape. Objects are loose: keys this
@@ -10,10 +11,10 @@ const num = () => z.preprocess(coerceNumber, z.number());
 const bool = () => z.preprocess(coerceBoolean, z.boolean());
 const strings = z.array(z.string());
 
-export const RUNNER_NAMES = [
-  'local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'tbox-app-api',
-  'dashscope-app-api', 'langflow-api', 'weknora-api', 'deerflow-api',
-] as const;
+// LangBot's other runners (coze-api, langflow-api, ...) are refused rather than run as the local agent.
+const Runner = z.enum(RunnerKind.options, {
+  error: (issue) => `unknown runner ${JSON.stringify(issue.input)}; Conveyor runs ${RunnerKind.options.join(', ')}`,
+});
 
 const ModelSelector = z.union([
   z.string(),
@@ -22,7 +23,7 @@ const ModelSelector = z.union([
     fallbacks: strings.default([]),
     reasoning: z.record(z.string(), z.string()).optional(),
   }),
-]);
+], { error: 'must be a model id or {primary: <model id>, fallbacks: [<model id>, ...]}' });
 
 export const PipelineConfigSchema = z.looseObject({
   trigger: z.looseObject({
@@ -37,7 +38,7 @@ export const PipelineConfigSchema = z.looseObject({
     'rate-limit': z.looseObject({ 'window-length': int(1), limitation: int(0), strategy: z.enum(['drop', 'wait']) }),
   }),
   ai: z.looseObject({
-    runner: z.looseObject({ runner: z.enum(RUNNER_NAMES), 'expire-time': int(0) }),
+    runner: z.looseObject({ runner: Runner, 'expire-time': int(0) }),
     'local-agent': z.looseObject({
       model: ModelSelector,
       'max-round': int(1),

@@ -1,4 +1,4 @@
-import { RunnerKind, type RunRequest } from '@conveyor/contracts';
+import type { RunRequest } from '@conveyor/contracts';
 import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 import { interrupt, proceed, type StageResult } from '../engine/result.js';
@@ -14,7 +14,6 @@ export const DEFAULT_COMMAND_PREFIXES = ['!', '！'];
 export function buildRunRequest(q: PipelineQuery): RunRequest {
   const misc = q.config.output.misc;
   const la = q.config.ai['local-agent'];
-  const runner = q.config.ai.runner.runner;
   return {
     v: 1,
     queryId: q.queryId,
@@ -26,7 +25,7 @@ export function buildRunRequest(q: PipelineQuery): RunRequest {
     messages: [...q.prompt, ...q.messages, q.userMessage ?? { role: 'user', content: chainText(q.messageChain) }],
     exceptionHandling: misc['exception-handling'],
     failureHint: misc['failure-hint'],
-    ...(RunnerKind.safeParse(runner).success ? { runner: runner as RunnerKind } : {}),
+    runner: q.config.ai.runner.runner,
     tools: {
       mcpServers: 'all',
       enableAllTools: la['enable-all-tools'] !== false,
