@@ -11,6 +11,7 @@ import { closeInfra, connectInfra, type Infra } from './infra.js';
 import { InfraModule } from './infra.module.js';
 import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
+import { requestLogging } from './request-logging.js';
 
 export interface ServiceDefinition<E extends BaseEnv = BaseEnv> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
@@ -46,9 +47,7 @@ export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): 
         imports: [
           InfraModule.forRoot(infra),
           TerminusModule,
-          LoggerModule.forRoot({
-            pinoHttp: { logger, autoLogging: { ignore: (req) => /^\/(health|metrics)/.test(req.url ?? '') } },
-          }),
+          LoggerModule.forRoot({ pinoHttp: requestLogging(logger) }),
           def.module(infra),
         ],
         controllers: [HealthController],

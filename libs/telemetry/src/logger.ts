@@ -1,14 +1,34 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { trace } from '@opentelemetry/api';
 
 export type { Logger } from 'pino';
 
-/** JSON logs; every line written inside a span carries its trace_id and span_id. */
-export function createLogger(service: string, options: LoggerOptions = {}): Logger {
-  return pino({
+/** Request headers that carry a credential, lower-case as Node.js reads them. */
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-lb-signature', 'x-telegram-bot-api-secret-token'];
+
+/** Keys that hold a credential in bot, model and runner settings, wherever they are logged. */
+const CREDENTIAL_FIELDS = ['token', 'secret', 'password', 'apiKey', 'api_key', 'api-key', 'inbound_secret', 'webhook_secret', 'header-value'];
+
+/**
+ * What every log line shows as `[Redacted]`: the headers of requests and responses as pino-http
+ * logs them, and credential fields at the top level of a logged object or one level down.
+ */
+export const REDACTED_LOG_PATHS: readonly string[] = [
+  ...CREDENTIAL_HEADERS.map((header) => `req.headers["${header}"]`),
+  'res.headers["set-cookie"]',
+  ...CREDENTIAL_FIELDS.flatMap((field) => [`["${field}"]`, `*["${field}"]`]),
+];
+
+/**
+ * JSON logs; every line written inside a span carries its trace_id and span_id. pino-http writes
+ * through this logger, so request logs are redacted too.
+ */
+export function createLogger(service: string, options: LoggerOptions = {}, destination?: DestinationStream): Logger {
+  const settings: LoggerOptions = {
     level: process.env.LOG_LEVEL ?? 'info',
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    redact: [...REDACTED_LOG_PATHS],
     mixin() {
       const span = trace.getActiveSpan();
       if (!span) return {};
@@ -16,5 +36,6 @@ export function createLogger(service: string, options: LoggerOptions = {}): Logg
       return { trace_id: traceId, span_id: spanId };
     },
     ...options,
-  });
+  };
+  return destination ? pino(settings, destination) : pino(settings);
 }

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
+import { sign } from '@conveyor/http-bot';
 import { createPrismaClient } from '@conveyor/persistence';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { EventPublisher, route } from '../harness/events.js';
@@ -18,11 +19,12 @@ describe('platforms end to end', () => {
   let tg: FakeTelegram;
   let events: EventPublisher;
   const tgBotId = randomUUID();
-  const tgToken = '123456:fake-token';
-  const tgSecret = 'tg-webhook-secret';
+  const tgToken = `123456:${uniqueName('token')}`;
+  const tgSecret = uniqueName('webhook-secret');
 
   before(async () => {
-    sys = await startTestSystem();
+    // Debug level: request lines, whose headers carry credentials, are logged too.
+    sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'debug' } });
     tg = await startFakeTelegram({ token: tgToken });
     events = await EventPublisher.connect(sys.topology);
     const prisma = createPrismaClient(sys.db.url);
@@ -166,5 +168,40 @@ describe('platforms end to end', () => {
       await browser?.close();
       await rm(dataDir, { recursive: true, force: true });
     }
+  });
+
+  test('no credential reaches the service logs, even at debug level', async () => {
+    const authorization = `Bearer ${uniqueName('authorization')}`;
+    const cookie = `sid=${uniqueName('cookie')}`;
+    const session = uniqueName('logs');
+    // Not a credential: tells this test's request lines from the earlier tests' ones.
+    const marker = { 'x-test-request': uniqueName('request') };
+    sys.llm.setDefault({ text: 'Logged answer' });
+
+    const raw = JSON.stringify({ session_id: session, message: [{ type: 'Plain', text: 'hi' }] });
+    const ts = String(Math.floor(Date.now() / 1000));
+    const signature = sign(sys.inboundSecret, ts, raw);
+    const accepted = await sys.post(null, { rawBody: raw, headers: { 'x-lb-timestamp': ts, 'x-lb-signature': signature, authorization, cookie, ...marker } });
+    assert.equal(accepted.status, 202);
+    await sys.callbacks.waitFor((all) => all.some((c) => c.json?.session_id === session && c.json.is_final), 30_000);
+
+    const chat = 4242;
+    const update = { update_id: chat, message: { message_id: 1, from: { id: 42, is_bot: false, first_name: 'Ann' }, chat: { id: chat, type: 'private' }, date: 1, text: 'hello' } };
+    const webhook = await fetch(`${sys.services.get('ingress').url}/telegram/${tgBotId}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret, authorization, cookie, ...marker }, body: JSON.stringify(update),
+    });
+    assert.equal(webhook.status, 200);
+    await tg.waitFor(() => tg.chat(chat).some((m) => m.text.endsWith('Logged answer')), 30_000);
+
+    // Both requests were logged at debug, with their credential headers redacted.
+    const requestLine = (url: string) => sys.services.get('ingress').logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((l) => l.req?.url === url && l.req.headers['x-test-request'] === marker['x-test-request'] && l.res);
+    const [httpBot, telegram] = await Promise.all([`/bots/${sys.botId}`, `/telegram/${tgBotId}`].map((url) => waitUntil(`request log of ${url}`, () => requestLine(url))));
+    assert.equal(httpBot.level, 20);
+    assert.deepEqual([httpBot.req.headers['x-lb-signature'], httpBot.req.headers.authorization, httpBot.req.headers.cookie], ['[Redacted]', '[Redacted]', '[Redacted]']);
+    assert.equal(telegram.req.headers['x-telegram-bot-api-secret-token'], '[Redacted]');
+
+    const logs = sys.services.allLogs();
+    const secrets = { tgSecret, tgToken, inboundSecret: sys.inboundSecret, signature, authorization, cookie, llmKey: 'e2e-llm-key' };
+    for (const [name, secret] of Object.entries(secrets)) assert.ok(!logs.includes(secret), `${name} appears in the logs`);
   });
 });
