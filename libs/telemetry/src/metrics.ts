@@ -55,16 +55,10 @@ export function counter(name: string, description: string): Counter {
 export const conveyorMetrics = {
   stageDuration: () => latencyHistogram(METRIC_NAMES.stageDuration, 'Latency of one pipeline stage'),
   rateLimitDecisions: () => counter(METRIC_NAMES.rateLimitDecisions, 'Rate-limit decisions by scope and decision'),
-  llmTimeToFirstToken: () => latencyHistogram(METRIC_NAMES.llmTimeToFirstToken, 'Time from the model request to its first streamed token'),
   toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by outcome'),
 };
 
 /** Records a rate-limit decision (`decision`: allow, drop or wait, LangBot's outcomes). */
 export function recordRateLimitDecision(decision: 'allow' | 'drop' | 'wait' | (string & {}), attributes: Attributes = {}): void {
   conveyorMetrics.rateLimitDecisions().add(1, { ...attributes, decision });
-}
-
-/** Records the time to first token of a streamed model call, in seconds. */
-export function recordTimeToFirstToken(seconds: number, model: string): void {
-  conveyorMetrics.llmTimeToFirstToken().record(seconds, { model });
 }

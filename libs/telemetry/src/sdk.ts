@@ -4,7 +4,7 @@ import { NodeSDK } from '@opentelemetry/sdk-node';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
@@ -13,8 +13,8 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 
 /**
  * Started before the application is imported (see register.ts) so that instrumentations can patch
- * http, undici, pg and ioredis as they load. Configured by the standard OTEL_* variables; traces are
- * exported over OTLP/HTTP only when an endpoint is configured, so a bare `npm start` needs no collector.
+ * http, undici, pg and ioredis as they load. Configured by the standard OTEL_* variables; see
+ * traceExporters for where traces go.
  */
 let prometheus: PrometheusExporter | undefined;
 let sdk: NodeSDK | undefined;
@@ -23,9 +23,27 @@ export function prometheusExporter(): PrometheusExporter | undefined {
   return prometheus;
 }
 
-function traceExportConfigured(env: NodeJS.ProcessEnv): boolean {
-  if (env.OTEL_SDK_DISABLED === 'true' || env.OTEL_TRACES_EXPORTER === 'none') return false;
-  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+export type TraceExporterName = 'otlp' | 'console';
+
+/**
+ * The exporters OTEL_TRACES_EXPORTER names (comma-separated `otlp`, `console`; `none` for none).
+ * Unset, traces go over OTLP/HTTP only when an endpoint is configured, so a bare `npm start` needs
+ * no collector. Other names are ignored with a warning, as the OTel SDK does.
+ */
+export function traceExporters(env: NodeJS.ProcessEnv): TraceExporterName[] {
+  if (env.OTEL_SDK_DISABLED === 'true') return [];
+  const names = [...new Set((env.OTEL_TRACES_EXPORTER ?? '').split(',').map((n) => n.trim()).filter(Boolean))];
+  if (names.length === 0) return env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? ['otlp'] : [];
+  if (names.includes('none')) return [];
+  const supported = names.filter((n): n is TraceExporterName => n === 'otlp' || n === 'console');
+  const ignored = names.filter((n) => !supported.includes(n as TraceExporterName));
+  if (ignored.length) console.warn(`OTEL_TRACES_EXPORTER: ignoring unsupported ${ignored.join(', ')} (supported: otlp, console, none)`);
+  return supported;
+}
+
+function spanProcessor(exporter: TraceExporterName): SpanProcessor {
+  // Console output is for looking at spans as they end, so it is not batched.
+  return exporter === 'console' ? new SimpleSpanProcessor(new ConsoleSpanExporter()) : new BatchSpanProcessor(new OTLPTraceExporter());
 }
 
 /**
@@ -57,7 +75,7 @@ export function serviceVersion(env: NodeJS.ProcessEnv = process.env, entry: stri
 
 export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
   if (sdk) return;
-  const spanProcessors: SpanProcessor[] = traceExportConfigured(env) ? [new BatchSpanProcessor(new OTLPTraceExporter())] : [];
+  const spanProcessors = traceExporters(env).map(spanProcessor);
   // Served by each service's own HTTP server on /metrics rather than a port of its own.
   prometheus = new PrometheusExporter({ preventServerStart: true });
   sdk = new NodeSDK({

@@ -1,0 +1,40 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+
+// The SDK must be running before the instruments are created, as `--import @conveyor/telemetry/register`
+// arranges in a service; hence the imports in this order.
+await import('@conveyor/telemetry/register');
+const { prometheusExporter, shutdownTelemetry } = await import('@conveyor/telemetry');
+const { agentMetrics } = await import('./metrics.js');
+
+after(() => shutdownTelemetry());
+
+interface Buckets { boundaries: number[]; counts: number[] }
+
+/** The bucket counts of one model's data point of a histogram, as the /metrics endpoint reads them. */
+async function buckets(name: string, model: string): Promise<Buckets> {
+  const { resourceMetrics } = await prometheusExporter()!.collect();
+  const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name)!;
+  const point = metric.dataPoints.find((p) => p.attributes.model === model)!;
+  return (point.value as { buckets: Buckets }).buckets;
+}
+
+/** Index of the bucket holding each observation of a histogram with one observation per bucket at most. */
+function filledBuckets(counts: number[]): number[] {
+  return counts.flatMap((count, i) => (count > 0 ? [i] : []));
+}
+
+test('LLM call durations from tens of milliseconds to a minute land in different buckets', async () => {
+  const model = `m-${process.pid}-calls`;
+  for (const seconds of [0.05, 0.7, 1.7, 9, 60]) agentMetrics.callDuration.record(seconds, { model });
+  const { boundaries, counts } = await buckets('conveyor_llm_call_duration', model);
+  assert.equal(filledBuckets(counts).length, 5, `each call its own bucket: ${JSON.stringify({ boundaries, counts })}`);
+  assert.ok(boundaries.includes(1.28) && boundaries.includes(2.56), 'seconds-scale boundaries');
+});
+
+test('times to first token from 50 ms to 8 s land in different buckets', async () => {
+  const model = `m-${process.pid}-ttft`;
+  for (const seconds of [0.05, 0.3, 0.9, 2, 8]) agentMetrics.timeToFirstToken.record(seconds, { model });
+  const { boundaries, counts } = await buckets('conveyor_llm_time_to_first_token', model);
+  assert.equal(filledBuckets(counts).length, 5, `each its own bucket: ${JSON.stringify({ boundaries, counts })}`);
+});
