@@ -4,7 +4,7 @@
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../database.js';
 import { migrate } from '../migrate.js';
 import { createPrismaClient } from '../client.js';
-import { syncConfigFile } from '../config-file/index.js';
+import { notInFileWarning, syncConfigFile } from '../config-file/index.js';
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
@@ -24,6 +24,8 @@ async function main(): Promise<void> {
       .map(([kind, c]) => `${kind} ${JSON.stringify(c)}`)
       .join(', ');
     console.log(`setup: loaded ${file}: ${counts}`);
+    const warning = notInFileWarning(file, summary);
+    if (warning) console.warn(`setup: warning: ${warning}`);
   } finally {
     await prisma.$disconnect();
   }

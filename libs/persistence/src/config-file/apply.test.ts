@@ -1,8 +1,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createPrismaClient } from '../client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { findMigrationsDir } from '../migrations-dir.js';
@@ -39,10 +42,10 @@ async function snapshot() {
 test('applying the example creates its rows; applying it again changes nothing', async () => {
   const config = await loadConfigFile(exampleFile, { env: { HTTP_BOT_INBOUND_SECRET: 'x' } });
   const first = await applyConfigFile(prisma, config);
-  assert.deepEqual(first.models, { created: ['fake'], updated: [], unchanged: [] });
-  assert.deepEqual(first.pipelines, { created: ['default'], updated: [], unchanged: [] });
-  assert.deepEqual(first.bots, { created: [BOT_ID], updated: [], unchanged: [] });
-  assert.deepEqual(first.mcpServers, { created: [], updated: [], unchanged: [] });
+  assert.deepEqual(first.models, { created: ['fake'], updated: [], unchanged: [], notInFile: [] });
+  assert.deepEqual(first.pipelines, { created: ['default'], updated: [], unchanged: [], notInFile: [] });
+  assert.deepEqual(first.bots, { created: [BOT_ID], updated: [], unchanged: [], notInFile: [] });
+  assert.deepEqual(first.mcpServers, { created: [], updated: [], unchanged: [], notInFile: [] });
 
   const rows = await snapshot();
   assert.equal(rows.models.length, 1);
@@ -59,9 +62,9 @@ test('applying the example creates its rows; applying it again changes nothing',
   assert.equal(withPipeline.pipeline.id, 'default');
 
   const second = await applyConfigFile(prisma, await loadConfigFile(exampleFile, { env: { HTTP_BOT_INBOUND_SECRET: 'x' } }));
-  assert.deepEqual(second.models, { created: [], updated: [], unchanged: ['fake'] });
-  assert.deepEqual(second.pipelines, { created: [], updated: [], unchanged: ['default'] });
-  assert.deepEqual(second.bots, { created: [], updated: [], unchanged: [BOT_ID] });
+  assert.deepEqual(second.models, { created: [], updated: [], unchanged: ['fake'], notInFile: [] });
+  assert.deepEqual(second.pipelines, { created: [], updated: [], unchanged: ['default'], notInFile: [] });
+  assert.deepEqual(second.bots, { created: [], updated: [], unchanged: [BOT_ID], notInFile: [] });
   // Not even updatedAt moved.
   assert.deepEqual(await snapshot(), rows);
 });
@@ -124,6 +127,57 @@ bots: [{id: 7d1f0a2b-9c3e-4b5a-8d6f-1e2a3b4c5d6e, adapter: http-bot, pipeline: g
   });
   assert.equal(await prisma.llmModel.count({ where: { id: 'other' } }), 0);
 });
+
+test('rows in the database that the file does not mention are left alone, listed, and named in setup\'s warning', async () => {
+  const fresh = await createTempDatabase();
+  const client = createPrismaClient(fresh.url);
+  try {
+    await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
+    // What an earlier version of the file created and the current one no longer has.
+    const suffix = randomUUID().slice(0, 8);
+    const [model, pipeline, bot, mcpServer] = [`model-${suffix}`, `pipeline-${suffix}`, randomUUID(), `mcp-${suffix}`];
+    await client.llmModel.create({ data: { id: model, name: model, baseUrl: 'http://llm/v1', modelId: 'gpt' } });
+    await client.pipeline.create({ data: { id: pipeline, name: pipeline, stages: [], config: {} } });
+    await client.bot.create({ data: { id: bot, name: 'removed bot', adapter: 'http-bot', adapterConfig: {}, pipelineId: pipeline, enabled: true } });
+    await client.mcpServer.create({ data: { id: mcpServer, name: mcpServer, transport: 'stdio', config: {} } });
+
+    const summary = await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
+    assert.deepEqual(
+      [summary.bots.notInFile, summary.pipelines.notInFile, summary.models.notInFile, summary.mcpServers.notInFile],
+      [[bot], [pipeline], [model], [mcpServer]],
+    );
+    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: bot } })).enabled, true, 'applying never deletes or disables');
+
+    const setup = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: exampleFile });
+    const warning = setup.stderr.split('\n').find((line) => line.startsWith('setup: warning: '));
+    assert.ok(warning, `setup warned:\n${setup.stderr}`);
+    for (const id of [bot, pipeline, model, mcpServer]) assert.ok(warning.includes(id), `the warning names ${id}: ${warning}`);
+    assert.match(warning, new RegExp(`bots ${bot}; pipelines ${pipeline}; models ${model}; mcpServers ${mcpServer}$`));
+  } finally {
+    await client.$disconnect();
+    await fresh.drop();
+  }
+});
+
+test('setup does not warn when the database holds only what the file has', async () => {
+  const fresh = await createTempDatabase();
+  try {
+    const setup = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: exampleFile });
+    assert.match(setup.stdout, /setup: loaded /);
+    assert.doesNotMatch(setup.stderr, /setup: warning/);
+  } finally {
+    await fresh.drop();
+  }
+});
+
+/** Runs `npm run setup`'s program, as `npm start` and the deployment's migrate job do. */
+function runSetup(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  const program = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'setup.js');
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [program], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr }));
+  });
+}
 
 test('concurrent applies of the same file do not conflict', async () => {
   const fresh = await createTempDatabase();

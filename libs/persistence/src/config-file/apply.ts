@@ -10,6 +10,8 @@ export interface ApplyCounts {
   created: string[];
   updated: string[];
   unchanged: string[];
+  /** Rows in the database that the file does not mention. Applying never deletes: they stay as they are. */
+  notInFile: string[];
 }
 
 export interface ApplySummary {
@@ -37,12 +39,13 @@ function differs(existing: Record<string, unknown>, data: Record<string, unknown
 
 interface Table<Row> {
   findUnique(args: { where: { id: string } }): Promise<Row | null>;
+  findMany(args: { select: { id: true }; orderBy: { id: 'asc' } }): Promise<Array<{ id: string }>>;
   create(args: { data: any }): Promise<unknown>;
   update(args: { where: { id: string }; data: any }): Promise<unknown>;
 }
 
 async function sync<Row extends Record<string, unknown>>(table: Table<Row>, rows: Array<{ id: string }>): Promise<ApplyCounts> {
-  const counts: ApplyCounts = { created: [], updated: [], unchanged: [] };
+  const counts: ApplyCounts = { created: [], updated: [], unchanged: [], notInFile: [] };
   for (const row of rows) {
     const existing = await table.findUnique({ where: { id: row.id } });
     if (!existing) {
@@ -55,6 +58,9 @@ async function sync<Row extends Record<string, unknown>>(table: Table<Row>, rows
       counts.unchanged.push(row.id);
     }
   }
+  const inFile = new Set(rows.map((row) => row.id));
+  const stored = await table.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
+  counts.notInFile = stored.map((row) => row.id).filter((id) => !inFile.has(id));
   return counts;
 }
 
@@ -86,6 +92,18 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
+}
+
+/**
+ * Names every row of the database that the file does not mention, or undefined when there is none.
+ * Applying never deletes, so a bot removed from the file keeps answering until it is disabled or
+ * deleted in the database; the operator has to be told.
+ */
+export function notInFileWarning(file: string, summary: ApplySummary): string | undefined {
+  const kinds = (['bots', 'pipelines', 'models', 'mcpServers'] as const).filter((kind) => summary[kind].notInFile.length > 0);
+  if (kinds.length === 0) return undefined;
+  const listed = kinds.map((kind) => `${kind} ${summary[kind].notInFile.join(', ')}`).join('; ');
+  return `in the database but not in ${file}, left unchanged (a bot listed here still answers): ${listed}`;
 }
 
 /**
