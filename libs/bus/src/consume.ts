@@ -77,7 +77,20 @@ export interface StartConsumerOptions<S extends z.ZodType> {
   maxPayloadBytes?: number;
   /** Where attempts are remembered for linking redeliveries; default this process's memory. */
   attempts?: AttemptStore;
+  /**
+   * Whether a handler error means a dependency is down for a moment (Redis or Postgres restarting, the
+   * connection being re-established). Such a message is retried here, in place, with heartbeats, for up
+   * to `outageRetryMs`: a nak would spend one of its max_deliver deliveries per try and dead-letter a
+   * reply's events during an outage of a few seconds. Default: no error is.
+   */
+  isOutage?: (err: unknown) => boolean;
+  /** How long a message is retried in place through an outage before it takes the normal error path. Default 120 s. */
+  outageRetryMs?: number;
 }
+
+/** First pause between in-place retries through an outage; doubled up to OUTAGE_RETRY_MAX_PAUSE_MS. */
+const OUTAGE_RETRY_FIRST_PAUSE_MS = 200;
+const OUTAGE_RETRY_MAX_PAUSE_MS = 2_000;
 
 export interface StopOptions {
   /** How long to wait for running handlers. Default 25 s (inside Kubernetes' default 30 s grace period). */
@@ -116,6 +129,8 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
   const heartbeatMs = opts.heartbeatMs ?? Math.max(100, Math.floor(spec.ackWaitMs / 3));
   const maxPayloadBytes = opts.maxPayloadBytes ?? LIMITS.busPayloadBytes;
   const attempts = opts.attempts ?? new MemoryAttemptStore();
+  const isOutage = opts.isOutage ?? (() => false);
+  const outageRetryMs = opts.outageRetryMs ?? 120_000;
   const log = { stream: spec.stream, durable: spec.durable };
 
   const slots = new Semaphore(concurrency);
@@ -219,10 +234,18 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     // carrying its trace_id (the way to follow a message through the logs).
     logger.debug?.({ ...log, seq: m.seq, subject: m.subject, deliveryCount: m.info.deliveryCount, queryId: ctx.queryId }, 'message received');
     const started = performance.now();
-    try {
-      await handler(decoded.value, ctx);
-    } catch (err) {
-      return onHandlerError(m, span, err);
+    for (let pause = OUTAGE_RETRY_FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_PAUSE_MS)) {
+      try {
+        await handler(decoded.value, ctx);
+        break;
+      } catch (err) {
+        const waited = performance.now() - started;
+        if (!isOutage(err) || abort.signal.aborted || waited + pause > outageRetryMs) return onHandlerError(m, span, err);
+        logger.warn({ ...log, ...errorFields(err), seq: m.seq, queryId: ctx.queryId, waitedMs: Math.round(waited) }, 'a dependency is unavailable; retrying the message in place');
+        busMetrics().outageRetries.add(1, { durable: spec.durable });
+        span.addEvent('retry after outage', { 'error.message': err instanceof Error ? err.message : String(err) });
+        await sleep(pause);
+      }
     }
     logger.debug?.({ ...log, seq: m.seq, queryId: ctx.queryId, ms: Math.round(performance.now() - started) }, 'message handled');
     // Double ack: the server confirms it recorded the ack, so a lost ack is seen (and logged) here, and

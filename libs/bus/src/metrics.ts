@@ -8,6 +8,7 @@ import { metrics, type Attributes, type Counter, type Histogram, type Observable
 export const BUS_METRICS = {
   published: 'conveyor_bus_messages_published',
   publishRetries: 'conveyor_bus_publish_retries',
+  outageRetries: 'conveyor_bus_outage_retries',
   consumed: 'conveyor_bus_messages_consumed',
   handlerDuration: 'conveyor_bus_handler_duration_seconds',
   deadLetters: 'conveyor_bus_dead_letters',
@@ -23,6 +24,7 @@ export const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 interface BusInstruments {
   published: Counter;
   publishRetries: Counter;
+  outageRetries: Counter;
   consumed: Counter;
   handlerDuration: Histogram;
   deadLetters: Counter;
@@ -37,6 +39,7 @@ export function busMetrics(): BusInstruments {
   instruments = {
     published: meter.createCounter(BUS_METRICS.published, { description: 'Messages stored by JetStream after a publish (messages out), by stream and outcome' }),
     publishRetries: meter.createCounter(BUS_METRICS.publishRetries, { description: 'Publishes tried again because the broker did not acknowledge (restart, disconnect)' }),
+    outageRetries: meter.createCounter(BUS_METRICS.outageRetries, { description: 'Handler runs retried in place because a dependency was briefly unavailable, by consumer' }),
     consumed: meter.createCounter(BUS_METRICS.consumed, { description: 'Messages taken from a durable consumer (messages in), by consumer and outcome' }),
     handlerDuration: meter.createHistogram(BUS_METRICS.handlerDuration, {
       description: 'Time from delivery to ack/nak/term of a consumed message',

@@ -22,6 +22,8 @@
   callback seq, last callback final, skipped} with the lease held. `skipped` counts events and replies
   given up as lost.
 ]]
+-- Parts one event can produce at most (a reply item and a notice, each wrapped): numbering headroom after a loss.
+local PARTS_PER_EVENT_BOUND = 8
 local holder = redis.call('GET', KEYS[2])
 if holder and holder ~= ARGV[1] then return {'busy'} end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
@@ -82,6 +84,15 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
       skipped = skipped + (later - nxt)
       nxt = later
       redis.call('HDEL', key, 'gap')
+      if not redis.call('HGET', key, 'chunks') then
+        -- Nothing is known of what the platform was shown: Redis lost this reply's state. Its parts
+        -- before the loss had callback numbers up to a few per event; continue above all of them, so
+        -- no later part repeats a number (the integrator's idempotency key) with another body.
+        local floor = later * PARTS_PER_EVENT_BOUND
+        if (tonumber(redis.call('HGET', KEYS[4], 'seq') or '0')) < floor then
+          redis.call('HSET', KEYS[4], 'seq', floor, 'final', '0')
+        end
+      end
     end
     if n > 0 then
       redis.call('HDEL', key, 'gap')

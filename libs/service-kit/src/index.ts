@@ -6,3 +6,4 @@ export * from './lifecycle.js';
 export * from './role-consumer.js';
 export * from './redis-attempt-store.js';
 export * from './bot-pipelines.js';
+export * from './outage.js';

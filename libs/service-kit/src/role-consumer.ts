@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { isDependencyOutage } from './outage.js';
 import { ensureConsumers, startConsumer, type ConsumeContext } from '@conveyor/bus';
 import type { Topology } from '@conveyor/contracts';
 import type { Infra } from './infra.js';
@@ -41,6 +42,7 @@ export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts:
     prefetch: opts.prefetch ?? 1,
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
+    isOutage: isDependencyOutage,
     ...(opts.linkAttemptsAcrossReplicas ? { attempts: new RedisAttemptStore(infra.redis, infra.topology.prefix) } : {}),
   });
   // Inside SHUTDOWN_GRACE_SECONDS: wait for running handlers, then abort the rest so they nak at once

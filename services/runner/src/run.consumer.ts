@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { RunRequest } from '@conveyor/contracts';
 import { ensureConsumers, startConsumer } from '@conveyor/bus';
-import { RedisAttemptStore, type Infra } from '@conveyor/service-kit';
+import { isDependencyOutage, RedisAttemptStore, type Infra } from '@conveyor/service-kit';
 import { RunHandler } from './run.handler.js';
 import type { RunnerEnv } from './env.js';
 import { watchMaxDeliveries } from './max-deliveries.js';
@@ -33,6 +33,7 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     prefetch: 1,
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
+    isOutage: isDependencyOutage,
     // A run restarted after its runner died links to the attempt that died, across replicas.
     attempts: new RedisAttemptStore(infra.redis, infra.topology.prefix),
   });

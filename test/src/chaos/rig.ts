@@ -58,7 +58,8 @@ export class ChaosRig {
       },
     });
     const rig = new ChaosRig(sys, nats, redis);
-    await Promise.all(ALL_SERVICES.flatMap((role) => Array.from({ length: REPLICAS }, (_, i) => sys.services.start(role, {}, `${role}-${i + 1}`))));
+    // One wave per replica: eight services booting at once starve each other on two cores.
+    for (let i = 1; i <= REPLICAS; i++) await Promise.all(ALL_SERVICES.map((role) => sys.services.start(role, {}, `${role}-${i}`)));
     sys.llm.setDefault({ text: WORDS, tokensPerSecond: 30 });
     return rig;
   }

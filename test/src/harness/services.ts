@@ -59,7 +59,8 @@ export class ServiceHarness {
       if (child.exitCode !== null) throw new Error(`${instance} exited with ${child.exitCode}:\n${logs.slice(-20).join('\n')}`);
       const res = await fetch(`${svc.url}/health/ready`).catch(() => undefined);
       return res?.status === 200;
-    }, 30_000, 100);
+      // Generous: several services booting at once on a loaded two-core machine take a while.
+    }, 90_000, 100);
     return svc;
   }
 

@@ -59,7 +59,8 @@ export class HttpBotAdapter implements PlatformAdapter {
 
   private async divertToSync(route: ReplyRoute, reply: OutboundReply, sequence: number): Promise<boolean> {
     if (!this.o.nc) return false;
-    const instance = await this.o.redis.get(syncKey(this.o.prefix, route.botId, route.sessionId));
+    // Without Redis no /sync call can be found; the callback is the protocol's default route.
+    const instance = await this.o.redis.get(syncKey(this.o.prefix, route.botId, route.sessionId)).catch(() => null);
     if (!instance) return false;
     const part: SyncPart = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence };
     const h = natsHeaders();

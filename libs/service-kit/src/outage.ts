@@ -1,0 +1,35 @@
+/**
+ * Whether an error means a dependency is down for a moment rather than that the work is wrong: the
+ * consume loop then retries the message in place instead of spending its deliveries. Classified by
+ * error names and codes (never by message text), following `cause` chains.
+ */
+const OUTAGE_NAMES = new Set([
+  // ioredis: a command failed while the connection was being re-established.
+  'MaxRetriesPerRequestError',
+  // @nats-io: the broker did not answer or the connection is being re-established.
+  'TimeoutError',
+  'ClosedConnectionError',
+  'ConnectionError',
+  'NoRespondersError',
+  'RequestError',
+]);
+
+const OUTAGE_CODES = new Set([
+  // Sockets.
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
+  // Postgres: connection exceptions and an instance shutting down or starting.
+  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
+  // Prisma: database unreachable, connection closed, pool timeout.
+  'P1001', 'P1002', 'P1017', 'P2024',
+]);
+
+export function isDependencyOutage(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    if (typeof e !== 'object') return false;
+    const { name, code, cause } = e as { name?: unknown; code?: unknown; cause?: unknown };
+    if (typeof name === 'string' && OUTAGE_NAMES.has(name)) return true;
+    if (typeof code === 'string' && OUTAGE_CODES.has(code)) return true;
+    e = cause;
+  }
+  return false;
+}
