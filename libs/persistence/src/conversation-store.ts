@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
@@ -38,8 +39,22 @@ export class ConversationStore {
     );
     const active = rows[0];
     if (active && active.pipelineId === pipelineId) return { conversationId: active.id, history: active.history.map(toLlmMessage) };
-    const created = await this.activeConversation(key, pipelineId);
-    return { conversationId: created.id, history: [] };
+    return { conversationId: await this.startConversation(key, pipelineId), history: [] };
+  }
+
+  /** Archives the chat's active conversation, if any, and starts a new one of `pipelineId`: one statement. */
+  private async startConversation(key: ConversationKey, pipelineId: string): Promise<string> {
+    const id = randomUUID();
+    await this.pool.query(
+      `WITH archived AS (
+         UPDATE "Conversation" SET "archivedAt" = now()
+         WHERE "botId" = $2 AND "launcherType" = $3 AND "launcherId" = $4 AND "archivedAt" IS NULL
+       )
+       INSERT INTO "Conversation" ("id", "botId", "launcherType", "launcherId", "pipelineId", "createdAt", "updatedAt")
+       VALUES ($1, $2, $3, $4, $5, now(), now())`,
+      [id, key.botId, key.launcherType, key.launcherId, pipelineId],
+    );
+    return id;
   }
 
   /**

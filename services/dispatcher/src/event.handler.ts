@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { RunnerEvent } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
@@ -43,6 +44,7 @@ export class EventHandler {
   private readonly streamed: StreamedFlag;
   private readonly banWords: BanWords;
   private readonly env: DispatcherEnv;
+  private readonly recentlyExtended: LRUCache<string, true>;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
@@ -54,6 +56,7 @@ export class EventHandler {
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
     this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
+    this.recentlyExtended = new LRUCache({ max: 10_000, ttl: this.env.SESSION_LEASE_TTL_MS / 10 });
   }
 
   handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
@@ -81,7 +84,7 @@ export class EventHandler {
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
       if (item.kind === 'chunk') await this.streamed.set(event.queryId);
-      if (!isFinalItem(item)) await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
+      if (!isFinalItem(item)) await this.keepSession(event);
       return;
     }
     if (event.kind === 'error') {
@@ -91,8 +94,18 @@ export class EventHandler {
     } else if (event.kind === 'notice') {
       await checkOutput(q, interrupt({ userNotice: event.text }), deps);
     } else if (event.kind !== 'done') {
-      await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
+      await this.keepSession(event);
     }
+  }
+
+  /**
+   * Keeps the session's lease while the reply streams. Once per tenth of the lease's TTL is plenty, so a
+   * reply of hundreds of chunks does not cost a Redis call per chunk.
+   */
+  private async keepSession(event: RunnerEvent): Promise<void> {
+    if (this.recentlyExtended.has(event.queryId)) return;
+    this.recentlyExtended.set(event.queryId, true);
+    await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
   }
 
   private release(event: RunnerEvent): Promise<boolean> {
