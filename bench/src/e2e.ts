@@ -103,6 +103,12 @@ try {
     console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
   }
   console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
+  // One machine-readable line for `npm run bench`, which puts several runs in one table.
+  console.log(`RESULT ${JSON.stringify({
+    tracing, messages: total, concurrency, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size,
+    natsP50: floor, p50: seqP50, p99: percentile(seqLatencies, 99), throughput: total / elapsedS,
+    cpuPerMessage: Object.fromEntries([...cpuMs].map(([name, ms]) => [name, ms / total])), cpuTotal: cpuTotal / total,
+  })}`);
   if (failures.length) console.log(`first failure: ${failures[0]}`);
   // Profiles are written when the services exit.
   await sys.stop();

@@ -8,6 +8,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -32,11 +33,26 @@ export function packageOf(url: string, functionName: string): string {
 export interface ProfileShares {
   totalMs: number;
   packages: [string, number][];
+  /** Self time of Node internals, native code and GC charged to the nearest package up the stack that called them. */
+  callers: [string, number][];
   functions: [string, number][];
 }
 
+const isRuntime = (p: string) => p.startsWith('node:') || p.startsWith('(');
+
 export function summarise(profile: CpuProfile): ProfileShares {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const callerOf = (id: number): string => {
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const n = byId.get(cur)!;
+      const p = packageOf(n.callFrame.url, n.callFrame.functionName);
+      if (!isRuntime(p) && n.callFrame.functionName !== '(root)') return p;
+    }
+    return '(runtime, no caller)';
+  };
+  const callers = new Map<string, number>();
   const pkg = new Map<string, number>();
   const fn = new Map<string, number>();
   let total = 0;
@@ -47,11 +63,13 @@ export function summarise(profile: CpuProfile): ProfileShares {
     total += dt;
     const p = packageOf(node.callFrame.url, node.callFrame.functionName);
     pkg.set(p, (pkg.get(p) ?? 0) + dt);
+    const c = isRuntime(p) ? callerOf(node.id) : p;
+    callers.set(c, (callers.get(c) ?? 0) + dt);
     const f = `${node.callFrame.functionName || '(anonymous)'} ${p}${node.callFrame.url ? `:${node.callFrame.lineNumber + 1}` : ''}`;
     fn.set(f, (fn.get(f) ?? 0) + dt);
   }
   const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]);
-  return { totalMs: total, packages: sorted(pkg), functions: sorted(fn) };
+  return { totalMs: total, packages: sorted(pkg), callers: sorted(callers), functions: sorted(fn) };
 }
 
 /** One block of text per profile in the folder; file names start with the service name. */
@@ -63,6 +81,8 @@ export function summariseFolder(dir: string, top = 12): string {
     out.push(`== ${file}: ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)`);
     out.push('  packages (self time):');
     for (const [name, ms] of s.packages.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
+    out.push('  packages, with the runtime time they caused:');
+    for (const [name, ms] of s.callers.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
     out.push('  functions (self time):');
     for (const [name, ms] of s.functions.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
   }

@@ -5,3 +5,5 @@ export * from './harness/wait.js';
 export * from './harness/ids.js';
 export * from './harness/ports.js';
 export * from './harness/dependencies.js';
+export * from './chaos/rig.js';
+export * from './chaos/check.js';

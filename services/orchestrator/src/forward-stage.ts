@@ -5,14 +5,13 @@ import type { QueryEvents } from './ports.js';
  * The orchestrator's last stage: each item MessageProcessor yields in place (a command reply) leaves
  * for the dispatcher, which runs the stages after MessageProcessor on it.
  */
-export function forwardItems(events: QueryEvents, onForward: () => void): Stage {
+export function forwardItems(events: QueryEvents): Stage {
   return {
     name: 'ForwardToDispatcher',
     async process(q) {
       const item = q.respMessages.at(-1);
       if (item?.kind === 'command') {
         await events.emit({ kind: 'command_reply', text: item.text });
-        onForward();
       }
       return CONTINUE;
     },

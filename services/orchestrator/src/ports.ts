@@ -52,6 +52,12 @@ const HOP_PUBLISH_RETRY_MS = 60_000;
 /** Publishes one query's events (notices, command replies, done) with ids unique per attempt. */
 export class QueryEvents {
   private seq = 0;
+
+  /** Events published so far; a reply that got any must end with `done`, or its session's later replies wait. */
+  get emitted(): number {
+    return this.seq;
+  }
+
   constructor(
     private readonly infra: Infra,
     private readonly q: PipelineQuery,

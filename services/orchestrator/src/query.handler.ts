@@ -77,10 +77,9 @@ export class QueryHandler {
     }
     const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
     let handedOff = false;
-    let forwarded = 0;
+    const q = newQuery(envelope, def);
+    const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
     try {
-      const q = newQuery(envelope, def);
-      const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
       const deps: PipelineDeps = {
         logger: this.infra.logger,
         notices: noticeSink(events, this.queryLog),
@@ -92,11 +91,12 @@ export class QueryHandler {
         commands: commandPort(this.conversations),
         banWords: this.banWords,
       };
-      const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events, () => forwarded++)];
+      const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)];
       const outcome = await runStages(stages, 0, q, deps);
       if (handedOff) return;
-      if (forwarded > 0) {
-        // The dispatcher frees the session once it has sent the command replies.
+      if (events.emitted > 0) {
+        // What went out here (command replies, notices) ends with `done`: the dispatcher frees the
+        // session once it has sent them, and the session's next reply is not held behind this one.
         await events.emit({ kind: 'done' });
       } else {
         await this.leases.finish(route, envelope.queryId);
@@ -105,6 +105,9 @@ export class QueryHandler {
     } catch (err) {
       // A deferred query (rate-limit wait) keeps its lease and its place; anything else frees the session.
       if (!(err instanceof RetryableError) && !handedOff) await this.leases.release(route, envelope.queryId).catch(() => undefined);
+      // No delivery will follow: end the reply that got notices, so it does not hold back the session's next.
+      const lastTry = err instanceof PermanentError || ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver;
+      if (lastTry && !handedOff && events.emitted > 0) await events.emit({ kind: 'done' }).catch(() => undefined);
       throw err;
     } finally {
       clearInterval(refresh);
