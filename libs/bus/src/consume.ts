@@ -248,13 +248,11 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       }
     }
     logger.debug?.({ ...log, seq: m.seq, queryId: ctx.queryId, ms: Math.round(performance.now() - started) }, 'message handled');
-    // Double ack: the server confirms it recorded the ack, so a lost ack is seen (and logged) here, and
-    // stop() returns only after the acks of finished work are stored.
-    try {
-      await m.ackAck();
-    } catch (err) {
-      logger.warn({ ...log, ...errorFields(err), seq: m.seq }, 'ack not confirmed; the message may be redelivered');
-    }
+    // A plain ack: waiting for the server to confirm it cost a round trip per message on every hop, and
+    // buys nothing here. An ack lost in a broker restart redelivers a message whose work is done, and
+    // every handler recognises that (de-duplication ids, ended replies, finished queries). The
+    // connection's drain at shutdown sends the acks still buffered.
+    safely('ack', m, () => m.ack());
     return 'acked';
   }
 

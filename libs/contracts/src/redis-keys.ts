@@ -43,6 +43,8 @@ export function redisKeys(prefix: string) {
     replyActiveSessions: () => `${prefix}:dlv:active`,
     /** The ingress replica holding a `/sync` call of the session. */
     syncWaiter: (botId: string, sessionId: string) => `${prefix}:sync:${botId}:${sessionId}`,
+    /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */
+    runAttempts: (queryId: string) => `${prefix}:run-attempts:${queryId}`,
     /** Span context of a run attempt, to link a redelivered run to the one that died. */
     attemptSpan: (key: string) => `${prefix}:attempt-span:${key}`,
     /** Conversation id an external runner (Dify, n8n) gave to a Conveyor conversation. */

@@ -7,3 +7,4 @@ export * from './role-consumer.js';
 export * from './redis-attempt-store.js';
 export * from './bot-pipelines.js';
 export * from './outage.js';
+export * from './run-attempts.js';

@@ -1,6 +1,6 @@
 import type { ConsumerSpec } from '@conveyor/contracts';
 import { RunRequest } from '@conveyor/contracts';
-import type { Infra } from '@conveyor/service-kit';
+import { RunAttempts, type Infra } from '@conveyor/service-kit';
 import { userFacingError } from '@conveyor/agent';
 import type { RunHandler } from './run.handler.js';
 
@@ -12,6 +12,7 @@ import type { RunHandler } from './run.handler.js';
 export async function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handler: RunHandler): Promise<() => void> {
   const subject = `$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${spec.stream}.${spec.durable}`;
   const queryLog = infra.queryLog;
+  const attempts = new RunAttempts(infra.redis, infra.topology.prefix);
   const sub = infra.nc.subscribe(subject, {
     queue: `${spec.durable}-max-deliveries`,
     callback: (err, msg) => {
@@ -25,8 +26,8 @@ export async function watchMaxDeliveries(infra: Infra, spec: ConsumerSpec, handl
         const run = parsed.data;
         const error = `run abandoned after ${advisory.deliveries} deliveries (max ${spec.maxDeliver}): every runner that took it stopped before finishing`;
         infra.logger.error({ queryId: run.queryId, deliveries: advisory.deliveries }, error);
-        // An attempt number above every real delivery, so the dispatcher takes this over any partial reply.
-        const emit = handler.publisher(run, spec.maxDeliver + 1);
+        // A fresh attempt number, above every attempt that streamed, so this ending replaces any partial reply.
+        const emit = handler.publisher(run, await attempts.next(run.queryId));
         await emit({ kind: 'error', error, userText: userFacingError(run, error) });
         await emit({ kind: 'done' });
         queryLog.failed(run.queryId, error);

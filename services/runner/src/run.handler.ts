@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -35,6 +35,7 @@ export class RunHandler {
   private readonly pool = new OpenAIClientPool();
   private readonly conversations: ConversationStore;
   private readonly queryLog: QueryLog;
+  private readonly attempts: RunAttempts;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
@@ -44,6 +45,7 @@ export class RunHandler {
   ) {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
+    this.attempts = new RunAttempts(infra.redis, infra.topology.prefix);
   }
 
   /**
@@ -73,7 +75,8 @@ export class RunHandler {
       if (ctx.signal.aborted || ctx.deliveryCount < maxDeliver) throw err;
       const error = `run failed on its last delivery (${ctx.deliveryCount} of ${maxDeliver}): ${(err as Error).message}`;
       this.infra.logger.error({ queryId: run.queryId }, error);
-      const emit = this.publisher(run, ctx.deliveryCount + 1);
+      // A fresh attempt number, above every attempt that streamed, so this ending replaces any partial reply.
+      const emit = this.publisher(run, await this.attempts.next(run.queryId));
       await emit({ kind: 'error', error, userText: userFacingError(run, error) });
       await emit({ kind: 'done' });
       this.queryLog.failed(run.queryId, error);
@@ -81,16 +84,17 @@ export class RunHandler {
   }
 
   private async execute(run: RunRequest, ctx: ConsumeContext): Promise<void> {
-    const attempt = ctx.deliveryCount;
+    const delivery = ctx.deliveryCount;
     const runner = run.runner ?? 'local-agent';
-    ctx.span.setAttributes({ 'conveyor.run.attempt': attempt, 'conveyor.runner': runner });
-    this.infra.logger.info({ queryId: run.queryId, attempt, runner, stream: run.stream }, 'run started');
-    if (attempt > 1 && (await this.queryLog.isFinished(run.queryId))) {
+    if (delivery > 1 && (await this.queryLog.isFinished(run.queryId))) {
       // Its runner died after finishing but before the ack: the reply is out, the model need not run again.
-      this.infra.logger.info({ queryId: run.queryId, attempt }, 'run already finished; dropping the redelivered copy');
+      this.infra.logger.info({ queryId: run.queryId, delivery }, 'run already finished; dropping the redelivered copy');
       return;
     }
-    if (attempt > 1) {
+    const attempt = await this.attempts.next(run.queryId);
+    ctx.span.setAttributes({ 'conveyor.run.attempt': attempt, 'conveyor.runner': runner });
+    this.infra.logger.info({ queryId: run.queryId, attempt, delivery, runner, stream: run.stream }, 'run started');
+    if (delivery > 1) {
       redeliveries.add(1, { runner });
       this.infra.logger.warn({ queryId: run.queryId, attempt }, 'run redelivered; starting it again');
       await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });

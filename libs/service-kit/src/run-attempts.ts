@@ -1,0 +1,31 @@
+import type { Redis } from 'ioredis';
+import { redisKeys, type RedisKeys } from '@conveyor/contracts';
+
+/** Longer than any run with all its redeliveries. */
+const ATTEMPTS_TTL_MS = 24 * 3600_000;
+
+/**
+ * Attempt numbers of a query's run. The dispatcher keeps the events of the newest attempt and refuses
+ * older ones, so the number must rise with every start. JetStream's delivery count is not that number:
+ * on nats-server 2.9 it can go back after repeated kills, and a newer attempt numbered lower would have
+ * its whole reply refused. A counter in the same Redis as the reply state rises with every start (and
+ * when Redis loses it, the reply state it guards is lost with it).
+ */
+export class RunAttempts {
+  private readonly keys: RedisKeys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = redisKeys(prefix);
+  }
+
+  /** The next attempt number of the query's run: 1, 2, 3, … */
+  async next(queryId: string): Promise<number> {
+    const key = this.keys.runAttempts(queryId);
+    const [[err, n]] = (await this.redis.multi().incr(key).pexpire(key, ATTEMPTS_TTL_MS).exec()) ?? [[new Error('transaction aborted'), 0]];
+    if (err) throw err;
+    return Number(n);
+  }
+}
