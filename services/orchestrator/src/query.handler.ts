@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { QueryEnvelope } from '@conveyor/contracts';
+import { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
@@ -12,6 +12,9 @@ import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, notice
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
 import type { OrchestratorEnv } from './env.js';
+
+/** How long after it arrived a message may keep waiting for its session's turn. */
+const MAX_SESSION_WAIT_MS = 3_600_000;
 
 /**
  * Runs a query through the stages before MessageProcessor and MessageProcessor itself, in its
@@ -46,6 +49,27 @@ export class QueryHandler {
     this.models = modelInfoPort(infra);
   }
 
+  /**
+   * A message waiting for its session's turn goes back to the bus after each hold, and every return
+   * spends one of its deliveries; a reply longer than five holds would dead-letter the session's next
+   * message. Before its last delivery it is published again as a fresh message instead (its place in the
+   * session queue is its first stream sequence, kept), for up to MAX_SESSION_WAIT_MS after it arrived.
+   */
+  private mayWaitAgain(envelope: QueryEnvelope, ctx: ConsumeContext): boolean {
+    const lastDeliveries = ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver - 1;
+    return lastDeliveries && Date.now() - Date.parse(envelope.receivedAt) < MAX_SESSION_WAIT_MS;
+  }
+
+  private async requeue(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
+    await this.infra.publisher.publish(this.infra.topology.subjects.query(envelope.route.botId), QueryEnvelope, envelope, {
+      // One id per source delivery: a retried requeue of the same delivery is stored once.
+      msgId: `wait:${envelope.queryId}:${ctx.streamSequence}`,
+      queryId: envelope.queryId,
+      retryForMs: 60_000,
+    });
+    this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'still waiting for the session; published again to keep its deliveries');
+  }
+
   async handle(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
     const { route } = envelope;
     const bot = await this.pipelines.forBot(route.botId);
@@ -70,7 +94,12 @@ export class QueryHandler {
       this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
       return;
     }
-    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal);
+    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal).catch(async (err: unknown) => {
+      if (!(err instanceof RetryableError) || !this.mayWaitAgain(envelope, ctx)) throw err;
+      await this.requeue(envelope, ctx);
+      return 'requeued' as const;
+    });
+    if (turn === 'requeued') return;
     if (turn === 'finished') {
       this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
       return;
