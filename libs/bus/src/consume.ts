@@ -162,7 +162,15 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     } catch (err) {
       return { ok: false, reason: 'invalid_payload', error: `invalid JSON: ${(err as Error).message}` };
     }
-    const parsed = schema.safeParse(json);
+    let parsed: z.ZodSafeParseResult<z.output<S>>;
+    try {
+      parsed = schema.safeParse(json);
+    } catch (err) {
+      // The validator itself gave up on this payload (e.g. a RangeError from recursion deeper than the
+      // stack): it can never pass, so it is as invalid as a payload that fails validation.
+      const { name, message } = errorFields(err).err;
+      return { ok: false, reason: 'invalid_payload', error: `schema validation threw ${name}: ${message}` };
+    }
     if (!parsed.success) return { ok: false, reason: 'invalid_payload', error: `schema validation failed: ${describeIssues(parsed.error)}` };
     return { ok: true, value: parsed.data };
   }

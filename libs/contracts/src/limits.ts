@@ -12,4 +12,11 @@ export const LIMITS = {
   historyMessages: 200,
   /** LangBot's cap on tool rounds in the local agent. */
   toolRounds: 128,
+  /** Components of one message chain (its top level). */
+  messageChainComponents: 1000,
+  /**
+   * How deep Quote origins and Forward nodes may nest (the chain itself is level 0). Recursive
+   * validators use stack per level: an unbounded chain could exhaust it instead of failing validation.
+   */
+  messageChainDepth: 32,
 } as const;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from './limits.js';
 
 /**
  * Platform message components, in the shape LangBot's plugin SDK (and so its HTTP-bot protocol) uses.
@@ -116,7 +117,46 @@ export const MessageComponentSchema: z.ZodType<MessageComponent> = z.lazy(() =>
   ]),
 ) as z.ZodType<MessageComponent>;
 
-export const MessageChainSchema = z.array(MessageComponentSchema).max(1000);
+/**
+ * Whether Quote origins or Forward node chains in `chain` nest deeper than `maxDepth` (the chain is
+ * level 0). Walks with its own stack, so any depth is measured without recursion.
+ */
+export function nestsDeeperThan(chain: readonly unknown[], maxDepth: number): boolean {
+  const pending: Array<{ chain: readonly unknown[]; depth: number }> = [{ chain, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (next.depth > maxDepth) return true;
+    for (const component of next.chain) {
+      for (const nested of nestedChains(component)) pending.push({ chain: nested, depth: next.depth + 1 });
+    }
+  }
+  return false;
+}
+
+function nestedChains(component: unknown): unknown[][] {
+  if (typeof component !== 'object' || component === null) return [];
+  const c = component as { type?: unknown; origin?: unknown; node_list?: unknown };
+  if (c.type === 'Quote' && Array.isArray(c.origin)) return [c.origin];
+  if (c.type === 'Forward' && Array.isArray(c.node_list)) {
+    return c.node_list.flatMap((node: unknown) => {
+      const chain = typeof node === 'object' && node !== null ? (node as { message_chain?: unknown }).message_chain : undefined;
+      return Array.isArray(chain) ? [chain] : [];
+    });
+  }
+  return [];
+}
+
+/**
+ * The nesting is checked before the components are: the component schema recurses once per level, so
+ * a chain nested a thousand deep would throw a RangeError out of `safeParse` instead of failing it.
+ */
+export const MessageChainSchema = z
+  .array(z.unknown())
+  .max(LIMITS.messageChainComponents)
+  .refine((chain) => !nestsDeeperThan(chain, LIMITS.messageChainDepth), {
+    error: `message chain nests deeper than ${LIMITS.messageChainDepth} levels`,
+    abort: true,
+  })
+  .pipe(z.array(MessageComponentSchema));
 export type MessageChain = MessageComponent[];
 
 /** The concatenated text of the chain's Plain components, as LangBot's `str(chain)` reads for rules. */
