@@ -12,6 +12,12 @@ export const LIMITS = {
   historyMessages: 200,
   /** LangBot's cap on tool rounds in the local agent. */
   toolRounds: 128,
+  /** Characters of an id the ingress takes from a platform (session, sender, chat): ids key Redis and Postgres rows. */
+  idChars: 256,
+  /** Characters of a display name the ingress takes from a platform (sender name, group name, chat title). */
+  nameChars: 1000,
+  /** Characters of an HTTP-bot `X-LB-Idempotency-Key`; it becomes part of the JetStream de-duplication id. */
+  idempotencyKeyChars: 256,
   /** Components of one message chain (its top level). */
   messageChainComponents: 1000,
   /**

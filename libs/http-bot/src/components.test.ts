@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessageChainSchema } from '@conveyor/contracts';
-import { ChainParseError, MAX_CHAIN_COMPONENTS, parseMessageChain } from './components.js';
+import { LIMITS, MessageChainSchema } from '@conveyor/contracts';
+import { ChainParseError, parseMessageChain } from './components.js';
 
 test('registered components get their defaults and lose extra fields', () => {
   const chain = parseMessageChain([
@@ -115,7 +115,7 @@ test('non-arrays, oversize chains and runaway nesting are refused', () => {
   assert.throws(() => parseMessageChain('hi'), /Input should be a valid list/);
   assert.throws(() => parseMessageChain({}), ChainParseError);
   assert.equal(parseMessageChain([]).length, 0);
-  assert.throws(() => parseMessageChain(new Array(MAX_CHAIN_COMPONENTS + 1).fill({ type: 'AtAll' })), ChainParseError);
+  assert.throws(() => parseMessageChain(new Array(LIMITS.messageChainComponents + 1).fill({ type: 'AtAll' })), ChainParseError);
   let nested: unknown = { type: 'Plain', text: 'x' };
   for (let i = 0; i < 100; i++) nested = { type: 'Quote', origin: [nested] };
   assert.throws(() => parseMessageChain([nested]), ChainParseError);

@@ -1,4 +1,4 @@
-import type { ForwardComponentT, ForwardNodeT, MessageComponent } from '@conveyor/contracts';
+import { LIMITS, type ForwardComponentT, type ForwardNodeT, type MessageComponent } from '@conveyor/contracts';
 import { PythonRecursionError, pyRepr, pyStr, pyTypeName } from './python.js';
 
 /**
@@ -7,11 +7,6 @@ import { PythonRecursionError, pyRepr, pyStr, pyTypeName } from './python.js';
  * rejected for a string), unregistered types and malformed elements become `Unknown` instead of
  * failing the request. Only a registered type that fails validation rejects the whole message.
  */
-
-/** Contracts' MessageChainSchema holds at most this many components; refuse more up front. */
-export const MAX_CHAIN_COMPONENTS = 1000;
-/** Quote/Forward nesting bound, so a 1 MiB body of nested quotes cannot exhaust the stack. */
-export const MAX_CHAIN_DEPTH = 32;
 
 /** Registered in SDK 0.5.5 but with no representation in the contracts, so treated as unregistered. */
 export const UNSUPPORTED_SDK_TYPES: ReadonlySet<string> = new Set([
@@ -323,7 +318,8 @@ function parseElement(el: unknown, depth: number): MessageComponent {
 }
 
 function parseChainElements(elements: unknown[], depth: number): MessageComponent[] {
-  if (depth > MAX_CHAIN_DEPTH) throw new ChainParseError(`message nesting deeper than ${MAX_CHAIN_DEPTH} levels`);
+  // Checked on the way down, so a 1 MiB body of nested quotes cannot exhaust the stack.
+  if (depth > LIMITS.messageChainDepth) throw new ChainParseError(`message nesting deeper than ${LIMITS.messageChainDepth} levels`);
   return elements.map((el) => parseElement(el, depth));
 }
 
@@ -334,8 +330,8 @@ export function parseMessageChain(value: unknown): MessageComponent[] {
       formatIssues('MessageChain', [{ loc: [], msg: 'Input should be a valid list', type: 'list_type', input: value }]),
     );
   }
-  if (value.length > MAX_CHAIN_COMPONENTS)
-    throw new ChainParseError(`message has ${value.length} components, more than ${MAX_CHAIN_COMPONENTS}`);
+  if (value.length > LIMITS.messageChainComponents)
+    throw new ChainParseError(`message has ${value.length} components, more than ${LIMITS.messageChainComponents}`);
   try {
     return parseChainElements(value, 0);
   } catch (err) {

@@ -66,4 +66,7 @@ export const HttpBotError = {
   noListener: (): HttpBotError => envelope(500, 50001, 'no listener registered for event type'),
   syncInFlight: (): HttpBotError => envelope(409, 40901, 'a sync request is already in flight for this session'),
   overloaded: (): HttpBotError => envelope(503, 50301, 'too many inbound messages are already being processed'),
+
+  // Conveyor's own bounds, which LangBot does not have, answered like its other field checks
+  invalidField: (detail: string): HttpBotError => envelope(400, 40001, detail),
 } as const;

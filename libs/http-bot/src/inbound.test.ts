@@ -195,3 +195,81 @@ test('accepted ids and the 202 body', () => {
     data: { session_id: 'ticket-10293', accepted_message_id: id, aggregating: true },
   });
 });
+
+/** A 400 in LangBot's envelope whose text matches `pattern`. */
+function assertRejected(r: { ok: boolean; error?: HttpBotError }, pattern: RegExp) {
+  assert.equal(r.ok, false, JSON.stringify(r));
+  assert.equal(r.error!.status, 400);
+  const body = r.error!.body as { code: number; msg: string; data: null };
+  assert.equal(body.code, 40001);
+  assert.equal(body.data, null);
+  assert.match(body.msg, pattern);
+}
+
+const bodyOf = (fields: Record<string, unknown>) => JSON.stringify({ message: [{ type: 'Plain', text: 'hi' }], ...fields });
+
+test('ids and names past their bounds get 400 naming the field; at the bound they pass', () => {
+  const id = (n: number) => 'i'.repeat(n);
+  const name = (n: number) => 'n'.repeat(n);
+  const group = { session_id: 'room', session_type: 'group' };
+  for (const subPath of ['', 'sync']) {
+    const parse = (fields: Record<string, unknown>) => parseInboundRequest({ ...signed(bodyOf(fields)), subPath });
+    assertRejected(parse({ session_id: id(257) }), /session_id.*256/);
+    assertRejected(parse({ session_id: 's', sender: { name: name(1001) } }), /sender\.name.*1000/);
+    assertRejected(parse({ ...group, sender: { id: id(257) } }), /sender\.id.*256/);
+    assertRejected(parse({ ...group, sender: { group_name: name(1001) } }), /sender\.group_name.*1000/);
+    // A default taken from a long-but-valid session id is within the bound as well.
+    const ok = parse({ ...group, session_id: id(256), sender: { id: id(256), name: name(1000), group_name: name(1000) } });
+    assert.equal(ok.ok, true, JSON.stringify(ok).slice(0, 200));
+  }
+  assertRejected(parseInboundRequest({ ...signed(JSON.stringify({ session_id: id(257) })), subPath: 'reset' }), /session_id.*256/);
+});
+
+test('an idempotency key longer than 256 characters gets 400 before the key could be consumed', () => {
+  const long = 'k'.repeat(8000);
+  assertRejected(preflightInbound(signed(BODY_15_1, { 'x-lb-idempotency-key': long })), /idempotency key.*256/i);
+  assertRejected(parseInboundRequest(signed(BODY_15_1, { 'x-lb-idempotency-key': long })), /idempotency key.*256/i);
+  const atBound = preflightInbound(signed(BODY_15_1, { 'x-lb-idempotency-key': 'k'.repeat(256) }));
+  assert.equal(atBound.ok && atBound.kind !== 'reset' && atBound.idempotencyKey, 'k'.repeat(256));
+  // Bad bodies keep their own answers.
+  assertRejected(preflightInbound(signed('{"session_id":"s"}', { 'x-lb-idempotency-key': long })), /session_id and message are required/);
+});
+
+test('a reset whose session_id Python cannot str() gets 400, not an exception', () => {
+  const deep = `{"session_id":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
+  assertRejected(parseInboundRequest({ ...signed(deep), subPath: 'reset' }), /session_id/);
+});
+
+test('NUL is removed and lone surrogates become U+FFFD in ids, names and every text of the chain', () => {
+  const raw =
+    '{"session_id":"a\\u0000b\\ud800","session_type":"group",' +
+    '"sender":{"id":"u\\u00001","name":"Al\\u0000ice\\udc00","group_name":"Room\\u0000 7"},' +
+    '"message":[{"type":"Plain","text":"h\\u0000i \\ud83d\\ude00 \\ud83d"},' +
+    '{"type":"Quote","origin":[{"type":"Plain","text":"q\\u0000"}]},{"type":"At","target":"x\\u0000","display":"\\udfff"}]}';
+  const r = parseInboundRequest(signed(raw));
+  assert.ok(r.ok && r.kind !== 'reset', JSON.stringify(r));
+  assert.deepEqual(r.message, {
+    sessionId: 'ab\uFFFD',
+    launcherType: 'group',
+    launcherId: 'ab\uFFFD',
+    senderId: 'u1',
+    senderName: 'Alice\uFFFD',
+    groupName: 'Room 7',
+    messageChain: [
+      { type: 'Plain', text: 'hi 😀 \uFFFD' },
+      { type: 'Quote', id: null, group_id: null, sender_id: null, target_id: null, origin: [{ type: 'Plain', text: 'q' }] },
+      { type: 'At', target: 'x', display: '\uFFFD' },
+    ],
+  });
+  // A reset finds the session the push went to.
+  const reset = parseInboundRequest({ ...signed('{"session_id":"a\\u0000b\\ud800"}'), subPath: 'reset' });
+  assert.deepEqual(reset, { ok: true, kind: 'reset', sessionId: 'ab\uFFFD', launcherType: 'person' });
+});
+
+test('names of any JSON type become strings as Python str() writes them', () => {
+  for (const [value, text] of [[null, 'None'], [false, 'False'], [[], '[]'], [['a', 1], "['a', 1]"], [-1, '-1'], [{}, '{}']] as const) {
+    const m = msg({ session_id: 'room', session_type: 'group', sender: { name: value, group_name: value }, message: [] });
+    assert.equal(m.senderName, text);
+    assert.equal(m.groupName, text);
+  }
+});

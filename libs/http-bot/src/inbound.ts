@@ -1,8 +1,8 @@
-import { LIMITS, type LauncherType, type MessageComponent } from '@conveyor/contracts';
+import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
 import type { AdapterConfig } from './adapter-config.js';
 import { ChainParseError, parseMessageChain } from './components.js';
 import { HttpBotError } from './errors.js';
-import { pyStr, pyTruthy, pyTypeName } from './python.js';
+import { PythonRecursionError, pyStr, pyTruthy, pyTypeName } from './python.js';
 import { HEADER_IDEMPOTENCY, HEADER_SIGNATURE, HEADER_TIMESTAMP, verifyInbound } from './signing.js';
 
 export { acceptedBody, newAcceptedMessageId, resetOkBody, syncOkBody } from './responses.js';
@@ -66,6 +66,24 @@ export type InboundRequestResult =
 
 const fail = (error: HttpBotError): Failure => ({ ok: false, error });
 
+type TextField = { ok: true; value: string } | Failure;
+
+/**
+ * A body field as LangBot reads it (Python `str(value)`), made storable (see storableText) and held to
+ * `maxChars`: ids and names end up in Redis keys, Postgres rows and bus messages, which all have bounds.
+ */
+function textField(name: string, value: unknown, maxChars: number): TextField {
+  let text: string;
+  try {
+    text = storableText(pyStr(value));
+  } catch (err) {
+    if (err instanceof PythonRecursionError) return fail(HttpBotError.invalidField(`${name}: ${err.message}`));
+    throw err;
+  }
+  if (text.length > maxChars) return fail(HttpBotError.invalidField(`${name} is longer than ${maxChars} characters`));
+  return { ok: true, value: text };
+}
+
 function kindOf(subPath: string | undefined): InboundKind | null {
   if (subPath === '' || subPath === undefined) return 'push';
   if (subPath === 'sync' || subPath === 'reset') return subPath;
@@ -80,7 +98,8 @@ function launcherTypeOf(sessionType: unknown, config: AdapterConfig): LauncherTy
 
 /**
  * Every check up to (not including) idempotency, in LangBot's order (§7.3): sub-path, size,
- * signature, JSON, object, required keys. Idempotency comes next and consumes the key before the
+ * signature, JSON, object, required keys (then Conveyor's bound on the idempotency key's length, and
+ * for a reset on the session id). Idempotency comes next and consumes the key before the
  * message is parsed, so a service doing dedup calls this, then its key store, then
  * `parseInboundMessage`.
  */
@@ -112,20 +131,31 @@ export function preflightInbound(input: InboundRequestInput): PreflightResult {
 
   if (kind === 'reset') {
     if (!Object.hasOwn(obj, 'session_id')) return fail(HttpBotError.sessionIdRequired());
-    return { ok: true, kind, sessionId: pyStr(obj.session_id), launcherType: launcherTypeOf(obj.session_type, config) };
+    // Normalised like a pushed message's, so the reset finds the session that message went to.
+    const sessionId = textField('session_id', obj.session_id, LIMITS.idChars);
+    if (!sessionId.ok) return sessionId;
+    return { ok: true, kind, sessionId: sessionId.value, launcherType: launcherTypeOf(obj.session_type, config) };
   }
   if (!Object.hasOwn(obj, 'session_id') || !Object.hasOwn(obj, 'message')) return fail(HttpBotError.missingFields());
   const idempotencyKey = headerValue(input.headers, HEADER_IDEMPOTENCY) || null;
+  if (idempotencyKey && idempotencyKey.length > LIMITS.idempotencyKeyChars) {
+    return fail(HttpBotError.invalidField(`idempotency key is longer than ${LIMITS.idempotencyKeyChars} characters`));
+  }
   return { ok: true, kind, body: obj, idempotencyKey };
 }
 
-/** Builds the normalized message from a preflighted body (§5); failures are 400 "failed to parse message". */
+/**
+ * Builds the normalized message from a preflighted body (§5); failures are 400 "failed to parse
+ * message", or 400 naming the field for an id or name past its bound. Every text is made storable.
+ */
 export function parseInboundMessage(
   body: Record<string, unknown>,
   adapterConfig: AdapterConfig,
 ): { ok: true; message: InboundMessage } | Failure {
   try {
-    const sessionId = pyStr(body.session_id);
+    const session = textField('session_id', body.session_id, LIMITS.idChars);
+    if (!session.ok) return session;
+    const sessionId = session.value;
     const launcherType = launcherTypeOf(body.session_type, adapterConfig);
     const rawSender = pyTruthy(body.sender) ? body.sender : {};
     if (typeof rawSender !== 'object' || rawSender === null || Array.isArray(rawSender)) {
@@ -133,26 +163,32 @@ export function parseInboundMessage(
       return fail(HttpBotError.parseFailed(`'${pyTypeName(rawSender)}' object has no attribute 'get'`));
     }
     const sender = rawSender as Record<string, unknown>;
-    const field = (key: string, dflt: string) => (Object.hasOwn(sender, key) ? pyStr(sender[key]) : dflt);
-    const senderName = field('name', 'User');
-    const messageChain = parseMessageChain(body.message);
+    const field = (key: string, maxChars: number, dflt: string): TextField =>
+      Object.hasOwn(sender, key) ? textField(`sender.${key}`, sender[key], maxChars) : { ok: true, value: dflt };
+    const senderName = field('name', LIMITS.nameChars, 'User');
+    if (!senderName.ok) return senderName;
+    const messageChain = storableChain(parseMessageChain(body.message));
     if (launcherType === 'group') {
+      const senderId = field('id', LIMITS.idChars, sessionId);
+      if (!senderId.ok) return senderId;
+      const groupName = field('group_name', LIMITS.nameChars, sessionId);
+      if (!groupName.ok) return groupName;
       return {
         ok: true,
         message: {
           sessionId,
           launcherType,
           launcherId: sessionId,
-          senderId: field('id', sessionId),
-          senderName,
-          groupName: field('group_name', sessionId),
+          senderId: senderId.value,
+          senderName: senderName.value,
+          groupName: groupName.value,
           messageChain,
         },
       };
     }
     return {
       ok: true,
-      message: { sessionId, launcherType, launcherId: sessionId, senderId: sessionId, senderName, messageChain },
+      message: { sessionId, launcherType, launcherId: sessionId, senderId: sessionId, senderName: senderName.value, messageChain },
     };
   } catch (err) {
     if (err instanceof ChainParseError) return fail(HttpBotError.parseFailed(err.message));
