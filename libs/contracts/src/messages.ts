@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from './limits.js';
 import { MessageChainSchema } from './message-chain.js';
 import { LlmMessage } from './llm-message.js';
 
@@ -37,8 +38,8 @@ export const QueryEnvelope = z.object({
   queryId: z.uuid(),
   receivedAt: z.iso.datetime(),
   route: ReplyRoute,
-  senderName: z.string().max(1000),
-  groupName: z.string().max(1000).optional(),
+  senderName: z.string().max(LIMITS.nameChars),
+  groupName: z.string().max(LIMITS.nameChars).optional(),
   messageChain: MessageChainSchema,
 }).meta({ id: 'QueryEnvelope/1' });
 export type QueryEnvelope = z.infer<typeof QueryEnvelope>;

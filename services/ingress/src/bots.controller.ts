@@ -1,6 +1,7 @@
 import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { LIMITS } from '@conveyor/contracts';
+import { PayloadTooLargeError } from '@conveyor/bus';
 import {
   HttpBotError,
   acceptedBody,
@@ -107,6 +108,9 @@ export class BotsController {
       }
       res.status(202).json(acceptedBody(message.sessionId, acceptedMessageId));
     } catch (err) {
+      // The body fit in 1 MiB, but the envelope built from it (routing and component defaults added)
+      // is over the bus bound: as much the caller's doing as an oversized body.
+      if (err instanceof PayloadTooLargeError) return send(res, HttpBotError.messageTooLarge());
       const requestId = requestIdFor(req.header('x-request-id'));
       this.infra.logger.error({ err, requestId }, 'webhook failed');
       const overloaded = err instanceof OverloadedError || isOverload(err);

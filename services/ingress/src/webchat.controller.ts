@@ -1,15 +1,17 @@
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { newAcceptedMessageId } from '@conveyor/http-bot';
+import { storableText } from '@conveyor/contracts';
+import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { BotDirectory } from './bot-directory.js';
+import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
 import { WEBCHAT_PAGE } from './webchat.page.js';
 
 const SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_TEXT = 10_000;
+const UNKNOWN_CHAT = { error: 'unknown bot or session' };
 
 /**
  * The web chat playground at `/chat`: pick a bot, chat, watch the answer stream in (SSE), reset the
@@ -42,9 +44,22 @@ export class WebChatController {
     return { bots: rows };
   }
 
+  /**
+   * The bot a chat URL names, or null (→ 404) for a bot id that is no UUID, a session id the page would
+   * not make, or no such bot. Checked before any lookup: Postgres and NATS subjects cannot hold every id.
+   */
+  private async findChat(rawBotId: string, sessionId: string): Promise<{ botId: string; bot: BotEntry } | null> {
+    const botId = normalizeBotId(rawBotId);
+    if (!botId || !SESSION_RE.test(sessionId)) return null;
+    const bot = await this.bots.find(botId);
+    return bot ? { botId, bot } : null;
+  }
+
   @Get('api/bots/:botId/sessions/:sessionId/events')
-  async events(@Param('botId') botId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
-    if (!SESSION_RE.test(sessionId) || !(await this.bots.find(botId))) return void res.status(404).json({ error: 'unknown bot or session' });
+  async events(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, sessionId);
+    if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
+    const { botId } = chat;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.write(': connected\n\n');
     const sub = this.infra.nc.subscribe(this.infra.topology.subjects.webchat(botId, sessionId), {
@@ -60,17 +75,19 @@ export class WebChatController {
   }
 
   @Post('api/bots/:botId/sessions/:sessionId/messages')
-  async message(@Param('botId') botId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
-    const bot = await this.bots.find(botId);
-    if (!SESSION_RE.test(sessionId) || !bot) return void res.status(404).json({ error: 'unknown bot or session' });
+  async message(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, sessionId);
+    if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
+    const { botId, bot } = chat;
     if (!bot.enabled) return void res.status(403).json({ error: 'Bot is disabled' });
-    let text: unknown;
+    let rawText: unknown;
     try {
-      text = (JSON.parse((await readRawBody(req, 64 * 1024)).toString('utf8')) as { text?: unknown }).text;
+      rawText = (JSON.parse((await readRawBody(req, 64 * 1024)).toString('utf8')) as { text?: unknown }).text;
     } catch {
       return void res.status(400).json({ error: 'body must be JSON {"text": "..."}' });
     }
-    if (typeof text !== 'string' || !text.trim() || text.length > MAX_TEXT) return void res.status(400).json({ error: `text must be 1–${MAX_TEXT} characters` });
+    const text = typeof rawText === 'string' ? storableText(rawText) : '';
+    if (!text.trim() || text.length > MAX_TEXT) return void res.status(400).json({ error: `text must be 1–${MAX_TEXT} characters` });
     const replyTo = newAcceptedMessageId();
     try {
       const { queryId } = await this.queries.publish({
@@ -84,8 +101,10 @@ export class WebChatController {
   }
 
   @Post('api/bots/:botId/sessions/:sessionId/reset')
-  async reset(@Param('botId') botId: string, @Param('sessionId') sessionId: string) {
-    const removed = await this.conversations.reset({ botId, launcherType: 'person', launcherId: sessionId });
-    return { removed };
+  async reset(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, sessionId);
+    if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
+    const removed = await this.conversations.reset({ botId: chat.botId, launcherType: 'person', launcherId: sessionId });
+    res.status(201).json({ removed });
   }
 }
