@@ -158,3 +158,13 @@ export type DeadLetter = z.infer<typeof DeadLetter>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A runner event without the envelope fields the publisher fills in. */
 export type RunnerEventBody = DistributiveOmit<z.input<typeof RunnerEvent>, 'v' | 'queryId' | 'route' | 'attempt' | 'seq'>;
+
+/**
+ * JetStream's MAX_DELIVERIES advisory (`io.nats.jetstream.advisory.v1.max_deliver`), as stored in the
+ * run-advisories stream: the stream sequence of the message the server gave up on. Other fields pass.
+ */
+export const MaxDeliveriesAdvisory = z.looseObject({
+  stream_seq: z.number().int().positive(),
+  deliveries: z.number().int().nonnegative(),
+}).meta({ id: 'MaxDeliveriesAdvisory/1' });
+export type MaxDeliveriesAdvisory = z.infer<typeof MaxDeliveriesAdvisory>;

@@ -39,11 +39,15 @@ export interface Topology {
     runs: StreamSpec;
     events: StreamSpec;
     deadLetters: StreamSpec;
+    /** JetStream's MAX_DELIVERIES advisories of the runner's consumer, kept until a runner handles them. */
+    runAdvisories: StreamSpec;
   };
   consumers: {
     orchestrator: ConsumerSpec;
     runner: ConsumerSpec;
     dispatcher: ConsumerSpec;
+    /** The runner's second consumer: runs JetStream gave up on, to tell their users. */
+    runAdvisories: ConsumerSpec;
   };
   subjects: {
     /** An inbound message accepted by the ingress. */
@@ -128,6 +132,17 @@ export function topology(prefix = 'conveyor'): Topology {
       maxBytes: 256 * MIB,
       maxMsgSize: 1 * MIB,
     },
+    // The server publishes an advisory once, to whoever listens at that moment (possibly nobody: it
+    // fires while serving a dead runner's open pull). Stored, it waits for a runner to start.
+    runAdvisories: {
+      name: `${streamBase}_RUN_ADVISORIES`,
+      subjects: [`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${streamBase}_RUNS.${durableBase}-runner`],
+      retention: 'workqueue',
+      maxAgeMs: DAY,
+      duplicateWindowMs: 2 * MINUTE,
+      maxBytes: 64 * MIB,
+      maxMsgSize: 64 * 1024,
+    },
   } satisfies Record<string, StreamSpec>;
   const consumer = (stream: StreamSpec, name: string, ackWaitMs: number, maxAckPending: number): ConsumerSpec => ({
     stream: stream.name,
@@ -145,6 +160,7 @@ export function topology(prefix = 'conveyor'): Topology {
       // A run may take minutes; the runner sends working() heartbeats well inside this window.
       runner: consumer(streams.runs, 'runner', 60_000, 10_000),
       dispatcher: consumer(streams.events, 'dispatcher', 30_000, 10_000),
+      runAdvisories: consumer(streams.runAdvisories, 'runner-advisories', 60_000, 1_000),
     },
     subjects: {
       query: (botId) => `${base}.query.${subjectToken(botId)}`,

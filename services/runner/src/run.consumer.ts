@@ -4,7 +4,7 @@ import { ensureConsumers, startConsumer } from '@conveyor/bus';
 import { isDependencyOutage, RedisAttemptStore, type Infra } from '@conveyor/service-kit';
 import { RunHandler } from './run.handler.js';
 import type { RunnerEnv } from './env.js';
-import { watchMaxDeliveries } from './max-deliveries.js';
+import { startMaxDeliveriesConsumer } from './max-deliveries.js';
 import { McpRegistry } from './mcp-registry.js';
 
 /**
@@ -17,11 +17,7 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
   const base = infra.topology.consumers.runner;
   const spec = env.RUNNER_ACK_WAIT_MS ? { ...base, ackWaitMs: env.RUNNER_ACK_WAIT_MS } : base;
   await ensureConsumers(infra.jsm, [spec]);
-  // Listen for MAX_DELIVERIES before the first pull: the server announces a run it gives up on at the
-  // moment some replica pulls again, so a replica that pulls before it listens can miss the advisory
-  // (a lone runner restarted after its predecessors died always did), and the run then sits unacked in
-  // the stream with nobody left to tell the user.
-  const stopWatch = await watchMaxDeliveries(infra, spec, handler);
+  const advisories = await startMaxDeliveriesConsumer(infra, spec, handler);
   const consumer = await startConsumer({
     js: infra.js,
     spec,
@@ -42,7 +38,7 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     // handlers are aborted, nak their runs, and another replica restarts them.
     const graceMs = Math.max(1_000, env.SHUTDOWN_GRACE_SECONDS * 1000 - 3_000);
     await consumer.stop({ timeoutMs: graceMs, abortGraceMs: 1_500 });
-    stopWatch();
+    await advisories.stop({ timeoutMs: 2_000, abortGraceMs: 500 });
     await app.get(McpRegistry).close();
   };
 }

@@ -51,7 +51,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     ingress: { publish: [...streamApi(topo), ...streams.queries.subjects], subscribe },
     // Stage notices go straight to the dispatcher as events.
     orchestrator: { publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.runs.subjects, ...streams.events.subjects], subscribe },
-    runner: { publish: [...streamApi(topo), ...consuming('runner'), ...streams.events.subjects], subscribe },
+    // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own).
+    runner: { publish: [...streamApi(topo), ...consuming('runner'), ...consumerApi(consumers.runAdvisories), subjects.deadLetter('runner-advisories'), ...streams.events.subjects], subscribe },
     dispatcher: { publish: [...streamApi(topo), ...consuming('dispatcher')], subscribe },
   };
 }
