@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
-import { INFRA, RunAttempts, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -11,6 +11,9 @@ import { ExternalRunners } from './external-runners.js';
 
 const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
 const runsCompleted = meter.createCounter('conveyor_runner_runs', { description: 'Runs finished, by runner and outcome' });
+
+/** How long a history write waits out a database outage before the run ends without it. */
+const HISTORY_WRITE_RETRY_MS = 60_000;
 
 /** How long an event publish keeps trying through a broker outage before the run fails (and is redelivered). */
 const EVENT_PUBLISH_RETRY_MS = 120_000;
@@ -105,13 +108,38 @@ export class RunHandler {
     const userTurn = run.messages[run.messages.length - 1];
     if (outcome.ok) {
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
-      await this.conversations.completeTurn({ id: run.queryId, botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId }, run.conversationId, [userTurn, ...outcome.messages]);
+      await this.saveTurn(run, [userTurn, ...outcome.messages]);
     } else {
       await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
       this.queryLog.failed(run.queryId, outcome.error);
     }
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
     await emit({ kind: 'done' });
+  }
+
+  /**
+   * Writes the finished turn to history. The answer is already out: running the model again because
+   * the write failed would only send it again, so a write that fails for good is logged and recorded on
+   * the query, and the run still ends. A database outage is waited out (bounded) first.
+   */
+  private async saveTurn(run: RunRequest, turn: LlmMessage[]): Promise<void> {
+    const query = { id: run.queryId, botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId };
+    const deadline = Date.now() + HISTORY_WRITE_RETRY_MS;
+    for (let pause = 200; ; pause = Math.min(pause * 2, 2_000)) {
+      try {
+        await this.conversations.completeTurn(query, run.conversationId, turn);
+        return;
+      } catch (err) {
+        if (isDependencyOutage(err) && Date.now() + pause < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, pause));
+          continue;
+        }
+        const error = `turn not written to history: ${(err as Error).message}`;
+        this.infra.logger.error({ queryId: run.queryId, conversationId: run.conversationId, err }, error);
+        this.queryLog.failed(run.queryId, error);
+        return;
+      }
+    }
   }
 
   private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome> {
