@@ -45,9 +45,13 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
     lazyConnect: true,
     maxRetriesPerRequest: 2,
     connectionName: name,
+    // ioredis waits up to 5 s between attempts; the ingress refuses messages until this connection is
+    // back, so a returning Redis is noticed within a second.
+    retryStrategy: (attempt) => Math.min(50 * 2 ** (attempt - 1), 1_000) + Math.floor(Math.random() * 100),
     // Commands issued in the same tick (a handler's lease, sequence and delivery steps) share one write.
     enableAutoPipelining: true,
   });
+  logRedisConnectionState(redis, logger);
   await redis.connect().catch(async (err) => {
     await nc.close();
     throw unavailable('Redis', env.REDIS_URL, err);
@@ -65,6 +69,28 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
+}
+
+/**
+ * One log line when the Redis connection is lost and one when it is back, however many reconnection
+ * attempts lie between. The error listener also keeps ioredis from printing every failed attempt as
+ * an "Unhandled error event" stack trace; the commands that fail report their own errors.
+ */
+export function logRedisConnectionState(redis: Redis, logger: Logger): void {
+  let state: 'connecting' | 'up' | 'down' = 'connecting';
+  let lastError: Error | undefined;
+  redis.on('error', (err: Error) => { lastError = err; });
+  redis.on('ready', () => {
+    if (state === 'down') logger.info({ dependency: 'redis', state: 'up' }, 'Redis connection restored');
+    state = 'up';
+    lastError = undefined;
+  });
+  // 'reconnecting', not 'close': a connection this process closes itself (shutdown) is not an outage.
+  redis.on('reconnecting', () => {
+    if (state !== 'up') return;
+    state = 'down';
+    logger.warn({ dependency: 'redis', state: 'down', err: lastError }, 'Redis connection lost; reconnecting');
+  });
 }
 
 export async function closeInfra(infra: Infra): Promise<void> {

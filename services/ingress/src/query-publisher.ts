@@ -29,6 +29,18 @@ export const MAX_INFLIGHT_PUBLISHES = 100;
 
 export class OverloadedError extends Error {}
 
+/**
+ * Redis is not connected: the ingress cannot put the message in its session queue and the services
+ * behind it cannot run it, so the caller is told to come back later (503, like an overload) at once
+ * rather than after ioredis has given up on its queued commands (three reconnection attempts, ~16 s).
+ */
+export class RedisUnavailableError extends OverloadedError {}
+
+/** Throws RedisUnavailableError unless the Redis connection is up; recovery needs nothing but Redis coming back. */
+export function requireRedisConnected(infra: Infra): void {
+  if (infra.redis.status !== 'ready') throw new RedisUnavailableError(`Redis is not connected (${infra.redis.status})`);
+}
+
 const accepted = meter.createCounter('conveyor_ingress_messages', { description: 'Inbound messages by outcome' });
 
 /** Turns an accepted inbound message into a query on the bus. */
@@ -44,6 +56,7 @@ export class QueryPublisher {
   private readonly inflight = new Map<string, number>();
 
   async publish(m: InboundMessage): Promise<{ duplicate: boolean; queryId: string }> {
+    requireRedisConnected(this.infra);
     const n = this.inflight.get(m.botId) ?? 0;
     if (n >= MAX_INFLIGHT_PUBLISHES) {
       accepted.add(1, { bot: m.botId, outcome: 'overloaded' });

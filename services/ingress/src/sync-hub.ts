@@ -5,6 +5,7 @@ import type { MessageComponent } from '@conveyor/contracts';
 import { syncKey, type SyncAck, type SyncPart } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { evalScript } from '@conveyor/redis-scripts';
+import { requireRedisConnected } from './query-publisher.js';
 
 interface Waiter {
   parts: MessageComponent[];
@@ -53,6 +54,7 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
 
   /** Registers the session; false when another /sync for it is already waiting (on any replica). */
   async register(botId: string, sessionId: string, waitMs: number): Promise<{ wait: () => Promise<MessageComponent[]>; release: () => Promise<void> } | null> {
+    requireRedisConnected(this.infra);
     const redisKey = syncKey(this.infra.topology.prefix, botId, sessionId);
     const ok = await this.infra.redis.set(redisKey, this.instance, 'PX', Math.max(1_000, waitMs + 5_000), 'NX');
     if (ok !== 'OK') return null;

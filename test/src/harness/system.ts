@@ -26,7 +26,7 @@ export interface TestSystem {
   botId: string;
   inboundSecret: string;
   /** POSTs a signed HTTP-bot message to the ingress. */
-  post(body: unknown, options?: { subPath?: string; headers?: Record<string, string>; rawBody?: Buffer | string; secret?: string }): Promise<Response>;
+  post(body: unknown, options?: { subPath?: string; headers?: Record<string, string>; rawBody?: Buffer | string; secret?: string; signal?: AbortSignal }): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -96,6 +96,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(o.secret ?? inboundSecret, ts, raw), ...o.headers },
       body: raw,
+      signal: o.signal,
     });
   };
 
