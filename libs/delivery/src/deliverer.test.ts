@@ -215,3 +215,29 @@ test('a reply whose run vanished holds the session back only for the stall bound
     await d.stop(1_000);
   }
 });
+
+test('an event is reported delivered only once its parts went out; parts Redis lost before that are stored again', async () => {
+  const rec = numbered();
+  // This replica stores but never sends (no session slots), like one whose sender is elsewhere.
+  const storing = new Deliverer({ redis, prefix, adapters: [rec.adapter], maxConcurrentSessions: 0 });
+  const sending = new Deliverer({ redis, prefix, adapters: [rec.adapter], leaseMs: 300, sweepMs: 100 });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  const ref: ReplyRef = { queryId: q, attempt: 1, seq: 0, route: r, terminal: true };
+  await handle(storing, ref, chunk('kept in memory until sent', true));
+  // Redis loses its data before any replica sent the part.
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  let delivered = false;
+  const waiting = storing.delivered(ref).then(() => (delivered = true));
+  await delay(400);
+  assert.equal(delivered, false, 'not delivered while the part is not out');
+  sending.start();
+  try {
+    await waiting;
+    assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal]), [['kept in memory until sent', true]]);
+  } finally {
+    await sending.stop(1_000);
+    await storing.stop(1_000);
+  }
+});

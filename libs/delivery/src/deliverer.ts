@@ -42,7 +42,20 @@ export interface DelivererOptions {
   gapMs?: number;
   /** How long a reply with no new event may hold back the session's later replies. */
   stallMs?: number;
+  /** How long `delivered` waits for an event's parts to go out before it lets the event be acknowledged anyway. */
+  sentWaitMs?: number;
 }
+
+/** An event whose parts are stored and not yet known to be sent: kept so they can be stored again. */
+interface AwaitingEvent {
+  ref: ReplyRef;
+  parts: QueuedPart[];
+  sent: Promise<void>;
+  markSent: () => void;
+}
+
+/** How often `delivered` looks at Redis while another replica sends the event's session. */
+const SENT_POLL_MS = 250;
 
 type SealEntry = Extract<BatchEntry, { t: 'seal' }>;
 
@@ -80,6 +93,8 @@ export class Deliverer {
   private readonly draining = new Map<string, Promise<void>>();
   private readonly rerun = new Set<string>();
   private readonly direct = new Map<string, Promise<unknown>>();
+  private readonly awaiting = new Map<string, AwaitingEvent>();
+  private readonly sentWaitMs: number;
   private sweeper: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly abort = new AbortController();
@@ -92,6 +107,7 @@ export class Deliverer {
     this.sweepMs = opts.sweepMs ?? this.leaseMs;
     this.maxSessions = opts.maxConcurrentSessions ?? 512;
     this.takeOptions = { leaseMs: this.leaseMs, maxEntries: 256, gapMs: opts.gapMs ?? 15_000, stallMs: opts.stallMs ?? 15 * 60_000 };
+    this.sentWaitMs = opts.sentWaitMs ?? 60_000;
   }
 
   /** Starts the sweep that takes over sessions whose sending replica died. */
@@ -120,7 +136,7 @@ export class Deliverer {
   async withReplyRef<T>(ref: ReplyRef, fn: () => Promise<T>): Promise<T> {
     const s: Scope = { ref, parts: [] };
     const result = await this.scope.run(s, fn);
-    await this.store(ref, s.parts);
+    await this.store(ref, s.parts, true);
     return result;
   }
 
@@ -136,7 +152,7 @@ export class Deliverer {
     const part: QueuedPart = { route, reply, queryId: r.queryId, key: `${r.attempt}:${r.seq}:${sub}`, trace: carrier };
     // An explicit ref without a scope: the caller hands over one part per event.
     if (inScope) s.parts.push(part);
-    else await this.store(r, [part]);
+    else await this.store(r, [part], false);
     return { delivered: true, queued: true };
   }
 
@@ -145,12 +161,59 @@ export class Deliverer {
     while (this.draining.size) await Promise.allSettled([...this.draining.values()]);
   }
 
-  private async store(ref: ReplyRef, parts: QueuedPart[]): Promise<void> {
-    const seal: SealEntry = { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route };
-    const outcome = await this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal);
+  /** Stores an event's parts; `track` keeps them for `delivered` (the caller then must call it). */
+  private async store(ref: ReplyRef, parts: QueuedPart[], track: boolean): Promise<void> {
+    const key = eventKey(ref.queryId, ref.attempt, ref.seq);
+    let markSent = () => {};
+    const sent = new Promise<void>((resolve) => (markSent = resolve));
+    // Registered before the first send can happen, so the sender's commit cannot be missed.
+    if (track) this.awaiting.set(key, { ref, parts, sent, markSent });
+    const outcome = await this.enqueueEvent(ref, parts).catch((err: unknown) => {
+      this.awaiting.delete(key);
+      throw err;
+    });
     if (outcome === 'stored') this.stats.enqueued += parts.length;
     else this.stats.duplicates += parts.length;
     if (outcome === 'stored') this.kick(ref.route);
+    else this.awaiting.delete(key);
+  }
+
+  private enqueueEvent(ref: ReplyRef, parts: QueuedPart[]) {
+    const seal: SealEntry = { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route, attempt: ref.attempt, seq: ref.seq };
+    return this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal);
+  }
+
+  /**
+   * Resolves once the parts of an event handled here went out (or were coalesced, superseded, or the
+   * reply ended), so that the bus message is acknowledged only then: Redis holds the only other copy of
+   * the parts, and it may lose its data. Meanwhile the parts stay in memory, and when the reply's state
+   * is gone from Redis they are stored again. Bounded by `sentWaitMs`; call it outside any per-session
+   * ordering, so that the session's later events keep coming (and coalescing) while this one waits.
+   */
+  async delivered(ref: ReplyRef): Promise<void> {
+    const key = eventKey(ref.queryId, ref.attempt, ref.seq);
+    const waiting = this.awaiting.get(key);
+    if (!waiting) return;
+    try {
+      const deadline = Date.now() + this.sentWaitMs;
+      while (!this.stopped && Date.now() < deadline) {
+        let timer: NodeJS.Timeout | undefined;
+        const sentHere = await Promise.race([
+          waiting.sent.then(() => true),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), SENT_POLL_MS))),
+        ]);
+        clearTimeout(timer);
+        if (sentHere) return;
+        const where = await this.queue.passed(ref.queryId, ref.attempt, ref.seq);
+        if (where === 'passed') return;
+        if (where === 'lost') {
+          this.logger.warn({ queryId: ref.queryId, attempt: ref.attempt, seq: ref.seq }, 'reply state gone from Redis; storing the event again');
+          if ((await this.enqueueEvent(ref, waiting.parts)) === 'stored') this.kick(ref.route);
+        }
+      }
+    } finally {
+      this.awaiting.delete(key);
+    }
   }
 
   private adapterFor(route: ReplyRoute): PlatformAdapter {
@@ -261,6 +324,9 @@ export class Deliverer {
     shown.ended = terminal !== undefined;
     const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
     if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
+    if (committed) {
+      for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) this.awaiting.get(eventKey(e.queryId, e.attempt ?? 0, e.seq))?.markSent();
+    }
     if (terminal && committed) {
       await this.opts.onReplyEnded?.(terminal.route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
     }
@@ -300,6 +366,10 @@ export class Deliverer {
       this.logger.error({ err, queryId }, 'could not record the delivery failure'),
     );
   }
+}
+
+function eventKey(queryId: string, attempt: number, seq: number): string {
+  return `${queryId}:${attempt}:${seq}`;
 }
 
 /** Adapter state read from Redis on first use in a batch, written through at once (it must survive a crash mid-batch). */

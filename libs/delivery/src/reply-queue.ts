@@ -87,6 +87,17 @@ export class ReplyQueue {
     return r === 1 ? 'stored' : r === 0 ? 'duplicate' : r === -1 ? 'superseded' : 'ended';
   }
 
+  /**
+   * Where a reply's delivery stands: `lost` when Redis holds no state for it (expired, or Redis lost its
+   * data), else whether event `seq` of `attempt` is behind it (sent, coalesced, superseded or ended).
+   */
+  async passed(queryId: string, attempt: number, seq: number): Promise<'passed' | 'pending' | 'lost'> {
+    const [current, next, closed] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed');
+    if (current === null) return 'lost';
+    if (closed === '1' || Number(current) > attempt) return 'passed';
+    return Number(next ?? 0) > seq && !(await this.redis.hexists(this.keys.reply(queryId), 'batch')) ? 'passed' : 'pending';
+  }
+
   /** Whether events of this attempt may still change the reply (read-only; `enqueue` decides for good). */
   async admits(queryId: string, attempt: number): Promise<boolean> {
     const [current, closed] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'closed');

@@ -41,7 +41,7 @@ export interface QueuedPart {
 
 export type BatchEntry =
   | { t: 'part'; part: QueuedPart }
-  | { t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute };
+  | { t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute; attempt?: number; seq?: number };
 
 /** Per-reply state an adapter may keep (Telegram: the placeholder's message id), stored with the reply in Redis. */
 export interface ReplyState {

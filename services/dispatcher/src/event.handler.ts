@@ -59,11 +59,13 @@ export class EventHandler {
     this.recentlyExtended = new LRUCache({ max: 10_000, ttl: this.env.SESSION_LEASE_TTL_MS / 10 });
   }
 
-  handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
+  async handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
     // Sends inside the scope are parts of this event, ordered and de-duplicated across replicas; the
     // session is freed when the reply's final part has gone out (Deliverer.onReplyEnded).
     const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' };
-    return this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, () => this.deliver(event)));
+    await this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, () => this.deliver(event)));
+    // Outside the session's chain, so its later events keep coming (and coalescing) meanwhile.
+    await this.httpBot.delivered(ref);
   }
 
   private async deliver(event: RunnerEvent): Promise<void> {

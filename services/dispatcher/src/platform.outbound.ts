@@ -26,6 +26,11 @@ export class PlatformOutbound implements Outbound {
     return this.provider.deliverer.admits(queryId, attempt);
   }
 
+  /** Resolves when the event's parts went out (see Deliverer.delivered): acknowledge the event only then. */
+  delivered(ref: ReplyRef): Promise<void> {
+    return this.provider.deliverer.delivered(ref);
+  }
+
   withReplyRef<T>(ref: ReplyRef, fn: () => Promise<T>): Promise<T> {
     return this.provider.deliverer.withReplyRef(ref, fn);
   }
