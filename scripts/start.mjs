@@ -1,5 +1,8 @@
-// `npm start`: set up what is missing (install, build, migrate, load conveyor.yaml), then run the four
-// services as separate processes with prefixed logs. Ctrl-C stops them all.
+// `npm start`: check that the dependencies answer and the services' ports are free, set up what is
+// missing (install, build, migrate, load conveyor.yaml), then run the four services as separate
+// processes with prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
+// script exits once every service has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run
+// it on a tree they built, where building again would race other builds).
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
@@ -43,21 +46,70 @@ if (down.length) {
   process.exit(1);
 }
 
-ensureBuilt();
-execFileSync(process.execPath, [path.join(root, 'libs/persistence/dist/cli/setup.js')], { cwd: root, stdio: 'inherit', env });
-
 const services = [
   ['ingress', 8080],
   ['orchestrator', 8081],
   ['runner', 8082],
   ['dispatcher', 8083],
-];
+].map(([name, defaultPort]) => {
+  const portVariable = `${name.toUpperCase()}_PORT`;
+  return { name, portVariable, port: Number(env[portVariable] ?? defaultPort) };
+});
+const host = env.HOST ?? '0.0.0.0';
+
+/** Why a service could not listen on `port`, or undefined when it can. */
+function portProblem(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', (err) => resolve(err.code === 'EADDRINUSE' ? 'is already in use' : `cannot be listened on (${err.code})`));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(undefined)));
+  });
+}
+
+// Before the build and the migration: a second `npm start` should say so at once, not after a minute.
+let portsBusy = false;
+for (const { name, portVariable, port } of services) {
+  const problem = await portProblem(port);
+  if (!problem) continue;
+  portsBusy = true;
+  console.error(`conveyor: port ${port} (${name}) ${problem} on ${host}. Stop what holds it (is Conveyor already running?) or set ${portVariable}.`);
+}
+if (portsBusy) process.exit(1);
+
+if (env.CONVEYOR_START_SKIP_BUILD !== '1') ensureBuilt();
+execFileSync(process.execPath, [path.join(root, 'libs/persistence/dist/cli/setup.js')], { cwd: root, stdio: 'inherit', env });
+
+const graceMs = ((Number(env.SHUTDOWN_GRACE_SECONDS) || 25) + 5) * 1000;
+let stopping = false;
+/** The services, each with `closed`: settled once it exited and its last output is printed. */
+const children = [];
+
+/** Drains every service with one SIGTERM each and exits once all have exited (SIGKILL past their grace period). */
+function stop(code) {
+  if (stopping) {
+    // A service that gets a second SIGTERM while draining dies mid-drain; its one signal has been sent.
+    console.error('conveyor: already stopping; waiting for the services to drain');
+    return;
+  }
+  stopping = true;
+  for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const deadline = setTimeout(() => { for (const { child } of children) child.kill('SIGKILL'); }, graceMs);
+  Promise.all(children.map(({ closed }) => closed)).then(() => {
+    clearTimeout(deadline);
+    process.exit(code);
+  });
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
+
 const colors = [36, 35, 33, 32];
-const children = services.map(([name, port], i) => {
+for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),
-    env: { ...env, PORT: env[`${name.toUpperCase()}_PORT`] ?? String(port), OTEL_SERVICE_NAME: `conveyor-${name}` },
+    env: { ...env, PORT: String(port), OTEL_SERVICE_NAME: `conveyor-${name}` },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own: Ctrl-C or a signal to this script's group reaches the service only
+    // through this script, exactly once, instead of twice.
+    detached: true,
   });
   const tag = `\x1b[${colors[i]}m${name.padEnd(12)}\x1b[0m| `;
   for (const stream of [child.stdout, child.stderr]) {
@@ -68,24 +120,13 @@ const children = services.map(([name, port], i) => {
       buf = lines.pop();
       for (const line of lines) process.stdout.write(tag + line + '\n');
     });
+    stream.on('end', () => { if (buf) process.stdout.write(tag + buf + '\n'); });
   }
-  child.on('exit', (code, signal) => {
+  // 'close', not 'exit': the service's last lines are printed before this one.
+  const closed = new Promise((resolve) => child.once('close', (code, signal) => {
     process.stdout.write(`${tag}exited (${signal ?? code})\n`);
     if (!stopping) stop(code ?? 1);
-  });
-  return child;
-});
-
-let stopping = false;
-function stop(code = 0) {
-  if (stopping) return;
-  stopping = true;
-  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
-  const deadline = setTimeout(() => { for (const c of children) c.kill('SIGKILL'); }, 30_000);
-  Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r))))).then(() => {
-    clearTimeout(deadline);
-    process.exit(code);
-  });
+    resolve();
+  }));
+  children.push({ child, closed });
 }
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
