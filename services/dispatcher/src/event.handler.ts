@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { RunnerEvent } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
 import type { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
@@ -115,7 +115,7 @@ export class EventHandler {
   }
 
   private deps(): PipelineDeps {
-    return { logger: this.infra.logger, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, leases: {
+    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, leases: {
       release: async (q) => void (await this.leases.release(q.route, q.queryId)),
       extend: async (q, ms) => void (await this.leases.extend(q.route, q.queryId, ms)),
     } };

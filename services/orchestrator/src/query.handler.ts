@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { QueryEnvelope } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
@@ -111,6 +111,7 @@ export class QueryHandler {
     try {
       const deps: PipelineDeps = {
         logger: this.infra.logger,
+        isOutage: isDependencyOutage,
         notices: noticeSink(events, this.queryLog),
         history: historyPort(this.conversations),
         models: this.models,

@@ -84,3 +84,12 @@ test('RetryableError passes through to the bus', async () => {
   const stages: Stage[] = [{ name: 'R', process: () => { throw new RetryableError(10); } }];
   await assert.rejects(runStages(stages, 0, testQuery(), recordingDeps().deps), RetryableError);
 });
+
+test('an error that means a dependency is briefly down leaves the pipeline for a retry instead of becoming the failure notice', async () => {
+  const outage = Object.assign(new Error('Redis connection lost'), { name: 'MaxRetriesPerRequestError' });
+  const failing: Stage = { name: 'NeedsRedis', process: async () => { throw outage; } };
+  const { deps, rec } = recordingDeps({ isOutage: (e) => e === outage });
+  await assert.rejects(runStages([failing], 0, testQuery(), deps), (e) => e === outage);
+  assert.deepEqual(rec.notices, [], 'no failure notice reached the user');
+  assert.deepEqual(rec.failures, [], 'the query is not marked failed');
+});

@@ -94,6 +94,12 @@ export interface PipelineDeps {
   commandPrefixes?: string[];
   /** Called for each stage result with the stage name, for metrics. */
   onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;
+  /**
+   * Whether an error means a dependency (Redis, Postgres, the bus) is briefly down. Such an error is
+   * not the user's failure: it leaves the pipeline unhandled, so the message is retried, instead of
+   * becoming the failure notice.
+   */
+  isOutage?: (err: unknown) => boolean;
 }
 
 export function need<K extends keyof PipelineDeps>(deps: PipelineDeps, key: K, stage: string): NonNullable<PipelineDeps[K]> {

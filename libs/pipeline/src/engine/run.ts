@@ -25,7 +25,7 @@ export async function runStages(stages: readonly Stage[], from: number, query: P
     await executeFrom(stages, from, query, deps);
     return query.variables._monitoring_has_error ? 'failed' : 'ok';
   } catch (err) {
-    if (err instanceof RetryableError) throw err;
+    if (err instanceof RetryableError || deps.isOutage?.(err)) throw err;
     const e = err instanceof Error ? err : new Error(String(err));
     const stage = query.currentStage;
     deps.logger.error({ queryId: query.queryId, stage, err: { message: e.message, stack: e.stack } }, 'pipeline stage failed');
