@@ -204,11 +204,12 @@ export class Deliverer {
         ]);
         clearTimeout(timer);
         if (sentHere) return;
-        const where = await this.queue.passed(ref.queryId, ref.attempt, ref.seq);
+        // Redis being down is no answer: keep the parts and ask again.
+        const where = await this.queue.passed(ref.queryId, ref.attempt, ref.seq).catch(() => 'pending' as const);
         if (where === 'passed') return;
         if (where === 'lost') {
           this.logger.warn({ queryId: ref.queryId, attempt: ref.attempt, seq: ref.seq }, 'reply state gone from Redis; storing the event again');
-          if ((await this.enqueueEvent(ref, waiting.parts)) === 'stored') this.kick(ref.route);
+          if ((await this.enqueueEvent(ref, waiting.parts).catch(() => 'pending' as const)) === 'stored') this.kick(ref.route);
         }
       }
     } finally {
@@ -322,11 +323,11 @@ export class Deliverer {
     const streamedParts = entries.filter((e) => e.t === 'part' && e.part.reply.stream).length;
     shown.chunks = Math.max(shown.chunks, batch.shown.chunks + streamedParts);
     shown.ended = terminal !== undefined;
+    // The platform has the batch: its events may be acknowledged even if recording that fails (Redis
+    // going down now would otherwise make them be stored and sent again).
+    for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) this.awaiting.get(eventKey(e.queryId, e.attempt ?? 0, e.seq))?.markSent();
     const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
     if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
-    if (committed) {
-      for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) this.awaiting.get(eventKey(e.queryId, e.attempt ?? 0, e.seq))?.markSent();
-    }
     if (terminal && committed) {
       await this.opts.onReplyEnded?.(terminal.route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
     }
