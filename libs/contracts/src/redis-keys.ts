@@ -41,6 +41,8 @@ export function redisKeys(prefix: string) {
     replySessionSequence: (s: ReplySessionKey) => `${replySession(s)}:seq`,
     /** Sessions with undelivered parts, scored by their last activity (the takeover sweep reads it). */
     replyActiveSessions: () => `${prefix}:dlv:active`,
+    /** Whether a query already streamed a chunk (a later notice then goes out on the stream). */
+    streamed: (queryId: string) => `${prefix}:streamed:${queryId}`,
     /** The ingress replica holding a `/sync` call of the session. */
     syncWaiter: (botId: string, sessionId: string) => `${prefix}:sync:${botId}:${sessionId}`,
     /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import type { AttemptStore } from '@conveyor/bus';
+import { redisKeys } from '@conveyor/contracts';
 
 /** Longer than a run's redeliveries can stretch (max deliver × ack wait, with backoff). */
 const TTL_SECONDS = 6 * 3600;
@@ -17,7 +18,7 @@ export class RedisAttemptStore implements AttemptStore {
   ) {}
 
   private key(key: string): string {
-    return `${this.prefix}:attempt-span:${key}`;
+    return redisKeys(this.prefix).attemptSpan(key);
   }
 
   remember(key: string, span: SpanContext): void {

@@ -1,3 +1,4 @@
+import { redisKeys } from '@conveyor/contracts';
 import type { Redis } from 'ioredis';
 
 /**
@@ -15,14 +16,14 @@ export class StreamedFlag {
 
   async set(queryId: string): Promise<void> {
     if (this.flagged.has(queryId)) return;
-    await this.redis.set(`${this.prefix}:streamed:${queryId}`, '1', 'EX', 6 * 3600);
+    await this.redis.set(redisKeys(this.prefix).streamed(queryId), '1', 'EX', 6 * 3600);
     this.flagged.add(queryId);
     if (this.flagged.size > MAX_REMEMBERED) this.flagged.delete(this.flagged.values().next().value!);
   }
 
   async get(queryId: string): Promise<boolean> {
     if (this.flagged.has(queryId)) return true;
-    return (await this.redis.exists(`${this.prefix}:streamed:${queryId}`)) === 1;
+    return (await this.redis.exists(redisKeys(this.prefix).streamed(queryId))) === 1;
   }
 }
 

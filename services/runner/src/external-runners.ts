@@ -1,3 +1,4 @@
+import { redisKeys } from '@conveyor/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { messageText, type RunRequest } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
@@ -28,7 +29,7 @@ export class ExternalRunners {
     if (!pipeline) throw new Error(`pipeline ${run.pipelineId} not found`);
     const ai = ((pipeline.config as Settings)?.ai ?? {}) as Settings;
     const settings = (ai[kind] ?? {}) as Settings;
-    const key = `${this.infra.topology.prefix}:extconv:${kind}:${run.conversationId}`;
+    const key = redisKeys(this.infra.topology.prefix).externalConversation(kind, run.conversationId);
     const conversationId = (await this.infra.redis.get(key)) ?? undefined;
     const user = run.messages[run.messages.length - 1];
     const input = {

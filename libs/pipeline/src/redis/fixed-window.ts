@@ -1,3 +1,4 @@
+import { redisKeys } from '@conveyor/contracts';
 import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiterPort } from '../engine/ports.js';
 import { evalScript } from '@conveyor/redis-scripts';
@@ -25,7 +26,7 @@ export class RedisFixedWindow implements RateLimiterPort {
   ) {}
 
   async require(key: string, windowSeconds: number, limit: number): Promise<RateDecision> {
-    const r = Number(await evalScript(this.redis, REQUIRE, 1, `${this.prefix}:ratelimit:${key}`, windowSeconds, limit));
+    const r = Number(await evalScript(this.redis, REQUIRE, 1, redisKeys(this.prefix).rateLimitWindow(key), windowSeconds, limit));
     return r < 0 ? { allowed: true } : { allowed: false, retryInMs: Math.max(1, r) };
   }
 }
