@@ -150,11 +150,6 @@ export class ReplyQueue {
     return members.map(ReplyQueue.parseMember);
   }
 
-  /** Marks the session active now, so the sweep leaves it to the replica working on it. */
-  async touch(s: ReplySessionKey): Promise<void> {
-    await this.redis.zadd(this.keys.replyActiveSessions(), 'XX', Date.now(), ReplyQueue.sessionMember(s));
-  }
-
   adapterState(queryId: string) {
     const key = this.keys.replyAdapterState(queryId);
     return {
