@@ -144,11 +144,15 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
   const consumer = await js.consumers.get(spec.stream, spec.durable);
   let messages: ConsumerMessages = await consumer.consume({ max_messages: prefetch });
 
+  function warnRedelivery(what: string, m: JsMsg, err: unknown): void {
+    logger.warn({ ...log, ...errorFields(err), seq: m.seq }, `${what} failed; the message will be redelivered after ack_wait`);
+  }
+
   function safely(what: string, m: JsMsg, fn: () => void): void {
     try {
       fn();
     } catch (err) {
-      logger.warn({ ...log, ...errorFields(err), seq: m.seq }, `${what} failed; the message will be redelivered after ack_wait`);
+      warnRedelivery(what, m, err);
     }
   }
 
@@ -259,8 +263,13 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     // A plain ack: waiting for the server to confirm it cost a round trip per message on every hop, and
     // buys nothing here. An ack lost in a broker restart redelivers a message whose work is done, and
     // every handler recognises that (de-duplication ids, ended replies, finished queries). The
-    // connection's drain at shutdown sends the acks still buffered.
-    safely('ack', m, () => m.ack());
+    // connection's drain at shutdown sends the acks still buffered. While stopping, the ack is
+    // confirmed, so stop() returns only once the broker has let go of the messages it handled.
+    if (stopping) {
+      await m.ackAck().catch((err: unknown) => warnRedelivery('ack', m, err));
+    } else {
+      safely('ack', m, () => m.ack());
+    }
     return 'acked';
   }
 
