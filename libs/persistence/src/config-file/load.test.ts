@@ -161,3 +161,14 @@ test('an unreadable file is a ConfigFileError naming it', async () => {
     return true;
   });
 });
+
+test('a YAML alias inside its own anchor is an error naming the key path, not a stack overflow', () => {
+  const text = 'models:\n  - id: m1\n    baseUrl: http://llm/v1\n    model: gpt\n    extraArgs: &loop { again: *loop }\n';
+  assertConfigError(text, 'models[0].extraArgs.again', /alias refers to a node that contains it/);
+  assertConfigError('a: &a [*a, *a]\nb: *a', 'a[0]', /alias refers to a node that contains it/);
+});
+
+test('aliases that expand past the alias count are a ConfigFileError', () => {
+  const bomb = 'x: &x [1,1,1,1,1,1,1,1,1,1]\ny: &y [*x,*x,*x,*x,*x,*x,*x,*x,*x,*x]\nz: &z [*y,*y,*y,*y,*y,*y,*y,*y,*y,*y]\nw: [*z,*z,*z,*z,*z,*z,*z,*z,*z,*z]';
+  assertConfigError(bomb, '', /YAML aliases expand too far/);
+});

@@ -50,11 +50,60 @@ function parseYaml(text: string, file: string): unknown {
       message: `YAML syntax error${err.linePos ? ` at line ${err.linePos[0].line}, column ${err.linePos[0].col}` : ''}: ${err.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`,
     })));
   }
-  const value = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // The YAML library refuses aliases that expand past the count (a "billion laughs" file) with a ReferenceError.
+    throw new ConfigFileError(file, [{ path: '', message: `YAML aliases expand too far (more than ${MAX_ALIAS_COUNT} uses of an alias): ${(err as Error).message}` }]);
+  }
+  const cycle = selfReference(value);
+  if (cycle) {
+    throw new ConfigFileError(file, [{ path: formatKeyPath(cycle), message: 'a YAML alias refers to a node that contains it; the value would be infinitely deep' }]);
+  }
   if (value === null || value === undefined) {
     throw new ConfigFileError(file, [{ path: '', message: 'the file is empty; expected a mapping with models, pipelines and bots' }]);
   }
   return value;
+}
+
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The key path at which a value contains itself, or undefined. An alias inside its own anchor
+ * (`a: &a [*a]`) becomes a circular structure, on which every recursive step after parsing (env
+ * interpolation, validation) would overflow the stack. Walks with an explicit stack: the input may be deep.
+ */
+function selfReference(root: unknown): PropertyKey[] | undefined {
+  interface Visit {
+    value: object;
+    key: PropertyKey | undefined;
+    parent: Visit | undefined;
+    leaving: boolean;
+  }
+  const pathOf = (visit: Visit): PropertyKey[] => {
+    const keys: PropertyKey[] = [];
+    for (let v: Visit | undefined = visit; v?.key !== undefined; v = v.parent) keys.unshift(v.key);
+    return keys;
+  };
+  if (typeof root !== 'object' || root === null) return undefined;
+  const open = new Set<object>();
+  const stack: Visit[] = [{ value: root, key: undefined, parent: undefined, leaving: false }];
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    if (visit.leaving) {
+      open.delete(visit.value);
+      continue;
+    }
+    if (open.has(visit.value)) return pathOf(visit);
+    open.add(visit.value);
+    stack.push({ ...visit, leaving: true });
+    const children: [PropertyKey, unknown][] = Array.isArray(visit.value) ? visit.value.map((v, i): [number, unknown] => [i, v]) : Object.entries(visit.value);
+    // Reversed onto the stack, so the first cycle found is the first in the file.
+    for (const [key, child] of children.reverse()) {
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, key, parent: visit, leaving: false });
+    }
+  }
+  return undefined;
 }
 
 function complete(input: ConfigFileInput, file: string): ConveyorConfig {
