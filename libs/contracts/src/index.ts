@@ -6,3 +6,4 @@ export * from './storable-text.js';
 export * from './llm-message.js';
 export * from './messages.js';
 export * from './redis-keys.js';
+export * from './chat-key.js';

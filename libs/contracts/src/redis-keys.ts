@@ -1,22 +1,24 @@
-/**
- * Every Redis key Conveyor uses, built in one place from the subject prefix (as `topology(prefix)`
- * builds every subject), so tests run isolated side by side and a key's shape is changed once.
- * Keys of one session share the `{…}` hash tag of the session, so a script touching several of them
- * stays on one slot of a Redis Cluster.
- */
-export interface SessionKey {
-  botId: string;
-  launcherType: string;
-  launcherId: string;
-}
+import { chatKey, type ChatRef } from './chat-key.js';
+
+/** A session is a chat: its keys are built from `chatKey`, so the web chat's sessions stay apart from the platform's. */
+export type SessionKey = ChatRef;
 
 export interface ReplySessionKey {
   botId: string;
   sessionId: string;
 }
 
+/**
+ * Every Redis key Conveyor uses, built in one place from the subject prefix (as `topology(prefix)`
+ * builds every subject), so tests run isolated side by side and a key's shape is changed once.
+ * Keys of one session share the `{…}` hash tag of the session, so a script touching several of them
+ * stays on one slot of a Redis Cluster.
+ */
 export function redisKeys(prefix: string) {
-  const session = (s: SessionKey) => `${prefix}:session:{${s.botId}:${s.launcherType}:${s.launcherId}}`;
+  const session = (s: SessionKey) => {
+    const k = chatKey(s);
+    return `${prefix}:session:{${k.botId}:${k.launcherType}:${k.launcherId}}`;
+  };
   const replySession = (s: ReplySessionKey) => `${prefix}:dlv:s:{${s.botId}:${s.sessionId}}`;
   return {
     /** Per-session order of queries (orchestrator) and the cluster-wide pipeline cap. */

@@ -21,7 +21,7 @@ after(async () => {
   await db?.drop();
 });
 
-const key = { botId: 'bot-1', launcherType: 'person', launcherId: 'alice' };
+const key = { botId: 'bot-1', adapter: 'http-bot' as const, launcherType: 'person', launcherId: 'alice' };
 
 async function startQuery(log: QueryLog): Promise<string> {
   const id = randomUUID();
@@ -63,6 +63,25 @@ test('reset archives the active conversation; the next one starts empty', async 
   const after = await store.activeConversation(key, 'p');
   assert.notEqual(after.id, before.id);
   assert.deepEqual(await store.history(after.id, 100), []);
+});
+
+test('a web chat and the bot\'s platform chat of the same launcher have separate conversations and resets', async () => {
+  const store = new ConversationStore(database);
+  const platform = { ...key, launcherId: `erin-${randomUUID()}` };
+  const web = { ...platform, adapter: 'webchat' as const };
+  const platformTurn = await store.load(platform, 'p', 10);
+  const q = randomUUID();
+  await store.completeTurn({ id: q, ...platform }, platformTurn.conversationId, [{ role: 'user', content: 'platform secret' }]);
+  const webTurn = await store.load(web, 'p', 10);
+  assert.notEqual(webTurn.conversationId, platformTurn.conversationId);
+  assert.deepEqual(webTurn.history, [], 'the web chat does not see the platform chat');
+  assert.equal(await store.reset(web), true);
+  const again = await store.load(platform, 'p', 10);
+  assert.equal(again.conversationId, platformTurn.conversationId, 'the web chat reset left the platform conversation alone');
+  assert.deepEqual(again.history.map((m) => m.content), ['platform secret']);
+  // The platform conversation is stored under LangBot's key, as before the web chat had its own.
+  const stored = await prisma.conversation.findUniqueOrThrow({ where: { id: platformTurn.conversationId } });
+  assert.deepEqual([stored.launcherType, stored.launcherId], ['person', platform.launcherId]);
 });
 
 test('routing the chat to another pipeline starts a new conversation, as LangBot does', async () => {

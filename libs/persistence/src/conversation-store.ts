@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { LlmMessage } from '@conveyor/contracts';
+import { chatKey, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
 
-export interface ConversationKey {
-  botId: string;
-  launcherType: string;
-  launcherId: string;
-}
+/** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
+export type ConversationKey = ChatRef;
 
 /**
  * Conversation history shared by every replica (LangBot keeps it in process memory). The active
@@ -26,7 +23,8 @@ export class ConversationStore {
    * What a run needs of the chat, in one round trip: the active conversation and its newest `limit`
    * messages (oldest first). A missing conversation, or one of another pipeline, is replaced.
    */
-  async load(key: ConversationKey, pipelineId: string, limit: number): Promise<{ conversationId: string; history: LlmMessage[] }> {
+  async load(chat: ConversationKey, pipelineId: string, limit: number): Promise<{ conversationId: string; history: LlmMessage[] }> {
+    const key = chatKey(chat);
     const { rows } = await this.pool.query<{ id: string; pipelineId: string; history: MessageRow[] }>(
       `SELECT c."id", c."pipelineId", COALESCE((
          SELECT json_agg(m ORDER BY m."seq") FROM (
@@ -43,7 +41,7 @@ export class ConversationStore {
   }
 
   /** Archives the chat's active conversation, if any, and starts a new one of `pipelineId`: one statement. */
-  private async startConversation(key: ConversationKey, pipelineId: string): Promise<string> {
+  private async startConversation(key: ChatKey, pipelineId: string): Promise<string> {
     const id = randomUUID();
     await this.pool.query(
       `WITH archived AS (
@@ -61,7 +59,8 @@ export class ConversationStore {
    * The chat's active conversation, created when missing. Like LangBot, a conversation belongs to one
    * pipeline: routing the chat to another pipeline starts a new one.
    */
-  async activeConversation(key: ConversationKey, pipelineId: string): Promise<{ id: string; created: boolean }> {
+  async activeConversation(chat: ConversationKey, pipelineId: string): Promise<{ id: string; created: boolean }> {
+    const key = chatKey(chat);
     const active = await this.prisma.conversation.findFirst({
       where: { ...key, archivedAt: null },
       orderBy: { createdAt: 'desc' },
@@ -118,7 +117,8 @@ export class ConversationStore {
   }
 
   /** Starts a new conversation for the chat; returns whether there was one to archive. */
-  async reset(key: ConversationKey): Promise<boolean> {
+  async reset(chat: ConversationKey): Promise<boolean> {
+    const key = chatKey(chat);
     const archived = await this.prisma.conversation.updateMany({ where: { ...key, archivedAt: null }, data: { archivedAt: new Date() } });
     return archived.count > 0;
   }

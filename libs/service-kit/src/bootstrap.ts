@@ -39,6 +39,8 @@ export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): 
   try {
     const schema = def.env ? BaseEnv.extend(def.env.shape) : BaseEnv;
     const env = loadEnv(schema) as E;
+    // Extending by shape leaves out the role schema's rules across settings (its refinements).
+    if (def.env) loadEnv(def.env);
     infra = (await connectInfra(def.name, env, logger)) as Infra & { env: E };
     await ensureStreams(infra.jsm, Object.values(infra.topology.streams));
     const app = await NestFactory.create(

@@ -8,3 +8,4 @@ export * from './redis-attempt-store.js';
 export * from './bot-pipelines.js';
 export * from './outage.js';
 export * from './run-attempts.js';
+export * from './bearer-token.js';

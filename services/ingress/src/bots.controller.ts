@@ -70,7 +70,7 @@ export class BotsController {
       if (!parsed.ok) return send(res, parsed.error);
 
       if (parsed.kind === 'reset') {
-        const removed = await this.conversations.reset({ botId, launcherType: parsed.launcherType, launcherId: parsed.sessionId });
+        const removed = await this.conversations.reset({ botId, adapter: 'http-bot', launcherType: parsed.launcherType, launcherId: parsed.sessionId });
         res.status(200).json(resetOkBody(parsed.sessionId, removed));
         return;
       }

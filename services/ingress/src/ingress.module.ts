@@ -1,14 +1,23 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { BearerToken } from '@conveyor/service-kit';
 import { BotsController } from './bots.controller.js';
 import { BotDirectory } from './bot-directory.js';
+import type { WebChatAccess } from './env.js';
 import { QueryPublisher } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
 import { TelegramController } from './telegram.controller.js';
-import { WebChatController } from './webchat.controller.js';
+import { WEBCHAT_TOKEN, WebChatController, WebChatPageController, WebChatTokenGuard } from './webchat.controller.js';
 
 @Module({})
 export class IngressModule {
-  static register(): DynamicModule {
-    return { module: IngressModule, controllers: [BotsController, TelegramController, WebChatController], providers: [BotDirectory, QueryPublisher, SyncHub] };
+  /** The web chat's routes exist only when it is switched on: off, `/chat` is as unknown as any other path. */
+  static register(webChat: WebChatAccess): DynamicModule {
+    const providers = [BotDirectory, QueryPublisher, SyncHub];
+    if (!webChat.enabled) return { module: IngressModule, controllers: [BotsController, TelegramController], providers };
+    return {
+      module: IngressModule,
+      controllers: [BotsController, TelegramController, WebChatPageController, WebChatController],
+      providers: [...providers, WebChatTokenGuard, { provide: WEBCHAT_TOKEN, useValue: new BearerToken(webChat.token) }],
+    };
   }
 }

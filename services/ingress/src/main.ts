@@ -1,12 +1,12 @@
-import { runService } from '@conveyor/service-kit';
+import { runService, type BaseEnv } from '@conveyor/service-kit';
 import { IngressModule } from './ingress.module.js';
-import { IngressEnv } from './env.js';
+import { IngressEnv, webChatAccess } from './env.js';
 
-await runService({
+await runService<BaseEnv & IngressEnv>({
   name: 'ingress',
   defaultPort: 8080,
   env: IngressEnv,
-  module: () => IngressModule.register(),
+  module: (infra) => IngressModule.register(webChatAccess(infra.env)),
   // Signatures are computed over the exact bytes, so the controller reads the body itself.
   nestOptions: { bodyParser: false },
 });

@@ -108,7 +108,7 @@ export class QueryPublisher {
   private async registerInSession(envelope: QueryEnvelope, streamSeq: number): Promise<void> {
     const { route } = envelope;
     try {
-      await this.leases.register({ botId: route.botId, launcherType: route.launcherType, launcherId: route.launcherId }, envelope.queryId, streamSeq);
+      await this.leases.register(route, envelope.queryId, streamSeq);
     } catch (err) {
       this.infra.logger.warn({ err, queryId: envelope.queryId }, 'could not register the message in its session queue');
     }

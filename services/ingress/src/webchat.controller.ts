@@ -1,9 +1,9 @@
-import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Injectable, Param, Post, Req, Res, UnauthorizedException, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { storableText } from '@conveyor/contracts';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, type BearerToken, type Infra } from '@conveyor/service-kit';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
@@ -13,13 +13,53 @@ const SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_TEXT = 10_000;
 const UNKNOWN_CHAT = { error: 'unknown bot or session' };
 
+/** The provider of the web chat's `BearerToken` (WEBCHAT_TOKEN). */
+export const WEBCHAT_TOKEN = Symbol('WEBCHAT_TOKEN');
+
+/**
+ * Every web chat API call, the event stream included, carries `Authorization: Bearer <WEBCHAT_TOKEN>`:
+ * the page reads the stream with fetch rather than EventSource, so the token never has to travel in a
+ * URL (where access logs, history and Referer would keep it) or in a cookie (which the browser would
+ * send on its own). Anything else is 401 with a JSON error, before the bot or session is looked at.
+ */
+@Injectable()
+export class WebChatTokenGuard implements CanActivate {
+  constructor(@Inject(WEBCHAT_TOKEN) private readonly token: BearerToken) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const http = context.switchToHttp();
+    if (this.token.matches(http.getRequest<Request>().header('authorization'))) return true;
+    http.getResponse<Response>().setHeader('WWW-Authenticate', 'Bearer realm="conveyor web chat"');
+    throw new UnauthorizedException({ error: 'missing or wrong web chat token' });
+  }
+}
+
 /**
  * The web chat playground at `/chat`: pick a bot, chat, watch the answer stream in (SSE), reset the
- * conversation. Messages enter the bot's pipeline like any platform's (route adapter `webchat`,
- * session = the browser's session id, a person chat); replies come back from the dispatcher over
- * core NATS to whichever ingress replica holds the browser's event stream.
+ * conversation. Served only when WEBCHAT_ENABLED is set (see IngressModule). The page holds no
+ * secret: it asks for the token, or takes it from the URL fragment (`/chat#token=…`, which browsers
+ * never send), and keeps it in sessionStorage.
  */
 @Controller('chat')
+export class WebChatPageController {
+  @Get()
+  page(@Res() res: Response) {
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.send(WEBCHAT_PAGE);
+  }
+}
+
+/**
+ * The web chat's API. Messages enter the bot's pipeline like any platform's (route adapter `webchat`,
+ * session = the browser's session id, a person chat), in conversations of their own: `chatKey` keys a
+ * web chat apart from the bot's platform chats, so session id "alice" here is not the HTTP-bot or
+ * Telegram user "alice". Replies come back from the dispatcher over core NATS to whichever ingress
+ * replica holds the browser's event stream.
+ */
+@Controller('chat/api')
+@UseGuards(WebChatTokenGuard)
 export class WebChatController {
   private readonly conversations: ConversationStore;
 
@@ -31,14 +71,7 @@ export class WebChatController {
     this.conversations = new ConversationStore(infra.db);
   }
 
-  @Get()
-  page(@Res() res: Response) {
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-store');
-    res.send(WEBCHAT_PAGE);
-  }
-
-  @Get('api/bots')
+  @Get('bots')
   async list() {
     const rows = await this.infra.prisma.bot.findMany({ where: { enabled: true }, select: { id: true, name: true, adapter: true }, orderBy: { name: 'asc' }, take: 500 });
     return { bots: rows };
@@ -55,7 +88,7 @@ export class WebChatController {
     return bot ? { botId, bot } : null;
   }
 
-  @Get('api/bots/:botId/sessions/:sessionId/events')
+  @Get('bots/:botId/sessions/:sessionId/events')
   async events(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
     const chat = await this.findChat(rawBotId, sessionId);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
@@ -74,7 +107,7 @@ export class WebChatController {
     });
   }
 
-  @Post('api/bots/:botId/sessions/:sessionId/messages')
+  @Post('bots/:botId/sessions/:sessionId/messages')
   async message(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
     const chat = await this.findChat(rawBotId, sessionId);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
@@ -100,11 +133,11 @@ export class WebChatController {
     }
   }
 
-  @Post('api/bots/:botId/sessions/:sessionId/reset')
+  @Post('bots/:botId/sessions/:sessionId/reset')
   async reset(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Res() res: Response) {
     const chat = await this.findChat(rawBotId, sessionId);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
-    const removed = await this.conversations.reset({ botId: chat.botId, launcherType: 'person', launcherId: sessionId });
+    const removed = await this.conversations.reset({ botId: chat.botId, adapter: 'webchat', launcherType: 'person', launcherId: sessionId });
     res.status(201).json({ removed });
   }
 }

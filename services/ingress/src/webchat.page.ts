@@ -22,6 +22,9 @@ export const WEBCHAT_PAGE = `<!doctype html>
   button { padding: .5rem .9rem; border-radius: .4rem; border: 0; background: #2563eb; color: #fff; font: inherit; cursor: pointer; }
   button.secondary { background: #4b5563; }
   button:disabled { opacity: .5; cursor: default; }
+  #login { max-width: 780px; margin: 1rem auto; padding: 0 1rem; display: flex; gap: .5rem; align-items: center; }
+  #login[hidden] { display: none; }
+  #token { flex: 1; padding: .55rem; border-radius: .4rem; border: 1px solid #c4c8ce; font: inherit; }
 </style>
 </head>
 <body>
@@ -30,6 +33,11 @@ export const WEBCHAT_PAGE = `<!doctype html>
   <label for="bot">Bot</label> <select id="bot"></select>
   <button id="reset" class="secondary" type="button">Reset conversation</button>
 </header>
+<form id="login" hidden>
+  <label for="token">Web chat token (the ingress' WEBCHAT_TOKEN)</label>
+  <input id="token" type="password" autocomplete="off" required>
+  <button type="submit">Open</button>
+</form>
 <main>
   <div id="log" aria-live="polite"></div>
   <form id="form">
@@ -40,9 +48,20 @@ export const WEBCHAT_PAGE = `<!doctype html>
 <script>
 (() => {
   const $ = (id) => document.getElementById(id);
-  const log = $('log'), input = $('input'), send = $('send'), botSel = $('bot');
+  const log = $('log'), input = $('input'), send = $('send'), botSel = $('bot'), login = $('login');
   const REPLY_TIMEOUT_MS = 120000;
-  let source = null, sessionId = null, bubbles = new Map(), pending = new Map();
+  const TOKEN_KEY = 'conveyor-webchat-token';
+  // The API wants the token in the Authorization header, the event stream too: it is read with fetch,
+  // since EventSource cannot send headers and a token in the URL would end up in logs and history.
+  let stream = null, sessionId = null, bubbles = new Map(), pending = new Map();
+
+  // A link may carry the token in its fragment (/chat#token=...), which the browser never sends: keep
+  // it for this tab and take it out of the address bar.
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromLink) {
+    sessionStorage.setItem(TOKEN_KEY, fromLink);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
 
   function add(cls, text) {
     const el = document.createElement('div');
@@ -52,32 +71,80 @@ export const WEBCHAT_PAGE = `<!doctype html>
     log.scrollTop = log.scrollHeight;
     return el;
   }
+  class Unauthorized extends Error {}
+  function askForToken(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    if (stream) { stream.abort(); stream = null; }
+    login.hidden = false;
+    if (message) add('error', message);
+    $('token').focus();
+  }
+  async function api(path, init = {}) {
+    const res = await fetch('/chat/api' + path, { ...init, headers: { ...init.headers, authorization: 'Bearer ' + sessionStorage.getItem(TOKEN_KEY) } });
+    if (res.status === 401) {
+      askForToken('The web chat token was not accepted. Enter it again.');
+      throw new Unauthorized('unauthorized');
+    }
+    return res;
+  }
+  const chatPath = () => '/bots/' + encodeURIComponent(botSel.value) + '/sessions/' + encodeURIComponent(sessionId);
   function newSession() {
     sessionId = 'web-' + (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
     sessionStorage.setItem('conveyor-session-' + botSel.value, sessionId);
   }
+  function onPart(part) {
+    let el = bubbles.get(part.queryId);
+    if (!el || (!part.stream && el.dataset.done === '1')) { el = add('bot', ''); bubbles.set(part.queryId, el); }
+    // Streamed parts carry the whole text so far: replace, never append.
+    el.textContent = part.text;
+    el.classList.toggle('streaming', part.stream && !part.isFinal);
+    if (part.isFinal) { el.dataset.done = '1'; clearTimeout(pending.get(part.queryId)); pending.delete(part.queryId); }
+    log.scrollTop = log.scrollHeight;
+  }
+  /** Reads the session's server-sent events until aborted, reconnecting after a dropped connection. */
+  async function listen(path, abort) {
+    let failures = 0;
+    while (!abort.signal.aborted) {
+      try {
+        const res = await api(path + '/events', { signal: abort.signal, headers: { accept: 'text/event-stream' } });
+        if (!res.ok) throw new Error('HTTP ' + res.status);
+        failures = 0;
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          let end;
+          while ((end = buf.indexOf('\\n\\n')) >= 0) {
+            const lines = buf.slice(0, end).split('\\n');
+            buf = buf.slice(end + 2);
+            const event = (lines.find((l) => l.startsWith('event:')) || 'event: message').slice(6).trim();
+            const data = lines.filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\\n');
+            if (event === 'part' && data) onPart(JSON.parse(data));
+          }
+        }
+      } catch (err) {
+        if (abort.signal.aborted || err instanceof Unauthorized) return;
+        if (++failures === 5) add('error', 'Lost the connection to the server; still trying.');
+      }
+      if (!abort.signal.aborted) await new Promise((r) => setTimeout(r, Math.min(10000, 500 * 2 ** Math.min(failures, 5))));
+    }
+  }
   function connect() {
-    if (source) source.close();
+    if (stream) stream.abort();
+    stream = null;
     const bot = botSel.value;
     if (!bot) return;
     sessionId = sessionStorage.getItem('conveyor-session-' + bot);
     if (!sessionId) newSession();
-    source = new EventSource('/chat/api/bots/' + encodeURIComponent(bot) + '/sessions/' + encodeURIComponent(sessionId) + '/events');
-    source.addEventListener('part', (ev) => {
-      const part = JSON.parse(ev.data);
-      let el = bubbles.get(part.queryId);
-      if (!el || (!part.stream && el.dataset.done === '1')) { el = add('bot', ''); bubbles.set(part.queryId, el); }
-      // Streamed parts carry the whole text so far: replace, never append.
-      el.textContent = part.text;
-      el.classList.toggle('streaming', part.stream && !part.isFinal);
-      if (part.isFinal) { el.dataset.done = '1'; clearTimeout(pending.get(part.queryId)); pending.delete(part.queryId); }
-      log.scrollTop = log.scrollHeight;
-    });
-    source.onerror = () => { if (source.readyState === EventSource.CLOSED) add('error', 'Lost the connection to the server. Reload the page.'); };
+    stream = new AbortController();
+    listen(chatPath(), stream);
   }
   async function loadBots() {
-    const res = await fetch('/chat/api/bots');
+    const res = await api('/bots');
     const { bots } = await res.json();
+    login.hidden = true;
     botSel.innerHTML = '';
     for (const b of bots) {
       const o = document.createElement('option');
@@ -87,6 +154,18 @@ export const WEBCHAT_PAGE = `<!doctype html>
     if (!bots.length) add('error', 'No enabled bots are configured. Add one to conveyor.yaml and restart.');
     connect();
   }
+  function start() {
+    loadBots().catch((err) => { if (!(err instanceof Unauthorized)) add('error', 'Could not load the bots: ' + err.message); });
+  }
+  login.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const token = $('token').value.trim();
+    if (!token) return;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    $('token').value = '';
+    log.innerHTML = '';
+    start();
+  });
   $('form').addEventListener('submit', async (e) => {
     e.preventDefault();
     const text = input.value.trim();
@@ -95,7 +174,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
     add('user', text);
     send.disabled = true;
     try {
-      const res = await fetch('/chat/api/bots/' + encodeURIComponent(botSel.value) + '/sessions/' + encodeURIComponent(sessionId) + '/messages', {
+      const res = await api(chatPath() + '/messages', {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }),
       });
       const body = await res.json().catch(() => ({}));
@@ -105,7 +184,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
         add('error', el ? 'The bot stopped answering before finishing.' : 'The bot did not answer. It may have failed; check the service logs.');
       }, REPLY_TIMEOUT_MS));
     } catch (err) {
-      add('error', 'The bot could not be reached: ' + err.message);
+      if (!(err instanceof Unauthorized)) add('error', 'The bot could not be reached: ' + err.message);
     } finally {
       send.disabled = false;
       input.focus();
@@ -113,15 +192,21 @@ export const WEBCHAT_PAGE = `<!doctype html>
   });
   $('reset').addEventListener('click', async () => {
     if (!botSel.value) return;
-    const res = await fetch('/chat/api/bots/' + encodeURIComponent(botSel.value) + '/sessions/' + encodeURIComponent(sessionId) + '/reset', { method: 'POST' });
-    if (!res.ok) { add('error', 'Reset failed: HTTP ' + res.status); return; }
+    try {
+      const res = await api(chatPath() + '/reset', { method: 'POST' });
+      if (!res.ok) { add('error', 'Reset failed: HTTP ' + res.status); return; }
+    } catch (err) {
+      if (!(err instanceof Unauthorized)) add('error', 'Reset failed: ' + err.message);
+      return;
+    }
     newSession();
     connect();
     log.innerHTML = '';
     add('system', 'Conversation reset. The bot has forgotten this chat.');
   });
   botSel.addEventListener('change', () => { log.innerHTML = ''; connect(); });
-  loadBots().catch((err) => add('error', 'Could not load the bots: ' + err.message));
+  if (sessionStorage.getItem(TOKEN_KEY)) start();
+  else askForToken();
 })();
 </script>
 </body>

@@ -9,16 +9,13 @@ import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, 
 
 export function historyPort(store: ConversationStore): HistoryPort {
   return {
-    async load(q) {
-      const key = { botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId };
-      return store.load(key, q.pipelineId, LIMITS.historyMessages);
-    },
+    load: (q) => store.load(q.route, q.pipelineId, LIMITS.historyMessages),
   };
 }
 
 export function commandPort(store: ConversationStore): CommandPort {
   return {
-    resetConversation: (q) => store.reset({ botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId }),
+    resetConversation: (q) => store.reset(q.route),
   };
 }
 

@@ -21,10 +21,11 @@ describe('platforms end to end', () => {
   const tgBotId = randomUUID();
   const tgToken = `123456:${uniqueName('token')}`;
   const tgSecret = uniqueName('webhook-secret');
+  const webChatToken = uniqueName('webchat-token-');
 
   before(async () => {
     // Debug level: request lines, whose headers carry credentials, are logged too.
-    sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'debug' } });
+    sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'debug', WEBCHAT_ENABLED: 'true', WEBCHAT_TOKEN: webChatToken } });
     tg = await startFakeTelegram({ token: tgToken });
     events = await EventPublisher.connect(sys.topology);
     const prisma = createPrismaClient(sys.db.url);
@@ -136,8 +137,10 @@ describe('platforms end to end', () => {
         args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
       });
       const page = await browser.newPage();
-      await page.goto(`${sys.services.get('ingress').url}/chat`);
+      // The token in the link's fragment: the page keeps it for the tab and drops it from the address bar.
+      await page.goto(`${sys.services.get('ingress').url}/chat#token=${encodeURIComponent(webChatToken)}`);
       await page.locator('#bot option').first().waitFor({ state: 'attached' });
+      assert.equal(new URL(page.url()).hash, '');
       await page.selectOption('#bot', sys.botId);
       const sessionId = await waitUntil('session id', () => page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId));
       await new Promise((r) => setTimeout(r, 300)); // the event stream subscribes
@@ -164,6 +167,20 @@ describe('platforms end to end', () => {
       assert.equal(await page.locator('.msg.bot').count(), 0);
       const newSession = await page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId);
       assert.notEqual(newSession, sessionId, 'a fresh session after reset');
+
+      // Opened without the token (another browser context: nothing stored), the page asks for it.
+      const bare = await browser.newPage();
+      await bare.goto(`${sys.services.get('ingress').url}/chat`);
+      await bare.locator('#login').waitFor({ state: 'visible' });
+      await bare.fill('#token', 'not-the-web-chat-token');
+      await bare.click('#login button');
+      await bare.locator('.msg.error', { hasText: 'token was not accepted' }).waitFor({ timeout: 10_000 });
+      assert.equal(await bare.locator('#bot option').count(), 0);
+      await bare.fill('#token', webChatToken);
+      await bare.click('#login button');
+      await bare.locator('#bot option').first().waitFor({ state: 'attached' });
+      assert.equal(await bare.locator('#login').isVisible(), false);
+      assert.equal(await bare.evaluate(() => (globalThis as any).sessionStorage.getItem('conveyor-webchat-token') as string | null), webChatToken);
     } finally {
       await browser?.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -22,9 +22,11 @@ describe('bad input at the ingress', () => {
   let nc: NatsConnection;
   const telegramBotId = randomUUID();
   const telegramSecret = uniqueName('webhook-secret');
+  const webChatToken = uniqueName('webchat-token-');
+  const webChatAuth = { authorization: `Bearer ${webChatToken}` };
 
   before(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ serviceEnv: { WEBCHAT_ENABLED: 'true', WEBCHAT_TOKEN: webChatToken } });
     nc = await connect({ servers: NATS_URL });
     const prisma = createPrismaClient(sys.db.url);
     try {
@@ -96,7 +98,7 @@ describe('bad input at the ingress', () => {
       ['POST', `/${sys.botId}/sessions/a%00b/reset`],
     ];
     for (const [method, path] of requests) {
-      const res = await fetch(`${chat}${path}`, method === 'POST' ? { method, body: '{"text":"hi"}' } : { method });
+      const res = await fetch(`${chat}${path}`, method === 'POST' ? { method, headers: webChatAuth, body: '{"text":"hi"}' } : { method, headers: webChatAuth });
       assert.equal(res.status, 404, `${method} ${path}`);
       assert.deepEqual(await res.json(), { error: 'unknown bot or session' }, `${method} ${path}`);
     }
@@ -197,6 +199,7 @@ describe('bad input at the ingress', () => {
     try {
       const res = await fetch(`${sys.services.get('ingress').url}/chat/api/bots/${sys.botId}/sessions/${session}/messages`, {
         method: 'POST',
+        headers: webChatAuth,
         body: JSON.stringify({ text: 'hel\u0000lo \ud800' }),
       });
       assert.equal(res.status, 202);

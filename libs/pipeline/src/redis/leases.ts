@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type RedisKeys } from '@conveyor/contracts';
+import { redisKeys, type ChatRef, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['acquire', 'register', 'release', 'extend'] as const);
@@ -17,11 +17,8 @@ const FINISHED_MEMORY_MS = 24 * 3600_000;
 // moments; a query therefore becomes eligible only after it has been registered for `settleMs`, by
 // which time any earlier message of the session has been registered too.
 
-export interface SessionRef {
-  botId: string;
-  launcherType: string;
-  launcherId: string;
-}
+/** The session of a chat; its Redis keys come from `chatKey`, which keeps the web chat's apart. */
+export type SessionRef = ChatRef;
 
 export type AcquireOutcome = 'acquired' | 'session-busy' | 'not-head' | 'settling' | 'pipeline-full' | 'finished';
 

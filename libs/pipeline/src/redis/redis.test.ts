@@ -24,7 +24,7 @@ test('fixed window: the limit holds within a window, denied requests do not coun
   assert.deepEqual(await a.require('other', 60, 2), { allowed: true }, 'per key');
 });
 
-const s = { botId: 'b', launcherType: 'person', launcherId: 'x' };
+const s = { botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: 'x' };
 
 test('session leases: arrival order, one at a time, idempotent release, pipeline cap', async () => {
   const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 50, pipelineCap: 2, staleMs: 60_000 });
@@ -73,7 +73,7 @@ test('a message registered by the ingress is settled at once and keeps its place
 
 test('session leases: a query whose reply ended never takes the session again; a released one may retry', async () => {
   const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
-  const session = { botId: 'b', launcherType: 'person', launcherId: `finish-${randomBytes(4).toString('hex')}` };
+  const session = { botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: `finish-${randomBytes(4).toString('hex')}` };
   await leases.register(session, 'done-1', 1);
   assert.equal(await leases.acquire(session, 'done-1', 1), 'acquired');
   assert.equal(await leases.finish(session, 'done-1'), true);

@@ -1,3 +1,4 @@
+import { chatKey, type ChatRef } from '@conveyor/contracts';
 import { RetryableError } from '@conveyor/bus';
 import { meter } from '@conveyor/telemetry';
 import { need } from '../engine/ports.js';
@@ -10,8 +11,9 @@ const decisions = meter.createCounter('conveyor_rate_limit_decisions', { descrip
 export const RATE_LIMIT_NOTICE = '请求数超过限速器设定值，已丢弃本消息。';
 
 /** The fixed-window key: per bot, pipeline and chat (a whole group shares one budget), as LangBot's container key. */
-export function rateLimitKey(q: { route: { botId: string; launcherType: string; launcherId: string }; pipelineId: string }): string {
-  return `${q.route.botId}:${q.pipelineId}:${q.route.launcherType}:${q.route.launcherId}`;
+export function rateLimitKey(q: { route: ChatRef; pipelineId: string }): string {
+  const chat = chatKey(q.route);
+  return `${chat.botId}:${q.pipelineId}:${chat.launcherType}:${chat.launcherId}`;
 }
 
 /**
