@@ -4,6 +4,7 @@
 // script exits once every service has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run
 // it on a tree they built, where building again would race other builds).
 import { spawn, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -17,6 +18,14 @@ env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/conveyor';
 // The example model reads its key from LLM_API_KEY; the local fake needs none.
 env.LLM_API_KEY ??= '';
+// The web chat (/chat) is how the quickstart talks to a bot. It can drive every bot, so the ingress
+// serves it only behind a token: unless WEBCHAT_ENABLED is set either way, it is switched on here with
+// a token made for this run, printed in the link once the ingress is up.
+const webChatTokenMade = env.WEBCHAT_ENABLED === undefined && !env.WEBCHAT_TOKEN;
+if (env.WEBCHAT_ENABLED === undefined) {
+  env.WEBCHAT_ENABLED = 'true';
+  if (webChatTokenMade) env.WEBCHAT_TOKEN = randomBytes(24).toString('base64url');
+}
 env.CONVEYOR_CONFIG ??= existsSync(path.join(root, 'conveyor.yaml')) ? path.join(root, 'conveyor.yaml') : path.join(root, 'conveyor.example.yaml');
 
 const HOW = {
@@ -130,3 +139,21 @@ for (const [i, { name, port }] of services.entries()) {
   }));
   children.push({ child, closed });
 }
+
+/** Prints the web chat's link (with the token this script made; a token of your own is not echoed) once the ingress answers. */
+async function announceWebChat() {
+  const ingress = services.find((s) => s.name === 'ingress');
+  const shown = ['0.0.0.0', '::', ''].includes(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const probe = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : shown;
+  while (!stopping) {
+    const ready = await fetch(`http://${probe}:${ingress.port}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (stopping) return;
+  const link = `http://${shown}:${ingress.port}/chat`;
+  console.log(webChatTokenMade
+    ? `conveyor: web chat at ${link}#token=${env.WEBCHAT_TOKEN}  (token made for this run; set WEBCHAT_TOKEN to choose one, WEBCHAT_ENABLED=false to turn it off)`
+    : `conveyor: web chat at ${link}  (it asks for WEBCHAT_TOKEN)`);
+}
+if (['1', 'true', 'yes', 'on', 'y', 'enabled'].includes(env.WEBCHAT_ENABLED.toLowerCase())) void announceWebChat();

@@ -135,6 +135,15 @@ describe('npm start', () => {
     await waitForAllReady(run);
     assert.ok(processesOfRun(run.prefix).length >= 6, 'npm, the start script and four services');
 
+    // The quickstart's web chat: switched on with a token made for the run, printed in the link.
+    const link = await waitUntil('the web chat link', () => /conveyor: web chat at (http:\/\/\S+\/chat)#token=(\S+)/.exec(run.output()) ?? undefined, 30_000);
+    assert.equal(link[1], `http://127.0.0.1:${run.ports.ingress}/chat`);
+    const bots = `http://127.0.0.1:${run.ports.ingress}/chat/api/bots`;
+    assert.equal((await fetch(bots)).status, 401);
+    const listed = await fetch(bots, { headers: { authorization: `Bearer ${decodeURIComponent(link[2])}` } });
+    assert.equal(listed.status, 200);
+    assert.ok(((await listed.json()) as { bots: { id: string }[] }).bots.some((b) => b.id === EXAMPLE_BOT), 'the example bot is listed');
+
     process.kill(run.child.pid!, 'SIGTERM');
     assert.equal(await run.exited, 0, run.output().slice(-3000));
     assert.deepEqual(exits(run.output()), Object.fromEntries(ALL_SERVICES.map((n) => [n, '0'])), run.output().slice(-3000));
