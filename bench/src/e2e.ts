@@ -28,7 +28,7 @@ const tracing = flags.get('tracing') ?? 'off';
 const profileDir = flags.has('profile') ? path.resolve(flags.get('profile') || `bench-profiles/${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
 
 const tracingEnv: NodeJS.ProcessEnv = tracing === 'off'
-  ? { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: 'none' }
+  ? { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'always_off' }
   : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: tracing, OTEL_BSP_SCHEDULE_DELAY: '1000' };
 if (profileDir) mkdirSync(profileDir, { recursive: true });
 const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${profileDir}`] : [];

@@ -14,7 +14,9 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const script = `
 import { trace } from '@opentelemetry/api';
 import { shutdownTelemetry } from '@conveyor/telemetry';
-trace.getTracer('sdk-test').startSpan(process.env.SPAN_NAME).end();
+const span = trace.getTracer('sdk-test').startSpan(process.env.SPAN_NAME);
+console.log('SPAN ' + JSON.stringify({ traceId: span.spanContext().traceId, recording: span.isRecording() }));
+span.end();
 await shutdownTelemetry();
 `;
 
@@ -54,6 +56,19 @@ test('OTEL_TRACES_EXPORTER=console prints each span on stdout, and sends nothing
   const run = await endSpan({ OTEL_TRACES_EXPORTER: 'console', OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl });
   assert.match(run.stdout, new RegExp(run.spanName));
   assert.equal(run.exports.length, 0);
+});
+
+test('without any exporter, spans are still recorded with real trace ids (log lines carry them)', async () => {
+  for (const env of [{}, { OTEL_TRACES_EXPORTER: 'none' }]) {
+    const run = await endSpan(env);
+    const line = run.stdout.split('\n').find((l) => l.startsWith('SPAN '));
+    assert.ok(line, `no span line in ${run.stdout}`);
+    const seen = JSON.parse(line.slice('SPAN '.length)) as { traceId: string; recording: boolean };
+    assert.match(seen.traceId, /^[0-9a-f]{32}$/);
+    assert.notEqual(seen.traceId, '0'.repeat(32));
+    assert.equal(seen.recording, true);
+    assert.equal(run.exports.length, 0);
+  }
 });
 
 test('OTEL_TRACES_EXPORTER=none exports nothing, even with an endpoint configured', async () => {

@@ -47,6 +47,19 @@ function spanProcessor(exporter: TraceExporterName): SpanProcessor {
 }
 
 /**
+ * Ends spans without sending them anywhere. The SDK registers its tracer provider only when there is a
+ * span processor; without one every span is a no-op with an all-zero trace id, and log lines lose the
+ * id that ties them to a message. With this, spans are sampled and recorded as configured and simply
+ * not exported.
+ */
+class UnexportedSpans implements SpanProcessor {
+  onStart(): void {}
+  onEnd(): void {}
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
+/**
  * The version reported as `service.version`: CONVEYOR_VERSION (the image build sets it), else the
  * version in the package.json nearest to the entry script (services/<name>/package.json), else npm's.
  * OTEL_RESOURCE_ATTRIBUTES=service.version=... overrides all of them (the SDK's env detector wins).
@@ -75,7 +88,8 @@ export function serviceVersion(env: NodeJS.ProcessEnv = process.env, entry: stri
 
 export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
   if (sdk) return;
-  const spanProcessors = traceExporters(env).map(spanProcessor);
+  const exporters = traceExporters(env);
+  const spanProcessors = exporters.length ? exporters.map(spanProcessor) : [new UnexportedSpans()];
   // Served by each service's own HTTP server on /metrics rather than a port of its own.
   prometheus = new PrometheusExporter({ preventServerStart: true });
   sdk = new NodeSDK({

@@ -43,7 +43,8 @@ export class ChaosRig {
     private readonly redis: OwnedDependency,
   ) {}
 
-  static async start(): Promise<ChaosRig> {
+  /** `serviceEnv` adds to (or overrides) the services' environment, e.g. LOG_LEVEL for a closer look. */
+  static async start(serviceEnv: Record<string, string> = {}): Promise<ChaosRig> {
     const [nats, redis] = await Promise.all([startOwnedNats(), startOwnedRedis()]);
     const sys = await startTestSystem({
       startServices: false,
@@ -55,6 +56,7 @@ export class ChaosRig {
         LOG_LEVEL: 'warn',
         OTEL_EXPORTER_OTLP_ENDPOINT: '',
         OTEL_TRACES_EXPORTER: 'none',
+        ...serviceEnv,
       },
     });
     const rig = new ChaosRig(sys, nats, redis);
