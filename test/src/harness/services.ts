@@ -29,10 +29,14 @@ const MAX_LOG_LINES = 5_000;
 export class ServiceHarness {
   readonly services: RunningService[] = [];
 
-  /** `nodeArgs`: extra Node.js flags for every service process (e.g. `--cpu-prof`, which NODE_OPTIONS refuses). */
+  /**
+   * `nodeArgs`: extra Node.js flags for every service process (e.g. `--cpu-prof`, which NODE_OPTIONS refuses).
+   * `roleEnv`: environment for every instance of one role (its own NATS user), over `env`.
+   */
   constructor(
     private readonly env: NodeJS.ProcessEnv,
     private readonly nodeArgs: readonly string[] = [],
+    private readonly roleEnv: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {},
   ) {}
 
   async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name): Promise<RunningService> {
@@ -42,7 +46,7 @@ export class ServiceHarness {
     const port = await freePort();
     const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
       cwd: path.join(repoRoot, `services/${name}`),
-      env: { ...process.env, ...this.env, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` },
+      env: { ...process.env, ...this.env, ...this.roleEnv[name], ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const logs: string[] = [];

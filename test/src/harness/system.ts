@@ -9,7 +9,8 @@ import { createPrismaClient, syncConfigFile } from '@conveyor/persistence';
 import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { sign } from '@conveyor/http-bot';
 import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
-import { ServiceHarness } from './services.js';
+import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
+import { ALL_SERVICES, ServiceHarness, type ServiceName } from './services.js';
 import { uniqueName } from './ids.js';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -23,6 +24,8 @@ export interface TestSystem {
   callbacks: CallbackReceiver;
   otlp: OtlpReceiver;
   services: ServiceHarness;
+  /** The owned nats-server with the generated permissions, when started with `natsPermissions`. */
+  securedNats?: SecuredNats;
   botId: string;
   inboundSecret: string;
   /** POSTs a signed HTTP-bot message to the ingress. */
@@ -41,6 +44,12 @@ export interface TestSystemOptions {
   /** A NATS or Redis of the test's own (fault tests restart them); default the shared instances. */
   natsUrl?: string;
   redisUrl?: string;
+  /**
+   * Run the services against a nats-server of the test's own with the generated per-service
+   * permissions (test/src/deploy/nats-config.ts), each role connecting as its own user as in a
+   * deployment. Default: the shared NATS without authentication. Not together with `natsUrl`.
+   */
+  natsPermissions?: boolean;
 }
 
 /**
@@ -73,7 +82,11 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   } finally {
     await prisma.$disconnect();
   }
-  const natsUrl = options.natsUrl ?? NATS_URL;
+  if (options.natsPermissions && options.natsUrl) throw new Error('natsPermissions starts its own NATS server; do not pass natsUrl too');
+  const securedNats = options.natsPermissions ? await startSecuredNats(prefix) : undefined;
+  const roleEnv: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {};
+  if (securedNats) for (const role of ALL_SERVICES) roleEnv[role] = await securedNats.credentialsEnv(role);
+  const natsUrl = securedNats?.url ?? options.natsUrl ?? NATS_URL;
   const services = new ServiceHarness({
     NATS_URL: natsUrl,
     REDIS_URL: options.redisUrl ?? REDIS_URL,
@@ -85,8 +98,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     OTEL_BSP_SCHEDULE_DELAY: '100',
     SHUTDOWN_GRACE_SECONDS: '10',
     ...options.serviceEnv,
-  }, options.serviceNodeArgs);
-  if (options.startServices !== false) await services.startAll();
+  }, options.serviceNodeArgs, roleEnv);
 
   const post: TestSystem['post'] = async (body, o = {}) => {
     const raw = o.rawBody ?? Buffer.from(JSON.stringify(body));
@@ -103,12 +115,23 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const stop = async () => {
     await services.stopAll();
     await Promise.all([llm.close(), callbacks.close(), otlp.close()]);
-    await deleteStreams(topo, natsUrl).catch(() => undefined);
+    // An owned server takes its streams with it.
+    if (securedNats) await securedNats.stop();
+    else await deleteStreams(topo, natsUrl).catch(() => undefined);
     await db.drop();
     await rm(dir, { recursive: true, force: true });
   };
 
-  return { prefix, topology: topo, db, llm, callbacks, otlp, services, botId, inboundSecret, post, stop };
+  if (options.startServices !== false) {
+    // The caller gets no handle to stop on failure: what was started here (processes, an owned
+    // nats-server, the database) is stopped here.
+    await services.startAll().catch(async (err: unknown) => {
+      await stop().catch(() => undefined);
+      throw err;
+    });
+  }
+
+  return { prefix, topology: topo, db, llm, callbacks, otlp, services, securedNats, botId, inboundSecret, post, stop };
 }
 
 export async function deleteStreams(topo: Topology, natsUrl = NATS_URL): Promise<void> {
