@@ -60,6 +60,10 @@ export interface Topology {
     deadLetter(source: string): string;
     /** Wildcards, for tools and tests. */
     allDeadLetters: string;
+    /** Wildcard over every ingress replica's `syncReply` subject (server permissions). */
+    allSyncReplies: string;
+    /** Wildcard over every web chat session's `webchat` subject (server permissions). */
+    allWebchatSessions: string;
     /**
      * Core NATS (not JetStream): reply parts for a waiting HTTP-bot `/sync` call,
      * addressed to the ingress replica that holds it. Request/reply: the ingress answers when it took the part.
@@ -168,6 +172,8 @@ export function topology(prefix = 'conveyor'): Topology {
       event: (botId) => `${base}.event.${subjectToken(botId)}`,
       deadLetter: (source) => `${base}.dlq.${subjectToken(source)}`,
       allDeadLetters: `${base}.dlq.>`,
+      allSyncReplies: `${base}.sync.*`,
+      allWebchatSessions: `${base}.webchat.*.*`,
       syncReply: (ingressInstance) => `${base}.sync.${subjectToken(ingressInstance)}`,
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
     },

@@ -18,6 +18,11 @@ export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner'
 export interface Permissions {
   publish: string[];
   subscribe: string[];
+  /**
+   * May answer a request it received (one reply to the request's reply subject, for a while), without
+   * a publish right on every inbox.
+   */
+  allowResponses?: boolean;
 }
 
 /** The JetStream API subjects every service uses at start: account info and stream provisioning. */
@@ -41,6 +46,11 @@ function consumerApi(c: ConsumerSpec): string[] {
   ];
 }
 
+/** Reading one stored message by sequence and removing it (not the stream, not a purge). */
+function storedMessageApi(stream: string): string[] {
+  return [`$JS.API.STREAM.MSG.GET.${stream}`, `$JS.API.STREAM.MSG.DELETE.${stream}`];
+}
+
 /** What each role may do. Everything not listed is denied (NATS permissions are allow lists). */
 export function servicePermissions(topo: Topology): Record<ServiceRole, Permissions> {
   const { streams, consumers, subjects } = topo;
@@ -48,12 +58,27 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
   const subscribe = ['_INBOX.>'];
   const consuming = (role: 'orchestrator' | 'runner' | 'dispatcher') => [...consumerApi(consumers[role]), subjects.deadLetter(role)];
   return {
-    ingress: { publish: [...streamApi(topo), ...streams.queries.subjects], subscribe },
-    // Stage notices go straight to the dispatcher as events.
-    orchestrator: { publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.runs.subjects, ...streams.events.subjects], subscribe },
-    // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own).
-    runner: { publish: [...streamApi(topo), ...consuming('runner'), ...consumerApi(consumers.runAdvisories), subjects.deadLetter('runner-advisories'), ...streams.events.subjects], subscribe },
-    dispatcher: { publish: [...streamApi(topo), ...consuming('dispatcher')], subscribe },
+    // Core NATS, to the replica holding the browser's event stream or the waiting `/sync` call
+    // (which answers each part, so the dispatcher knows it was taken).
+    ingress: {
+      publish: [...streamApi(topo), ...streams.queries.subjects],
+      subscribe: [...subscribe, subjects.allSyncReplies, subjects.allWebchatSessions],
+      allowResponses: true,
+    },
+    // Stage notices go straight to the dispatcher as events; a message waiting for its session is
+    // published to the queries again before its deliveries run out.
+    orchestrator: { publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects], subscribe },
+    // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own);
+    // the runner reads the abandoned run by its sequence to answer it, then removes it from the runs.
+    runner: {
+      publish: [
+        ...streamApi(topo), ...consuming('runner'), ...consumerApi(consumers.runAdvisories), subjects.deadLetter('runner-advisories'),
+        ...storedMessageApi(streams.runs.name), ...streams.events.subjects,
+      ],
+      subscribe,
+    },
+    // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
+    dispatcher: { publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions], subscribe },
   };
 }
 
@@ -90,6 +115,7 @@ export function natsServerConfig(opts: NatsConfigOptions = {}): string {
       `      permissions: {`,
       `        publish: { allow: [${p.publish.map(q).join(', ')}] }`,
       `        subscribe: { allow: [${p.subscribe.map(q).join(', ')}] }`,
+      ...(p.allowResponses ? [`        allow_responses: true`] : []),
       `      }`,
       `    }`,
     ].join('\n');

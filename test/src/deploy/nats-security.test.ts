@@ -1,11 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { topology, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer } from '@conveyor/bus';
+import { BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer, subjectMatches } from '@conveyor/bus';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { committedNatsConfigs, servicePermissions, SERVICE_ROLES } from './nats-config.js';
@@ -30,13 +31,29 @@ describe('NATS permissions', () => {
         const pull = `$JS.API.CONSUMER.MSG.NEXT.${spec.stream}.${spec.durable}`;
         assert.equal(pub.includes(pull), other === role, `${role} ${other === role ? 'must' : 'must not'} pull ${spec.durable}`);
       }
-      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress', `${role} and the query subjects`);
+      // The orchestrator publishes a message waiting for its session again, before its deliveries run out.
+      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator', `${role} and the query subjects`);
       // The runner has a second consumer (MAX_DELIVERIES advisories) with dead letters of its own.
       const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories')] : [topo.subjects.deadLetter(role)];
       assert.ok(!pub.some((s) => s.includes('.dlq.') && !ownDeadLetters.includes(s)), `${role} writes only its own dead letters`);
-      assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || s.includes('.DELETE.') || s.includes('.PURGE.')), `${role} has no admin rights`);
-      assert.deepEqual(perms[role].subscribe, ['_INBOX.>']);
+      assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || /^\$JS\.API\.(STREAM|CONSUMER)\.DELETE\./.test(s) || s.includes('.PURGE.')), `${role} has no admin rights`);
+      // Only the runner reads and removes single stored messages, and only runs (abandoned ones it answered).
+      const storedMessageRights = pub.filter((s) => s.startsWith('$JS.API.STREAM.MSG.') || s.startsWith('$JS.API.DIRECT.'));
+      assert.deepEqual(storedMessageRights, role === 'runner' ? [`$JS.API.STREAM.MSG.GET.${topo.streams.runs.name}`, `$JS.API.STREAM.MSG.DELETE.${topo.streams.runs.name}`] : [], `${role} and stored messages`);
+      // Core NATS reply parts: the dispatcher sends them, the ingress (holding the waiting call or the
+      // browser's event stream) receives them and answers the sync ones.
+      const coreReplies = [topo.subjects.allSyncReplies, topo.subjects.allWebchatSessions];
+      assert.deepEqual(pub.filter((s) => coreReplies.includes(s)), role === 'dispatcher' ? coreReplies : [], `${role} publishing reply parts`);
+      assert.deepEqual(perms[role].subscribe, role === 'ingress' ? ['_INBOX.>', ...coreReplies] : ['_INBOX.>'], `${role} subscriptions`);
+      assert.equal(perms[role].allowResponses === true, role === 'ingress', `${role} answering requests`);
     }
+  });
+
+  test('the core NATS wildcards cover the subjects the services use', () => {
+    const topo = topology('conveyor');
+    assert.ok(subjectMatches(topo.subjects.allSyncReplies, topo.subjects.syncReply(randomUUID())));
+    assert.ok(subjectMatches(topo.subjects.allWebchatSessions, topo.subjects.webchat(randomUUID(), 'a.session*id')));
+    assert.ok(!subjectMatches(topo.subjects.allWebchatSessions, topo.subjects.syncReply(randomUUID())));
   });
 });
 
@@ -115,8 +132,9 @@ describe('a service against a NATS server with the generated config', () => {
       publisher.publish(topo.subjects.deadLetter('orchestrator'), Ping, { v: 1, n: 3 }, { msgId: 'dl-1', timeoutMs: 2_000 }),
       /permission|timeout|no responders/i,
     );
-    // Denied: deleting a stream.
+    // Denied: deleting a stream, or a message of a stream other than the runs.
     await assert.rejects(jsm.streams.delete(topo.streams.events.name), /permission|timeout/i);
+    await assert.rejects(jsm.streams.deleteMessage(topo.streams.events.name, 1), /permission|timeout/i);
 
     const opsJsm = await jetstreamManager(ops);
     assert.equal((await opsJsm.streams.info(topo.streams.queries.name)).state.messages, 0, 'nothing reached the query stream');
@@ -136,5 +154,8 @@ describe('a service against a NATS server with the generated config', () => {
     const ended = await Promise.race([sub.closed.then(() => 'closed', (e: Error) => `error: ${e.message}`), new Promise((r) => setTimeout(() => r('still open'), 3_000))]);
     assert.match(String(ended), /permission|closed/i);
     await waitUntil('the server refused the subscription', () => nats.logs.some((l) => /Subscription Violation - User "ingress"/.test(l)), 5_000);
+    // It receives web chat parts, it does not send them.
+    nc.publish(topo.subjects.webchat('bot', 'session'), 'part');
+    await waitUntil('the server refused the web chat part', () => nats.logs.some((l) => /Publish Violation - User "ingress", Subject "[^"]*\.webchat\.bot\.session"/.test(l)), 5_000);
   });
 });
