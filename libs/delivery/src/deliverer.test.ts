@@ -241,3 +241,31 @@ test('an event is reported delivered only once its parts went out; parts Redis l
     await storing.stop(1_000);
   }
 });
+
+test('parts Redis lost are stored again even when a later event of the reply recreated its state first', async () => {
+  const rec = numbered();
+  const storing = new Deliverer({ redis, prefix, adapters: [rec.adapter], maxConcurrentSessions: 0 });
+  const sending = new Deliverer({ redis, prefix, adapters: [rec.adapter], leaseMs: 300, sweepMs: 100, gapMs: 1_000 });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  const answer: ReplyRef = { queryId: q, attempt: 1, seq: 0, route: r };
+  const done: ReplyRef = { queryId: q, attempt: 1, seq: 1, route: r, terminal: true };
+  await handle(storing, answer, { message: [{ type: 'Plain', text: 'the whole answer' }], isFinal: true, stream: false });
+  await handle(storing, done, null);
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  // The reply's last event is stored again first, so the reply has state again, without its answer.
+  const doneDelivered = storing.delivered(done);
+  const replyKey = sending.queue.keys.reply(q);
+  for (let i = 0; i < 200 && !(await redis.hexists(replyKey, 'e:1')); i++) await delay(25);
+  const answerDelivered = storing.delivered(answer);
+  sending.start();
+  try {
+    await Promise.all([answerDelivered, doneDelivered]);
+    for (let i = 0; i < 200 && rec.seen.length === 0; i++) await delay(25);
+    assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal]), [['the whole answer', true]]);
+  } finally {
+    await sending.stop(1_000);
+    await storing.stop(1_000);
+  }
+});

@@ -88,14 +88,19 @@ export class ReplyQueue {
   }
 
   /**
-   * Where a reply's delivery stands: `lost` when Redis holds no state for it (expired, or Redis lost its
-   * data), else whether event `seq` of `attempt` is behind it (sent, coalesced, superseded or ended).
+   * Where event `seq` of `attempt` stands: `passed` when it is behind the reply (sent, coalesced,
+   * superseded or ended), `pending` while it waits in Redis or may be in the batch being sent, `lost`
+   * when Redis no longer holds it. Lost is judged per event, not per reply: after a data loss a later
+   * event of the same reply may already have brought the reply's state back, without this event.
    */
   async passed(queryId: string, attempt: number, seq: number): Promise<'passed' | 'pending' | 'lost'> {
-    const [current, next, closed] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed');
+    const [current, next, closed, batch, stored] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed', 'batch', `e:${seq}`);
     if (current === null) return 'lost';
     if (closed === '1' || Number(current) > attempt) return 'passed';
-    return Number(next ?? 0) > seq && !(await this.redis.hexists(this.keys.reply(queryId), 'batch')) ? 'passed' : 'pending';
+    // An older attempt's late event brought the reply back after a loss: this attempt's events are gone.
+    if (Number(current) < attempt) return 'lost';
+    if (stored !== null || batch !== null) return 'pending';
+    return Number(next ?? 0) > seq ? 'passed' : 'lost';
   }
 
   /** Whether events of this attempt may still change the reply (read-only; `enqueue` decides for good). */
