@@ -3,8 +3,13 @@ import { chatKey, type ChatRef } from './chat-key.js';
 /** A session is a chat: its keys are built from `chatKey`, so the web chat's sessions stay apart from the platform's. */
 export type SessionKey = ChatRef;
 
+/**
+ * Where a session's replies are ordered and numbered: per bot, adapter and platform session, so the
+ * web chat's session "alice" never waits behind (or shares callback numbers with) a platform's "alice".
+ */
 export interface ReplySessionKey {
   botId: string;
+  adapter: ChatRef['adapter'];
   sessionId: string;
 }
 
@@ -19,7 +24,7 @@ export function redisKeys(prefix: string) {
     const k = chatKey(s);
     return `${prefix}:session:{${k.botId}:${k.launcherType}:${k.launcherId}}`;
   };
-  const replySession = (s: ReplySessionKey) => `${prefix}:dlv:s:{${s.botId}:${s.sessionId}}`;
+  const replySession = (s: ReplySessionKey) => `${prefix}:dlv:s:{${s.botId}:${s.adapter}:${s.sessionId}}`;
   return {
     /** Per-session order of queries (orchestrator) and the cluster-wide pipeline cap. */
     sessionQueue: (s: SessionKey) => `${session(s)}:queue`,

@@ -269,3 +269,24 @@ test('parts Redis lost are stored again even when a later event of the reply rec
     await storing.stop(1_000);
   }
 });
+
+test("the web chat's session and a platform session of the same id and bot order and number their replies apart", async () => {
+  const http = numbered();
+  const web = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [http.adapter, { ...web.adapter, name: 'webchat' }], stallMs: 600_000 });
+  try {
+    const sessionId = `s-${randomUUID()}`;
+    const platform = route(sessionId);
+    const browser: ReplyRoute = { ...platform, adapter: 'webchat' };
+    // The web chat's reply is open and gets no further event; the platform's reply comes after it.
+    await handle(d, { queryId: randomUUID(), attempt: 1, seq: 0, route: browser }, chunk('half an answer'));
+    const q = randomUUID();
+    await handle(d, { queryId: q, attempt: 1, seq: 0, route: platform }, chunk('whole answer', true));
+    await handle(d, { queryId: q, attempt: 1, seq: 1, route: platform, terminal: true }, null);
+    for (let i = 0; i < 200 && http.seen.length === 0; i++) await delay(25);
+    assert.deepEqual(http.seen.map((s) => [s.text, s.isFinal, s.sequence]), [['whole answer', true, 1]]);
+    assert.deepEqual(web.seen.map((s) => [s.text, s.sequence]), [['half an answer', 1]]);
+  } finally {
+    await d.stop(1_000);
+  }
+});

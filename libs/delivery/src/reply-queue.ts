@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
-import { redisKeys, type ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
+import { z } from 'zod';
+import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './types.js';
 
@@ -16,6 +17,9 @@ import type { BatchEntry, QueuedPart } from './types.js';
  * A batch stays in Redis until committed, so a replica that dies mid-batch leaves it to the next
  * lease holder, who sends it again identically (same sequences, same timestamp).
  */
+/** A member of the active-sessions set, as `sessionMember` writes it. */
+const SessionMember = z.tuple([z.string(), ReplyRoute.shape.adapter, z.string()]);
+
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['enqueue', 'take', 'commit', 'renew'] as const);
 
 /** Long enough for any reply to be delivered with all its retries; idle state then disappears. */
@@ -69,12 +73,21 @@ export class ReplyQueue {
   }
 
   static sessionMember(s: ReplySessionKey): string {
-    return JSON.stringify([s.botId, s.sessionId]);
+    return JSON.stringify([s.botId, s.adapter, s.sessionId]);
   }
 
-  static parseMember(member: string): ReplySessionKey {
-    const [botId, sessionId] = JSON.parse(member) as [string, string];
-    return { botId, sessionId };
+  /** The session a member names; undefined for a member not written by `sessionMember` (an older shape). */
+  static parseMember(member: string): ReplySessionKey | undefined {
+    let json: unknown;
+    try {
+      json = JSON.parse(member);
+    } catch {
+      return undefined;
+    }
+    const parsed = SessionMember.safeParse(json);
+    if (!parsed.success) return undefined;
+    const [botId, adapter, sessionId] = parsed.data;
+    return { botId, adapter, sessionId };
   }
 
   async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
@@ -152,7 +165,7 @@ export class ReplyQueue {
   /** Sessions whose last activity is older than `idleMs`: their sender may have died (the takeover sweep). */
   async quietSessions(idleMs: number, limit = 200): Promise<ReplySessionKey[]> {
     const members = await this.redis.zrangebyscore(this.keys.replyActiveSessions(), '-inf', Date.now() - idleMs, 'LIMIT', 0, limit);
-    return members.map(ReplyQueue.parseMember);
+    return members.map(ReplyQueue.parseMember).filter((s) => s !== undefined);
   }
 
   adapterState(queryId: string) {
