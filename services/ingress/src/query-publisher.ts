@@ -96,6 +96,8 @@ export class QueryPublisher {
     const msgId = m.msgId ?? (m.idempotencyKey ? `idem:${m.botId}:${m.idempotencyKey}` : queryId);
     const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId, queryId });
     accepted.add(1, { bot: m.botId, outcome: ack.duplicate ? 'duplicate' : 'accepted' });
+    // The one line that ties what the platform knows (its reply_to) to the query id every later log line carries.
+    this.infra.logger.debug?.({ queryId, replyTo: m.acceptedMessageId, botId: m.botId, streamSeq: ack.seq, duplicate: ack.duplicate }, 'message accepted');
     if (!ack.duplicate) await this.registerInSession(envelope, ack.seq);
     return { duplicate: ack.duplicate, queryId };
   }

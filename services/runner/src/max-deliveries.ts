@@ -24,8 +24,11 @@ export async function startMaxDeliveriesConsumer(infra: Infra, runs: ConsumerSpe
     logger: infra.logger,
     isOutage: isDependencyOutage,
     handler: async (advisory) => {
-      const stored = await infra.jsm.streams.getMessage(runs.stream, { seq: advisory.stream_seq }).catch(() => null);
-      if (!stored) return; // Already finished or removed.
+      // null when the run is no longer stored (it finished or was removed); any other failure (a
+      // timeout, a permission fault) is an error, retried and in the end dead-lettered, never taken
+      // for "already finished", which would drop the user's failure notice without a trace.
+      const stored = await infra.jsm.streams.getMessage(runs.stream, { seq: advisory.stream_seq });
+      if (!stored) return;
       const parsed = RunRequest.safeParse(stored.json());
       if (!parsed.success) return; // Invalid runs were dead-lettered at their first delivery.
       const run = parsed.data;

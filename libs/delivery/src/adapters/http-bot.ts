@@ -6,6 +6,7 @@ import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, p
 import { syncKey, type SyncAck, type SyncPart } from '../sync-relay.js';
 import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
 import { CachedBotConfigs } from './bot-configs.js';
+import type { DeliveryLogger } from '../deliverer.js';
 
 export interface HttpBotAdapterOptions {
   redis: Redis;
@@ -15,6 +16,8 @@ export interface HttpBotAdapterOptions {
   nc?: NatsConnection;
   configs: CachedBotConfigs;
   fetchImpl?: typeof fetch;
+  /** Where a /sync hand-over that failed for another reason than the caller being gone is reported. */
+  logger?: Pick<DeliveryLogger, 'warn'>;
 }
 
 /**
@@ -68,8 +71,11 @@ export class HttpBotAdapter implements PlatformAdapter {
     try {
       const res = await this.o.nc.request(this.o.topology.subjects.syncReply(instance), JSON.stringify(part), { timeout: 5_000, headers: h });
       return (res.json() as SyncAck).taken === true;
-    } catch {
-      return false; // no responder (that ingress is gone) or no answer: the callback gets it
+    } catch (err) {
+      // No responder (that ingress is gone) or no answer: the callback gets it. Say so, since a
+      // misconfigured broker (a permission fault) shows up only as /sync calls that never answer.
+      this.o.logger?.warn({ err, botId: route.botId, sessionId: route.sessionId, instance }, 'reply part not handed to the waiting /sync call; sending it by callback');
+      return false;
     }
   }
 }

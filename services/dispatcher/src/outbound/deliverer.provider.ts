@@ -22,7 +22,7 @@ export function createDeliverer(infra: Infra): Deliverer {
     prefix: infra.topology.prefix,
     logger: infra.logger,
     adapters: [
-      new HttpBotAdapter({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs }),
+      new HttpBotAdapter({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger }),
       new TelegramAdapter(configs),
       new WebChatAdapter(infra.nc, infra.topology),
     ],
