@@ -14,6 +14,7 @@
   ARGV[7] the last callback sequence used in the session
   ARGV[8] '1' when that callback was final
   ARGV[9] numbering TTL, ms
+  ARGV[10] '1' when a final part went out in this batch
 
   Returns 1, or 0 when this replica lost the lease meanwhile (the next holder sends the batch again,
   byte for byte, and the platform's idempotency key absorbs the repeat).
@@ -23,6 +24,7 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[1], 'batch', 'progress', 'bts')
 redis.call('HSET', KEYS[1], 'chunks', ARGV[3], 'open', ARGV[4], 'last', ARGV[5])
 if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'closed', '1') end
+if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'final', '1') end
 redis.call('HSET', KEYS[3], 'seq', ARGV[7], 'final', ARGV[8])
 redis.call('PEXPIRE', KEYS[3], ARGV[9])
 return 1

@@ -12,19 +12,33 @@
   ARGV[5] query id
   ARGV[6] session member of the active set
   ARGV[7] seal: '<number of parts>|<seal entry JSON>'
-  ARGV[8..] the parts, JSON, in order
+  ARGV[8] '1' when the event is the run's last (its seal is terminal)
+  ARGV[9..] the parts, JSON, in order
 
   Returns 1 stored, 0 duplicate (already stored or passed), -1 superseded attempt, -2 the reply has ended.
 
   Reply hash fields: attempt; next (first event not yet taken); p:<seq>:<i> parts; e:<seq> seals;
   seen (time of the last event); batch/progress/bts (the batch being sent); chunks/open/last (what the
-  platform was shown); closed ('1' once the final part went out: the reply takes nothing more).
+  platform was shown); final ('1' once a final part went out: the user has the whole reply); closed
+  ('1' once the run's last event was taken after it: the reply takes nothing more).
 ]]
 local key = KEYS[1]
 if redis.call('HGET', key, 'closed') == '1' then return -2 end
 local current = tonumber(redis.call('HGET', key, 'attempt') or '0')
 local attempt = tonumber(ARGV[1])
 if attempt < current then return -1 end
+if attempt > current and redis.call('HGET', key, 'final') == '1' then
+  -- The user already has the whole reply: a newer attempt (its runner died after the final part) may
+  -- only end it, right where the reply stands; its parts would be a second reply under the same id.
+  if ARGV[8] ~= '1' then return -2 end
+  local at = redis.call('HGET', key, 'next') or '0'
+  if redis.call('HEXISTS', key, 'e:' .. at) == 1 then return 0 end
+  redis.call('HSET', key, 'e:' .. at, '0|' .. string.sub(ARGV[7], string.find(ARGV[7], '|', 1, true) + 1), 'seen', ARGV[3])
+  redis.call('PEXPIRE', key, ARGV[4])
+  redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[5])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[6])
+  return 1
+end
 if attempt > current then
   -- A newer attempt replaces what the older one left unsent; what the platform was shown stays
   -- (open stream, last snapshot, numbering), so the new attempt continues the same reply.
@@ -38,8 +52,8 @@ end
 local seq = tonumber(ARGV[2])
 if seq < tonumber(redis.call('HGET', key, 'next') or '0') then return 0 end
 if redis.call('HEXISTS', key, 'e:' .. seq) == 1 then return 0 end
-for i = 8, #ARGV do
-  redis.call('HSET', key, 'p:' .. seq .. ':' .. (i - 8), ARGV[i])
+for i = 9, #ARGV do
+  redis.call('HSET', key, 'p:' .. seq .. ':' .. (i - 9), ARGV[i])
 end
 redis.call('HSET', key, 'e:' .. seq, ARGV[7], 'seen', ARGV[3])
 redis.call('PEXPIRE', key, ARGV[4])

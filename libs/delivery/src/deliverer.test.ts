@@ -290,3 +290,27 @@ test("the web chat's session and a platform session of the same id and bot order
     await d.stop(1_000);
   }
 });
+
+test('once the final part went out, a newer attempt only ends the reply: no part of it is shown, no second final', async () => {
+  const rec = numbered();
+  const ended: string[] = [];
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], onReplyEnded: async (_r, q) => void ended.push(q) });
+  try {
+    const r = route(`s-${randomUUID()}`);
+    const q = randomUUID();
+    await handle(d, { queryId: q, attempt: 1, seq: 0, route: r }, chunk('an'));
+    await handle(d, { queryId: q, attempt: 1, seq: 1, route: r }, chunk('an answer', true));
+    await settle(d);
+    assert.deepEqual(ended, [], 'the run has not ended yet');
+    // The runner died after its final chunk, before its last event: attempt 2 runs the model again.
+    await handle(d, { queryId: q, attempt: 2, seq: 0, route: r }, chunk('an'));
+    await handle(d, { queryId: q, attempt: 2, seq: 1, route: r }, chunk('an answer', true));
+    await handle(d, { queryId: q, attempt: 2, seq: 2, route: r, terminal: true }, null);
+    for (let i = 0; i < 200 && ended.length === 0; i++) await delay(25);
+    await settle(d);
+    assert.deepEqual(rec.seen.map((s) => [s.text, s.isFinal, s.sequence]), [['an', false, 1], ['an answer', true, 2]]);
+    assert.deepEqual(ended, [q], 'the reply ended once, at the newer attempt\'s last event');
+  } finally {
+    await d.stop(1_000);
+  }
+});

@@ -312,6 +312,7 @@ export class Deliverer {
         await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state });
         if (i < work.length - 1) await this.queue.setProgress(queryId, i + 1);
       }
+      if (reply.isFinal) shown.finalSent = true;
       if (reply.stream) {
         shown.open = !reply.isFinal;
         shown.last = JSON.stringify(reply.message);

@@ -47,6 +47,9 @@ export interface ShownState {
   open: boolean;
   /** The newest snapshot's message chain, JSON. */
   last: string;
+  /** A final part went out (the user has the whole reply). */
+  finalSent: boolean;
+  /** The run's last event was taken: the reply takes nothing more. */
   ended: boolean;
 }
 
@@ -94,7 +97,7 @@ export class ReplyQueue {
     const r = Number(await scripts.enqueue.run(
       this.redis,
       [this.keys.reply(queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions()],
-      [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`,
+      [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`, seal.terminal ? '1' : '0',
         ...parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry))],
     ));
     return r === 1 ? 'stored' : r === 0 ? 'duplicate' : r === -1 ? 'superseded' : 'ended';
@@ -107,9 +110,11 @@ export class ReplyQueue {
    * event of the same reply may already have brought the reply's state back, without this event.
    */
   async passed(queryId: string, attempt: number, seq: number): Promise<'passed' | 'pending' | 'lost'> {
-    const [current, next, closed, batch, stored] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed', 'batch', `e:${seq}`);
+    const [current, next, closed, batch, stored, final] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed', 'batch', `e:${seq}`, 'final');
     if (current === null) return 'lost';
     if (closed === '1' || Number(current) > attempt) return 'passed';
+    // After the final part a newer attempt's last event waits at the reply's end (see enqueue).
+    if (final === '1' && Number(current) < attempt) return 'pending';
     // An older attempt's late event brought the reply back after a loss: this attempt's events are gone.
     if (Number(current) < attempt) return 'lost';
     if (stored !== null || batch !== null) return 'pending';
@@ -139,7 +144,7 @@ export class ReplyQueue {
         entries: JSON.parse(batch) as BatchEntry[],
         progress: Number(progress),
         takenAt: Number(takenAt),
-        shown: { chunks: Number(chunks), open: open === '1', last, ended: false },
+        shown: { chunks: Number(chunks), open: open === '1', last, finalSent: false, ended: false },
         numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
       },
     };
@@ -154,7 +159,7 @@ export class ReplyQueue {
     return Number(await scripts.commit.run(
       this.redis,
       [this.keys.reply(queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s)],
-      [token, leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS],
+      [token, leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0'],
     )) === 1;
   }
 
