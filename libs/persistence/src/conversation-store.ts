@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { chatKey, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
+import type { DoneEvent } from './query-log.js';
 
 /** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
 export type ConversationKey = ChatRef;
@@ -90,15 +91,20 @@ export class ConversationStore {
    * hot path pays one round trip instead of an interactive transaction's six. The query's record is
    * created here when the group-committed log has not written it yet.
    */
-  async completeTurn(query: { id: string; botId: string; launcherType: string; launcherId: string }, conversationId: string, messages: LlmMessage[]): Promise<boolean> {
+  async completeTurn(
+    query: { id: string; botId: string; launcherType: string; launcherId: string },
+    conversationId: string,
+    messages: LlmMessage[],
+    done: DoneEvent | null = null,
+  ): Promise<boolean> {
     const rows = JSON.stringify(
       messages.map((m) => ({ role: m.role, content: m.content ?? null, toolCalls: m.tool_calls ?? null, toolCallId: m.tool_call_id ?? null })),
     );
     const result = await this.pool.query(
       `WITH marked AS (
-        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt")
-        VALUES ($1, $3, $4, $5, now(), 'succeeded', now())
-        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL
+        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq")
+        VALUES ($1, $3, $4, $5, now(), 'succeeded', now(), $7, $8)
+        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL, "doneAttempt" = $7, "doneSeq" = $8
         WHERE "QueryRecord"."status" <> 'succeeded'
         RETURNING "id"
       ), base AS (
@@ -111,7 +117,7 @@ export class ConversationStore {
       FROM marked, base,
         ROWS FROM (jsonb_to_recordset($6::jsonb) AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
         WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)`,
-      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows],
+      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows, done?.attempt ?? null, done?.seq ?? null],
     );
     return (result.rowCount ?? 0) > 0;
   }

@@ -10,4 +10,4 @@ export * from './config-file/index.js';
 export { resolveApiKey } from './api-key-ref.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
-export { QueryLog, type QueryStart } from './query-log.js';
+export { QueryLog, type DoneEvent, type FinishedQuery, type QueryStart } from './query-log.js';

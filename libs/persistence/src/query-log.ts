@@ -14,7 +14,22 @@ export interface QueryStart {
 
 const MAX_ERROR_CHARS = 4000;
 
-type LogWrite = { kind: 'running'; q: QueryStart; at: Date } | { kind: 'failed'; id: string; error: string; at: Date } | { kind: 'succeeded'; id: string; at: Date };
+/** A run's last event as its finishing attempt numbered it. */
+export interface DoneEvent {
+  attempt: number;
+  seq: number;
+}
+
+/** How a query ended, as far as the log knows; `done` when the run recorded its last event's number. */
+export interface FinishedQuery {
+  status: 'succeeded' | 'failed';
+  done: DoneEvent | null;
+}
+
+type LogWrite =
+  | { kind: 'running'; q: QueryStart; at: Date }
+  | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null }
+  | { kind: 'succeeded'; id: string; at: Date };
 
 /**
  * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
@@ -41,8 +56,9 @@ export class QueryLog {
     this.writer.add({ kind: 'running', q, at: new Date() });
   }
 
-  failed(id: string, error: string): void {
-    this.writer.add({ kind: 'failed', id, error: error.slice(0, MAX_ERROR_CHARS), at: new Date() });
+  /** `done`: the number the run's last event will have, so a redelivered copy can publish it again. */
+  failed(id: string, error: string, done: DoneEvent | null = null): void {
+    this.writer.add({ kind: 'failed', id, error: error.slice(0, MAX_ERROR_CHARS), at: new Date(), done });
   }
 
   succeeded(id: string): void {
@@ -51,8 +67,19 @@ export class QueryLog {
 
   /** Whether the query already ended (a redelivered copy of it must not run again). */
   async isFinished(id: string): Promise<boolean> {
-    const { rows } = await this.pool.query<{ status: string }>('SELECT "status" FROM "QueryRecord" WHERE "id" = $1', [id]);
-    return rows[0]?.status === 'succeeded' || rows[0]?.status === 'failed';
+    return (await this.finished(id)) !== null;
+  }
+
+  /** How the query ended, or null while it has not. */
+  async finished(id: string): Promise<FinishedQuery | null> {
+    const { rows } = await this.pool.query<{ status: string; doneAttempt: number | null; doneSeq: number | null }>(
+      'SELECT "status", "doneAttempt", "doneSeq" FROM "QueryRecord" WHERE "id" = $1',
+      [id],
+    );
+    const row = rows[0];
+    if (!row || (row.status !== 'succeeded' && row.status !== 'failed')) return null;
+    const done = row.doneAttempt !== null && row.doneSeq !== null ? { attempt: row.doneAttempt, seq: row.doneSeq } : null;
+    return { status: row.status, done };
   }
 
   /** Resolves once every entry logged so far is written (shutdown, tests). */
@@ -62,12 +89,12 @@ export class QueryLog {
 
   private async write(items: LogWrite[]): Promise<void> {
     const starts = new Map<string, { q: QueryStart; at: Date }>();
-    const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date }>();
+    const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date; done: DoneEvent | null }>();
     for (const w of items) {
       if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
       // A failure is final; success only where nothing failed (the same rule as the statement below).
-      else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at });
-      else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at });
+      else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done });
+      else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
     }
     if (starts.size) {
       const rows = [...starts.values()].map(({ q, at }) => ({ ...q, traceId: q.traceId ?? null, startedAt: at }));
@@ -82,10 +109,11 @@ export class QueryLog {
       );
     }
     if (ends.size) {
-      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at }));
+      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null }));
       await this.pool.query(
-        `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt"
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp)
+        `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
+           "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq")
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int)
          WHERE q."id" = r."id" AND (r."status" = 'failed' OR q."status" <> 'failed')`,
         [JSON.stringify(rows)],
       );

@@ -3,7 +3,7 @@ import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } f
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
-import { ConversationStore, type QueryLog } from '@conveyor/persistence';
+import { ConversationStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
@@ -55,9 +55,9 @@ export class RunHandler {
    * Events carry (query, attempt, seq) and a dedup id from them: a run that restarts after its runner
    * died is a new attempt, and the dispatcher drops the older attempt's events.
    */
-  publisher(run: Pick<RunRequest, 'queryId' | 'route'>, attempt: number) {
-    let seq = 0;
-    return (body: RunnerEventBody) => {
+  publisher(run: Pick<RunRequest, 'queryId' | 'route'>, attempt: number, firstSeq = 0) {
+    let seq = firstSeq;
+    const emit = (body: RunnerEventBody) => {
       const event = { v: 1, queryId: run.queryId, route: run.route, attempt, seq: seq++, ...body } as RunnerEvent;
       return this.infra.publisher.publish(this.infra.topology.subjects.event(run.route.botId), RunnerEvent, event, {
         msgId: `evt:${run.queryId}:${attempt}:${event.seq}`,
@@ -66,6 +66,9 @@ export class RunHandler {
         retryForMs: EVENT_PUBLISH_RETRY_MS,
       });
     };
+    /** The number the next event will have. */
+    const next = (): DoneEvent => ({ attempt, seq });
+    return Object.assign(emit, { next });
   }
 
   async handle(run: RunRequest, ctx: ConsumeContext): Promise<void> {
@@ -89,9 +92,14 @@ export class RunHandler {
   private async execute(run: RunRequest, ctx: ConsumeContext): Promise<void> {
     const delivery = ctx.deliveryCount;
     const runner = run.runner ?? 'local-agent';
-    if (delivery > 1 && (await this.queryLog.isFinished(run.queryId))) {
-      // Its runner died after finishing but before the ack: the reply is out, the model need not run again.
-      this.infra.logger.info({ queryId: run.queryId, delivery }, 'run already finished; dropping the redelivered copy');
+    const finished = delivery > 1 ? await this.queryLog.finished(run.queryId) : null;
+    if (finished) {
+      // Its runner died after finishing but before the ack: the reply is out, the model need not run
+      // again. It may have died before its last event went out, and the reply (and the session) would
+      // wait for that event: publish it again under its own number (the bus drops it as a duplicate
+      // when it did go out, and so does the dispatcher).
+      if (finished.done) await this.publisher(run, finished.done.attempt, finished.done.seq)({ kind: 'done' });
+      this.infra.logger.info({ queryId: run.queryId, delivery, done: finished.done }, 'run already finished; its last event published again, the redelivered copy dropped');
       return;
     }
     const attempt = await this.attempts.next(run.queryId);
@@ -106,12 +114,13 @@ export class RunHandler {
     const emitItem = (item: AgentItem) => emit(toBody(item));
     const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem) : await this.externalRunner(run, ctx, emitItem);
     const userTurn = run.messages[run.messages.length - 1];
+    // Recorded with the query's end: the number the last event gets (see the redelivery above).
     if (outcome.ok) {
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
-      await this.saveTurn(run, [userTurn, ...outcome.messages]);
+      await this.saveTurn(run, [userTurn, ...outcome.messages], emit.next());
     } else {
       await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
-      this.queryLog.failed(run.queryId, outcome.error);
+      this.queryLog.failed(run.queryId, outcome.error, emit.next());
     }
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
     await emit({ kind: 'done' });
@@ -122,12 +131,12 @@ export class RunHandler {
    * the write failed would only send it again, so a write that fails for good is logged and recorded on
    * the query, and the run still ends. A database outage is waited out (bounded) first.
    */
-  private async saveTurn(run: RunRequest, turn: LlmMessage[]): Promise<void> {
+  private async saveTurn(run: RunRequest, turn: LlmMessage[], done: DoneEvent): Promise<void> {
     const query = { id: run.queryId, botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId };
     const deadline = Date.now() + HISTORY_WRITE_RETRY_MS;
     for (let pause = 200; ; pause = Math.min(pause * 2, 2_000)) {
       try {
-        await this.conversations.completeTurn(query, run.conversationId, turn);
+        await this.conversations.completeTurn(query, run.conversationId, turn, done);
         return;
       } catch (err) {
         if (isDependencyOutage(err) && Date.now() + pause < deadline) {
@@ -136,7 +145,7 @@ export class RunHandler {
         }
         const error = `turn not written to history: ${(err as Error).message}`;
         this.infra.logger.error({ queryId: run.queryId, conversationId: run.conversationId, err }, error);
-        this.queryLog.failed(run.queryId, error);
+        this.queryLog.failed(run.queryId, error, done);
         return;
       }
     }
