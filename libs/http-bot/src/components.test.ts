@@ -123,3 +123,16 @@ test('non-arrays, oversize chains and runaway nesting are refused', () => {
   for (let i = 0; i < 1000; i++) deepList = [deepList];
   assert.throws(() => parseMessageChain([deepList]), ChainParseError);
 });
+
+test('integers past 2^53 are kept as the digits Python reads, or refused where a number is needed; every result fits the bus schema', () => {
+  const [at, quote] = parseMessageChain([
+    { type: 'At', target: 2.7001288170896956e76 },
+    { type: 'Quote', id: 1, sender_id: -1e300, origin: [{ type: 'Plain', text: 'q' }] },
+  ]);
+  assert.deepEqual(at, { type: 'At', target: BigInt(2.7001288170896956e76).toString(), display: '' });
+  assert.equal((quote as { sender_id: unknown }).sender_id, BigInt(-1e300).toString());
+  assert.equal(MessageChainSchema.safeParse([at, quote]).success, true);
+  assert.throws(() => parseMessageChain([{ type: 'Voice', length: 1e20 }]), /valid integer between/);
+  assert.throws(() => parseMessageChain([{ type: 'Source', id: 'm', time: 1e308 }]), /valid datetime/);
+  assert.throws(() => parseMessageChain([{ type: 'Source', id: 'm', time: '99999999999999999' }]), /valid datetime/);
+});

@@ -105,6 +105,8 @@ class FieldReader {
     const v = this.data[key];
     const n = laxInt(v);
     if (n !== undefined) return n;
+    if (typeof v === 'number' && Number.isInteger(v))
+      return this.fail(key, `Input should be a valid integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`, 'int_range', v);
     if (typeof v === 'number')
       return this.fail(key, 'Input should be a valid integer, got a number with a fractional part', 'int_from_float', v);
     if (typeof v === 'string')
@@ -120,6 +122,8 @@ class FieldReader {
     if (typeof v === 'string') return v;
     const n = laxInt(v);
     if (n !== undefined) return n;
+    // Python takes 2.7e76 as the integer it spells; no JS number holds that exactly, so its digits are kept as text.
+    if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v).toString();
     return this.fail(key, 'Input should be a valid string or integer', 'union_type', v);
   }
 
@@ -128,9 +132,10 @@ class FieldReader {
   }
 }
 
+/** Integers that survive as JS numbers: every bus message carries them, and its schema wants safe integers. */
 function laxInt(v: unknown): number | undefined {
   if (typeof v === 'boolean') return v ? 1 : 0;
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
   if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) {
     const n = Number(v);
     if (Number.isSafeInteger(n)) return n;
@@ -152,8 +157,14 @@ function laxUnixSeconds(v: unknown): number | undefined {
   }
   if (seconds === undefined) return undefined;
   // pydantic reads values above 2e10 as milliseconds.
-  return Math.floor(Math.abs(seconds) > 2e10 ? seconds / 1000 : seconds);
+  const unix = Math.floor(Math.abs(seconds) > 2e10 ? seconds / 1000 : seconds);
+  // Python's datetime spans the years 1 to 9999; pydantic refuses a time outside them.
+  return unix >= FIRST_DATETIME_SECONDS && unix <= LAST_DATETIME_SECONDS ? unix : undefined;
 }
+
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in Unix seconds. */
+const FIRST_DATETIME_SECONDS = -62_135_596_800;
+const LAST_DATETIME_SECONDS = 253_402_300_799;
 
 function unknown(text: string): MessageComponent {
   return { type: 'Unknown', text };
