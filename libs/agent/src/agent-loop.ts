@@ -117,8 +117,16 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
     const emitSnapshot = async (s: ReturnType<StreamAccumulator['finish']>) => {
       if (s) await deps.emit({ kind: 'chunk', text: s.text, isFinal: s.isFinal, hasToolCalls: s.toolCalls.length > 0, sequence: s.sequence });
     };
-    for await (const d of deltas) await emitSnapshot(acc.add(d));
-    await emitSnapshot(acc.finish());
+    // The final snapshot (made when a finish reason arrives) waits for the stream's end: a stream can
+    // still fail after its finish reason, and the failure notice then ends the reply, so a final chunk
+    // already sent would make two.
+    let final: ReturnType<StreamAccumulator['finish']> = null;
+    for await (const d of deltas) {
+      const s = acc.add(d);
+      if (s?.isFinal) final = s;
+      else await emitSnapshot(s);
+    }
+    await emitSnapshot(final ?? acc.finish());
     return { model: chosen, message: acc.message() };
   }
 }
