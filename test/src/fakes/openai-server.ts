@@ -28,6 +28,19 @@ export interface FakeResponse {
   /** Destroy the socket after this many SSE `data:` events (or before a non-streamed answer). */
   dropAfterChunks?: number;
   finishReason?: string;
+  /** Serve exactly these bytes instead of a well-formed completion: malformed SSE, broken JSON, odd statuses. */
+  raw?: RawModelResponse;
+}
+
+export interface RawModelResponse {
+  /** Default 200. */
+  status?: number;
+  /** Default `text/event-stream`. */
+  contentType?: string;
+  /** Written one after another, each as its own write. */
+  chunks: string[];
+  /** `end` closes the response normally (default); `destroy` cuts the connection after the last chunk. */
+  ending?: 'end' | 'destroy';
 }
 
 export type FakeResponder = (requestBody: ChatRequestBody, n: number) => FakeResponse | Promise<FakeResponse>;
@@ -117,6 +130,13 @@ function sendError(res: ServerResponse, status: number, message: string, type = 
   sendJson(res, status, { error: { message, type, param: null, code } });
 }
 
+function sendRaw(res: ServerResponse, raw: RawModelResponse): void {
+  res.writeHead(raw.status ?? 200, { 'Content-Type': raw.contentType ?? 'text/event-stream', 'Cache-Control': 'no-cache' });
+  for (const chunk of raw.chunks) res.write(chunk);
+  if (raw.ending === 'destroy') res.destroy();
+  else res.end();
+}
+
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const requests: RecordedRequest[] = [];
   const queue: (FakeResponse | FakeResponder)[] = [];
@@ -137,6 +157,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const entry = queue.length > 0 ? queue.shift()! : fallback;
     const spec = typeof entry === 'function' ? await entry(body, n) : entry;
     if (spec.delayFirstTokenMs && !body.stream) await sleep(spec.delayFirstTokenMs);
+    if (spec.raw) return sendRaw(res, spec.raw);
     if (spec.error) return sendError(res, spec.error.status, spec.error.message, spec.error.type, spec.error.code ?? null);
     if (spec.dropAfterChunks !== undefined && !body.stream) {
       res.socket?.destroy();
