@@ -75,7 +75,7 @@ const yamlText: fc.Arbitrary<string> = fc.oneof(
     'x: &x [1,1,1,1,1,1,1,1,1,1]\ny: &y [*x,*x,*x,*x,*x,*x,*x,*x,*x,*x]\nz: &z [*y,*y,*y,*y,*y,*y,*y,*y,*y,*y]\nw: [*z,*z,*z,*z,*z,*z,*z,*z,*z,*z]',
     'models: []\nmodels: []',
     '!!binary aGVsbG8=',
-    '? [complex, key]\n: value',
+    '? complex\n: value',
     '<<: {models: []}',
     'models: !!js/function "function(){}"',
     'models: 1\n---\nbots: 2',
