@@ -4,7 +4,7 @@
 // a streaming fake model and a callback receiver. Each trial sends messages from several sessions and,
 // while the replies stream, SIGKILLs one replica of a role (then restarts it), SIGKILLs the broker and
 // restarts it on its store after 3 s, or restarts Redis with its data lost. Prints one row per fault.
-import { ALL_FAULTS, ChaosRig, violations, type Fault, type TrialResult } from '@conveyor/test';
+import { ALL_FAULTS, ChaosRig, faultViolations, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -19,7 +19,7 @@ try {
     for (const fault of selected) {
       const r = await rig.trial(fault);
       results.get(fault)!.push(r);
-      const bad = violations(fault === 'redis' ? { ...r, orderViolations: [] } : r);
+      const bad = faultViolations(fault, r);
       console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);
     }
   }
@@ -34,5 +34,5 @@ for (const [fault, rs] of results) {
   const recover = rs.map((r) => r.recoverMs / 1000);
   console.log(`| ${fault} | ${rs.length} | ${sum(rs, (r) => r.accepted)} | ${sum(rs, (r) => r.lost.length)} | ${sum(rs, (r) => r.duplicatedFinals.length)} | ${sum(rs, (r) => r.sequenceViolations.length + r.afterFinal.length)} | ${sum(rs, (r) => r.orderViolations.length)} | ${sum(rs, (r) => r.resent)} | ${sum(rs, (r) => r.rewinds)} | ${percentile([...recover], 50).toFixed(1)} s / ${Math.max(...recover).toFixed(1)} s |`);
 }
-const failed = [...results].some(([fault, rs]) => rs.some((r) => violations(fault === 'redis' ? { ...r, orderViolations: [] } : r).length > 0));
+const failed = [...results].some(([fault, rs]) => rs.some((r) => faultViolations(fault, r).length > 0));
 process.exit(failed ? 1 : 0);
