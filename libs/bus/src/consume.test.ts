@@ -100,6 +100,9 @@ test('RetryableError delays the redelivery: a later message is handled first', a
   await waitFor(() => order.length === 3, 8_000, 'retry');
   assert.deepEqual(order, ['1#1', '2#1', '1#2']);
   assert.ok(retryAt - firstAt >= 1_000, `redelivered after ${retryAt - firstAt} ms, expected about 1500`);
+  // A deferral is the normal path (a rate-limit wait, a busy session): no warning, no stack trace.
+  assert.deepEqual(s.logger.lines.filter((l) => l.level === 'warn' || l.level === 'error'), []);
+  assert.ok(s.logger.lines.some((l) => l.level === 'debug' && l.msg === 'message deferred' && !JSON.stringify(l.obj).includes('stack')));
 });
 
 test('a message failing on every delivery goes to the dead letters at max_deliver, with its payload', async (t) => {
