@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { storableText } from '@conveyor/contracts';
 import { GroupCommit } from './group-commit.js';
 
 export interface QueryStart {
@@ -53,12 +54,21 @@ export class QueryLog {
 
   /** A redelivered query starts again: the newest attempt wins, a finished query stays finished. */
   running(q: QueryStart): void {
-    this.writer.add({ kind: 'running', q, at: new Date() });
+    // Ids and names may come from anywhere on the bus; one value Postgres refuses fails the whole group.
+    const stored: QueryStart = {
+      ...q,
+      botId: storableText(q.botId),
+      pipelineId: q.pipelineId === null ? null : storableText(q.pipelineId),
+      launcherType: storableText(q.launcherType),
+      launcherId: storableText(q.launcherId),
+    };
+    this.writer.add({ kind: 'running', q: stored, at: new Date() });
   }
 
   /** `done`: the number the run's last event will have, so a redelivered copy can publish it again. */
   failed(id: string, error: string, done: DoneEvent | null = null): void {
-    this.writer.add({ kind: 'failed', id, error: error.slice(0, MAX_ERROR_CHARS), at: new Date(), done });
+    // Errors quote what failed (a model provider's body can hold NUL); cut first, so half a surrogate pair is replaced too.
+    this.writer.add({ kind: 'failed', id, error: storableText(error.slice(0, MAX_ERROR_CHARS)), at: new Date(), done });
   }
 
   succeeded(id: string): void {
