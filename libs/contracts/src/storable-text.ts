@@ -1,3 +1,4 @@
+import type { LlmMessage } from './llm-message.js';
 import type { MessageChain, MessageComponent } from './message-chain.js';
 
 const NUL = /\u0000/g;
@@ -16,6 +17,14 @@ export function storableText(text: string): string {
 /** The chain with every string in it made storable, nested chains included. For validated chains (nesting is bounded). */
 export function storableChain(chain: MessageChain): MessageChain {
   return chain.map((component) => storableValue(component) as MessageComponent);
+}
+
+/**
+ * Conversation messages with every string in them made storable: a model's answer (or a tool's result)
+ * can hold NUL or a lone surrogate as well as a platform's text can, and history is kept in Postgres.
+ */
+export function storableMessages(messages: readonly LlmMessage[]): LlmMessage[] {
+  return messages.map((message) => storableValue(message) as LlmMessage);
 }
 
 function storableValue(value: unknown): unknown {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunnerEvent, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
+import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
@@ -136,7 +136,7 @@ export class RunHandler {
     const deadline = Date.now() + HISTORY_WRITE_RETRY_MS;
     for (let pause = 200; ; pause = Math.min(pause * 2, 2_000)) {
       try {
-        await this.conversations.completeTurn(query, run.conversationId, turn, done);
+        await this.conversations.completeTurn(query, run.conversationId, storableMessages(turn), done);
         return;
       } catch (err) {
         if (isDependencyOutage(err) && Date.now() + pause < deadline) {

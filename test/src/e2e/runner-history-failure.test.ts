@@ -4,10 +4,9 @@ import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { RunPublisher, repliesTo, replyText } from './runner-support.js';
 
 /**
- * The answer is out before the turn is written to history. When that write fails for good (here:
- * Postgres cannot store a NUL that reached the runner by another path than the ingress, which strips
- * it), running the model again would only send the answer again: the run ends once, and the query
- * says why.
+ * The answer is out before the turn is written to history. When that write fails for good (here: the
+ * run names a conversation that does not exist), running the model again would only send the answer
+ * again: the run ends once, and the query says why.
  */
 describe('a run whose history cannot be written', () => {
   let sys: TestSystem;
