@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { sign } from '@conveyor/http-bot';
+import { createPrismaClient } from '@conveyor/persistence';
 import { LIMITS } from '@conveyor/contracts';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
@@ -125,7 +126,7 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
   const report = emptyReport('http-bot');
   const { sys } = fuzz;
   const url = `${sys.services.get('ingress').url}/bots/${sys.botId}`;
-  const accepted: { replyTo: string; input: HttpBotInput }[] = [];
+  const accepted: { replyTo: string; sessionId: string; input: HttpBotInput }[] = [];
   await forEachLimit(inputs, options.concurrency ?? 4, async (input) => {
     report.inputs++;
     const raw = Buffer.isBuffer(input.body) ? input.body : Buffer.from(input.body, 'utf8');
@@ -159,21 +160,32 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
     }
     report.status2xx++;
     if (res.status !== 202) return;
-    const data = (body as { data?: { accepted_message_id?: unknown } } | undefined)?.data;
-    if (typeof data?.accepted_message_id !== 'string') {
-      report.failures.push({ problem: `202 without data.accepted_message_id: ${text.slice(0, 200)}`, input: preview(input) });
+    const data = (body as { data?: { accepted_message_id?: unknown; session_id?: unknown } } | undefined)?.data;
+    if (typeof data?.accepted_message_id !== 'string' || typeof data.session_id !== 'string') {
+      report.failures.push({ problem: `202 without data.accepted_message_id and data.session_id: ${text.slice(0, 200)}`, input: preview(input) });
       return;
     }
-    accepted.push({ replyTo: data.accepted_message_id, input });
+    accepted.push({ replyTo: data.accepted_message_id, sessionId: data.session_id, input });
   });
 
   const finals = (replyTo: string) => sys.callbacks.received.filter((c) => c.json?.reply_to === replyTo && c.json?.is_final === true).length;
-  await waitUntil('a final callback for every accepted message', () => accepted.every((a) => finals(a.replyTo) >= 1) || deadService(fuzz) !== undefined, options.finalsDeadlineMs ?? 120_000, 250).catch(() => undefined);
+  // Messages of one session are answered one after another; a long queue on one session takes a while.
+  const deadlineMs = options.finalsDeadlineMs ?? 120_000 + 100 * accepted.length;
+  await waitUntil('a final callback for every accepted message', () => accepted.every((a) => finals(a.replyTo) >= 1) || deadService(fuzz) !== undefined, deadlineMs, 250).catch(() => undefined);
   // A moment for any second final part to show up.
   await new Promise((resolve) => setTimeout(resolve, 2_000));
-  for (const a of accepted) {
-    const n = finals(a.replyTo);
-    if (n !== 1) report.failures.push({ problem: n === 0 ? '202 but no final callback' : `202 and ${n} final callbacks`, input: preview(a.input) });
+  const prisma = createPrismaClient(sys.db.url);
+  try {
+    for (const a of accepted) {
+      const n = finals(a.replyTo);
+      if (n === 1) continue;
+      // Where the session's queries are, for the report: a query still running, or none recorded at all.
+      const records = await prisma.queryRecord.findMany({ where: { botId: sys.botId, launcherId: a.sessionId }, orderBy: { receivedAt: 'asc' }, select: { status: true, error: true } });
+      const states = records.map((r) => `${r.status}${r.error ? ` (${r.error.slice(0, 80)})` : ''}`).join(', ');
+      report.failures.push({ problem: n === 0 ? '202 but no final callback' : `202 and ${n} final callbacks`, input: `${preview(a.input)}\n      queries of session ${JSON.stringify(a.sessionId.slice(0, 60))}: ${states || 'none'}` });
+    }
+  } finally {
+    await prisma.$disconnect();
   }
   const dead = deadService(fuzz);
   if (dead) report.failures.push({ problem: 'a service died', input: dead });
