@@ -168,3 +168,13 @@ export const MaxDeliveriesAdvisory = z.looseObject({
   deliveries: z.number().int().nonnegative(),
 }).meta({ id: 'MaxDeliveriesAdvisory/1' });
 export type MaxDeliveriesAdvisory = z.infer<typeof MaxDeliveriesAdvisory>;
+
+/**
+ * Runner events whose parts a dispatcher replica sent (subject `dispatchSent`), as (query, attempt,
+ * seq). At most one batch's worth: a batch holds at most a few hundred events.
+ */
+export const SentNotice = z.object({
+  v: V1,
+  events: z.array(z.object({ queryId: Id, attempt: z.number().int().min(0), seq: z.number().int().min(0) })).max(1_000),
+});
+export type SentNotice = z.infer<typeof SentNotice>;

@@ -71,6 +71,11 @@ export interface Topology {
     syncReply(ingressInstance: string): string;
     /** Core NATS: reply parts for a web chat session, to the ingress streaming it to the browser. */
     webchat(botId: string, sessionId: string): string;
+    /**
+     * Core NATS, between dispatcher replicas: the runner events (`SentNotice`) whose parts one replica
+     * sent, so the replica that handled an event acknowledges it at once, without asking Redis.
+     */
+    dispatchSent: string;
   };
 }
 
@@ -176,6 +181,7 @@ export function topology(prefix = 'conveyor'): Topology {
       allWebchatSessions: `${base}.webchat.*.*`,
       syncReply: (ingressInstance) => `${base}.sync.${subjectToken(ingressInstance)}`,
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
+      dispatchSent: `${base}.dispatch.sent`,
     },
   };
 }

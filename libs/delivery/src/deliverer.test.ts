@@ -314,3 +314,38 @@ test('once the final part went out, a newer attempt only ends the reply: no part
     await d.stop(1_000);
   }
 });
+
+test('an event sent by another replica is acknowledged by the one that handled it, also when Redis loses its data right after the send', async () => {
+  const sessionId = `s-${randomUUID()}`;
+  let wiped = false;
+  const seen: { text: string; isFinal: boolean }[] = [];
+  const adapter: PlatformAdapter = {
+    name: 'http-bot',
+    async deliver(_r, reply: OutboundReply) {
+      seen.push({ text: (reply.message[0] as { text: string }).text, isFinal: reply.isFinal });
+      if (!wiped) {
+        // Redis loses its data while the part is on its way out.
+        wiped = true;
+        const keys = await redis.keys(`${prefix}:*`);
+        if (keys.length) await redis.del(...keys);
+      }
+      return { delivered: true };
+    },
+  };
+  // This replica handles the event but does not send (no session slots); the other one sends.
+  const handling = new Deliverer({ redis, prefix, adapters: [adapter], maxConcurrentSessions: 0 });
+  const sending = new Deliverer({ redis, prefix, adapters: [adapter], leaseMs: 300, sweepMs: 100, gapMs: 500, announceSent: (events) => handling.sentElsewhere(events) });
+  const ref: ReplyRef = { queryId: randomUUID(), attempt: 1, seq: 0, route: route(sessionId), terminal: true };
+  await handle(handling, ref, { message: [{ type: 'Plain', text: 'the answer' }], isFinal: true, stream: false });
+  sending.start();
+  try {
+    await handling.delivered(ref);
+    // Storing the parts again would have brought the reply's state back (and sent them a second time).
+    assert.equal(await redis.exists(sending.queue.keys.reply(ref.queryId)), 0, 'the handled event was not stored again');
+    await settle(sending);
+    assert.deepEqual(seen, [{ text: 'the answer', isFinal: true }]);
+  } finally {
+    await sending.stop(1_000);
+    await handling.stop(1_000);
+  }
+});

@@ -44,6 +44,19 @@ export interface DelivererOptions {
   stallMs?: number;
   /** How long `delivered` waits for an event's parts to go out before it lets the event be acknowledged anyway. */
   sentWaitMs?: number;
+  /**
+   * Tells the other replicas which events' parts this one sent (they call `sentElsewhere`). The
+   * replica that handled an event then acknowledges it at once; asking Redis instead leaves a window
+   * in which a Redis data loss makes it store, and send, the parts a second time.
+   */
+  announceSent?: (events: EventRef[]) => void;
+}
+
+/** A runner event: its query, attempt and sequence number. */
+export interface EventRef {
+  queryId: string;
+  attempt: number;
+  seq: number;
 }
 
 /** An event whose parts are stored and not yet known to be sent: kept so they can be stored again. */
@@ -217,6 +230,11 @@ export class Deliverer {
     }
   }
 
+  /** Another replica (or this one) sent these events' parts: the ones handled here may be acknowledged. */
+  sentElsewhere(events: readonly EventRef[]): void {
+    for (const e of events) this.awaiting.get(eventKey(e.queryId, e.attempt, e.seq))?.markSent();
+  }
+
   private adapterFor(route: ReplyRoute): PlatformAdapter {
     const a = this.adapters.get(route.adapter);
     if (!a) throw new Error(`no outbound adapter for ${route.adapter}`);
@@ -326,7 +344,10 @@ export class Deliverer {
     shown.ended = terminal !== undefined;
     // The platform has the batch: its events may be acknowledged even if recording that fails (Redis
     // going down now would otherwise make them be stored and sent again).
-    for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) this.awaiting.get(eventKey(e.queryId, e.attempt ?? 0, e.seq))?.markSent();
+    const sentEvents: EventRef[] = [];
+    for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) sentEvents.push({ queryId: e.queryId, attempt: e.attempt ?? 0, seq: e.seq });
+    this.sentElsewhere(sentEvents);
+    if (sentEvents.length) this.opts.announceSent?.(sentEvents);
     const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
     if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
     if (terminal && committed) {

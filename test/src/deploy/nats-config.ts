@@ -78,7 +78,11 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       subscribe,
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
-    dispatcher: { publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions], subscribe },
+    // Replicas tell each other which events' parts they sent (core NATS).
+    dispatcher: {
+      publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent],
+      subscribe: [...subscribe, subjects.dispatchSent],
+    },
   };
 }
 

@@ -44,7 +44,10 @@ describe('NATS permissions', () => {
       // browser's event stream) receives them and answers the sync ones.
       const coreReplies = [topo.subjects.allSyncReplies, topo.subjects.allWebchatSessions];
       assert.deepEqual(pub.filter((s) => coreReplies.includes(s)), role === 'dispatcher' ? coreReplies : [], `${role} publishing reply parts`);
-      assert.deepEqual(perms[role].subscribe, role === 'ingress' ? ['_INBOX.>', ...coreReplies] : ['_INBOX.>'], `${role} subscriptions`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent], orchestrator: [], runner: [] }[role];
+      assert.deepEqual(perms[role].subscribe, ['_INBOX.>', ...ownSubscriptions], `${role} subscriptions`);
+      // Only dispatchers tell each other which events' parts went out.
+      assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);
       assert.equal(perms[role].allowResponses === true, role === 'ingress', `${role} answering requests`);
     }
   });

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { SentNotice } from '@conveyor/contracts';
 import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { SessionLeases } from '@conveyor/pipeline';
@@ -28,6 +29,8 @@ export function createDeliverer(infra: Infra): Deliverer {
     ],
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
+    // Best effort (core NATS): a notice that does not arrive leaves the handling replica asking Redis.
+    announceSent: (events) => infra.nc.publish(infra.topology.subjects.dispatchSent, JSON.stringify({ v: 1, events } satisfies SentNotice)),
   });
 }
 
@@ -36,13 +39,28 @@ export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
   readonly deliverer: Deliverer;
   private metricsTimer: NodeJS.Timeout | undefined;
   private last = { sent: 0, coalesced: 0, failed: 0, skipped: 0 };
+  private sentNotices: { unsubscribe(): void } | undefined;
 
-  constructor(@Inject(INFRA) infra: Infra) {
+  constructor(@Inject(INFRA) private readonly infra: Infra) {
     this.deliverer = createDeliverer(infra);
   }
 
   onModuleInit() {
     this.deliverer.start();
+    this.sentNotices = this.infra.nc.subscribe(this.infra.topology.subjects.dispatchSent, {
+      callback: (err, msg) => {
+        if (err) return;
+        let json: unknown;
+        try {
+          json = msg.json();
+        } catch {
+          json = undefined;
+        }
+        const notice = SentNotice.safeParse(json);
+        if (notice.success) this.deliverer.sentElsewhere(notice.data.events);
+        else this.infra.logger.warn({ subject: msg.subject, bytes: msg.data.byteLength }, 'ignoring a malformed sent notice');
+      },
+    });
     this.metricsTimer = setInterval(() => {
       const s = this.deliverer.stats;
       sent.add(s.sent - this.last.sent);
@@ -56,6 +74,7 @@ export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown() {
     if (this.metricsTimer) clearInterval(this.metricsTimer);
+    this.sentNotices?.unsubscribe();
     await this.deliverer.stop(5_000);
   }
 }
