@@ -226,7 +226,13 @@ export async function fuzzBus(fuzz: FuzzSystem, inputs: BusInput[], options: Bus
       if (!dl.reason || !dl.error) report.failures.push({ problem: 'a dead letter without a reason', input: preview(dl) });
       // A valid message that was refused, rather than garbage, is worth a look: say why.
       if (input.kind === 'valid' && dl.reason !== 'handler_rejected') {
-        report.failures.push({ problem: `a valid ${input.target} dead-lettered as ${dl.reason}: ${dl.error.replace(/\s+/g, ' ').slice(0, 400)}`, input: preview(input.payload) });
+        // The services' own account of it, for the report.
+        const queryId = (input.payload as { queryId?: unknown }).queryId;
+        const logged = typeof queryId === 'string' ? sys.services.allLogs().split('\n').find((l) => l.includes(queryId) && /"level":50/.test(l)) : undefined;
+        report.failures.push({
+          problem: `a valid ${input.target} dead-lettered as ${dl.reason}: ${headAndTail(dl.error.replace(/\s+/g, ' '), 200)}`,
+          input: `${preview(input.payload)}${logged ? `\n      logged: ${logged.slice(0, 1_500)}` : ''}`,
+        });
       }
     }
     report.deadLettered = matched.size;
@@ -254,4 +260,9 @@ export async function fuzzBus(fuzz: FuzzSystem, inputs: BusInput[], options: Bus
   } finally {
     await nc.close();
   }
+}
+
+/** The start and the end of a long text (an error's cause is often at its end). */
+function headAndTail(text: string, chars: number): string {
+  return text.length <= 2 * chars ? text : `${text.slice(0, chars)} … ${text.slice(-chars)}`;
 }
