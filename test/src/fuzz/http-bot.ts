@@ -127,6 +127,11 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
   const { sys } = fuzz;
   const url = `${sys.services.get('ingress').url}/bots/${sys.botId}`;
   const accepted: { replyTo: string; sessionId: string; input: HttpBotInput }[] = [];
+  /**
+   * Sessions a /sync call waited on. While one waits, every reply of its session goes into the sync
+   * answer instead of a callback (LangBot's §11), so a push there may get its final that way.
+   */
+  const syncedSessions = new Set<string>();
   await forEachLimit(inputs, options.concurrency ?? 4, async (input) => {
     report.inputs++;
     const raw = Buffer.isBuffer(input.body) ? input.body : Buffer.from(input.body, 'utf8');
@@ -159,6 +164,10 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
       return;
     }
     report.status2xx++;
+    if (input.subPath === 'sync' && res.status === 200) {
+      const session = (body as { data?: { session_id?: unknown } } | undefined)?.data?.session_id;
+      if (typeof session === 'string') syncedSessions.add(session);
+    }
     if (res.status !== 202) return;
     const data = (body as { data?: { accepted_message_id?: unknown; session_id?: unknown } } | undefined)?.data;
     if (typeof data?.accepted_message_id !== 'string' || typeof data.session_id !== 'string') {
@@ -178,7 +187,7 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
   try {
     for (const a of accepted) {
       const n = finals(a.replyTo);
-      if (n === 1) continue;
+      if (n === 1 || (n === 0 && syncedSessions.has(a.sessionId))) continue;
       // Where the session's queries are, for the report: a query still running, or none recorded at all.
       const records = await prisma.queryRecord.findMany({ where: { botId: sys.botId, launcherId: a.sessionId }, orderBy: { receivedAt: 'asc' }, select: { status: true, error: true } });
       const states = records.map((r) => `${r.status}${r.error ? ` (${r.error.slice(0, 80)})` : ''}`).join(', ');
