@@ -1,21 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { redisKeys } from '@conveyor/contracts';
 import { sign } from '@conveyor/http-bot';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { startOwnedNats, startOwnedRedis, type OwnedDependency } from '../harness/dependencies.js';
 import { checkDeliveries, violations, type AcceptedMessage, type DeliveryReport } from './check.js';
 
-export type Fault = ServiceName | 'nats' | 'redis';
-export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis'];
+/** A role's replica SIGKILLed, the broker or Redis faulted, or every replica of every role restarted with SIGTERM, one at a time. */
+export type Fault = ServiceName | 'nats' | 'redis' | 'rolling';
+export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis', 'rolling'];
 
 /**
  * The violations that fail a trial of this fault. A Redis data loss may cost the session leases (the
  * recovery contract), so a session's next message may start before the previous reply ended; nothing
  * may be lost or duplicated under any fault.
  */
-export function faultViolations(fault: Fault, r: DeliveryReport): string[] {
-  return violations(fault === 'redis' ? { ...r, orderViolations: [] } : r);
+export function faultViolations(fault: Fault, r: TrialResult): string[] {
+  return [...violations(fault === 'redis' ? { ...r, orderViolations: [] } : r), ...r.stuck];
 }
 
 export interface TrialOptions {
@@ -31,6 +34,8 @@ export const DEFAULT_TRIAL: TrialOptions = { sessions: 10, messagesPerSession: 3
 
 export interface TrialResult extends DeliveryReport {
   fault: Fault;
+  /** Session leases and pipeline slots still held well after every reply ended (they must be freed). */
+  stuck: string[];
   /** From the end of the fault (the process or dependency is back) to the last final callback, ms. */
   recoverMs: number;
 }
@@ -46,11 +51,17 @@ const WORDS = Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ');
 export class ChaosRig {
   private trialNo = 0;
 
+  /** Reads what the services left in Redis (leases, slots); reconnects by itself after a Redis fault. */
+  private readonly redisClient: Redis;
+
   private constructor(
     readonly sys: TestSystem,
     private readonly nats: OwnedDependency,
     private readonly redis: OwnedDependency,
-  ) {}
+  ) {
+    this.redisClient = new Redis(redis.url);
+    this.redisClient.on('error', () => undefined);
+  }
 
   /** `serviceEnv` adds to (or overrides) the services' environment, e.g. LOG_LEVEL for a closer look. */
   static async start(serviceEnv: Record<string, string> = {}): Promise<ChaosRig> {
@@ -76,6 +87,7 @@ export class ChaosRig {
   }
 
   async stop(): Promise<void> {
+    this.redisClient.disconnect();
     await this.sys.stop();
     await Promise.all([this.nats.stop(), this.redis.stop()]);
   }
@@ -124,10 +136,46 @@ export class ChaosRig {
     const finals = () => new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
     await this.sys.callbacks.waitFor(() => accepted.every((a) => finals().has(a.replyTo)), o.deadlineMs).catch(() => undefined);
     const lastFinal = received.slice(startCount).filter((c) => c.json?.is_final === true).reduce((t, c) => Math.max(t, c.receivedAt), backAt);
-    return { fault, ...checkDeliveries(accepted, received.slice(startCount)), recoverMs: Math.max(0, lastFinal - backAt) };
+    const report = checkDeliveries(accepted, received.slice(startCount));
+    const stuck = await this.heldAfterReplies([...new Set(accepted.map((a) => a.sessionId))]);
+    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt) };
+  }
+
+  /**
+   * Session leases and pipeline slots still held after every reply ended. A lease is freed when its
+   * reply's final part went out; waiting a little covers that last step (and a lease re-taken after a
+   * Redis loss runs out with its TTL, which is longer than a trial: so it counts too).
+   */
+  private async heldAfterReplies(sessionIds: string[]): Promise<string[]> {
+    const keys = redisKeys(this.sys.prefix);
+    const leaseKeys = sessionIds.map((sessionId) => keys.sessionLease({ botId: this.sys.botId, adapter: 'http-bot', launcherType: 'person', launcherId: sessionId }));
+    const held = async () => {
+      const out: string[] = [];
+      for (const [i, key] of leaseKeys.entries()) if (await this.redisClient.exists(key)) out.push(`session ${sessionIds[i]} still leased`);
+      const slots = await this.redisClient.zcard(keys.pipelineSlots());
+      if (slots > 0) out.push(`${slots} pipeline slot(s) still taken`);
+      return out;
+    };
+    const deadline = Date.now() + 20_000;
+    let out = await held();
+    while (out.length > 0 && Date.now() < deadline) {
+      await delay(250);
+      out = await held();
+    }
+    return out;
   }
 
   private async inject(fault: Fault, o: TrialOptions): Promise<void> {
+    if (fault === 'rolling') {
+      // A rolling restart under load, as a deployment does it: each replica drains and is replaced.
+      for (const role of ALL_SERVICES) {
+        for (let i = 1; i <= REPLICAS; i++) {
+          await this.sys.services.kill(`${role}-${i}`, 'SIGTERM');
+          await this.sys.services.start(role, {}, `${role}-${i}`);
+        }
+      }
+      return;
+    }
     if (fault === 'nats' || fault === 'redis') {
       const dep = fault === 'nats' ? this.nats : this.redis;
       await dep.kill();

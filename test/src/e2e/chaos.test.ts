@@ -5,9 +5,10 @@ import { ChaosRig, faultViolations, type Fault, type TrialOptions } from '../cha
 /**
  * The chaos suite's short form (`npm run chaos` runs many trials of every fault): two replicas of
  * every role on a NATS and a Redis of the test's own; while replies stream, one process is SIGKILLed
- * and restarted, the broker is SIGKILLed and restarted on its store, or Redis restarts with its data
- * lost. Every accepted message must still end with exactly one final callback, in order, with rising
- * sequences.
+ * and restarted, the broker is SIGKILLed and restarted on its store, Redis restarts with its data
+ * lost, or every replica is restarted with SIGTERM one after another. Every accepted message must still
+ * end with exactly one final callback, in order, with rising sequences, and no session lease or
+ * pipeline slot may stay taken.
  */
 describe('chaos: faults while replies stream', () => {
   let rig: ChaosRig;
@@ -21,7 +22,7 @@ describe('chaos: faults while replies stream', () => {
     await rig?.stop();
   });
 
-  const faults: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis'];
+  const faults: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis', 'rolling'];
   for (const fault of faults) {
     test(`${fault}: nothing accepted is lost, duplicated or reordered`, async () => {
       const r = await rig.trial(fault, trial);
