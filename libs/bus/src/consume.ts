@@ -211,7 +211,8 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
   async function onHandlerError(m: JsMsg, span: Span, err: unknown): Promise<Outcome> {
     const e = err instanceof Error ? err : new Error(String(err));
     const n = m.info.deliveryCount;
-    if (err instanceof RetryableError && !(spec.maxDeliver > 0 && n >= spec.maxDeliver)) {
+    const lastDelivery = spec.maxDeliver > 0 && n >= spec.maxDeliver;
+    if (err instanceof RetryableError && !lastDelivery) {
       // A deferral (a rate-limit wait, a busy session) is the normal path, not a failure.
       span.addEvent('deferred', { 'conveyor.defer.ms': err.delayMs, 'conveyor.defer.reason': e.message });
       logger.debug?.({ ...log, seq: m.seq, subject: m.subject, deliveryCount: n, delayMs: err.delayMs, reason: e.message }, 'message deferred');
@@ -221,7 +222,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
     span.recordException(e);
     span.setStatus({ code: SpanStatusCode.ERROR, message: e.message });
     if (err instanceof PermanentError) return deadLetter(m, span, 'handler_rejected', `${e.name}: ${e.message}`);
-    if (spec.maxDeliver > 0 && n >= spec.maxDeliver) {
+    if (lastDelivery) {
       return deadLetter(m, span, 'max_deliver', `failed on delivery ${n} of ${spec.maxDeliver}; last error: ${e.name}: ${e.message}`);
     }
     const delay = err instanceof RetryableError ? err.delayMs : abort.signal.aborted ? 0 : backoff(n);

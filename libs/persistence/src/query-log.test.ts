@@ -1,26 +1,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTempDatabase, type TempDatabase } from './testing/index.js';
-import { closeDatabase, createDatabase, type Database } from './client.js';
+import { useTempDatabase } from './testing/index.js';
 import { QueryLog } from './query-log.js';
 
-let db: TempDatabase;
-let database: Database;
-
-before(async () => {
-  db = await createTempDatabase();
-  database = createDatabase(db.url);
-});
-
-after(async () => {
-  if (database) await closeDatabase(database);
-  await db?.drop();
-});
+const database = useTempDatabase();
 
 test('texts Postgres cannot store (NUL, lone surrogates) are made storable, and the whole group is written', async () => {
   const errors: unknown[] = [];
-  const log = new QueryLog(database.pool, (err) => errors.push(err));
+  const log = new QueryLog(database().pool, (err) => errors.push(err));
   const odd = randomUUID();
   const plain = randomUUID();
   const start = (id: string, launcherId: string) => ({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId, receivedAt: new Date(), attempt: 1 });
@@ -32,7 +20,7 @@ test('texts Postgres cannot store (NUL, lone surrogates) are made storable, and 
   log.succeeded(plain);
   await log.flush();
   assert.deepEqual(errors, []);
-  const rows = await database.prisma.queryRecord.findMany({ where: { id: { in: [odd, plain] } }, orderBy: { launcherId: 'asc' } });
+  const rows = await database().prisma.queryRecord.findMany({ where: { id: { in: [odd, plain] } }, orderBy: { launcherId: 'asc' } });
   assert.deepEqual(rows.map((r) => [r.launcherId, r.status, r.error]), [
     ['alice \uFFFD', 'failed', 'all 1 models failed: 429 E{#hx../|jB O \uFFFD'],
     ['bob', 'succeeded', null],
@@ -40,12 +28,24 @@ test('texts Postgres cannot store (NUL, lone surrogates) are made storable, and 
 });
 
 test('an error cut to its bound does not leave half a surrogate pair', async () => {
-  const log = new QueryLog(database.pool);
+  const log = new QueryLog(database().pool);
   const id = randomUUID();
   log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'carol', receivedAt: new Date(), attempt: 1 });
   log.failed(id, `${'x'.repeat(3_999)}😀 and more`);
   await log.flush();
-  const row = await database.prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
   assert.equal(row.status, 'failed');
   assert.equal(row.error, `${'x'.repeat(3_999)}\uFFFD`);
+});
+
+test('how a query ended: null while running; a failure keeps the number of the run\'s last event', async () => {
+  const log = new QueryLog(database().pool);
+  const id = randomUUID();
+  log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'dave', receivedAt: new Date(), attempt: 2 });
+  await log.flush();
+  assert.equal(await log.finished(id), null);
+  log.failed(id, 'the model failed', { attempt: 2, seq: 7 });
+  await log.flush();
+  assert.deepEqual(await log.finished(id), { status: 'failed', done: { attempt: 2, seq: 7 } });
+  assert.equal(await log.isFinished(id), true);
 });

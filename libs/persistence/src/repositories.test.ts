@@ -1,25 +1,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createTempDatabase, type TempDatabase } from './testing/index.js';
-import { closeDatabase, createDatabase, type Database } from './client.js';
+import { useTempDatabase } from './testing/index.js';
 import { findBotWithPipeline } from './repositories.js';
 
-let db: TempDatabase;
-let database: Database;
-
-before(async () => {
-  db = await createTempDatabase();
-  database = createDatabase(db.url);
-});
-
-after(async () => {
-  if (database) await closeDatabase(database);
-  await db?.drop();
-});
+const database = useTempDatabase();
 
 test('a bot id Postgres cannot store is unknown, and does not fail the lookups batched with it', async () => {
-  const prisma = database.prisma;
+  const prisma = database().prisma;
   const pipeline = await prisma.pipeline.create({ data: { id: randomUUID(), name: 'p', stages: [], config: {} } });
   const bot = await prisma.bot.create({ data: { name: 'b', adapter: 'http-bot', adapterConfig: {}, pipelineId: pipeline.id } });
   // In the same tick, as a dispatcher looks up the bots of the events it handles at once: Prisma puts

@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { sign } from '@conveyor/http-bot';
-import { createPrismaClient } from '@conveyor/persistence';
-import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { addTelegramBot, startTestSystem, type TestSystem } from '../harness/system.js';
 import { EventPublisher, route } from '../harness/events.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/index.js';
 import { waitUntil } from '../harness/wait.js';
@@ -28,14 +27,7 @@ describe('platforms end to end', () => {
     sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'debug', WEBCHAT_ENABLED: 'true', WEBCHAT_TOKEN: webChatToken } });
     tg = await startFakeTelegram({ token: tgToken });
     events = await EventPublisher.connect(sys.topology);
-    const prisma = createPrismaClient(sys.db.url);
-    try {
-      const pipeline = await prisma.pipeline.findFirstOrThrow();
-      await prisma.bot.create({ data: { id: tgBotId, name: 'Telegram bot', adapter: 'telegram', pipelineId: pipeline.id, enabled: true,
-        adapterConfig: { token: tgToken, webhook_secret: tgSecret, api_base_url: tg.url, bot_username: 'conveyor_bot', 'enable-stream-reply': true } } });
-    } finally {
-      await prisma.$disconnect();
-    }
+    await addTelegramBot(sys, 'Telegram bot', { token: tgToken, webhook_secret: tgSecret, api_base_url: tg.url, bot_username: 'conveyor_bot', 'enable-stream-reply': true }, tgBotId);
   });
 
   after(async () => {

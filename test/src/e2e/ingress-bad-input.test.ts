@@ -6,7 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { LIMITS } from '@conveyor/contracts';
 import { createPrismaClient } from '@conveyor/persistence';
 import { echoResponder } from '../fakes/index.js';
-import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
+import { addTelegramBot, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
 import { uniqueName } from '../harness/ids.js';
 
@@ -28,23 +28,8 @@ describe('bad input at the ingress', () => {
   before(async () => {
     sys = await startTestSystem({ serviceEnv: { WEBCHAT_ENABLED: 'true', WEBCHAT_TOKEN: webChatToken } });
     nc = await connect({ servers: NATS_URL });
-    const prisma = createPrismaClient(sys.db.url);
-    try {
-      const pipeline = await prisma.pipeline.findFirstOrThrow();
-      await prisma.bot.create({
-        data: {
-          id: telegramBotId,
-          name: 'Telegram bot',
-          adapter: 'telegram',
-          pipelineId: pipeline.id,
-          enabled: true,
-          // Nothing listens there: no update of this file may get as far as a reply.
-          adapterConfig: { token: `1:${uniqueName('token')}`, webhook_secret: telegramSecret, api_base_url: 'http://127.0.0.1:9' },
-        },
-      });
-    } finally {
-      await prisma.$disconnect();
-    }
+    // Nothing listens at api_base_url: no update of this file may get as far as a reply.
+    await addTelegramBot(sys, 'Telegram bot', { token: `1:${uniqueName('token')}`, webhook_secret: telegramSecret, api_base_url: 'http://127.0.0.1:9' }, telegramBotId);
   });
 
   after(async () => {

@@ -59,3 +59,27 @@ export function headerText(maxLength = 40): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.string({ unit: fc.integer({ min: 0xa0, max: 0xff }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 10 }) },
   );
 }
+
+/** Every key path of a JSON value, the value itself included as []. */
+export function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+  const out = [prefix];
+  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
+  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
+  return out;
+}
+
+/** A copy with the value at `path` replaced, removed (`undefined`), or a key added under it (a path past the end). */
+export function mutate(value: unknown, path: (string | number)[], replacement: unknown): unknown {
+  if (path.length === 0) return replacement;
+  const [head, ...rest] = path;
+  if (Array.isArray(value)) {
+    const copy = [...value];
+    if (rest.length === 0 && replacement === undefined) copy.splice(Number(head), 1);
+    else copy[Number(head)] = mutate(copy[Number(head)], rest, replacement);
+    return copy;
+  }
+  const copy: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...(value as Record<string, unknown>) } : {};
+  if (rest.length === 0 && replacement === undefined) delete copy[head];
+  else copy[head] = mutate(copy[head], rest, replacement);
+  return copy;
+}

@@ -6,7 +6,7 @@ import { LIMITS, MaxDeliveriesAdvisory, QueryEnvelope, RunnerEvent, RunRequest, 
 import { deadLetterPayload, readDeadLetters } from '@conveyor/bus';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
-import { anyTypedValue, hostileText } from './arbitraries.js';
+import { anyTypedValue, hostileText, mutate, paths } from './arbitraries.js';
 import { emptyReport, preview, type CategoryReport } from './report.js';
 import { NATS_URL } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
@@ -103,30 +103,6 @@ const advisory = fc.record({ stream_seq: fc.integer({ min: 1e12, max: 2e12 }), d
 
 const validFor = (target: BusTarget, victim: number): fc.Arbitrary<unknown> =>
   target === 'query' ? query(victim) : target === 'run' ? run(victim) : target === 'event' ? event(victim) : advisory;
-
-/** Every key path of a JSON value, the value itself included as []. */
-function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  const out = [prefix];
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
-  return out;
-}
-
-/** A copy with the value at `path` replaced (or removed, when `replacement` is undefined). */
-function mutate(value: unknown, path: (string | number)[], replacement: unknown): unknown {
-  if (path.length === 0) return replacement;
-  const [head, ...rest] = path;
-  if (Array.isArray(value)) {
-    const copy = [...value];
-    if (rest.length === 0 && replacement === undefined) copy.splice(Number(head), 1);
-    else copy[Number(head)] = mutate(copy[Number(head)], rest, replacement);
-    return copy;
-  }
-  const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-  if (rest.length === 0 && replacement === undefined) delete copy[head];
-  else copy[head] = mutate(copy[head], rest, replacement);
-  return copy;
-}
 
 /** A valid message with one field replaced by a value of another type, or removed. */
 const nearFor = (target: BusTarget, victim: number) =>

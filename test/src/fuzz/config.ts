@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { stringify as yamlStringify } from 'yaml';
 import { ConfigFileError, parseConfigText } from '@conveyor/persistence';
 import { parsePipelineConfig } from '@conveyor/pipeline';
-import { anyTypedValue, awkwardChar, hostileText } from './arbitraries.js';
+import { anyTypedValue, awkwardChar, hostileText, mutate, paths } from './arbitraries.js';
 import { emptyReport, preview, type CategoryReport } from './report.js';
 
 /** A conveyor.yaml the loader takes, to mutate from. */
@@ -26,30 +26,6 @@ export type ConfigInput =
   | { kind: 'file-mutation'; path: (string | number)[]; replacement: unknown; yaml: boolean }
   | { kind: 'file-text'; text: string }
   | { kind: 'pipeline'; path: (string | number)[]; replacement: unknown };
-
-/** Every key path of a JSON value, the value itself included as []. */
-function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  const out = [prefix];
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...paths(v, [...prefix, i])));
-  else if (typeof value === 'object' && value !== null) for (const [k, v] of Object.entries(value)) out.push(...paths(v, [...prefix, k]));
-  return out;
-}
-
-/** A copy with the value at `path` replaced, removed (`undefined`), or a key added under it (a path past the end). */
-function mutate(value: unknown, path: (string | number)[], replacement: unknown): unknown {
-  if (path.length === 0) return replacement;
-  const [head, ...rest] = path;
-  if (Array.isArray(value)) {
-    const copy = [...value];
-    if (rest.length === 0 && replacement === undefined) copy.splice(Number(head), 1);
-    else copy[Number(head)] = mutate(copy[Number(head)], rest, replacement);
-    return copy;
-  }
-  const copy: Record<string, unknown> = typeof value === 'object' && value !== null ? { ...(value as Record<string, unknown>) } : {};
-  if (rest.length === 0 && replacement === undefined) delete copy[head];
-  else copy[head] = mutate(copy[head], rest, replacement);
-  return copy;
-}
 
 const FILE_PATHS = paths(VALID_CONFIG);
 const PIPELINE_PATHS = paths(VALID_CONFIG.pipelines[0].config);

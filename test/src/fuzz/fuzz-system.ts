@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createPrismaClient } from '@conveyor/persistence';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/index.js';
-import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { addTelegramBot, startTestSystem, type TestSystem } from '../harness/system.js';
 import { uniqueName } from '../harness/ids.js';
 
 /** The test system the fuzz categories share: one HTTP-bot bot, one Telegram bot, the fakes behind them. */
@@ -30,22 +29,7 @@ export async function startFuzzSystem(): Promise<FuzzSystem> {
   let telegram: FakeTelegram | undefined;
   try {
     telegram = await startFakeTelegram({ token: telegramToken });
-    const prisma = createPrismaClient(sys.db.url);
-    try {
-      const pipeline = await prisma.pipeline.findFirstOrThrow();
-      await prisma.bot.create({
-        data: {
-          id: telegramBotId,
-          name: 'Telegram fuzz bot',
-          adapter: 'telegram',
-          pipelineId: pipeline.id,
-          enabled: true,
-          adapterConfig: { token: telegramToken, webhook_secret: telegramSecret, api_base_url: telegram.url, bot_username: 'fuzz_bot' },
-        },
-      });
-    } finally {
-      await prisma.$disconnect();
-    }
+    await addTelegramBot(sys, 'Telegram fuzz bot', { token: telegramToken, webhook_secret: telegramSecret, api_base_url: telegram.url, bot_username: 'fuzz_bot' }, telegramBotId);
   } catch (err) {
     await telegram?.close();
     await sys.stop();

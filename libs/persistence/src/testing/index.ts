@@ -1,1 +1,1 @@
-export { createTempDatabase, testServerUrl, type TempDatabase } from './temp-database.js';
+export { createTempDatabase, testServerUrl, useTempDatabase, type TempDatabase } from './temp-database.js';

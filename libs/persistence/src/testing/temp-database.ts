@@ -1,5 +1,7 @@
 // A throwaway database per test file, so tests never share state or touch `conveyor`.
 import { randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
+import { closeDatabase, createDatabase, type Database } from '../client.js';
 import { createDatabaseIfMissing, dropDatabase } from '../database.js';
 import { migrate } from '../migrate.js';
 
@@ -21,4 +23,25 @@ export async function createTempDatabase(options: { migrated?: boolean } = {}): 
   await createDatabaseIfMissing(databaseUrl);
   if (options.migrated !== false) await migrate({ databaseUrl });
   return { url: databaseUrl, drop: () => dropDatabase(databaseUrl) };
+}
+
+/**
+ * A migrated temporary database, with a pool on it, for the tests of one file: created before they
+ * run and dropped after. Call at the top level of a test file; the returned function gives the pool.
+ */
+export function useTempDatabase(): () => Database {
+  let temp: TempDatabase | undefined;
+  let database: Database | undefined;
+  before(async () => {
+    temp = await createTempDatabase();
+    database = createDatabase(temp.url);
+  });
+  after(async () => {
+    if (database) await closeDatabase(database);
+    await temp?.drop();
+  });
+  return () => {
+    if (!database) throw new Error('useTempDatabase: the database is created in a before hook');
+    return database;
+  };
 }
