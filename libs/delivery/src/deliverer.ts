@@ -344,10 +344,16 @@ export class Deliverer {
     shown.ended = terminal !== undefined;
     // The platform has the batch: its events may be acknowledged even if recording that fails (Redis
     // going down now would otherwise make them be stored and sent again).
-    const sentEvents: EventRef[] = [];
-    for (const e of entries) if (e.t === 'seal' && e.seq !== undefined) sentEvents.push({ queryId: e.queryId, attempt: e.attempt ?? 0, seq: e.seq });
-    this.sentElsewhere(sentEvents);
-    if (sentEvents.length) this.opts.announceSent?.(sentEvents);
+    // Events handled here are marked at once; only the others are announced to the other replicas.
+    const handledElsewhere: EventRef[] = [];
+    for (const e of entries) {
+      if (e.t !== 'seal' || e.seq === undefined) continue;
+      const event = { queryId: e.queryId, attempt: e.attempt ?? 0, seq: e.seq };
+      const here = this.awaiting.get(eventKey(event.queryId, event.attempt, event.seq));
+      if (here) here.markSent();
+      else handledElsewhere.push(event);
+    }
+    if (handledElsewhere.length) this.opts.announceSent?.(handledElsewhere);
     const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
     if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
     if (terminal && committed) {
