@@ -6,6 +6,7 @@ test('§7.3 adapter envelope, every row', () => {
   const rows: [ReturnType<typeof HttpBotError.messageTooLarge>, number, number, string][] = [
     [HttpBotError.unknownSubPath('foo/bar'), 400, 40001, 'unknown sub-path: foo/bar'],
     [HttpBotError.messageTooLarge(), 413, 41301, 'message too large'],
+    [HttpBotError.headersTooLarge(), 431, 43101, 'request headers too large'],
     [HttpBotError.invalidSignature('missing_headers'), 401, 40101, 'invalid signature: missing_headers'],
     [HttpBotError.invalidSignature('bad_timestamp'), 401, 40101, 'invalid signature: bad_timestamp'],
     [HttpBotError.invalidSignature('expired'), 401, 40101, 'invalid signature: expired'],

@@ -54,6 +54,8 @@ export const HttpBotError = {
   // §7.3 adapter envelope, in check order
   unknownSubPath: (path: string): HttpBotError => envelope(400, 40001, `unknown sub-path: ${path}`),
   messageTooLarge: (): HttpBotError => envelope(413, 41301, 'message too large'),
+  /** Request headers past Node's 16 KiB bound: the HTTP parser refuses them before any route (the ingress' clientError handler answers). */
+  headersTooLarge: (): HttpBotError => envelope(431, 43101, 'request headers too large'),
   invalidSignature: (reason: VerifyFailureReason): HttpBotError =>
     envelope(401, 40101, `invalid signature: ${reason}`),
   invalidJson: (): HttpBotError => envelope(400, 40001, 'body is not valid JSON'),

@@ -1,6 +1,7 @@
 import { runService, type BaseEnv } from '@conveyor/service-kit';
 import { IngressModule } from './ingress.module.js';
 import { IngressEnv, webChatAccess } from './env.js';
+import { answerClientErrors } from './client-errors.js';
 
 await runService<BaseEnv & IngressEnv>({
   name: 'ingress',
@@ -9,4 +10,9 @@ await runService<BaseEnv & IngressEnv>({
   module: (infra) => IngressModule.register(webChatAccess(infra.env)),
   // Signatures are computed over the exact bytes, so the controller reads the body itself.
   nestOptions: { bodyParser: false },
+  start: async (app, infra) => {
+    // Attached before the first request can be read (no I/O runs between listen and this call).
+    answerClientErrors(app.getHttpServer(), infra.logger);
+    return async () => undefined;
+  },
 });

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
+import { connect as connectTcp } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { LIMITS } from '@conveyor/contracts';
@@ -69,6 +70,31 @@ describe('bad input at the ingress', () => {
     const next = await sys.post({ session_id: syncSession, message: hi }, { subPath: 'sync' });
     assert.equal(next.status, 200);
     assert.equal(((await next.json()) as { data: { message: { text: string }[] } }).data.message.at(-1)?.text, 'Echo: hi');
+  });
+
+  test('request headers over Node\'s 16 KiB limit get 431 with LangBot\'s body, and the connection is closed cleanly', async () => {
+    const ingress = sys.services.get('ingress');
+    const expected = envelope(43101, 'request headers too large');
+    // A typical client: the header is refused before any route, with the same envelope as the other rejections.
+    const res = await sys.post({ session_id: 's', message: [{ type: 'Plain', text: 'hi' }] }, { headers: { 'x-large': 'h'.repeat(20_000) } });
+    assert.equal(res.status, 431);
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+    assert.deepEqual(await res.json(), expected);
+
+    // On the wire: far past the limit (many TCP segments), the whole answer arrives and the server closes.
+    const { port } = new URL(ingress.url);
+    const head = `POST /bots/${sys.botId} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n`;
+    const raw = await rawExchange(Number(port), `${head}X-Large: ${'h'.repeat(200_000)}\r\n\r\n{}`);
+    const [statusAndHeaders, body] = splitResponse(raw);
+    assert.match(statusAndHeaders, /^HTTP\/1\.1 431 /, raw.slice(0, 200));
+    assert.match(statusAndHeaders, /\r\nconnection: close\r\n/i);
+    assert.match(statusAndHeaders, new RegExp(`\\r\\ncontent-length: ${Buffer.byteLength(body)}\\r\\n`, 'i'));
+    assert.deepEqual(JSON.parse(body), expected);
+
+    // Other malformed requests keep Node's own answer.
+    assert.match(await rawExchange(Number(port), 'NOT HTTP AT ALL\r\n\r\n'), /^HTTP\/1\.1 400 Bad Request\r\n/);
+    // And the ingress serves the next request as before.
+    assert.equal((await sys.post({ session_id: uniqueName('after-431'), message: [{ type: 'Plain', text: 'hi' }] })).status, 202);
   });
 
   test('the web chat answers 404 for a bot or session id it never hands out, never a 500', async () => {
@@ -205,3 +231,28 @@ describe('bad input at the ingress', () => {
     }
   });
 });
+
+/** Writes `request` on a fresh connection and resolves with everything the server sent once it closed the connection. */
+function rawExchange(port: number, request: string, timeoutMs = 30_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`the server did not close the connection within ${timeoutMs} ms; received: ${Buffer.concat(chunks).toString('latin1').slice(0, 300)}`));
+    }, timeoutMs);
+    socket.on('data', (d: Buffer) => chunks.push(d));
+    // A reset after the answer arrived (the rest of a refused request still in flight) still counts: what was read is kept.
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    socket.write(request);
+  });
+}
+
+function splitResponse(raw: string): [string, string] {
+  const end = raw.indexOf('\r\n\r\n');
+  return end < 0 ? [raw, ''] : [raw.slice(0, end + 2), raw.slice(end + 4)];
+}
