@@ -94,6 +94,10 @@ export class WebChatController {
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
     const { botId } = chat;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    // Express routes HEAD here too. A HEAD response has no body, so Node would hold its headers back
+    // until the end, which a stream never reaches: the client would wait for ever, and the
+    // subscription with it. The headers are the whole answer.
+    if (req.method === 'HEAD') return void res.end();
     res.write(': connected\n\n');
     const sub = this.infra.nc.subscribe(this.infra.topology.subjects.webchat(botId, sessionId), {
       callback: (err, msg) => {

@@ -103,6 +103,14 @@ describe('web chat access', () => {
     stream.abort();
   });
 
+  test('a HEAD of the event stream is answered at once with the stream\'s headers and ends', async () => {
+    // HEAD is routed to the GET handler; a response that never ends would send no headers at all.
+    const res = await fetch(`${chatApi()}/${sys.botId}/sessions/alice/events`, { method: 'HEAD', headers: authorized, signal: AbortSignal.timeout(20_000) });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.equal(await res.text(), '');
+  });
+
   test('a web chat session and an HTTP-bot session of the same id do not share a conversation', async () => {
     sys.llm.setDefault(echoResponder);
     const session = 'alice';
