@@ -115,10 +115,7 @@ export class EventHandler {
   }
 
   private deps(): PipelineDeps {
-    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, leases: {
-      release: async (q) => void (await this.leases.release(q.route, q.queryId)),
-      extend: async (q, ms) => void (await this.leases.extend(q.route, q.queryId, ms)),
-    } };
+    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords };
   }
 
   /** The outbound port, with failures counted and recorded on the query. */

@@ -38,7 +38,6 @@ export function modelInfoPort(infra: Infra): ModelInfoPort {
 
 export function leasePort(leases: SessionLeases): LeasePort {
   return {
-    release: async (q) => void (await leases.release(q.route, q.queryId)),
     extend: async (q, ms) => void (await leases.extend(q.route, q.queryId, ms)),
   };
 }

@@ -46,9 +46,8 @@ export interface RateLimiterPort {
   require(key: string, windowSeconds: number, limit: number): Promise<RateDecision>;
 }
 
-/** Frees the query's session lease and pipeline slot; idempotent (ReleaseRateLimitOccupancy). */
+/** The query's session lease and pipeline slot, as a stage sees them. */
 export interface LeasePort {
-  release(query: PipelineQuery): Promise<void>;
   /** Keeps the leases alive at least `ms` more (a deferred query keeps its place). */
   extend(query: PipelineQuery, ms: number): Promise<void>;
 }

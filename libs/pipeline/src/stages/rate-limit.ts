@@ -2,7 +2,6 @@ import { chatKey, type ChatRef } from '@conveyor/contracts';
 import { RetryableError } from '@conveyor/bus';
 import { meter } from '@conveyor/telemetry';
 import { need } from '../engine/ports.js';
-import { isFinalItem } from '../engine/query.js';
 import { CONTINUE, interrupt } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 
@@ -39,14 +38,14 @@ export const requireRateLimit: StageFactory = ({ name, config, deps }) => ({
 });
 
 /**
- * ReleaseRateLimitOccupancy: LangBot's is a no-op; here it frees the session lease and the pipeline
- * slot once the reply's final item passes. Idempotent, so every item may pass it.
+ * ReleaseRateLimitOccupancy: a no-op, as LangBot's. The session is not let go when the final item
+ * passes here: the runner writes the turn to history after its last item, and the session's next
+ * message must see that turn. The session is freed when the reply's last event has gone out
+ * (`SessionLeases.finish`), which comes after the history write.
  */
-export const releaseRateLimit: StageFactory = ({ name, deps }) => ({
+export const releaseRateLimit: StageFactory = ({ name }) => ({
   name,
-  async process(q) {
-    const item = q.respMessages.at(-1);
-    if (!item || isFinalItem(item)) await deps.leases?.release(q);
+  async process() {
     return CONTINUE;
   },
 });

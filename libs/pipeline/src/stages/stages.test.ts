@@ -148,24 +148,24 @@ test('round truncator keeps the last max-round user turns', () => {
   assert.deepEqual(truncateRounds(h, 10).map((x) => x.content), ['1', 'a1', '2', 'a2', 't', '3', 'a3']);
 });
 
-test('rate limit: drop answers LangBot\'s notice, wait defers through the bus, release frees on the final item', async () => {
+test('rate limit: drop answers LangBot\'s notice, wait defers through the bus keeping the session', async () => {
   const denied = { require: async () => ({ allowed: false as const, retryInMs: 1234 }) };
   const drop = await run('RequireRateLimitOccupancy', testQuery(), { rateLimiter: denied });
   assert.deepEqual(drop, { type: 'interrupt', consoleNotice: '根据限速规则忽略 person:s1 消息', userNotice: RATE_LIMIT_NOTICE });
   const extended: number[] = [];
-  const leases = { release: async () => void released.push(1), extend: async (_q: unknown, ms: number) => void extended.push(ms) };
-  const released: number[] = [];
+  const leases = { extend: async (_q: unknown, ms: number) => void extended.push(ms) };
   const wait = testQuery({ config: { safety: { 'rate-limit': { strategy: 'wait' } } } });
   await assert.rejects(Promise.resolve(run('RequireRateLimitOccupancy', wait, { rateLimiter: denied, leases })), (e: unknown) => e instanceof RetryableError && e.delayMs === 1234);
   assert.ok(extended[0] >= 1234, 'the session lease outlives the wait');
+});
+
+test('ReleaseRateLimitOccupancy lets the final item pass without freeing the session (the reply\'s end does, after the history write)', async () => {
+  const released: string[] = [];
+  const leases = { release: async () => void released.push('release'), extend: async () => void released.push('extend') };
   const q = testQuery();
-  q.respMessages.push({ kind: 'chunk', text: 'a', isFinal: false, hasToolCalls: false, toolNames: [] });
-  await run('ReleaseRateLimitOccupancy', q, { leases });
-  assert.equal(released.length, 0);
   q.respMessages.push({ kind: 'chunk', text: 'ab', isFinal: true, hasToolCalls: false, toolNames: [] });
-  await run('ReleaseRateLimitOccupancy', q, { leases });
-  await run('ReleaseRateLimitOccupancy', q, { leases });
-  assert.equal(released.length, 2, 'idempotent release is called per final item');
+  assert.deepEqual(await run('ReleaseRateLimitOccupancy', q, { leases }), { type: 'continue' });
+  assert.deepEqual(released, []);
 });
 
 test('MessageProcessor: commands in place with [bot] replies downstream; chat hands off a run request', async () => {
