@@ -1,4 +1,4 @@
-import type { RunRequest } from '@conveyor/contracts';
+import { LIMITS, type RunRequest } from '@conveyor/contracts';
 import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 import { interrupt, proceed, type StageResult } from '../engine/result.js';
@@ -7,11 +7,29 @@ import { failureNotice } from '../engine/run.js';
 import { chainText } from '../text/chain.js';
 import { executeCommand } from './commands.js';
 import { modelOf } from './preprocessor.js';
+import { fitHistory } from './history-fit.js';
 
 export const DEFAULT_COMMAND_PREFIXES = ['!', '！'];
 
-/** The run request for the chat path: the per-turn prompt, the truncated history and the user's turn. */
-export function buildRunRequest(q: PipelineQuery): RunRequest {
+/**
+ * What a run request may take of the bus bound: the rest is room for what the broker counts besides
+ * the payload (headers: trace context, ids, schema) and for a parse that adds defaults.
+ */
+export const RUN_REQUEST_MAX_BYTES = LIMITS.busPayloadBytes - 16 * 1024;
+
+/**
+ * The run request for the chat path: the per-turn prompt, the truncated history and the user's turn,
+ * the history cut where needed so the whole stays within RUN_REQUEST_MAX_BYTES (`fitHistory`).
+ */
+export function buildRunRequest(q: PipelineQuery, onHistoryCut?: (messagesKept: number) => void): RunRequest {
+  const userMessage = q.userMessage ?? { role: 'user' as const, content: chainText(q.messageChain) };
+  const run = runRequestWith(q, [...q.prompt, userMessage]);
+  const history = fitHistory(q.messages, RUN_REQUEST_MAX_BYTES - Buffer.byteLength(JSON.stringify(run)));
+  if (history !== q.messages) onHistoryCut?.(history.length);
+  return { ...run, messages: [...q.prompt, ...history, userMessage] };
+}
+
+function runRequestWith(q: PipelineQuery, messages: RunRequest['messages']): RunRequest {
   const misc = q.config.output.misc;
   const la = q.config.ai['local-agent'];
   return {
@@ -22,7 +40,7 @@ export function buildRunRequest(q: PipelineQuery): RunRequest {
     conversationId: q.conversationId ?? '',
     model: modelOf(la.model),
     stream: q.streamOutput,
-    messages: [...q.prompt, ...q.messages, q.userMessage ?? { role: 'user', content: chainText(q.messageChain) }],
+    messages,
     exceptionHandling: misc['exception-handling'],
     failureHint: misc['failure-hint'],
     runner: q.config.ai.runner.runner,
@@ -60,7 +78,9 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
       }
       return;
     }
-    await need(deps, 'handoff', 'MessageProcessor').startRun(q, buildRunRequest(q));
+    const run = buildRunRequest(q, (messagesKept) =>
+      deps.logger.warn({ queryId: q.queryId, historyMessages: q.messages.length, messagesKept }, 'history cut to fit the bus bound'));
+    await need(deps, 'handoff', 'MessageProcessor').startRun(q, run);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
     yield interrupt({ userNotice: failureNotice(q, e), errorNotice: e.message, debugNotice: e.stack });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RetryableError } from '@conveyor/bus';
-import type { LlmMessage } from '@conveyor/contracts';
+import { LIMITS, type LlmMessage, type RunRequest } from '@conveyor/contracts';
 import { STAGE_REGISTRY } from './registry.js';
 import { recordingDeps, testQuery } from '../testing.js';
 import type { PipelineDeps, OutboundReply } from '../engine/ports.js';
@@ -186,6 +186,33 @@ test('MessageProcessor: commands in place with [bot] replies downstream; chat ha
   assert.deepEqual((runs[0] as { messages: unknown }).messages, [{ role: 'system', content: 'S' }, { role: 'user', content: 'hello' }]);
   const failing = await collect('MessageProcessor', testQuery(), { handoff: { startRun: async () => { throw new Error('bus down'); } } });
   assert.deepEqual([failing[0].type, failing[0].userNotice, failing[0].errorNotice], ['interrupt', 'Request failed.', 'bus down']);
+});
+
+test('MessageProcessor: a history over the bus bound (a tool result of 2 MB) is cut to fit, the newest turn kept whole', async () => {
+  const runs: RunRequest[] = [];
+  const q = testQuery({ chain: [{ type: 'Plain', text: 'and now?' }] });
+  q.userMessage = { role: 'user', content: 'and now?' };
+  q.prompt = [{ role: 'system', content: 'S' }];
+  const toolCall = { id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } };
+  q.messages = [
+    { role: 'user', content: 'old question' },
+    { role: 'assistant', content: 'old answer' },
+    { role: 'user', content: 'use the tool' },
+    { role: 'assistant', content: null, tool_calls: [toolCall] },
+    { role: 'tool', tool_call_id: 'call_1', content: [{ type: 'text', text: 'r'.repeat(2_000_000) }] },
+    { role: 'assistant', content: 'the tool said r' },
+  ];
+  const results = await collect('MessageProcessor', q, { handoff: { startRun: async (_q, run) => void runs.push(run) } });
+  assert.deepEqual(results, [], 'handed off, no failure notice');
+  const bytes = Buffer.byteLength(JSON.stringify(runs[0]));
+  assert.ok(bytes <= LIMITS.busPayloadBytes, `the run request is ${bytes} bytes`);
+  const messages = runs[0].messages;
+  assert.equal(messages.length, 8, 'no message left out');
+  assert.deepEqual(messages.at(-1), { role: 'user', content: 'and now?' });
+  assert.deepEqual(messages.slice(0, 5), [{ role: 'system', content: 'S' }, ...q.messages.slice(0, 4)]);
+  const cut = (messages[5].content as { text: string }[])[0].text;
+  assert.ok(cut.startsWith('rrrr') && cut.length < 1_048_576, 'the tool result keeps its start');
+  assert.match(cut, /characters cut/);
 });
 
 test('ResponseWrapper, LongText and SendResponseBack downstream of an item', async () => {
