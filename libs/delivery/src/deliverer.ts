@@ -295,16 +295,19 @@ export class Deliverer {
       if (taken.kind !== 'batch') return;
       const renew = setInterval(() => void this.queue.renew(s, this.token, this.leaseMs).catch(() => undefined), Math.max(200, this.leaseMs / 3));
       renew.unref();
+      let more: boolean;
       try {
-        await this.sendBatch(s, taken.batch);
+        more = await this.sendBatch(s, taken.batch);
       } finally {
         clearInterval(renew);
       }
+      if (!more) return;
     }
     if (!this.stopped) this.rerun.add(ReplyQueue.sessionMember(s));
   }
 
-  private async sendBatch(s: ReplySessionKey, batch: TakenBatch): Promise<void> {
+  /** Sends a taken batch and records it; false when the session has nothing more ready (its lease is let go). */
+  private async sendBatch(s: ReplySessionKey, batch: TakenBatch): Promise<boolean> {
     const { queryId, entries } = batch;
     const plan = planBatch(entries, { [queryId]: batch.shown.chunks });
     this.stats.coalesced += plan.coalesced;
@@ -354,11 +357,12 @@ export class Deliverer {
       else handledElsewhere.push(event);
     }
     if (handledElsewhere.length) this.opts.announceSent?.(handledElsewhere);
-    const committed = await this.queue.commit(s, queryId, this.token, this.leaseMs, shown, numbering);
-    if (!committed) this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
-    if (terminal && committed) {
+    const committed = await this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering);
+    if (committed === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
+    if (terminal && committed !== 'lost') {
       await this.opts.onReplyEnded?.(terminal.route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
     }
+    return committed !== 'idle';
   }
 
   private async sendPart(

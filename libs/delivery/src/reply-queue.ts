@@ -13,7 +13,7 @@ import type { BatchEntry, QueuedPart } from './types.js';
  * - `take` runs under the session's sender lease (taking it when free): it moves the ready events of
  *   the session's oldest unfinished reply into that reply's `batch` (or returns a batch a dead replica
  *   left), with what the platform was shown so far and the session's callback numbering.
- * - `commit` records that the batch went out.
+ * - `commit` records that the batch went out, and lets the lease go when nothing else is ready.
  * A batch stays in Redis until committed, so a replica that dies mid-batch leaves it to the next
  * lease holder, who sends it again identically (same sequences, same timestamp).
  */
@@ -28,6 +28,7 @@ const STATE_TTL_MS = 6 * 3600_000;
 const NUMBERING_TTL_MS = 3600_000;
 
 export type EnqueueOutcome = 'stored' | 'duplicate' | 'superseded' | 'ended';
+export type CommitOutcome = 'more' | 'idle' | 'lost';
 
 export interface TakenBatch {
   queryId: string;
@@ -154,13 +155,18 @@ export class ReplyQueue {
     await this.redis.hset(this.keys.reply(queryId), 'progress', progress);
   }
 
-  /** False when the lease was lost meanwhile. */
-  async commit(s: ReplySessionKey, queryId: string, token: string, leaseMs: number, shown: ShownState, numbering: CallbackNumbering): Promise<boolean> {
-    return Number(await scripts.commit.run(
+  /**
+   * Records the batch as sent. `more`: the lease is kept and `take` may find more; `idle`: nothing is
+   * ready and the lease was let go (no `take` needed); `lost`: this replica lost the lease meanwhile.
+   */
+  async commit(s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering): Promise<CommitOutcome> {
+    const r = Number(await scripts.commit.run(
       this.redis,
-      [this.keys.reply(queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s)],
-      [token, leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0'],
-    )) === 1;
+      [this.keys.reply(queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions()],
+      [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
+        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs],
+    ));
+    return r === 1 ? 'more' : r === 2 ? 'idle' : 'lost';
   }
 
   async renew(s: ReplySessionKey, token: string, leaseMs: number): Promise<boolean> {

@@ -1,0 +1,58 @@
+--[[
+  Records that the batch taken by `take` went out, and what the platform was shown; then lets the
+  session's sender lease go when `take` would find nothing ready, which saves the replica a `take`
+  that returns idle after every batch.
+
+  KEYS[1] the reply's state hash            redisKeys.reply(queryId)
+  KEYS[2] the session's sender lease         redisKeys.replySessionSender(session)
+  KEYS[3] the session's callback numbering   redisKeys.replySessionSequence(session)
+  KEYS[4] the session's replies (zset)       redisKeys.replySessionReplies(session)
+  KEYS[5] sessions with work (zset)          redisKeys.replyActiveSessions()
+
+  ARGV[1] lease token
+  ARGV[2] lease TTL, ms
+  ARGV[3] streamed snapshots shown so far (chunks)
+  ARGV[4] '1' while a stream is open
+  ARGV[5] the newest snapshot shown (JSON message chain)
+  ARGV[6] '1' when the reply ended (its final part went out)
+  ARGV[7] the last callback sequence used in the session
+  ARGV[8] '1' when that callback was final
+  ARGV[9] numbering TTL, ms
+  ARGV[10] '1' when a final part went out in this batch
+  ARGV[11] the reply's query id (its member of KEYS[4])
+  ARGV[12] session member of the active set
+  ARGV[13] now, ms
+  ARGV[14] stall, ms (as `take`'s ARGV[8])
+
+  Returns 1 when the session may have more to send (the lease is kept: call `take`), 2 when nothing
+  is ready (the lease is released), or 0 when this replica lost the lease meanwhile (the next holder
+  sends the batch again, byte for byte, and the platform's idempotency key absorbs the repeat).
+]]
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[1], 'batch', 'progress', 'bts')
+redis.call('HSET', KEYS[1], 'chunks', ARGV[3], 'open', ARGV[4], 'last', ARGV[5])
+if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'closed', '1') end
+if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'final', '1') end
+redis.call('HSET', KEYS[3], 'seq', ARGV[7], 'final', ARGV[8])
+redis.call('PEXPIRE', KEYS[3], ARGV[9])
+
+-- Whether `take` would find something now. Only the plain cases are decided here; anything else
+-- (another reply waiting, a gap, a stall) is left to `take`.
+if ARGV[6] == '1' then
+  redis.call('ZREM', KEYS[4], ARGV[11])
+  if redis.call('ZCARD', KEYS[4]) > 0 then return 1 end
+  redis.call('ZREM', KEYS[5], ARGV[12])
+  redis.call('DEL', KEYS[2])
+  return 2
+end
+local oldest = redis.call('ZRANGE', KEYS[4], 0, 0)[1]
+if oldest ~= ARGV[11] then return 1 end
+local st = redis.call('HMGET', KEYS[1], 'next', 'seen')
+for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(field, 1, 2) == 'e:' then return 1 end
+end
+if not st[1] or not st[2] or tonumber(ARGV[13]) - tonumber(st[2]) >= tonumber(ARGV[14]) then return 1 end
+-- The reply waits for its next event: nothing after it may go out.
+redis.call('DEL', KEYS[2])
+return 2
