@@ -91,6 +91,13 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     const send = trace.find((s) => s.name === 'http-bot send')!;
     assert.equal(send.serviceName, 'conveyor-dispatcher');
     assert.ok(ancestors(send).some((a) => a.name === `${events.name} process`), 'the send runs inside the event consumer span');
+    // The callback request itself is a CLIENT span under the send, and the receiver gets its context.
+    const callback = sys.callbacks.received.find((c) => c.json?.reply_to === data.accepted_message_id)!;
+    const [, callbackTraceId, callbackParentId] = String(callback.headers.traceparent ?? '').split('-');
+    assert.equal(callbackTraceId, send.traceId, 'the callback carries the trace');
+    const post = (await sys.otlp.waitFor((all) => all.some((s) => s.spanId === callbackParentId), 30_000)).find((s) => s.spanId === callbackParentId)!;
+    assert.equal(post.kindName, 'CLIENT');
+    assert.equal(post.parentSpanId, send.spanId, 'the callback request runs inside the send span');
 
     // Pipeline stages sit under a consumer span and carry their result: the pre-stages in the
     // orchestrator, the stages after MessageProcessor in the dispatcher.

@@ -15,7 +15,6 @@ export interface HttpBotAdapterOptions {
   /** For /sync diversion; without it every part goes to the callback. */
   nc?: NatsConnection;
   configs: CachedBotConfigs;
-  fetchImpl?: typeof fetch;
   /** Where a /sync hand-over that failed for another reason than the caller being gone is reported. */
   logger?: Pick<DeliveryLogger, 'warn'>;
 }
@@ -54,7 +53,6 @@ export class HttpBotAdapter implements PlatformAdapter {
       timeoutMs: callbackTimeoutMs(config),
       maxRetries: config.callback_max_retries,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
-      ...(this.o.fetchImpl ? { fetchImpl: this.o.fetchImpl } : {}),
     });
     if (outcome.delivered) return { delivered: true };
     return { delivered: false, reason: `${outcome.error ?? `callback answered ${outcome.lastStatus}`} after ${outcome.attempts} attempt(s)` };
