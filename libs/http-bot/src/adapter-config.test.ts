@@ -51,3 +51,12 @@ test('derived values', () => {
   assert.equal(callbackTimeoutMs(parseAdapterConfig({ callback_timeout: 0 })), undefined);
   assert.equal(syncWaitMs(base), 60_000);
 });
+
+test('a stored config object is parsed once; a new object (a changed row) is parsed again', () => {
+  const row = { callback_url: 'http://a/cb', inbound_secret: 's' };
+  const first = parseAdapterConfig(row);
+  assert.equal(parseAdapterConfig(row), first, 'the same row gives the same parsed object');
+  const changed = parseAdapterConfig({ ...row, callback_url: 'http://b/cb' });
+  assert.equal(changed.callback_url, 'http://b/cb');
+  assert.throws(() => parseAdapterConfig({ callback_max_retries: 'many' }));
+});

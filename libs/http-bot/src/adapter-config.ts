@@ -45,8 +45,21 @@ export const AdapterConfigSchema = z.object({
 export type AdapterConfig = z.output<typeof AdapterConfigSchema>;
 export type AdapterConfigInput = z.input<typeof AdapterConfigSchema>;
 
+/**
+ * Parsed configs by the stored object they came from: services hold a bot's row for a while and read
+ * its config on every message and every reply part, so each row is parsed once. Callers must not
+ * change the returned object.
+ */
+const parsedConfigs = new WeakMap<object, AdapterConfig>();
+
 export function parseAdapterConfig(raw: unknown): AdapterConfig {
-  return AdapterConfigSchema.parse(raw ?? {});
+  if (typeof raw !== 'object' || raw === null) return AdapterConfigSchema.parse(raw ?? {});
+  let config = parsedConfigs.get(raw);
+  if (!config) {
+    config = AdapterConfigSchema.parse(raw);
+    parsedConfigs.set(raw, config);
+  }
+  return config;
 }
 
 /** `outbound_secret or inbound_secret or ''` (§4.4). */
