@@ -86,6 +86,12 @@ export async function startFakeMcpHttp(opts: { mode?: 'streamable' | 'sse-only';
     await transport.handleRequest(req, res, body);
   }
 
+  const { base, close } = await serve(handle);
+  return { url: `${base}/mcp`, calls, close };
+}
+
+/** Serves `handle` over HTTP on a free port; a handler that throws answers 500 while it still can. */
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<{ base: string; close(): Promise<void> }> {
   const http = createServer((req, res) => {
     handle(req, res).catch((err) => {
       if (!res.headersSent) res.writeHead(500).end(String(err));
@@ -93,11 +99,95 @@ export async function startFakeMcpHttp(opts: { mode?: 'streamable' | 'sse-only';
   });
   const base = await listen(http);
   return {
-    url: `${base}/mcp`,
-    calls,
+    base,
     close: async () => {
       http.closeAllConnections();
       await closeServer(http);
     },
   };
+}
+
+/** One answer of the scripted server to a `tools/call`, as bytes on the wire. */
+export interface RawMcpAnswer {
+  /** Default 200. */
+  status?: number;
+  /** Default `application/json`; `''` sends none. */
+  contentType?: string;
+  body: string | Buffer;
+  /** `destroy` cuts the connection after the body instead of ending the response. */
+  ending?: 'end' | 'destroy';
+}
+
+/** Builds the answer to one `tools/call`; `id` is the request's JSON-RPC id, as JSON text. */
+export type McpCallResponder = (call: { id: string; name: string; arguments: unknown }) => RawMcpAnswer | Promise<RawMcpAnswer>;
+
+export interface ScriptedMcp {
+  url: string;
+  /** tools/call requests seen, in order. */
+  calls: { name: string; arguments: unknown }[];
+  /** What `tools/call` answers from now on; without one, a text result naming the tool (the default). */
+  setCallResponder(responder?: McpCallResponder): void;
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC response to request `id` (given as JSON text), with `result` as JSON text. */
+export function jsonRpcResult(id: string, result: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
+}
+
+/**
+ * An MCP server over Streamable HTTP (stateless, JSON answers) written by hand rather than with the
+ * SDK, so a `tools/call` can be answered with anything at all: malformed JSON-RPC, odd content types,
+ * cut connections. The handshake and `tools/list` are answered properly; `tools` names what it lists.
+ */
+export async function startScriptedMcp(opts: { tools?: { name: string; description?: string; inputSchema?: Record<string, unknown> }[] } = {}): Promise<ScriptedMcp> {
+  const calls: ScriptedMcp['calls'] = [];
+  const tools = opts.tools ?? [{ name: 'probe', description: 'Answers whatever the test scripted', inputSchema: { type: 'object', properties: {} } }];
+  const textResult: McpCallResponder = ({ id, name }) => ({ body: jsonRpcResult(id, JSON.stringify({ content: [{ type: 'text', text: `${name} done` }] })) });
+  let responder = textResult;
+
+  const json = (res: ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  async function answer(res: ServerResponse, message: { id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown; protocolVersion?: unknown } }): Promise<void> {
+    const id = JSON.stringify(message.id ?? null);
+    switch (message.method) {
+      case 'initialize':
+        return json(res, 200, jsonRpcResult(id, JSON.stringify({ protocolVersion: message.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'conveyor-scripted-mcp', version: '1.0.0' } })));
+      case 'tools/list':
+        return json(res, 200, jsonRpcResult(id, JSON.stringify({ tools: tools.map((t) => ({ inputSchema: { type: 'object' }, ...t })) })));
+      case 'ping':
+        return json(res, 200, jsonRpcResult(id, '{}'));
+      case 'tools/call': {
+        const call = { name: String(message.params?.name), arguments: message.params?.arguments };
+        calls.push(call);
+        const raw = await responder({ id, ...call });
+        const headers: Record<string, string | number> = { 'Content-Length': Buffer.byteLength(raw.body) };
+        if (raw.contentType !== '') headers['Content-Type'] = raw.contentType ?? 'application/json';
+        res.writeHead(raw.status ?? 200, headers);
+        if (raw.ending === 'destroy') {
+          res.write(raw.body);
+          res.destroy();
+        } else res.end(raw.body);
+        return;
+      }
+      default:
+        return json(res, 200, `{"jsonrpc":"2.0","id":${id},"error":{"code":-32601,"message":"Method not found"}}`);
+    }
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return void res.writeHead(404).end();
+    // No standalone event stream and no sessions to end: the client is told so and carries on.
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const message = JSON.parse((await readBody(req)).toString('utf8')) as Parameters<typeof answer>[1];
+    // Notifications (no id) are acknowledged without a body.
+    if (message.id === undefined) return void res.writeHead(202).end();
+    await answer(res, message);
+  }
+
+  const { base, close } = await serve(handle);
+  return { url: `${base}/mcp`, calls, setCallResponder: (r) => void (responder = r ?? textResult), close };
 }

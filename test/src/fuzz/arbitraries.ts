@@ -49,7 +49,8 @@ export function expandDeep(json: string): string {
 
 /**
  * A header value fetch accepts (no control characters), sometimes long: up to 6,000 characters, so that
- * two of them stay under Node's 16 KiB header limit (past it the HTTP parser answers 431 before any route).
+ * two of them stay under Node's 16 KiB header limit (past it the ingress answers 431 before any route;
+ * the http-bot category goes past it on purpose now and then).
  */
 export function headerText(maxLength = 40): fc.Arbitrary<string> {
   const safe = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength });
@@ -59,6 +60,12 @@ export function headerText(maxLength = 40): fc.Arbitrary<string> {
     { weight: 1, arbitrary: fc.string({ unit: fc.integer({ min: 0xa0, max: 0xff }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 10 }) },
   );
 }
+
+/** Text that is not quite JSON (or is, but not what was asked for). */
+export const brokenJson: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom('{', '{"a":', '{"a":1,}', '[1,2', 'null', '"str"', '{"a":"\\ud800"}', 'NaN', '{}}', '', '{"q": "unterminated'),
+  hostileText(30),
+);
 
 /** Every key path of a JSON value, the value itself included as []. */
 export function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
@@ -82,4 +89,12 @@ export function mutate(value: unknown, path: (string | number)[], replacement: u
   if (rest.length === 0 && replacement === undefined) delete copy[head];
   else copy[head] = mutate(copy[head], rest, replacement);
   return copy;
+}
+
+/** A copy of a valid value with one of its fields (at any depth) removed or given a value of another type. */
+export function nearMiss(valid: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+  return fc.tuple(valid, fc.nat(), fc.option(anyTypedValue, { nil: undefined, freq: 4 })).map(([value, pick, replacement]) => {
+    const all = paths(value).filter((p) => p.length > 0);
+    return all.length === 0 ? replacement : mutate(value, all[pick % all.length], replacement);
+  });
 }

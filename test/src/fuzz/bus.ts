@@ -6,7 +6,7 @@ import { LIMITS, MaxDeliveriesAdvisory, QueryEnvelope, RunnerEvent, RunRequest, 
 import { deadLetterPayload, readDeadLetters } from '@conveyor/bus';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
-import { anyTypedValue, hostileText, mutate, paths } from './arbitraries.js';
+import { hostileText, nearMiss } from './arbitraries.js';
 import { emptyReport, preview, type CategoryReport } from './report.js';
 import { NATS_URL } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
@@ -105,11 +105,7 @@ const validFor = (target: BusTarget, victim: number): fc.Arbitrary<unknown> =>
   target === 'query' ? query(victim) : target === 'run' ? run(victim) : target === 'event' ? event(victim) : advisory;
 
 /** A valid message with one field replaced by a value of another type, or removed. */
-const nearFor = (target: BusTarget, victim: number) =>
-  fc.tuple(validFor(target, victim), fc.nat(), fc.option(anyTypedValue, { nil: undefined, freq: 4 })).map(([valid, pick, replacement]) => {
-    const all = paths(valid).filter((p) => p.length > 0);
-    return mutate(valid, all[pick % all.length], replacement);
-  });
+const nearFor = (target: BusTarget, victim: number) => nearMiss(validFor(target, victim));
 
 export const busInput: fc.Arbitrary<BusInput> = fc
   .tuple(fc.constantFrom<BusTarget>('query', 'run', 'event', 'event', 'advisory'), fc.integer({ min: 0, max: VICTIM_SESSIONS - 1 }))

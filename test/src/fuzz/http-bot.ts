@@ -17,6 +17,8 @@ export interface HttpBotInput {
   idempotencyKey?: string;
   contentType?: string;
   requestId?: string;
+  /** Characters of a header that puts the request past Node's 16 KiB header bound (the ingress answers 431). */
+  oversizedHeader?: number;
 }
 
 const plain = hostileText(60).map((text) => ({ type: 'Plain', text }));
@@ -83,6 +85,7 @@ export const httpBotInput: fc.Arbitrary<HttpBotInput> = fc.record({
   idempotencyKey: fc.option(headerText(), { nil: undefined, freq: 4 }),
   contentType: fc.option(fc.constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', ''), { nil: undefined, freq: 4 }),
   requestId: fc.option(headerText(200), { nil: undefined, freq: 4 }),
+  oversizedHeader: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.integer({ min: 16_500, max: 100_000 }) }),
 }, { requiredKeys: ['subPath', 'body', 'signature'] });
 
 function headersFor(input: HttpBotInput, secret: string, raw: Buffer): Record<string, string> {
@@ -90,6 +93,7 @@ function headersFor(input: HttpBotInput, secret: string, raw: Buffer): Record<st
   const headers: Record<string, string> = { 'content-type': input.contentType ?? 'application/json' };
   if (input.idempotencyKey !== undefined) headers['x-lb-idempotency-key'] = input.idempotencyKey;
   if (input.requestId !== undefined) headers['x-request-id'] = input.requestId;
+  if (input.oversizedHeader !== undefined) headers['x-padding'] = 'p'.repeat(input.oversizedHeader);
   const ts = input.signature === 'stale' ? String(now - 3_600) : input.signature === 'garbage-timestamp' ? 'inf' : String(now);
   if (input.signature === 'missing') return headers;
   headers['x-lb-timestamp'] = ts;
@@ -98,7 +102,7 @@ function headersFor(input: HttpBotInput, secret: string, raw: Buffer): Record<st
 }
 
 /** The envelope's code for each status LangBot's adapter answers with. */
-const ENVELOPE_CODES: Record<number, number> = { 400: 40001, 401: 40101, 409: 40901, 413: 41301 };
+const ENVELOPE_CODES: Record<number, number> = { 400: 40001, 401: 40101, 409: 40901, 413: 41301, 431: 43101 };
 
 function envelopeProblem(status: number, body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return `${status} without a JSON object body`;
@@ -151,6 +155,10 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
     }
     if (res.status >= 500) {
       report.failures.push({ problem: `${res.status} answer: ${text.slice(0, 200)}`, input: preview(input) });
+      return;
+    }
+    if (input.oversizedHeader !== undefined && res.status !== 431) {
+      report.failures.push({ problem: `${res.status} to headers over the 16 KiB bound, where 431 was due`, input: preview(input) });
       return;
     }
     if (res.status >= 400) {

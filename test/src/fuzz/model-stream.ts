@@ -1,23 +1,13 @@
 import fc from 'fast-check';
-import { createPrismaClient } from '@conveyor/persistence';
-import type { ChatRequestBody, FakeResponse } from '../fakes/index.js';
+import type { FakeResponse } from '../fakes/index.js';
 import type { FuzzSystem } from './fuzz-system.js';
-import { deadService } from './fuzz-system.js';
-import { hostileText } from './arbitraries.js';
-import { emptyReport, forEachLimit, preview, type CategoryReport } from './report.js';
-import { waitUntil } from '../harness/wait.js';
+import { brokenJson, hostileText } from './arbitraries.js';
+import { emptyReport, preview, type CategoryReport } from './report.js';
+import { caseMarker, isLaterRound, judgeRuns, postRuns, shortEcho } from './runs.js';
 import { uniqueName } from '../harness/ids.js';
-
-/** The pipeline's `output.misc.failure-hint` (LangBot's default): what the user sees when a run fails. */
-const FAILURE_HINT = 'Request failed.';
 
 const chunk = (delta: unknown, finish: unknown = null) =>
   JSON.stringify({ id: 'chatcmpl-fuzz', object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finish }] });
-
-const brokenJson = fc.oneof(
-  fc.constantFrom('{', '{"a":', '{"a":1,}', '[1,2', 'null', '"str"', '{"a":"\\ud800"}', 'NaN', '{}}', '', '{"q": "unterminated'),
-  hostileText(30),
-);
 
 /** One SSE event (or something in its place). */
 const sseEvent: fc.Arbitrary<string> = fc.oneof(
@@ -66,13 +56,6 @@ export const modelResponse: fc.Arbitrary<FakeResponse> = fc.oneof(
   { weight: 2, arbitrary: fc.array(fc.record({ name: fc.oneof(fc.constantFrom('lookup', 'a.b', ''), hostileText(20)), arguments: brokenJson }), { minLength: 1, maxLength: 3 }).map((toolCalls) => ({ toolCalls })) },
 );
 
-/** The case marker in the user's text, which routes the fake model's answer to the case's generated response. */
-const MARKER = /mcase-(\d+)-(\w+)/;
-
-function isLaterRound(body: ChatRequestBody): boolean {
-  return (body.messages ?? []).some((m) => m.role === 'tool' || (m.role === 'assistant' && Array.isArray(m.tool_calls)));
-}
-
 /**
  * Sends one message per generated model response; the fake model serves that response (a later tool
  * round gets a plain answer). Each run must end within the deadline with a final reply or a visible
@@ -82,62 +65,16 @@ export async function fuzzModelStreams(fuzz: FuzzSystem, responses: FakeResponse
   const report = emptyReport('model-stream');
   const { sys } = fuzz;
   const runTag = uniqueName('m');
-  const marker = (i: number) => `mcase-${i}-${runTag}`;
+  const marker = caseMarker('mcase', runTag);
   sys.llm.setDefault((body) => {
-    const user = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-    const found = MARKER.exec(JSON.stringify(user?.content ?? ''));
-    if (!found || found[2] !== runTag) return { text: `Echo: ${JSON.stringify(user?.content ?? '').slice(0, 200)}` };
+    const i = marker.find(body);
+    if (i === undefined) return shortEcho(body);
     if (isLaterRound(body)) return { text: 'after the tools' };
-    return responses[Number(found[1])] ?? { text: 'unknown case' };
+    return responses[i] ?? { text: 'unknown case' };
   });
-  const accepted: { i: number; session: string; replyTo: string }[] = [];
-  await forEachLimit(responses, options.concurrency ?? 4, async (response, i) => {
-    report.inputs++;
-    const session = `${runTag}-${i}`;
-    const res = await sys.post({ session_id: session, message: [{ type: 'Plain', text: `tell me ${marker(i)}` }] });
-    if (res.status !== 202) {
-      report.failures.push({ problem: `ingress answered ${res.status}`, input: preview(response) });
-      return;
-    }
-    report.status2xx++;
-    const replyTo = ((await res.json()) as { data: { accepted_message_id: string } }).data.accepted_message_id;
-    accepted.push({ i, session, replyTo });
-  });
-
-  const prisma = createPrismaClient(sys.db.url);
-  try {
-    const ended = new Map<string, { status: string; error: string | null }>();
-    await waitUntil('every run to end', async () => {
-      const rows = await prisma.queryRecord.findMany({ where: { botId: sys.botId, launcherId: { startsWith: `${runTag}-` }, status: { in: ['succeeded', 'failed'] } }, select: { launcherId: true, status: true, error: true } });
-      for (const r of rows) ended.set(r.launcherId, { status: r.status, error: r.error });
-      return accepted.every((a) => ended.has(a.session)) || deadService(fuzz) !== undefined;
-    }, options.deadlineMs ?? 180_000, 500).catch(() => undefined);
-    // The last parts go out after the query is recorded as ended.
-    const replies = (replyTo: string) => sys.callbacks.received.filter((c) => c.json?.reply_to === replyTo);
-    const settled = (a: (typeof accepted)[number]) => {
-      const parts = replies(a.replyTo);
-      return parts.some((c) => c.json?.is_final === true) || parts.some((c) => JSON.stringify(c.json?.message ?? '').includes(FAILURE_HINT));
-    };
-    await waitUntil('the last parts', () => accepted.every((a) => !ended.has(a.session) || settled(a)), 30_000, 250).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    for (const a of accepted) {
-      const input = preview(responses[a.i]);
-      const record = ended.get(a.session);
-      if (!record) {
-        report.failures.push({ problem: 'the run did not end', input });
-        continue;
-      }
-      const parts = replies(a.replyTo);
-      const finals = parts.filter((c) => c.json?.is_final === true).length;
-      const hinted = parts.some((c) => JSON.stringify(c.json?.message ?? '').includes(FAILURE_HINT));
-      const seen = parts.map((c) => `#${c.json?.sequence}${c.json?.is_final ? ' final' : ''}${c.json?.stream ? ' stream' : ''}: ${JSON.stringify(c.json?.message ?? null).slice(0, 80)}`).join(' | ');
-      if (finals > 1) report.failures.push({ problem: `${finals} final callbacks`, input: `${input}\n      callbacks: ${seen}` });
-      else if (finals === 0 && !(record.status === 'failed' && hinted)) report.failures.push({ problem: `query ${record.status} with neither a final reply nor the failure hint${record.error ? `: ${record.error.slice(0, 150)}` : ''}`, input });
-    }
-  } finally {
-    await prisma.$disconnect();
-  }
-  const dead = deadService(fuzz);
-  if (dead) report.failures.push({ problem: 'a service died', input: dead });
+  report.inputs = responses.length;
+  const runs = await postRuns(fuzz, report, responses.map((response, i) => ({ session: `${runTag}-${i}`, text: `tell me ${marker.text(i)}`, input: preview(response) })), options.concurrency);
+  report.status2xx = runs.length;
+  await judgeRuns(fuzz, report, runs, `${runTag}-`, options.deadlineMs);
   return report;
 }

@@ -6,13 +6,15 @@ import { fuzzTelegram, telegramInput } from './telegram.js';
 import { busInput, fuzzBus } from './bus.js';
 import { configInput, fuzzConfig } from './config.js';
 import { fuzzModelStreams, modelResponse } from './model-stream.js';
+import { fuzzWebChat, webChatInput } from './web-chat.js';
+import { fuzzMcpTools, mcpToolCase } from './mcp-tool.js';
 import type { CategoryReport } from './report.js';
 
-export const CATEGORIES = ['config', 'http-bot', 'telegram', 'bus', 'model-stream'] as const;
+export const CATEGORIES = ['config', 'http-bot', 'telegram', 'bus', 'model-stream', 'web-chat', 'mcp-tool'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 /** Each category's share of the run count: the pure config checks are cheap, a model run costs a whole pipeline pass. */
-const SHARE: Record<Category, number> = { config: 0.5, 'http-bot': 0.3, telegram: 0.1, bus: 0.07, 'model-stream': 0.03 };
+const SHARE: Record<Category, number> = { config: 0.45, 'http-bot': 0.25, telegram: 0.08, 'web-chat': 0.1, bus: 0.06, 'model-stream': 0.03, 'mcp-tool': 0.03 };
 
 export interface FuzzRunOptions {
   /** Inputs across all categories. */
@@ -60,9 +62,17 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunResult> {
       log(`telegram: ${count('telegram')} inputs`);
       reports.push(await fuzzTelegram(fuzz, sample(telegramInput, count('telegram'), options.seed, 'telegram')));
     }
+    if (chosen.includes('web-chat')) {
+      log(`web-chat: ${count('web-chat')} inputs`);
+      reports.push(await fuzzWebChat(fuzz, sample(webChatInput, count('web-chat'), options.seed, 'web-chat')));
+    }
     if (chosen.includes('model-stream')) {
       log(`model-stream: ${count('model-stream')} inputs`);
       reports.push(await fuzzModelStreams(fuzz, sample(modelResponse, count('model-stream'), options.seed, 'model-stream')));
+    }
+    if (chosen.includes('mcp-tool')) {
+      log(`mcp-tool: ${count('mcp-tool')} inputs`);
+      reports.push(await fuzzMcpTools(fuzz, sample(mcpToolCase, count('mcp-tool'), options.seed, 'mcp-tool')));
     }
     // Last: it waits for every consumer to drain, which also covers the work the categories before it left.
     if (chosen.includes('bus')) {
