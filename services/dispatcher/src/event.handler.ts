@@ -63,7 +63,10 @@ export class EventHandler {
     // Sends inside the scope are parts of this event, ordered and de-duplicated across replicas; the
     // session is freed when the reply's final part has gone out (Deliverer.onReplyEnded).
     const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' };
-    await this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, () => this.deliver(event)));
+    // `done` runs no stage and sends nothing itself: only its seal is stored, which ends the reply (a
+    // superseded attempt's seal is refused there), so it needs no admission check of its own.
+    const work = event.kind === 'done' ? async () => undefined : () => this.deliver(event);
+    await this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, work));
     // Outside the session's chain, so its later events keep coming (and coalescing) meanwhile.
     await this.httpBot.delivered(ref);
   }
@@ -95,7 +98,7 @@ export class EventHandler {
       await checkOutput(q, interrupt({ userNotice: event.userText ?? undefined, errorNotice: event.error }), deps);
     } else if (event.kind === 'notice') {
       await checkOutput(q, interrupt({ userNotice: event.text }), deps);
-    } else if (event.kind !== 'done') {
+    } else {
       await this.keepSession(event);
     }
   }
