@@ -64,3 +64,18 @@ test('the final chunk of a stream that ends well comes once, after the stream en
   assert.equal(finals.length, 1);
   assert.equal(finals[0].kind === 'chunk' && finals[0].text, 'whole answer');
 });
+
+test('no model configured: LangBot\'s error text, which show-error passes to the user', async () => {
+  const items: AgentItem[] = [];
+  const outcome = await runLocalAgent(
+    {
+      v: 1, queryId: '00000000-0000-4000-8000-000000000002', pipelineId: 'p', conversationId: 'c', model: { primary: 'm', fallbacks: [] }, stream: true,
+      route: { botId: 'b', adapter: 'http-bot', sessionId: 's', launcherType: 'person', launcherId: 's', senderId: 's', replyTo: 'r' },
+      messages: [{ role: 'user', content: 'hi' }], exceptionHandling: 'show-error', failureHint: 'Request failed.',
+    },
+    [],
+    { pool: new OpenAIClientPool(), logger: silent, emit: async (item) => void items.push(item) },
+  );
+  assert.deepEqual(outcome, { ok: false, error: 'No LLM model configured for local-agent runner', userText: 'No LLM model configured for local-agent runner' });
+  assert.deepEqual(items, []);
+});

@@ -7,7 +7,7 @@ import type { StreamDelta } from './stream-accumulator.js';
 
 export class NoModelConfiguredError extends Error {
   constructor() {
-    super('No LLM model configured');
+    super('No LLM model configured for local-agent runner');
   }
 }
 

@@ -155,9 +155,9 @@ describe('the local-agent loop', () => {
 
   test('no model configured: the failure hint, and the log names it', async () => {
     const { outcome, items } = await go(request(true), []);
-    assert.deepEqual(outcome, { ok: false, error: 'No LLM model configured', userText: 'Request failed.' });
+    assert.deepEqual(outcome, { ok: false, error: 'No LLM model configured for local-agent runner', userText: 'Request failed.' });
     assert.equal(items.length, 0);
-    assert.ok(logs.some((l) => l.level === 'error' && l.msg === 'No LLM model configured'));
+    assert.ok(logs.some((l) => l.level === 'error' && l.msg === 'No LLM model configured for local-agent runner'));
   });
 
   test('remove-think hides reasoning in both paths', async () => {
