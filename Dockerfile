@@ -12,6 +12,8 @@ COPY libs/contracts/package.json libs/contracts/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/pipeline/package.json libs/pipeline/
 COPY libs/http-bot/package.json libs/http-bot/
+COPY libs/delivery/package.json libs/delivery/
+COPY libs/redis-scripts/package.json libs/redis-scripts/
 COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
@@ -37,7 +39,7 @@ RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
-      -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/bus \
+      -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
  && npm cache clean --force

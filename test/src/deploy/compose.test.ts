@@ -81,4 +81,14 @@ describe('docker-compose.yml', () => {
     assert.match(runtime, /^USER (?!0\b|root\b)\S+/m, 'runs as a non-root user');
     for (const target of [...SERVICES, 'migrate']) assert.match(dockerfile, new RegExp(`^FROM runtime AS ${target}$`, 'm'));
   });
+
+  test('the Dockerfile installs every workspace the services need: each manifest copied, each library and service in the production install', () => {
+    const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
+    const workspaces = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
+    const prodInstall = dockerfile.slice(dockerfile.indexOf('AS prod-deps'), dockerfile.indexOf('AS runtime'));
+    for (const ws of workspaces) {
+      assert.ok(dockerfile.includes(`COPY ${ws}/package.json ${ws}/`), `${ws}/package.json is copied before npm ci (the lockfile names it)`);
+      if (/^(libs|services)\//.test(ws)) assert.ok(prodInstall.includes(`-w ${ws} `) || prodInstall.includes(`-w ${ws}\n`), `${ws} is in the production install`);
+    }
+  });
 });
