@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
 import { redisKeys, type RedisKeys } from '@conveyor/contracts';
+import { loadScripts } from '@conveyor/redis-scripts';
+
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['next-attempt'] as const);
 
 /** Longer than any run with all its redeliveries. */
 const ATTEMPTS_TTL_MS = 24 * 3600_000;
@@ -23,9 +26,6 @@ export class RunAttempts {
 
   /** The next attempt number of the query's run: 1, 2, 3, … */
   async next(queryId: string): Promise<number> {
-    const key = this.keys.runAttempts(queryId);
-    const [[err, n]] = (await this.redis.multi().incr(key).pexpire(key, ATTEMPTS_TTL_MS).exec()) ?? [[new Error('transaction aborted'), 0]];
-    if (err) throw err;
-    return Number(n);
+    return Number(await scripts['next-attempt'].run(this.redis, [this.keys.runAttempts(queryId)], [ATTEMPTS_TTL_MS]));
   }
 }
