@@ -79,3 +79,38 @@ test('no model configured: LangBot\'s error text, which show-error passes to the
   assert.deepEqual(outcome, { ok: false, error: 'No LLM model configured for local-agent runner', userText: 'No LLM model configured for local-agent runner' });
   assert.deepEqual(items, []);
 });
+
+test('tool calls streamed without id or index get LangBot\'s call_<index> ids, by their place in the delta', async (t) => {
+  const bodies: { messages: { role: string; tool_call_id?: string; tool_calls?: { id: string }[] }[] }[] = [];
+  const answers = [
+    chunk({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }, { type: 'function', function: { name: 'g', arguments: '{}' } }] }) + chunk({}, 'tool_calls') + 'data: [DONE]\n\n',
+    chunk({ role: 'assistant', content: 'done' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
+  ];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (d) => (raw += d));
+    req.on('end', () => {
+      bodies.push(JSON.parse(raw));
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      res.end(answers[bodies.length - 1] ?? answers[1]);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  const resolved: ResolvedModel = { id: 'm', baseUrl: url, apiKey: 'k', modelId: 'm', abilities: ['func_call'], extraArgs: {}, timeoutMs: 10_000 };
+  const tools = { definitions: () => [], call: async () => 'ok' };
+  const outcome = await runLocalAgent(
+    {
+      v: 1, queryId: '00000000-0000-4000-8000-000000000003', pipelineId: 'p', conversationId: 'c', model: { primary: 'm', fallbacks: [] }, stream: true,
+      route: { botId: 'b', adapter: 'http-bot', sessionId: 's', launcherType: 'person', launcherId: 's', senderId: 's', replyTo: 'r' },
+      messages: [{ role: 'user', content: 'hi' }], exceptionHandling: 'show-hint', failureHint: 'Request failed.',
+    },
+    [resolved],
+    { pool: new OpenAIClientPool(), logger: silent, tools, emit: async () => undefined },
+  );
+  assert.equal(outcome.ok, true);
+  const second = bodies[1].messages;
+  assert.deepEqual(second.find((m) => m.role === 'assistant')!.tool_calls!.map((c) => c.id), ['call_0', 'call_1']);
+  assert.deepEqual(second.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), ['call_0', 'call_1']);
+});

@@ -113,7 +113,7 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
       chosen = candidates[0];
       deltas = streamChat(deps.pool, chosen, messages, { ...common, tools: toolsFor(chosen, tools) });
     }
-    const acc = new StreamAccumulator({ removeThink: input.removeThink, sequence, idPrefix: `call_${round}_` });
+    const acc = new StreamAccumulator({ removeThink: input.removeThink, sequence });
     const emitSnapshot = async (s: ReturnType<StreamAccumulator['finish']>) => {
       if (s) await deps.emit({ kind: 'chunk', text: s.text, isFinal: s.isFinal, hasToolCalls: s.toolCalls.length > 0, sequence: s.sequence });
     };

@@ -111,7 +111,8 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
         ...(d.content ? { content: d.content } : {}),
         ...(reasoning ? { reasoning } : {}),
         ...(d.tool_calls?.length
-          ? { toolCalls: d.tool_calls.map((t) => ({ index: t.index, id: t.id, name: t.function?.name, arguments: t.function?.arguments })) }
+          // A provider that sends no index: the call's position in the delta, as LangBot does.
+          ? { toolCalls: d.tool_calls.map((t, i) => ({ index: typeof t.index === 'number' ? t.index : i, id: t.id, name: t.function?.name, arguments: t.function?.arguments })) }
           : {}),
         finishReason: choice.finish_reason ?? null,
       };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { SequenceCounter, StreamAccumulator, type Snapshot, type StreamDelta } from './stream-accumulator.js';
 
 function run(deltas: StreamDelta[], opts: { removeThink?: boolean; sequence?: SequenceCounter } = {}) {
-  const acc = new StreamAccumulator({ removeThink: opts.removeThink ?? false, sequence: opts.sequence ?? new SequenceCounter(), idPrefix: 'call_0_' });
+  const acc = new StreamAccumulator({ removeThink: opts.removeThink ?? false, sequence: opts.sequence ?? new SequenceCounter() });
   const out: Snapshot[] = [];
   for (const d of deltas) {
     const s = acc.add(d);
@@ -34,7 +34,7 @@ test('a final snapshot is emitted even when the provider sends no finish reason'
   assert.deepEqual(run([]).out.map((s) => [s.isFinal, s.text]), [[true, '']]);
 });
 
-test('tool-call deltas merge by index; missing ids are synthesized; calls only on the final snapshot', () => {
+test('tool-call deltas merge by index; a missing id becomes LangBot\'s call_<index>; calls only on the final snapshot', () => {
   const { out, message } = run([
     { toolCalls: [{ index: 0, id: 'call_a', name: 'weather', arguments: '' }] },
     { toolCalls: [{ index: 0, arguments: '{"city":' }] },
@@ -47,7 +47,7 @@ test('tool-call deltas merge by index; missing ids are synthesized; calls only o
   assert.equal(out[0].isFinal, true);
   assert.deepEqual(out[0].toolCalls, [
     { id: 'call_a', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } },
-    { id: 'call_0_1', type: 'function', function: { name: 'time', arguments: '{"tz":"UTC"}' } },
+    { id: 'call_1', type: 'function', function: { name: 'time', arguments: '{"tz":"UTC"}' } },
   ]);
   assert.deepEqual(message, { role: 'assistant', content: null, tool_calls: out[0].toolCalls });
 });
@@ -85,4 +85,13 @@ test('intermediate snapshots whose text did not change are not emitted', () => {
   const calls = Array.from({ length: 16 }, (_, i) => ({ toolCalls: [{ index: 0, ...(i === 0 ? { id: 'c', name: 'f' } : {}), arguments: 'x' }] }));
   const { out } = run([{ content: 'Let me check.' }, ...calls, { finishReason: 'tool_calls' }]);
   assert.deepEqual(out.map((s) => [s.text, s.isFinal]), [['Let me check.', false], ['Let me check.', true]]);
+});
+
+test('a synthesized id is the call\'s delta index, not its position', () => {
+  const { message } = run([
+    { toolCalls: [{ index: 2, name: 'f', arguments: '{}' }] },
+    { toolCalls: [{ index: 5, name: 'g', arguments: '{}' }] },
+    { finishReason: 'tool_calls' },
+  ]);
+  assert.deepEqual(message.tool_calls!.map((c) => [c.id, c.function.name]), [['call_2', 'f'], ['call_5', 'g']]);
 });

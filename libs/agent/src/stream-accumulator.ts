@@ -38,13 +38,13 @@ export class SequenceCounter {
 export interface AccumulatorOptions {
   removeThink: boolean;
   sequence: SequenceCounter;
-  /** Prefix for ids synthesized when the provider omits them; unique per round so history ids stay unique. */
-  idPrefix: string;
   /** LangBot emits every 8 deltas. */
   every?: number;
 }
 
 interface PendingCall {
+  /** The delta index the call streamed under; a call the provider sent without an id gets `call_<index>` (LangBot). */
+  index: number;
   id: string | undefined;
   name: string;
   arguments: string;
@@ -122,7 +122,7 @@ export class StreamAccumulator {
     let call = this.byIndex.get(d.index);
     // Some providers send several calls under one index, each with its own id: a new id starts a new call.
     if (!call || (d.id && call.id && d.id !== call.id)) {
-      call = { id: d.id, name: '', arguments: '' };
+      call = { index: d.index, id: d.id, name: '', arguments: '' };
       this.calls.push(call);
       this.byIndex.set(d.index, call);
     }
@@ -132,7 +132,7 @@ export class StreamAccumulator {
   }
 
   private toolCalls(): ToolCall[] {
-    return this.calls.map((c, i) => ({ id: c.id ?? `${this.opts.idPrefix}${i}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    return this.calls.map((c) => ({ id: c.id ?? `call_${c.index}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
 
   private snapshot(isFinal: boolean): Snapshot {

@@ -31,7 +31,7 @@ export class ExternalReply {
   private readonly acc: StreamAccumulator;
 
   constructor(private readonly input: ExternalInput) {
-    this.acc = new StreamAccumulator({ removeThink: input.removeThink, sequence: new SequenceCounter(), idPrefix: 'call_ext_' });
+    this.acc = new StreamAccumulator({ removeThink: input.removeThink, sequence: new SequenceCounter() });
   }
 
   async delta(text: string): Promise<void> {
