@@ -1,3 +1,5 @@
+import { JetStreamApiError } from '@nats-io/jetstream';
+
 /**
  * Errors a consumer handler throws to steer what happens to its message, and errors the bus throws
  * at producers.
@@ -41,4 +43,28 @@ export class PayloadTooLargeError extends Error {
   ) {
     super(`payload for ${subject} is ${bytes} bytes, above the bus limit of ${limit}`);
   }
+}
+
+/** JetStream API codes of a stream refusing a message because it is full (`discard: new`). */
+const STREAM_FULL_CODES = new Set([
+  10077, // store failed: maximum messages or bytes exceeded
+  10023, // insufficient resources
+]);
+/** The broker did not take a publish in time, or JetStream did not answer at all. */
+const BROKER_UNAVAILABLE_NAMES = new Set(['TimeoutError', 'NoRespondersError', 'JetStreamNotEnabled']);
+
+/**
+ * Whether a publish failed because the bus cannot take the message now (a full stream, or a broker
+ * that does not answer): the producer should tell its caller to come back later. Classified by the
+ * broker's error code and the client's error names, following `cause` chains.
+ */
+export function isBusBackpressure(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
+    if (e instanceof JetStreamApiError && STREAM_FULL_CODES.has(e.code)) return true;
+    if (typeof e !== 'object') return false;
+    const { name, cause } = e as { name?: unknown; cause?: unknown };
+    if (typeof name === 'string' && BROKER_UNAVAILABLE_NAMES.has(name)) return true;
+    e = cause;
+  }
+  return false;
 }

@@ -1,7 +1,7 @@
 import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { LIMITS } from '@conveyor/contracts';
-import { PayloadTooLargeError } from '@conveyor/bus';
+import { isBusBackpressure, PayloadTooLargeError } from '@conveyor/bus';
 import {
   HttpBotError,
   acceptedBody,
@@ -113,7 +113,7 @@ export class BotsController {
       if (err instanceof PayloadTooLargeError) return send(res, HttpBotError.messageTooLarge());
       const requestId = requestIdFor(req.header('x-request-id'));
       this.infra.logger.error({ err, requestId }, 'webhook failed');
-      const overloaded = err instanceof OverloadedError || isOverload(err);
+      const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
       send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
     }
   }
@@ -122,10 +122,4 @@ export class BotsController {
 function send(res: Response, error: HttpBotError): void {
   for (const [k, v] of Object.entries(error.headers ?? {})) res.setHeader(k, v);
   res.status(error.status).json(error.body);
-}
-
-/** JetStream refuses a publish when the stream is at its limits: tell the caller to come back later. */
-function isOverload(err: unknown): boolean {
-  const text = String((err as Error)?.message ?? '');
-  return /maximum (bytes|messages)|insufficient resources|no responders|timeout/i.test(text);
 }
