@@ -1,11 +1,16 @@
-// npm run bench -- [messages=10000] [concurrency=64] [sequential=500]
+// npm run bench -- [messages=10000] [concurrency=64] [sequential=500] [--stream-replies=60 --stream-parallel=4
+//                   --stream-deltas=200 --stream-rate=50]
 //
 // The end-to-end benchmark three times (tracing off, sampled at 0.1 with a local OTLP receiver, and at
-// 1.0), one after another on a quiet machine, printed as one table.
+// 1.0), one after another on a quiet machine, printed as two tables: messages (the model answering at
+// once) and the streaming phase (delta → callback latency, callbacks per reply, CPU per streamed reply).
+// The --stream-* flags go to every run (see e2e.ts); --stream-replies=0 leaves the second table out.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { StreamingResult } from './streaming.js';
 
-const [messages = '10000', concurrency = '64', sequential = '500'] = process.argv.slice(2);
+const streamFlags = process.argv.slice(2).filter((a) => a.startsWith('--stream-'));
+const [messages = '10000', concurrency = '64', sequential = '500'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const e2e = fileURLToPath(new URL('./e2e.js', import.meta.url));
 
 interface Result {
@@ -20,12 +25,13 @@ interface Result {
   throughput: number;
   cpuPerMessage: Record<string, number>;
   cpuTotal: number;
+  streaming?: StreamingResult;
 }
 
 const results: Result[] = [];
 for (const tracing of ['off', '0.1', '1.0']) {
   console.error(`bench: e2e with tracing ${tracing} ...`);
-  const run = spawnSync(process.execPath, [e2e, messages, concurrency, sequential, `--tracing=${tracing}`], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const run = spawnSync(process.execPath, [e2e, messages, concurrency, sequential, `--tracing=${tracing}`, ...streamFlags], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
   if (run.status !== 0 || !line) {
     console.error(run.stdout, run.stderr);
@@ -40,4 +46,18 @@ console.log(`\n| tracing | messages | failed / lost / duplicated finals | throug
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.tracing} | ${r.messages} | ${r.failures} / ${r.lost} / ${r.duplicatedFinals} | ${r.throughput.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${(r.p50 / r.natsP50).toFixed(1)}x | ${cpu(r, 'ingress')} | ${cpu(r, 'orchestrator')} | ${cpu(r, 'runner')} | ${cpu(r, 'dispatcher')} | ${ms(r.cpuTotal)} |`);
+}
+
+const streamed = results.filter((r) => r.streaming);
+if (streamed.length) {
+  const s0 = streamed[0].streaming!;
+  console.log(`\nStreaming: ${s0.replies} replies of ${s0.deltas} deltas at ${s0.rate} deltas/s, ${s0.parallel} at a time.\n`);
+  console.log('| tracing | replies | failed / lost finals | delta → callback p50 (ms) | p99 (ms) | final part p50 (ms) | callbacks per reply (mean, min–max; emitted) | coalesced snapshots | CPU ms/reply ingress | orchestrator | runner | dispatcher | total | total net of idle |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of streamed) {
+    const s = r.streaming!;
+    const c = (name: string) => ms(s.cpuPerReply[name] ?? NaN);
+    const k = s.callbacksPerReply;
+    console.log(`| ${r.tracing} | ${s.replies} | ${s.failures} / ${s.lost} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.finalP50)} | ${k.mean.toFixed(1)}, ${k.min}–${k.max}; ${k.expected} | ${s.coalesced} | ${c('ingress')} | ${c('orchestrator')} | ${c('runner')} | ${c('dispatcher')} | ${ms(s.cpuTotal)} | ${ms(s.cpuTotalNetOfIdle)} |`);
+  }
 }

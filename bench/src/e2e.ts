@@ -2,11 +2,17 @@
 // Postgres) with the fake model answering at once. Two phases in one run:
 //   latency    — one message at a time, ingress POST to the final callback (no queueing);
 //   throughput — N messages pushed by C concurrent senders (p50/p99 then include queueing).
+//   streaming  — replies of 200 streamed deltas, a few at a time: fake model's delta → HTTP-bot callback
+//                latency, callbacks per reply and whether the dispatcher coalesced snapshots
+//                (bench/src/streaming.ts).
 // The floor, a bare NATS request/reply to another process, is measured in the same run.
 //
 // Usage: npm run bench:e2e -- [messages=2000] [concurrency=64] [sequential=200] [--tracing=off|0.1|1]
+//        [--stream-replies=60] [--stream-parallel=4] [--stream-deltas=200] [--stream-rate=50 deltas/s]
+//        (--stream-replies=0 skips the streaming phase; so does --profile unless --stream-replies is given)
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
-// CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase.
+// CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase,
+// CPU per streamed reply the same way around the streaming phase.
 import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { startTestSystem, uniqueName } from '@conveyor/test';
@@ -14,6 +20,7 @@ import { natsRequestReplyP50 } from './nats-floor.js';
 import { CpuMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
 import { fmtMs, percentile } from './stats.js';
+import { measureStreaming, type StreamingResult } from './streaming.js';
 
 const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
   const [k, v = ''] = a.slice(2).split('=');
@@ -25,6 +32,13 @@ const concurrency = Number(positional[1] ?? 64);
 const sequential = Number(positional[2] ?? 200);
 const warmup = Math.min(200, Math.ceil(total / 10));
 const tracing = flags.get('tracing') ?? 'off';
+const streamOpts = {
+  // A profile run keeps to the phases earlier profiles covered unless asked.
+  replies: Number(flags.get('stream-replies') ?? (flags.has('profile') ? 0 : 60)),
+  parallel: Number(flags.get('stream-parallel') ?? 4),
+  deltas: Number(flags.get('stream-deltas') ?? 200),
+  rate: Number(flags.get('stream-rate') ?? 50),
+};
 const profileDir = flags.has('profile') ? path.resolve(flags.get('profile') || `bench-profiles/${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
 
 const tracingEnv: NodeJS.ProcessEnv = tracing === 'off'
@@ -89,6 +103,13 @@ try {
   const duplicated = [...finalsPerReply.values()].filter((n) => n > 1).length;
   const loadLatencies = latencyOf(finals().slice(before));
 
+  // Streaming: replies of many deltas, the model paced.
+  let streaming: StreamingResult | undefined;
+  if (streamOpts.replies > 0) {
+    console.error(`bench: streaming phase, ${streamOpts.replies} replies of ${streamOpts.deltas} deltas at ${streamOpts.rate}/s, ${streamOpts.parallel} at a time ...`);
+    streaming = await measureStreaming(sys, cpu, streamOpts);
+  }
+
   const floor = await natsRequestReplyP50(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', `${uniqueName('bench')}.floor`);
   const seqP50 = percentile(seqLatencies, 50);
   console.log(JSON.stringify({ messages: total, concurrency, sequential, tracing, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size }));
@@ -103,11 +124,21 @@ try {
     console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
   }
   console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
+  if (streaming) {
+    const s = streaming;
+    console.log(`streaming                   ${s.replies} replies of ${s.deltas} deltas at ${s.rate} deltas/s, ${s.parallel} at a time, ${s.elapsedS.toFixed(1)} s; failed ${s.failures}, lost finals ${s.lost}`);
+    console.log(`delta → callback p50 / p99  ${fmtMs(s.p50)} / ${fmtMs(s.p99)} over ${s.callbacks} callbacks (final part alone p50 ${fmtMs(s.finalP50)})${s.unmatched ? `; ${s.unmatched} callbacks matched no delta` : ''}`);
+    console.log(`callbacks per reply         mean ${s.callbacksPerReply.mean.toFixed(1)}, min ${s.callbacksPerReply.min}, max ${s.callbacksPerReply.max} (${s.callbacksPerReply.expected} snapshots emitted per reply)`);
+    console.log(`coalescing                  ${s.coalesced > 0 ? `yes: ${s.coalesced} snapshots skipped by the dispatcher` : 'no: every snapshot was sent'}`);
+    for (const [name, ms] of Object.entries(s.cpuPerReply)) console.log(`CPU per streamed reply ${name.padEnd(12)} ${fmtMs(ms)}`);
+    console.log(`CPU per streamed reply, 4 services ${fmtMs(s.cpuTotal)}; net of their idle cost (${Object.values(s.idleCpuPerSecond).reduce((a, b) => a + b, 0).toFixed(1)} ms/s) ${fmtMs(s.cpuTotalNetOfIdle)}`);
+  }
   // One machine-readable line for `npm run bench`, which puts several runs in one table.
   console.log(`RESULT ${JSON.stringify({
     tracing, messages: total, concurrency, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size,
     natsP50: floor, p50: seqP50, p99: percentile(seqLatencies, 99), throughput: total / elapsedS,
     cpuPerMessage: Object.fromEntries([...cpuMs].map(([name, ms]) => [name, ms / total])), cpuTotal: cpuTotal / total,
+    ...(streaming ? { streaming } : {}),
   })}`);
   if (failures.length) console.log(`first failure: ${failures[0]}`);
   // Profiles are written when the services exit.

@@ -101,6 +101,42 @@ test('openai SDK: streamed tool call with arguments split across chunks', async 
   }
 });
 
+test('openai SDK: per-delta write times, streams on the shared ticker held open until release, requests in flight', async () => {
+  const fake = await startFakeOpenAI();
+  try {
+    const client = new OpenAI({ baseURL: fake.url, apiKey: 'k', maxRetries: 0 });
+    const paced: number[] = [];
+    fake.script({ text: 'a b c', tokensPerSecond: 200, onDelta: (i) => paced.push(i) });
+    const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+    let text = '';
+    for await (const c of first) text += c.choices[0]?.delta?.content ?? '';
+    assert.equal(text, 'a b c');
+    assert.deepEqual(paced, [1, 2, 3]);
+
+    const ticks: number[][] = [[], []];
+    fake.script(...[0, 1].map((k) => ({ text: 'p q', tickMs: 40, holdOpen: true, onDelta: (i: number) => void ticks[k].push(i) })));
+    const streams = await Promise.all([0, 1].map(() => client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'y' }], stream: true, stream_options: { include_usage: true } })));
+    const read = streams.map(async (s) => {
+      let t = '';
+      let finish: string | null = null;
+      for await (const c of s) {
+        t += c.choices[0]?.delta?.content ?? '';
+        finish ??= c.choices[0]?.finish_reason ?? null;
+      }
+      return { t, finish };
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(fake.inFlight, 2, 'both streams held open after their text');
+    assert.deepEqual(ticks, [[1, 2], [1, 2]]);
+    fake.release();
+    assert.deepEqual(await Promise.all(read), [{ t: 'p q', finish: 'stop' }, { t: 'p q', finish: 'stop' }]);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(fake.inFlight, 0);
+  } finally {
+    await fake.close();
+  }
+});
+
 test('scripted errors, dropped streams and the default echo', async () => {
   const fake = await startFakeOpenAI();
   try {

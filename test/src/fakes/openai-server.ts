@@ -30,6 +30,17 @@ export interface FakeResponse {
   finishReason?: string;
   /** Serve exactly these bytes instead of a well-formed completion: malformed SSE, broken JSON, odd statuses. */
   raw?: RawModelResponse;
+  /** Called right after each streamed content delta is written: its 1-based index and `performance.now()`. */
+  onDelta?: (index: number, at: number) => void;
+  /**
+   * Pace this stream on the server's shared ticker instead of a timer of its own: one content delta
+   * every `tickMs` (first one a period after the start), one timer for all such streams with the
+   * streams spread over the period, so thousands of slow streams stay cheap. Text only: tool calls,
+   * `tokensPerSecond` and `dropAfterChunks` are ignored.
+   */
+  tickMs?: number;
+  /** With `tickMs`: after the text the stream stays open, silent, until `release()` ends it. */
+  holdOpen?: boolean;
 }
 
 export interface RawModelResponse {
@@ -70,6 +81,10 @@ export interface FakeOpenAI {
   script(...responses: (FakeResponse | FakeResponder)[]): void;
   /** What to answer once the queue is empty. */
   setDefault(response: FakeResponse | FakeResponder): void;
+  /** Chat-completion requests being answered now (received, response not yet ended or cut). */
+  readonly inFlight: number;
+  /** Ends every stream paced by the shared ticker (`tickMs`) now: finish reason, usage, `[DONE]`. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -117,6 +132,51 @@ function promptTokens(body: ChatRequestBody): number {
   return n;
 }
 
+/** Streams paced by one shared timer (`FakeResponse.tickMs`). */
+interface TickedStream {
+  /** Writes the next delta; false once the text is out. */
+  step(): boolean;
+  /** Finishes the response (finish reason, usage, [DONE]). */
+  finish(): void;
+  held: boolean;
+}
+
+const TICKER_SLOTS = 20;
+
+/** One timer for every stream of one period; each stream is serviced once per period, spread over `TICKER_SLOTS` slots. */
+class Ticker {
+  private readonly slots: Set<TickedStream>[] = Array.from({ length: TICKER_SLOTS }, () => new Set());
+  private cursor = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(periodMs: number) {
+    this.timer = setInterval(() => this.tick(), Math.max(1, periodMs / TICKER_SLOTS));
+  }
+
+  add(s: TickedStream): () => void {
+    const slot = this.slots[this.cursor];
+    slot.add(s);
+    return () => void slot.delete(s);
+  }
+
+  private tick(): void {
+    this.cursor = (this.cursor + 1) % TICKER_SLOTS;
+    for (const s of this.slots[this.cursor]) {
+      if (s.held) continue;
+      if (!s.step()) s.finish();
+    }
+  }
+
+  /** Finishes every stream now. */
+  release(): void {
+    for (const slot of this.slots) for (const s of slot) s.finish();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
 let idCounter = 0;
 const nextId = (prefix: string) => `${prefix}-${Date.now().toString(36)}${(idCounter++).toString(36)}`;
 
@@ -142,7 +202,11 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   const queue: (FakeResponse | FakeResponder)[] = [];
   let fallback: FakeResponse | FakeResponder = echoResponder;
   let chatCount = 0;
+  let inFlight = 0;
   const record = options.record ?? true;
+  const tickers = new Map<number, Ticker>();
+  /** Deltas of the texts ticked streams are serving (few distinct texts, thousands of streams). */
+  const piecesCache = new Map<string, string[]>();
 
   async function completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: ChatRequestBody;
@@ -208,7 +272,71 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       });
     }
 
+    if (spec.tickMs && spec.tickMs > 0) return tickedStream(res, body, spec, spec.tickMs, { id, created, model, text, finishReason, usage });
     await stream(res, body, spec, { id, created, model, text, toolCalls, finishReason, usage });
+  }
+
+  function cachedPieces(text: string, chunkSize: number | undefined): string[] {
+    const key = `${chunkSize ?? 0}\u0000${text}`;
+    let p = piecesCache.get(key);
+    if (!p) {
+      if (piecesCache.size >= 16) piecesCache.delete(piecesCache.keys().next().value!);
+      p = pieces(text, chunkSize);
+      piecesCache.set(key, p);
+    }
+    return p;
+  }
+
+  /** A text stream written by the shared ticker of its period (see `FakeResponse.tickMs`). */
+  function tickedStream(
+    res: ServerResponse,
+    body: ChatRequestBody,
+    spec: FakeResponse,
+    periodMs: number,
+    c: { id: string; created: number; model: string; text: string; finishReason: string; usage: unknown },
+  ): void {
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    const includeUsage = body.stream_options?.include_usage === true;
+    const head = `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${c.created},"model":${JSON.stringify(c.model)},"system_fingerprint":"fp_fake","choices":[{"index":0,"delta":`;
+    const tail = `,"logprobs":null,"finish_reason":`;
+    const usageNull = includeUsage ? ',"usage":null' : '';
+    const write = (delta: unknown, finish: string | null = null) =>
+      res.write(`${head}${JSON.stringify(delta)}${tail}${JSON.stringify(finish)}}]${usageNull}}\n\n`);
+    const all = cachedPieces(c.text, spec.chunkSize);
+    let next = 0;
+    let ticker = tickers.get(periodMs);
+    if (!ticker) {
+      ticker = new Ticker(periodMs);
+      tickers.set(periodMs, ticker);
+    }
+    let done = false;
+    const s: TickedStream = {
+      held: false,
+      step() {
+        if (next >= all.length) return false;
+        write({ content: all[next++] });
+        spec.onDelta?.(next, performance.now());
+        if (next >= all.length && spec.holdOpen) s.held = true;
+        return true;
+      },
+      finish() {
+        if (done) return;
+        done = true;
+        remove();
+        if (res.destroyed) return;
+        write({}, c.finishReason);
+        if (includeUsage) res.write(`data: ${JSON.stringify({ id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, system_fingerprint: 'fp_fake', choices: [], usage: c.usage })}\n\n`);
+        res.write('data: [DONE]\n\n');
+        res.end();
+      },
+    };
+    const remove = ticker.add(s);
+    res.once('close', () => {
+      done = true;
+      remove();
+    });
+    // The SDK's stream helper needs the role on the first delta.
+    write({ role: 'assistant', content: '', refusal: null });
   }
 
   async function stream(
@@ -242,8 +370,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       ...(includeUsage ? { usage: null } : {}),
     });
 
-    /** Writes one SSE event; returns false once the scripted drop has happened. */
-    const emit = async (payload: unknown, paced: boolean): Promise<boolean> => {
+    /** Writes one SSE event; returns false once the scripted drop has happened. `delta`: a content delta's index. */
+    const emit = async (payload: unknown, paced: boolean, delta?: number): Promise<boolean> => {
       if (dropped || res.destroyed) return false;
       if (spec.dropAfterChunks !== undefined && sent >= spec.dropAfterChunks) {
         dropped = true;
@@ -258,6 +386,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       }
       if (paced && gapMs > 0) await sleep(gapMs);
       res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
+      if (delta !== undefined) spec.onDelta?.(delta, performance.now());
       sent++;
       return true;
     };
@@ -268,7 +397,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     try {
       // The SDK's stream helper needs the role on the first delta.
       if (!(await emit(chunk({ role: 'assistant', content: '', refusal: null }), false))) return;
-      for (const piece of pieces(c.text, spec.chunkSize)) if (!(await emit(chunk({ content: piece }), true))) return;
+      let index = 0;
+      for (const piece of pieces(c.text, spec.chunkSize)) if (!(await emit(chunk({ content: piece }), true, ++index))) return;
       for (const [index, call] of c.toolCalls.entries()) {
         const first = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
         if (!(await emit(chunk({ tool_calls: [first] }), true))) return;
@@ -295,6 +425,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       return sendError(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
+      inFlight++;
+      res.once('close', () => inFlight--);
       completions(req, res).catch((err: unknown) => {
         if (!res.headersSent) sendError(res, 500, `fake server failure: ${String(err)}`, 'server_error');
         else res.destroy();
@@ -319,6 +451,16 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     setDefault: (response) => {
       fallback = response;
     },
-    close: () => closeServer(server),
+    get inFlight() {
+      return inFlight;
+    },
+    release: () => {
+      for (const t of tickers.values()) t.release();
+    },
+    close: () => {
+      for (const t of tickers.values()) t.stop();
+      tickers.clear();
+      return closeServer(server);
+    },
   };
 }
