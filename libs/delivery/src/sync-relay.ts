@@ -1,4 +1,8 @@
-import { redisKeys, type MessageChain } from '@conveyor/contracts';
+import type { Redis } from 'ioredis';
+import { redisKeys, type MessageChain, type RedisKeys } from '@conveyor/contracts';
+import { loadScripts } from '@conveyor/redis-scripts';
+
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['sync-release'] as const);
 
 /**
  * HTTP-bot `/sync` (§11) across replicas: the ingress replica holding the call registers the session
@@ -7,8 +11,30 @@ import { redisKeys, type MessageChain } from '@conveyor/contracts';
  * over core NATS request/reply (subject `topology.subjects.syncReply(instance)`), trace context in
  * the headers. An unanswered request (the ingress died, or already answered) falls back to the callback.
  */
-export function syncKey(prefix: string, botId: string, sessionId: string): string {
-  return redisKeys(prefix).syncWaiter(botId, sessionId);
+export class SyncRegistrations {
+  private readonly keys: RedisKeys;
+
+  constructor(
+    private readonly redis: Redis,
+    prefix: string,
+  ) {
+    this.keys = redisKeys(prefix);
+  }
+
+  /** Registers `instance` as holding the session's /sync call; false when another call already waits. */
+  async claim(botId: string, sessionId: string, instance: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.syncWaiter(botId, sessionId), instance, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  /** Removes the registration if `instance` still holds it. */
+  async release(botId: string, sessionId: string, instance: string): Promise<void> {
+    await scripts['sync-release'].run(this.redis, [this.keys.syncWaiter(botId, sessionId)], [instance]);
+  }
+
+  /** The ingress instance holding the session's /sync call, if any. */
+  holder(botId: string, sessionId: string): Promise<string | null> {
+    return this.redis.get(this.keys.syncWaiter(botId, sessionId));
+  }
 }
 
 export interface SyncPart {

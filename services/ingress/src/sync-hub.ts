@@ -2,17 +2,14 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from '@nats-io/transport-node';
 import type { MessageComponent } from '@conveyor/contracts';
-import { syncKey, type SyncAck, type SyncPart } from '@conveyor/delivery';
+import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { evalScript } from '@conveyor/redis-scripts';
 import { requireRedisConnected } from './query-publisher.js';
 
 interface Waiter {
   parts: MessageComponent[];
   done: () => void;
 }
-
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
 /**
  * Holds this replica's waiting `/sync` calls (HTTP-bot §11). The session is registered in Redis with
@@ -24,8 +21,11 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
   readonly instance = randomUUID();
   private readonly waiters = new Map<string, Waiter>();
   private sub: Subscription | undefined;
+  private readonly registrations: SyncRegistrations;
 
-  constructor(@Inject(INFRA) private readonly infra: Infra) {}
+  constructor(@Inject(INFRA) private readonly infra: Infra) {
+    this.registrations = new SyncRegistrations(infra.redis, infra.topology.prefix);
+  }
 
   onModuleInit() {
     this.sub = this.infra.nc.subscribe(this.infra.topology.subjects.syncReply(this.instance), {
@@ -55,16 +55,14 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
   /** Registers the session; false when another /sync for it is already waiting (on any replica). */
   async register(botId: string, sessionId: string, waitMs: number): Promise<{ wait: () => Promise<MessageComponent[]>; release: () => Promise<void> } | null> {
     requireRedisConnected(this.infra);
-    const redisKey = syncKey(this.infra.topology.prefix, botId, sessionId);
-    const ok = await this.infra.redis.set(redisKey, this.instance, 'PX', Math.max(1_000, waitMs + 5_000), 'NX');
-    if (ok !== 'OK') return null;
+    if (!(await this.registrations.claim(botId, sessionId, this.instance, Math.max(1_000, waitMs + 5_000)))) return null;
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
     const w: Waiter = { parts: [], done };
     this.waiters.set(key(botId, sessionId), w);
     const release = async () => {
       this.waiters.delete(key(botId, sessionId));
-      await evalScript(this.infra.redis, RELEASE, 1, redisKey, this.instance);
+      await this.registrations.release(botId, sessionId, this.instance);
     };
     return {
       release,

@@ -3,7 +3,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import type { Redis } from 'ioredis';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
 import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig } from '@conveyor/http-bot';
-import { syncKey, type SyncAck, type SyncPart } from '../sync-relay.js';
+import { SyncRegistrations, type SyncAck, type SyncPart } from '../sync-relay.js';
 import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
 import { CachedBotConfigs } from './bot-configs.js';
 import type { DeliveryLogger } from '../deliverer.js';
@@ -29,7 +29,11 @@ export interface HttpBotAdapterOptions {
 export class HttpBotAdapter implements PlatformAdapter {
   readonly name = 'http-bot' as const;
 
-  constructor(private readonly o: HttpBotAdapterOptions) {}
+  private readonly syncCalls: SyncRegistrations;
+
+  constructor(private readonly o: HttpBotAdapterOptions) {
+    this.syncCalls = new SyncRegistrations(o.redis, o.prefix);
+  }
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.o.configs.get(route.botId);
@@ -61,7 +65,7 @@ export class HttpBotAdapter implements PlatformAdapter {
   private async divertToSync(route: ReplyRoute, reply: OutboundReply, sequence: number): Promise<boolean> {
     if (!this.o.nc) return false;
     // Without Redis no /sync call can be found; the callback is the protocol's default route.
-    const instance = await this.o.redis.get(syncKey(this.o.prefix, route.botId, route.sessionId)).catch(() => null);
+    const instance = await this.syncCalls.holder(route.botId, route.sessionId).catch(() => null);
     if (!instance) return false;
     const part: SyncPart = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence };
     const h = natsHeaders();
