@@ -114,3 +114,25 @@ test('tool calls streamed without id or index get LangBot\'s call_<index> ids, b
   assert.deepEqual(second.find((m) => m.role === 'assistant')!.tool_calls!.map((c) => c.id), ['call_0', 'call_1']);
   assert.deepEqual(second.filter((m) => m.role === 'tool').map((m) => m.tool_call_id), ['call_0', 'call_1']);
 });
+
+test('the chunk that ends a tool round names the tools it calls', async (t) => {
+  const model = await rawModel(
+    chunk({ role: 'assistant', content: 'Checking.' }) +
+      chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'get_weather', arguments: '{}' } }, { index: 1, id: 'b', type: 'function', function: { name: 'search', arguments: '{}' } }] }) +
+      chunk({}, 'tool_calls') + 'data: [DONE]\n\n',
+  );
+  t.after(() => model.close());
+  const resolved: ResolvedModel = { id: 'm', baseUrl: model.url, apiKey: 'k', modelId: 'm', abilities: ['func_call'], extraArgs: {}, timeoutMs: 10_000 };
+  const items: AgentItem[] = [];
+  await runLocalAgent(
+    {
+      v: 1, queryId: '00000000-0000-4000-8000-000000000004', pipelineId: 'p', conversationId: 'c', model: { primary: 'm', fallbacks: [] }, stream: true,
+      route: { botId: 'b', adapter: 'http-bot', sessionId: 's', launcherType: 'person', launcherId: 's', senderId: 's', replyTo: 'r' },
+      messages: [{ role: 'user', content: 'hi' }], exceptionHandling: 'show-hint', failureHint: 'Request failed.',
+    },
+    [resolved],
+    { pool: new OpenAIClientPool(), logger: silent, tools: { definitions: () => [], call: async () => 'ok' }, maxToolRounds: 1, emit: async (item) => void items.push(item) },
+  );
+  const first = items.find((i) => i.kind === 'chunk' && i.isFinal);
+  assert.deepEqual(first, { kind: 'chunk', text: 'Checking.', isFinal: true, hasToolCalls: true, toolNames: ['get_weather', 'search'], sequence: 1 });
+});

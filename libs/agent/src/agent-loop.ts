@@ -9,7 +9,8 @@ import { emptyToolBox, executeToolCall, type ToolBox } from './tools.js';
 
 /** What the agent yields, in order; the runner turns each into one bus event. */
 export type AgentItem =
-  | { kind: 'chunk'; text: string; isFinal: boolean; hasToolCalls: boolean; sequence: number }
+  /** `toolNames`: the tools the round calls, on the round's final chunk (empty otherwise). */
+  | { kind: 'chunk'; text: string; isFinal: boolean; hasToolCalls: boolean; toolNames: string[]; sequence: number }
   | { kind: 'message'; message: LlmMessage }
   | { kind: 'tool_result'; toolCallId: string; name: string; content: string };
 
@@ -115,7 +116,7 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
     }
     const acc = new StreamAccumulator({ removeThink: input.removeThink, sequence });
     const emitSnapshot = async (s: ReturnType<StreamAccumulator['finish']>) => {
-      if (s) await deps.emit({ kind: 'chunk', text: s.text, isFinal: s.isFinal, hasToolCalls: s.toolCalls.length > 0, sequence: s.sequence });
+      if (s) await deps.emit({ kind: 'chunk', text: s.text, isFinal: s.isFinal, hasToolCalls: s.toolCalls.length > 0, toolNames: s.toolCalls.map((c) => c.function.name), sequence: s.sequence });
     };
     // The final snapshot (made when a finish reason arrives) waits for the stream's end: a stream can
     // still fail after its finish reason, and the failure notice then ends the reply, so a final chunk

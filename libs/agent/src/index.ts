@@ -7,5 +7,6 @@ export * from './llm-call.js';
 export * from './fallback.js';
 export * from './tools.js';
 export * from './agent-loop.js';
+export * from './events.js';
 export * from './mcp/index.js';
 export * from './external/index.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { OpenAIClientPool, runLocalAgent, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -17,20 +17,6 @@ const HISTORY_WRITE_RETRY_MS = 60_000;
 
 /** How long an event publish keeps trying through a broker outage before the run fails (and is redelivered). */
 const EVENT_PUBLISH_RETRY_MS = 120_000;
-
-/** Tool results ride on events for observers only; the model gets the whole result. */
-const MAX_EVENT_TOOL_CONTENT = 64 * 1024;
-
-function toBody(item: AgentItem): RunnerEventBody {
-  switch (item.kind) {
-    case 'chunk':
-      return { kind: 'chunk', text: item.text, isFinal: item.isFinal, hasToolCalls: item.hasToolCalls };
-    case 'message':
-      return { kind: 'message', message: item.message };
-    case 'tool_result':
-      return { kind: 'tool_result', toolCallId: item.toolCallId, name: item.name, content: item.content.slice(0, MAX_EVENT_TOOL_CONTENT) };
-  }
-}
 
 /** Executes one run request and publishes what it produced as runner events. */
 @Injectable()
@@ -111,7 +97,7 @@ export class RunHandler {
       await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });
     }
     const emit = this.publisher(run, attempt);
-    const emitItem = (item: AgentItem) => emit(toBody(item));
+    const emitItem = (item: AgentItem) => emit(toEventBody(item));
     const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem) : await this.externalRunner(run, ctx, emitItem);
     const userTurn = run.messages[run.messages.length - 1];
     // Recorded with the query's end: the number the last event gets (see the redelivery above).

@@ -36,14 +36,14 @@ export class ExternalReply {
 
   async delta(text: string): Promise<void> {
     const s = this.acc.add({ content: text });
-    if (s && this.input.stream) await this.input.emit({ kind: 'chunk', text: s.text, isFinal: false, hasToolCalls: false, sequence: s.sequence });
+    if (s && this.input.stream) await this.input.emit({ kind: 'chunk', text: s.text, isFinal: false, hasToolCalls: false, toolNames: [], sequence: s.sequence });
   }
 
   /** `replace`: a runner that learned the complete answer at the end (Dify's workflow summary). */
   async finish(replace?: string): Promise<string> {
     const s = this.acc.finish()!;
     const text = replace !== undefined ? (this.input.removeThink ? stripThink(replace) : replace) : s.text;
-    if (this.input.stream) await this.input.emit({ kind: 'chunk', text, isFinal: true, hasToolCalls: false, sequence: s.sequence });
+    if (this.input.stream) await this.input.emit({ kind: 'chunk', text, isFinal: true, hasToolCalls: false, toolNames: [], sequence: s.sequence });
     else await this.input.emit({ kind: 'message', message: { role: 'assistant', content: text } });
     return text;
   }
