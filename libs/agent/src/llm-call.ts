@@ -7,6 +7,7 @@ import type { ResolvedModel } from './model.js';
 import { agentMetrics } from './metrics.js';
 import type { StreamDelta } from './stream-accumulator.js';
 import { withReasoning } from './think.js';
+import { scopedSignal } from './scoped-signal.js';
 
 /** A tool as described to the model (OpenAI function format, LangBot 11.2). */
 export type ToolDefinition = OpenAI.ChatCompletionFunctionTool;
@@ -57,7 +58,8 @@ export function complete(pool: OpenAIClientPool, model: ResolvedModel, messages:
     spanAttributes(model, false, opts),
     async (span) => {
       const started = performance.now();
-      const response = await pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: false }, { signal: opts.signal });
+      const scope = scopedSignal(opts.signal);
+      const response = await pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: false }, { signal: scope.signal }).finally(scope.release);
       agentMetrics.callDuration.record((performance.now() - started) / 1000, { model: model.id });
       const choice = response.choices?.[0];
       if (!choice) throw new Error(`model ${model.id} returned no choices`);
@@ -88,10 +90,11 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
   const started = performance.now();
   let first = true;
   const finishReasons: string[] = [];
+  const scope = scopedSignal(opts.signal);
   try {
     const stream = await pool.get(model).chat.completions.create(
       { ...request(model, messages, opts), stream: true, stream_options: { include_usage: true } },
-      { signal: opts.signal },
+      { signal: scope.signal },
     );
     for await (const chunk of stream) {
       recordUsage(span, model, chunk.usage);
@@ -126,6 +129,7 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
     span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
     throw err;
   } finally {
+    scope.release();
     agentMetrics.callDuration.record((performance.now() - started) / 1000, { model: model.id });
     span.end();
   }

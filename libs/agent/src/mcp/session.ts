@@ -7,6 +7,7 @@ import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } fro
 import type { AgentLogger } from '../agent-loop.js';
 import type { ContentResult } from '../tools.js';
 import { toContentResult } from './content.js';
+import { scopedSignal } from '../scoped-signal.js';
 
 /** An McpServer row. `config`: stdio `{command, args?, env?, cwd?}`; http/sse `{url, headers?}`. */
 export interface McpServerConfig {
@@ -78,7 +79,9 @@ export class McpSession {
     const attempt = async () => {
       const client = await this.ensure();
       const timeout = this.opts.callTimeoutMs > 0 ? this.opts.callTimeoutMs : 2 ** 31 - 1;
-      return client.callTool({ name, arguments: args }, undefined, { timeout, signal });
+      // The MCP SDK, like the openai one, leaves its abort listener on the signal it is given.
+      const scope = scopedSignal(signal);
+      return client.callTool({ name, arguments: args }, undefined, { timeout, ...(scope.signal ? { signal: scope.signal } : {}) }).finally(scope.release);
     };
     let result;
     try {
