@@ -75,6 +75,18 @@ test('remove-think strips think blocks split across deltas', () => {
   assert.equal(run(deltas).out.at(-1)!.text, '<think>planning…</think>\n\nThe answer <b>');
 });
 
+test('remove-think: a stray </think> at the start hides everything before it, in every snapshot (LangBot)', () => {
+  const reasoning = Array.from({ length: 12 }, (_, i) => ({ content: `thought${i} ` }));
+  const { out, message } = run([...reasoning, { content: 'still hidden</thi' }, { content: 'nk>Here is the answer.' }, { finishReason: 'stop' }], { removeThink: true });
+  assert.deepEqual(out.map((s) => [s.text, s.isFinal]), [['Here is the answer.', true]]);
+  assert.equal(message.content, 'Here is the answer.');
+});
+
+test('remove-think keeps the whitespace around a removed block as LangBot does', () => {
+  const { out } = run(['Use <thi', 'nk>x</think> as an', ' XML-like example.\n'].map((content) => ({ content })), { removeThink: true });
+  assert.equal(out.at(-1)!.text, 'Use  as an XML-like example.');
+});
+
 test('a separate reasoning field is wrapped in think tags, or dropped with remove-think', () => {
   const deltas: StreamDelta[] = [{ reasoning: 'let me ' }, { reasoning: 'see' }, { content: 'Yes.' }, { finishReason: 'stop' }];
   assert.equal(run(deltas).out.at(-1)!.text, '<think>\nlet me see\n</think>\nYes.');

@@ -1,5 +1,5 @@
 import type { LlmMessage, ToolCall } from '@conveyor/contracts';
-import { ThinkStripper } from './think.js';
+import { stripThink, ThinkStripper } from './think.js';
 
 /** One provider streaming delta, normalized from the SDK's chunk (see llm-call.ts). */
 export interface StreamDelta {
@@ -89,7 +89,7 @@ export class StreamAccumulator {
     }
     for (const d of delta.toolCalls ?? []) this.mergeCall(d);
     if (delta.finishReason) return this.finish();
-    if (this.count % this.every === 0 && this.text !== this.lastEmitted) return this.snapshot(false);
+    if (this.count % this.every === 0 && this.visible() !== this.lastEmitted) return this.snapshot(false);
     return null;
   }
 
@@ -105,7 +105,8 @@ export class StreamAccumulator {
   /** The round as an assistant message, for the next request and for history. */
   message(): LlmMessage {
     const toolCalls = this.toolCalls();
-    return { role: 'assistant', content: toolCalls.length && !this.text ? null : this.text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) };
+    const text = this.visible();
+    return { role: 'assistant', content: toolCalls.length && !text ? null : text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) };
   }
 
   get deltas(): number {
@@ -135,8 +136,14 @@ export class StreamAccumulator {
     return this.calls.map((c) => ({ id: c.id ?? `call_${c.index}`, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   }
 
+  /** The round's text as shown: with remove-think, what the stripper let through, stripped as LangBot's `_strip_think` does. */
+  private visible(): string {
+    return this.stripper ? stripThink(this.text) : this.text;
+  }
+
   private snapshot(isFinal: boolean): Snapshot {
-    this.lastEmitted = this.text;
-    return { text: this.text, isFinal, toolCalls: isFinal ? this.toolCalls() : [], sequence: this.opts.sequence.next() };
+    const text = this.visible();
+    this.lastEmitted = text;
+    return { text, isFinal, toolCalls: isFinal ? this.toolCalls() : [], sequence: this.opts.sequence.next() };
   }
 }

@@ -1,20 +1,44 @@
 /**
- * `<think>` handling (LangBot 10.7 and 10.9). Reasoning models either put their reasoning inline in
- * `<think>…</think>` or send it in a separate `reasoning_content` field; with `remove-think` on, the
- * user sees neither, otherwise the separate field is shown wrapped in the same tags.
+ * `<think>` handling (LangBot 10.7 and 10.9: `LiteLLMRequester._strip_think` and `_ThinkStripState`).
+ * Reasoning models either put their reasoning inline in `<think>…</think>` or send it in a separate
+ * `reasoning_content` field; with `remove-think` on, the user sees neither, otherwise the separate
+ * field is shown wrapped in the same tags.
  */
 const OPEN = '<think>';
 const CLOSE = '</think>';
 
-/** Non-streamed text: every think block removed, and the whitespace that separated it from the answer. */
-export function stripThink(text: string): string {
-  return text.replace(/<think>[\s\S]*?<\/think>\s*/g, '').replace(/<think>[\s\S]*$/, '');
+/** Python's whitespace (`str.isspace`, and `\s` in a str pattern), which LangBot's `strip()` and regexes use. */
+const PY_SPACE = '\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const PY_SPACE_CHAR = new RegExp(`[${PY_SPACE}]`);
+/** Reasoning the model began before the answer's first delta: everything up to a `</think>` no `<think>` precedes. */
+const LEADING_ORPHAN = new RegExp(`^[${PY_SPACE}]*(?:(?!<think>)[\\s\\S])*?</think>[${PY_SPACE}]*`);
+const BLOCK = /<think>[\s\S]*?<\/think>/g;
+
+/** Python's `str.strip()`, or `str.rstrip()` with `end`. */
+export function pyStrip(text: string, sides: 'both' | 'end' = 'both'): string {
+  let start = 0;
+  let end = text.length;
+  while (sides === 'both' && start < end && PY_SPACE_CHAR.test(text[start])) start++;
+  while (end > start && PY_SPACE_CHAR.test(text[end - 1])) end--;
+  return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
-/** A non-streamed answer with the separate reasoning field shown as LangBot shows it. */
+/**
+ * LangBot's `_strip_think`: a leading orphan `</think>` and what precedes it go (with the whitespace
+ * after it), then every `<think>…</think>` block (the whitespace around it stays), then the whole
+ * text is stripped. An unclosed `<think>` stays.
+ */
+export function stripThink(text: string): string {
+  if (!text) return text;
+  // Without a closing tag neither pattern can match.
+  if (!text.includes(CLOSE)) return pyStrip(text);
+  return pyStrip(text.replace(LEADING_ORPHAN, '').replace(BLOCK, ''));
+}
+
+/** A non-streamed answer (LangBot `_process_thinking_content`). */
 export function withReasoning(content: string, reasoning: string | undefined, removeThink: boolean): string {
   if (removeThink) return stripThink(content);
-  return reasoning ? `<think>\n${reasoning}\n</think>\n${content}` : content;
+  return reasoning ? pyStrip(`<think>\n${reasoning}\n</think>\n${content}`) : content;
 }
 
 /** Length of the longest suffix of `text` that is a proper prefix of `tag` (a tag split across deltas). */
@@ -24,56 +48,94 @@ function partialTagSuffix(text: string, tag: string): number {
 }
 
 /**
- * Removes think blocks from streamed text whose tags may be split across deltas. Text that could be
- * the start of a tag is held back until the next delta decides it (or `flush` releases it).
+ * LangBot's `_ThinkStripState`: removes think blocks from streamed text whose tags may be split across
+ * deltas. Until the answer shows something (text before a `<think>`, or a block that closed), nothing
+ * is let through: a `</think>` may still come that hides everything before it (the model began
+ * thinking before its first delta). Text that could be the start of a tag is held back until the
+ * next delta decides it; `flush` releases what is held, except an unclosed block.
  */
 export class ThinkStripper {
+  private buf = '';
   private inThink = false;
-  private held = '';
-  /** After a block closes, the whitespace before the answer is dropped too (as stripThink does). */
-  private trimLeading = false;
+  private pendingInitial = true;
+  /** Where a tag may start in `buf` held while pending: the text before it was searched already. */
+  private searchedTo = 0;
 
   push(delta: string): string {
-    let buf = this.held + delta;
-    this.held = '';
-    let out = '';
-    while (buf) {
-      if (this.inThink) {
-        const end = buf.indexOf(CLOSE);
-        if (end < 0) {
-          const keep = partialTagSuffix(buf, CLOSE);
-          this.held = buf.slice(buf.length - keep);
-          return out;
-        }
-        buf = buf.slice(end + CLOSE.length);
-        this.inThink = false;
-        this.trimLeading = true;
-        continue;
-      }
-      const start = buf.indexOf(OPEN);
-      const visible = start >= 0 ? buf.slice(0, start) : buf.slice(0, buf.length - partialTagSuffix(buf, OPEN));
-      out += this.visible(visible);
-      if (start < 0) {
-        this.held = buf.slice(visible.length);
-        return out;
-      }
-      buf = buf.slice(start + OPEN.length);
-      this.inThink = true;
-    }
-    return out;
+    if (!delta) return delta;
+    const text = this.buf + delta;
+    const from = this.searchedTo;
+    this.buf = '';
+    this.searchedTo = 0;
+    return this.inThink ? this.consumeThinkBody(text) : this.processVisible(text, from);
   }
 
-  /** End of stream: a held partial `<think` was text after all; an unclosed block stays hidden. */
   flush(): string {
-    const rest = this.inThink ? '' : this.visible(this.held);
-    this.held = '';
+    const rest = this.inThink ? '' : this.buf;
+    this.buf = '';
+    this.searchedTo = 0;
+    this.inThink = false;
     return rest;
   }
 
-  private visible(text: string): string {
-    if (!this.trimLeading) return text;
-    const trimmed = text.replace(/^\s+/, '');
-    if (trimmed) this.trimLeading = false;
-    return trimmed;
+  private consumeThinkBody(text: string): string {
+    const close = text.indexOf(CLOSE);
+    if (close < 0) {
+      this.buf = text.slice(text.length - partialTagSuffix(text, CLOSE));
+      return '';
+    }
+    this.inThink = false;
+    this.pendingInitial = false;
+    return this.processVisible(text.slice(close + CLOSE.length), 0);
+  }
+
+  private processVisible(text: string, searchFrom: number): string {
+    let out = '';
+    let index = 0;
+    while (index < text.length) {
+      if (this.pendingInitial) {
+        const from = Math.max(index, searchFrom);
+        const open = text.indexOf(OPEN, from);
+        const orphan = text.indexOf(CLOSE, from);
+        if (orphan >= 0 && (open < 0 || orphan < open)) {
+          this.pendingInitial = false;
+          index = orphan + CLOSE.length;
+          continue;
+        }
+        if (open < 0) {
+          this.buf = text.slice(index);
+          // Neither tag is in what is held; the next search starts where a tag could still begin.
+          this.searchedTo = Math.max(0, this.buf.length - (CLOSE.length - 1));
+          return out;
+        }
+        if (open > index) {
+          this.pendingInitial = false;
+          out += text.slice(index, open);
+          index = open;
+          continue;
+        }
+      }
+      const open = text.indexOf(OPEN, index);
+      if (open < 0) {
+        const end = text.length - partialTagSuffix(text.slice(index), OPEN);
+        out += text.slice(index, end);
+        if (end > index) this.pendingInitial = false;
+        this.buf = text.slice(end);
+        return out;
+      }
+      out += text.slice(index, open);
+      if (open > index) this.pendingInitial = false;
+      const bodyStart = open + OPEN.length;
+      const close = text.indexOf(CLOSE, bodyStart);
+      if (close < 0) {
+        this.inThink = true;
+        const body = text.slice(bodyStart);
+        this.buf = body.slice(body.length - partialTagSuffix(body, CLOSE));
+        return out;
+      }
+      this.pendingInitial = false;
+      index = close + CLOSE.length;
+    }
+    return out;
   }
 }

@@ -167,4 +167,14 @@ describe('the local-agent loop', () => {
     const plain = await go(request(false, { removeThink: true }), [model('a')]);
     assert.equal((plain.items[0] as { message: { content: string } }).message.content, 'Shown.');
   });
+
+  test('remove-think: reasoning begun before the first delta (a stray </think>) is never shown, in any streamed part', async () => {
+    const reasoning = Array.from({ length: 20 }, (_, i) => `thought${i}`).join(' ');
+    llm.script({ text: `${reasoning}</think>\n\nUse <think>x</think> as is.` });
+    const { chunks, outcome } = await go(request(true, { removeThink: true }), [model('a')]);
+    assert.ok(chunks.every((c) => !c.text.includes('thought')), JSON.stringify(chunks.map((c) => c.text)));
+    assert.equal(chunks.at(-1)!.text, 'Use  as is.');
+    assert.ok(outcome.ok);
+    assert.equal(outcome.messages.at(-1)!.content, 'Use  as is.');
+  });
 });

@@ -1,6 +1,6 @@
 import type { AgentItem } from '../agent-loop.js';
 import { SequenceCounter, StreamAccumulator } from '../stream-accumulator.js';
-import { stripThink } from '../think.js';
+import { pyStrip } from '../think.js';
 
 export interface ExternalInput {
   /** The user's text (LangBot: the first text element). */
@@ -22,27 +22,46 @@ export interface ExternalResult {
   conversationId?: string;
 }
 
+const THINK_BLOCK = /<think>[\s\S]*?<\/think>/g;
+
+/**
+ * `remove-think` on an external runner's cumulative text, as LangBot's Dify runner does it
+ * (`visible_content`): an unclosed `<think>` hides the rest (the text before it right-stripped);
+ * otherwise every closed block goes and the text is stripped. Each snapshot is judged on its own, so
+ * the answer streams as it comes (the local agent's stripper holds text back until it shows).
+ */
+export function externalVisibleText(text: string): string {
+  if (!text.includes('<think>')) return text;
+  if (!text.includes('</think>')) return pyStrip(text.slice(0, text.indexOf('<think>')), 'end');
+  const without = text.replace(THINK_BLOCK, '');
+  return without === text ? text : pyStrip(without);
+}
+
 /**
  * Streaming convention of LangBot's external runners: cumulative text every 8 pieces and a final
- * part; non-streaming: one message at the end. The same accumulator as the local agent, so
- * `remove-think` and the always-final part behave the same.
+ * part; non-streaming: one message at the end. The same accumulator as the local agent, so the
+ * always-final part behaves the same; `remove-think` is applied per snapshot (externalVisibleText).
  */
 export class ExternalReply {
   private readonly acc: StreamAccumulator;
 
   constructor(private readonly input: ExternalInput) {
-    this.acc = new StreamAccumulator({ removeThink: input.removeThink, sequence: new SequenceCounter() });
+    this.acc = new StreamAccumulator({ removeThink: false, sequence: new SequenceCounter() });
+  }
+
+  private shown(text: string): string {
+    return this.input.removeThink ? externalVisibleText(text) : text;
   }
 
   async delta(text: string): Promise<void> {
     const s = this.acc.add({ content: text });
-    if (s && this.input.stream) await this.input.emit({ kind: 'chunk', text: s.text, isFinal: false, hasToolCalls: false, toolNames: [], sequence: s.sequence });
+    if (s && this.input.stream) await this.input.emit({ kind: 'chunk', text: this.shown(s.text), isFinal: false, hasToolCalls: false, toolNames: [], sequence: s.sequence });
   }
 
   /** `replace`: a runner that learned the complete answer at the end (Dify's workflow summary). */
   async finish(replace?: string): Promise<string> {
     const s = this.acc.finish()!;
-    const text = replace !== undefined ? (this.input.removeThink ? stripThink(replace) : replace) : s.text;
+    const text = this.shown(replace ?? s.text);
     if (this.input.stream) await this.input.emit({ kind: 'chunk', text, isFinal: true, hasToolCalls: false, toolNames: [], sequence: s.sequence });
     else await this.input.emit({ kind: 'message', message: { role: 'assistant', content: text } });
     return text;

@@ -4,21 +4,21 @@ import type { PipelineQuery } from '../engine/query.js';
 import { proceed, type StageResult } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 import { plain } from '../text/chain.js';
-import { removeThink } from './remove-think.js';
 
 /**
  * ResponseWrapper (spec 8.8), a generator nested inside MessageProcessor's fan-out. Command replies
  * get the `[bot] ` prefix; assistant text becomes a chain; tool calls become `Call a.b...`, sent only
- * with track-function-calls; tool, system and user items yield nothing.
+ * with track-function-calls; tool, system and user items yield nothing. `remove-think` is not applied
+ * here, as in LangBot: the runner applies it (the run request carries it).
  */
 export const responseWrapper: StageFactory = ({ name, config }) => ({
   name,
   process(q) {
-    return wrap(q, config.output.misc['track-function-calls'], config.output.misc['remove-think']);
+    return wrap(q, config.output.misc['track-function-calls']);
   },
 });
 
-async function* wrap(q: PipelineQuery, trackCalls: boolean, stripThink: boolean): AsyncGenerator<StageResult> {
+async function* wrap(q: PipelineQuery, trackCalls: boolean): AsyncGenerator<StageResult> {
   const r = q.respMessages.at(-1);
   if (!r) return;
   const push = (chain: MessageChain) => q.respMessageChain.push(chain);
@@ -39,7 +39,6 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, stripThink: boolean)
     text = messageText(r.message);
     toolNames = (r.message.tool_calls ?? []).map((c) => c.function.name);
   }
-  if (stripThink) text = removeThink(text);
   if (text) {
     push(plain(text));
     yield proceed();

@@ -229,9 +229,14 @@ test('ResponseWrapper, LongText and SendResponseBack downstream of an item', asy
   assert.deepEqual(sent.pop(), { message: [{ type: 'At', target: 'u7', display: '' }, { type: 'Plain', text: '[bot] ok' }], isFinal: true, stream: false });
 
   const tools = testQuery({ config: { output: { misc: { 'track-function-calls': true, 'remove-think': true } } } });
-  tools.respMessages.push({ kind: 'message', message: { role: 'assistant', content: '<think>hmm</think>Let me look', tool_calls: [{ id: '1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }, { id: '2', type: 'function', function: { name: 'search', arguments: '{}' } }] } });
+  tools.respMessages.push({ kind: 'message', message: { role: 'assistant', content: 'Let me look', tool_calls: [{ id: '1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }, { id: '2', type: 'function', function: { name: 'search', arguments: '{}' } }] } });
   await deliver(tools);
   assert.deepEqual(sent.splice(0).map((s) => s.message), [[{ type: 'Plain', text: 'Let me look' }], [{ type: 'Plain', text: 'Call get_weather.search...' }]]);
+  // remove-think is the runner's work (LangBot's wrapper does not touch the text): what it let through is shown as it is.
+  const kept = testQuery({ config: { output: { misc: { 'remove-think': true } } } });
+  kept.respMessages.push({ kind: 'message', message: { role: 'assistant', content: 'Use  <think> in XML' } });
+  await deliver(kept);
+  assert.deepEqual(sent.splice(0).map((s) => s.message), [[{ type: 'Plain', text: 'Use  <think> in XML' }]]);
   const toolMsg = testQuery();
   toolMsg.respMessages.push({ kind: 'message', message: { role: 'tool', content: 'x', tool_call_id: '1' } });
   await deliver(toolMsg);
