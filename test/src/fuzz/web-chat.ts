@@ -149,8 +149,11 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
   const sessionOk = SESSION_RE.test(rawSession) && session === rawSession;
   const chat = botId && sessionOk ? { botId, sessionId: rawSession } : undefined;
   let expected: number | undefined;
-  // A segment that does not decode is refused (400) while the route is matched, before the token is looked at.
-  const decodes = [bot, session].every((segment) => {
+  // A path reaches its route when each id is one segment that survives the URL's normalisation (no
+  // slash, not a dot segment, not empty) and decodes: else it is Nest's 404, or a 400 while the route
+  // is matched, before the token is looked at.
+  const routable = [bot, session].every((segment) => {
+    if (segment === '' || segment.includes('/') || segment === '.' || segment === '..') return false;
     try {
       decodeURIComponent(segment);
       return true;
@@ -158,7 +161,7 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
       return false;
     }
   });
-  if (input.route !== 'other' && input.method === undefined && decodes) {
+  if (input.route !== 'other' && input.method === undefined && routable) {
     if (!AUTH_OK.has(input.auth)) expected = 401;
     else if (input.route === 'bots') expected = 200;
     else if (!chat) expected = typeof input.bot === 'object' || typeof input.session === 'object' && 'raw' in input.session ? undefined : 404;
