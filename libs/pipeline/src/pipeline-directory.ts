@@ -6,7 +6,7 @@ export interface BotPipelineRow {
   id: string;
   enabled: boolean;
   pipelineId: string;
-  pipeline: { stages: unknown; config: unknown };
+  pipeline: { stages: unknown; config: unknown; extensionsPreferences?: unknown };
 }
 
 export type BotPipeline =
@@ -35,7 +35,7 @@ export class PipelineDirectory {
     let value: BotPipeline | null = null;
     if (bot) {
       const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
-      const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config);
+      const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config, bot.pipeline.extensionsPreferences);
       value = loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
       if (!loaded.ok) this.onRejected(bot.id, bot.pipelineId, loaded.issues);
     }

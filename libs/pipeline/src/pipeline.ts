@@ -15,6 +15,18 @@ export interface PipelineDefinition {
   config: PipelineSettings;
   /** Index of MessageProcessor in stageNames. */
   boundary: number;
+  /** The MCP servers its runs may use: every enabled one, or these ids (LangBot's `_pipeline_bound_mcp_servers`). */
+  mcpServers: 'all' | string[];
+}
+
+/**
+ * LangBot's `RuntimePipeline` reading `extensions_preferences`: `enable_all_mcp_servers` (absent:
+ * true) binds every server, otherwise the `mcp_servers` listed (none when the list is empty).
+ */
+export function boundMcpServers(extensionsPreferences: unknown): 'all' | string[] {
+  const prefs = extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+  if (prefs.enable_all_mcp_servers ?? true) return 'all';
+  return Array.isArray(prefs.mcp_servers) ? prefs.mcp_servers.filter((id): id is string => typeof id === 'string') : [];
 }
 
 export type LoadResult = { ok: true; pipeline: PipelineDefinition } | { ok: false; issues: ConfigIssue[] };
@@ -24,7 +36,7 @@ export type LoadResult = { ok: true; pipeline: PipelineDefinition } | { ok: fals
  * with the key path and reason. MessageProcessor must appear exactly once: it is where the pipeline
  * splits between the services (LangBot would run a pipeline without it and reply nothing).
  */
-export function loadPipeline(id: string, stages: unknown, config: unknown): LoadResult {
+export function loadPipeline(id: string, stages: unknown, config: unknown, extensionsPreferences?: unknown): LoadResult {
   const issues: ConfigIssue[] = [];
   if (!Array.isArray(stages)) issues.push({ path: 'stages', reason: 'must be a list of stage names' });
   const names = Array.isArray(stages) ? stages : [];
@@ -36,7 +48,7 @@ export function loadPipeline(id: string, stages: unknown, config: unknown): Load
   const parsed = parsePipelineConfig(config);
   if (!parsed.ok) issues.push(...parsed.issues.map((i) => ({ path: i.path ? `config.${i.path}` : 'config', reason: i.reason })));
   if (issues.length > 0 || !parsed.ok) return { ok: false, issues };
-  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE) } };
+  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE), mcpServers: boundMcpServers(extensionsPreferences) } };
 }
 
 export function describeIssues(issues: readonly ConfigIssue[]): string {

@@ -113,6 +113,34 @@ mcpServers:
   }
 });
 
+test('a pipeline\'s MCP binding is stored on its row and may name a server only the database has', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'conveyor-config-'));
+  try {
+    const file = path.join(dir, 'conveyor.yaml');
+    // `fs` came from an earlier file (the test above); this one does not list it.
+    writeFileSync(file, `
+pipelines:
+  - id: bound
+    config: {ai: {local-agent: {model: {primary: fake}}}}
+    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [fs]}
+`);
+    const { summary } = await syncConfigFile(prisma, file);
+    assert.deepEqual(summary.pipelines.created, ['bound']);
+    const row = await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } });
+    assert.deepEqual(row.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'] });
+    assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.unchanged, ['bound']);
+    writeFileSync(file, `
+pipelines:
+  - id: bound
+    config: {ai: {local-agent: {model: {primary: fake}}}}
+`);
+    assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.updated, ['bound']);
+    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [] });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('applying a config whose bot names a pipeline missing from file and database fails and writes nothing', async () => {
   const text = `
 models: [{id: other, baseUrl: "http://x/v1", model: y}]

@@ -107,22 +107,24 @@ export function notInFileWarning(file: string, summary: ApplySummary): string | 
 }
 
 /**
- * Loads `file` and applies it. Bots may name pipelines, and pipelines models, that exist only in
- * the database.
+ * Loads `file` and applies it. Bots may name pipelines, and pipelines models and MCP servers, that
+ * exist only in the database.
  */
 export async function syncConfigFile(
   prisma: PrismaClient,
   file: string,
-  options: Omit<LoadConfigOptions, 'knownPipelineIds' | 'knownModelIds'> = {},
+  options: Omit<LoadConfigOptions, 'knownPipelineIds' | 'knownModelIds' | 'knownMcpServerIds'> = {},
 ): Promise<{ config: ConveyorConfig; summary: ApplySummary }> {
-  const [pipelines, models] = await Promise.all([
+  const [pipelines, models, mcpServers] = await Promise.all([
     prisma.pipeline.findMany({ select: { id: true } }),
     prisma.llmModel.findMany({ select: { id: true } }),
+    prisma.mcpServer.findMany({ select: { id: true } }),
   ]);
   const config = await loadConfigFile(file, {
     ...options,
     knownPipelineIds: pipelines.map((p) => p.id),
     knownModelIds: models.map((m) => m.id),
+    knownMcpServerIds: mcpServers.map((m) => m.id),
   });
   return { config, summary: await applyConfigFile(prisma, config) };
 }

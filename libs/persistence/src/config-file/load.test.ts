@@ -172,3 +172,16 @@ test('aliases that expand past the alias count are a ConfigFileError', () => {
   const bomb = 'x: &x [1,1,1,1,1,1,1,1,1,1]\ny: &y [*x,*x,*x,*x,*x,*x,*x,*x,*x,*x]\nz: &z [*y,*y,*y,*y,*y,*y,*y,*y,*y,*y]\nw: [*z,*z,*z,*z,*z,*z,*z,*z,*z,*z]';
   assertConfigError(bomb, '', /YAML aliases expand too far/);
 });
+
+test('a pipeline binds MCP servers with LangBot\'s extensions_preferences keys; by default every server', () => {
+  const servers = `mcpServers:
+  - {id: fs, transport: stdio, config: {command: mcp-fs}}
+  - {id: web, transport: http, config: {url: "http://mcp/"}}`;
+  assert.deepEqual(parseConfigText(minimal(servers), FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [] });
+  const bound = minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: "false", mcp_servers: [fs, fs]}\n');
+  assert.deepEqual(parseConfigText(bound, FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'] });
+  assertConfigError(minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [fs, nope]}\n'),
+    'pipelines[0].extensionsPreferences.mcp_servers[1]', /unknown MCP server "nope" \(not in mcpServers, nor in the database\)/);
+  assert.doesNotThrow(() => parseConfigText(minimal().replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [db-only]}\n'), FILE, { env: {}, knownMcpServerIds: ['db-only'] }));
+  assertConfigError(minimal().replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_plugin: false}\n'), 'pipelines[0].extensionsPreferences', /enable_all_plugin/);
+});

@@ -13,6 +13,8 @@ export interface LoadConfigOptions {
   knownPipelineIds?: Iterable<string>;
   /** Models that exist outside the file (in the database), so pipelines may name them. */
   knownModelIds?: Iterable<string>;
+  /** MCP servers that exist outside the file (in the database), so pipelines may bind them. */
+  knownMcpServerIds?: Iterable<string>;
 }
 
 /** Reads, interpolates, validates and completes a conveyor.yaml. Throws ConfigFileError. */
@@ -124,6 +126,7 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       name: p.name ?? p.id,
       stages: p.stages ?? defaultPipelineStages(),
       config: withPipelineDefaults(p.config),
+      extensionsPreferences: { enable_all_mcp_servers: p.extensionsPreferences.enable_all_mcp_servers, mcp_servers: [...new Set(p.extensionsPreferences.mcp_servers)] },
     })),
     bots: input.bots.map((b) => ({
       id: b.id,
@@ -177,6 +180,15 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
     for (const ref of modelReferences(parsed.data.ai['local-agent'].model, `pipelines[${i}].config.ai.local-agent.model`)) {
       if (!modelIds.has(ref.id)) issues.push({ path: ref.path, message: `unknown model ${JSON.stringify(ref.id)} (not in models, nor in the database)` });
     }
+  });
+
+  const mcpServerIds = new Set([...config.mcpServers.map((m) => m.id), ...(options.knownMcpServerIds ?? [])]);
+  config.pipelines.forEach((pipeline, i) => {
+    pipeline.extensionsPreferences.mcp_servers.forEach((id, j) => {
+      if (!mcpServerIds.has(id)) {
+        issues.push({ path: `pipelines[${i}].extensionsPreferences.mcp_servers[${j}]`, message: `unknown MCP server ${JSON.stringify(id)} (not in mcpServers, nor in the database)` });
+      }
+    });
   });
 
   const pipelineIds = new Set([...config.pipelines.map((p) => p.id), ...(options.knownPipelineIds ?? [])]);

@@ -27,12 +27,23 @@ export const ModelEntrySchema = z.strictObject({
   timeoutMs: z.coerce.number().int().min(1).default(120_000),
 });
 
+/**
+ * LangBot's `extensions_preferences` of a pipeline, the part Conveyor has: which MCP servers its runs
+ * may use. `enable_all_mcp_servers` (default true) offers every enabled server; when false, only those
+ * listed in `mcp_servers` (McpServer ids; none when empty).
+ */
+export const ExtensionsPreferencesSchema = z.strictObject({
+  enable_all_mcp_servers: BooleanLike.default(true),
+  mcp_servers: z.array(Id).max(256).default([]),
+});
+
 export const PipelineEntrySchema = z.strictObject({
   id: Id,
   name: Name,
   stages: z.array(z.enum(DEFAULT_PIPELINE_STAGES)).min(1).optional(),
   /** Any subset of LangBot's pipeline config; defaults fill the rest. */
   config: JsonRecord.default({}),
+  extensionsPreferences: ExtensionsPreferencesSchema.default({ enable_all_mcp_servers: true, mcp_servers: [] }),
 });
 
 export const BotEntrySchema = z.strictObject({

@@ -17,7 +17,14 @@ export interface ConveyorConfig {
     extraArgs: Json;
     timeoutMs: number;
   }>;
-  pipelines: Array<{ id: string; name: string; stages: PipelineStageName[]; config: PipelineConfig }>;
+  pipelines: Array<{
+    id: string;
+    name: string;
+    stages: PipelineStageName[];
+    config: PipelineConfig;
+    /** LangBot's `extensions_preferences`: the MCP servers the pipeline's runs may use. */
+    extensionsPreferences: { enable_all_mcp_servers: boolean; mcp_servers: string[] };
+  }>;
   bots: Array<{ id: string; name: string; adapter: 'http-bot' | 'telegram'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
 }

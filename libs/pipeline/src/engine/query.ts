@@ -19,6 +19,8 @@ export interface PipelineQuery {
   groupName?: string;
   receivedAt: string;
   config: PipelineSettings;
+  /** The MCP servers the pipeline binds (LangBot's `_pipeline_bound_mcp_servers`); absent means all. */
+  mcpServers?: 'all' | string[];
   /** Rewritten by group rules and the pre content filter. */
   messageChain: MessageChain;
   variables: Record<string, unknown>;

@@ -45,7 +45,7 @@ function runRequestWith(q: PipelineQuery, messages: RunRequest['messages']): Run
     failureHint: misc['failure-hint'],
     runner: q.config.ai.runner.runner,
     tools: {
-      mcpServers: 'all',
+      mcpServers: q.mcpServers ?? 'all',
       enableAllTools: la['enable-all-tools'] !== false,
       tools: Array.isArray(la.tools) ? la.tools.filter((t): t is string => typeof t === 'string') : [],
     },
