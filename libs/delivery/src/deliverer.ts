@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Redis } from 'ioredis';
@@ -121,6 +122,8 @@ export class Deliverer {
     this.maxSessions = opts.maxConcurrentSessions ?? 512;
     this.takeOptions = { leaseMs: this.leaseMs, maxEntries: 256, gapMs: opts.gapMs ?? 15_000, stallMs: opts.stallMs ?? 15 * 60_000 };
     this.sentWaitMs = opts.sentWaitMs ?? 60_000;
+    // Every part being sent listens for the stop (one session at a time each): as many listeners as sessions.
+    setMaxListeners(this.maxSessions + 16, this.abort.signal);
   }
 
   /** Starts the sweep that takes over sessions whose sending replica died. */
