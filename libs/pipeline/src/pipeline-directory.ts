@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { ConfigIssue } from './config/load.js';
 import { describeIssues, loadPipeline, type PipelineDefinition } from './pipeline.js';
 
@@ -19,29 +20,29 @@ export type BotPipeline =
  * messages and nothing else.
  */
 export class PipelineDirectory {
-  private readonly cache = new Map<string, { value: BotPipeline | null; expires: number }>();
+  /** Boxed, since the cache holds no null: a bot that does not exist is remembered too. */
+  private readonly cache: LRUCache<string, { value: BotPipeline | null }>;
 
   constructor(
     private readonly lookup: (botId: string) => Promise<BotPipelineRow | null>,
     private readonly onRejected: (botId: string, pipelineId: string, issues: ConfigIssue[]) => void = () => undefined,
-    private readonly ttlMs = 5_000,
-    private readonly maxEntries = 10_000,
-  ) {}
+    ttlMs = 5_000,
+    maxEntries = 10_000,
+  ) {
+    this.cache = new LRUCache({ max: maxEntries, ttl: ttlMs, fetchMethod: async (botId) => ({ value: await this.load(botId) }) });
+  }
 
   async forBot(botId: string): Promise<BotPipeline | null> {
-    const hit = this.cache.get(botId);
-    if (hit && hit.expires > Date.now()) return hit.value;
+    return (await this.cache.fetch(botId))?.value ?? null;
+  }
+
+  private async load(botId: string): Promise<BotPipeline | null> {
     const bot = await this.lookup(botId);
-    let value: BotPipeline | null = null;
-    if (bot) {
-      const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
-      const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config, bot.pipeline.extensionsPreferences);
-      value = loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
-      if (!loaded.ok) this.onRejected(bot.id, bot.pipelineId, loaded.issues);
-    }
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(botId, { value, expires: Date.now() + this.ttlMs });
-    return value;
+    if (!bot) return null;
+    const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
+    const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config, bot.pipeline.extensionsPreferences);
+    if (!loaded.ok) this.onRejected(bot.id, bot.pipelineId, loaded.issues);
+    return loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
   }
 }
 

@@ -41,3 +41,22 @@ test('boundMcpServers reads LangBot\'s keys leniently, as RuntimePipeline does',
   assert.deepEqual(boundMcpServers({ enable_all_mcp_servers: false }), []);
   assert.deepEqual(boundMcpServers({ enable_all_mcp_servers: false, mcp_servers: ['a', 3, 'b'] }), ['a', 'b']);
 });
+
+test('PipelineDirectory: one lookup serves concurrent and repeated asks within the TTL, a missing bot included; after it, the row is read again', async () => {
+  const lookups: string[] = [];
+  const directory = new PipelineDirectory(async (botId) => {
+    lookups.push(botId);
+    return botId === 'ghost' ? null : { id: botId, enabled: true, pipelineId: 'p1', pipeline: { stages: DEFAULT_PIPELINE_STAGES, config: {} } };
+  }, undefined, 200);
+  const [a, b] = await Promise.all([directory.forBot('bot-1'), directory.forBot('bot-1')]);
+  assert.ok(a?.ok && b?.ok);
+  assert.equal(await directory.forBot('ghost'), null);
+  assert.equal(await directory.forBot('ghost'), null);
+  assert.deepEqual(lookups, ['bot-1', 'ghost']);
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && lookups.length < 3) {
+    await new Promise((r) => setTimeout(r, 50));
+    await directory.forBot('bot-1');
+  }
+  assert.deepEqual(lookups, ['bot-1', 'ghost', 'bot-1'], 'read again once the TTL passed');
+});

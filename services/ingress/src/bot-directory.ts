@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 
 export interface BotEntry {
@@ -13,22 +14,24 @@ const MAX_ENTRIES = 10_000;
 /** Bots by id, read through a short-lived cache so a webhook burst does not become a Postgres burst. */
 @Injectable()
 export class BotDirectory {
-  private readonly cache = new Map<string, { entry: BotEntry | null; expires: number }>();
-  private readonly ttlMs: number;
+  /** Boxed, since the cache holds no null: a bot id that does not exist is remembered too. */
+  private readonly cache: LRUCache<string, { entry: BotEntry | null }> | undefined;
 
   constructor(@Inject(INFRA) private readonly infra: Infra) {
-    this.ttlMs = Number((infra.env as { BOT_CACHE_SECONDS?: number }).BOT_CACHE_SECONDS ?? 5) * 1000;
+    const ttl = Number((infra.env as { BOT_CACHE_SECONDS?: number }).BOT_CACHE_SECONDS ?? 5) * 1000;
+    // BOT_CACHE_SECONDS=0 means no cache (an LRUCache with ttl 0 would keep entries for ever).
+    this.cache = ttl > 0 ? new LRUCache({ max: MAX_ENTRIES, ttl, fetchMethod: async (botId) => ({ entry: await this.load(botId) }) }) : undefined;
   }
 
   async find(botId: string): Promise<BotEntry | null> {
-    const hit = this.cache.get(botId);
-    if (hit && hit.expires > Date.now()) return hit.entry;
-    const row = await this.infra.prisma.bot.findUnique({
+    if (!this.cache) return this.load(botId);
+    return (await this.cache.fetch(botId))?.entry ?? null;
+  }
+
+  private load(botId: string): Promise<BotEntry | null> {
+    return this.infra.prisma.bot.findUnique({
       where: { id: botId },
       select: { id: true, adapter: true, adapterConfig: true, enabled: true },
     });
-    if (this.cache.size >= MAX_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(botId, { entry: row, expires: Date.now() + this.ttlMs });
-    return row;
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import type { ModelSelection } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import type { ResolvedModel } from '@conveyor/agent';
@@ -9,7 +10,8 @@ const TTL_MS = 5_000;
 /** Model configurations by id with their secrets resolved, cached briefly. */
 @Injectable()
 export class ModelDirectory {
-  private readonly cache = new Map<string, { value: ResolvedModel | null; expires: number }>();
+  /** Boxed, since the cache holds no null: a model id that does not exist is remembered too. */
+  private readonly cache = new LRUCache<string, { value: ResolvedModel | null }>({ max: 1_000, ttl: TTL_MS, fetchMethod: async (id) => ({ value: await this.load(id) }) });
 
   constructor(@Inject(INFRA) private readonly infra: Infra) {}
 
@@ -31,8 +33,10 @@ export class ModelDirectory {
   }
 
   private async byId(id: string): Promise<ResolvedModel | null> {
-    const hit = this.cache.get(id);
-    if (hit && hit.expires > Date.now()) return hit.value;
+    return (await this.cache.fetch(id))?.value ?? null;
+  }
+
+  private async load(id: string): Promise<ResolvedModel | null> {
     const row = await this.infra.prisma.llmModel.findUnique({ where: { id } });
     const value: ResolvedModel | null = row && {
       id: row.id,
@@ -43,7 +47,6 @@ export class ModelDirectory {
       extraArgs: (row.extraArgs ?? {}) as Record<string, unknown>,
       timeoutMs: row.timeoutMs,
     };
-    this.cache.set(id, { value, expires: Date.now() + TTL_MS });
     return value;
   }
 }

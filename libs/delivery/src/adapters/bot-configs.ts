@@ -1,21 +1,22 @@
+import { LRUCache } from 'lru-cache';
+
 /** Bot settings as the adapters need them, cached briefly so a stream of parts is not a stream of queries. */
-export type BotConfigLookup = (botId: string) => Promise<{ adapter: string; adapterConfig: unknown } | null>;
+export interface BotConfig {
+  adapter: string;
+  adapterConfig: unknown;
+}
+
+export type BotConfigLookup = (botId: string) => Promise<BotConfig | null>;
 
 export class CachedBotConfigs {
-  private readonly cache = new Map<string, { value: { adapter: string; adapterConfig: unknown } | null; expires: number }>();
+  /** Boxed, since the cache holds no null: a bot that does not exist is remembered too. */
+  private readonly cache: LRUCache<string, { value: BotConfig | null }>;
 
-  constructor(
-    private readonly lookup: BotConfigLookup,
-    private readonly ttlMs = 5_000,
-    private readonly maxEntries = 10_000,
-  ) {}
+  constructor(lookup: BotConfigLookup, ttlMs = 5_000, maxEntries = 10_000) {
+    this.cache = new LRUCache({ max: maxEntries, ttl: ttlMs, fetchMethod: async (botId) => ({ value: await lookup(botId) }) });
+  }
 
-  async get(botId: string) {
-    const hit = this.cache.get(botId);
-    if (hit && hit.expires > Date.now()) return hit.value;
-    const value = await this.lookup(botId);
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(botId, { value, expires: Date.now() + this.ttlMs });
-    return value;
+  async get(botId: string): Promise<BotConfig | null> {
+    return (await this.cache.fetch(botId))?.value ?? null;
   }
 }
