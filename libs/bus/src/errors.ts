@@ -54,17 +54,23 @@ const STREAM_FULL_CODES = new Set([
 const BROKER_UNAVAILABLE_NAMES = new Set(['TimeoutError', 'NoRespondersError', 'JetStreamNotEnabled']);
 
 /**
- * Whether a publish failed because the bus cannot take the message now (a full stream, or a broker
- * that does not answer): the producer should tell its caller to come back later. Classified by the
- * broker's error code and the client's error names, following `cause` chains.
+ * Whether `err` or an error in its `cause` chain (five deep at most) passes `test`: errors are told
+ * apart by their names and codes, and clients wrap them.
  */
-export function isBusBackpressure(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    if (e instanceof JetStreamApiError && STREAM_FULL_CODES.has(e.code)) return true;
-    if (typeof e !== 'object') return false;
-    const { name, cause } = e as { name?: unknown; cause?: unknown };
-    if (typeof name === 'string' && BROKER_UNAVAILABLE_NAMES.has(name)) return true;
-    e = cause;
+export function someCause(err: unknown, test: (e: { name?: unknown; code?: unknown }) => boolean): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    if (test(e as { name?: unknown; code?: unknown })) return true;
+    e = (e as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * Whether a publish failed because the bus cannot take the message now (a full stream, or a broker
+ * that does not answer): the producer should tell its caller to come back later. Classified by the
+ * broker's error code and the client's error names.
+ */
+export function isBusBackpressure(err: unknown): boolean {
+  return someCause(err, (e) =>
+    (e instanceof JetStreamApiError && STREAM_FULL_CODES.has(e.code)) || (typeof e.name === 'string' && BROKER_UNAVAILABLE_NAMES.has(e.name)));
 }

@@ -29,7 +29,7 @@ export {
   type DeadLetterInput,
   type DeadLetterReason,
 } from './dead-letter.js';
-export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, isBusBackpressure } from './errors.js';
+export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, isBusBackpressure, someCause } from './errors.js';
 export { exponentialBackoff, defaultBackoff, type Backoff } from './backoff.js';
 export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from './otel.js';
 export { subjectMatches } from './subject.js';

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request } from 'undici';
 import { HEADER_SIGNATURE, HEADER_TIMESTAMP, sign } from './signing.js';
 
 /**
@@ -25,8 +25,6 @@ export interface DeliverCallbackOptions {
   timeoutMs?: number;
   /** Extra attempts after the first; ≤ 0 means exactly one attempt. */
   maxRetries: number;
-  /** The connection pool; a shared keep-alive pool by default. */
-  dispatcher?: Dispatcher;
   sleep?: (ms: number) => Promise<void>;
   /** Clock in epoch milliseconds. */
   now?: () => number;
@@ -55,7 +53,6 @@ function describe(err: unknown): string {
  * once and reused on every retry (§4.4), so receivers see identical headers.
  */
 export async function deliverCallback(opts: DeliverCallbackOptions): Promise<DeliveryResult> {
-  const dispatcher = opts.dispatcher ?? callbackAgent;
   const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, { signal: opts.signal }));
   const bytes = typeof opts.body === 'string' ? Buffer.from(opts.body, 'utf8') : opts.body;
   const timestamp = String(Math.trunc((opts.now ?? Date.now)() / 1000));
@@ -75,7 +72,7 @@ export async function deliverCallback(opts: DeliverCallbackOptions): Promise<Del
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       if (opts.signal?.aborted) return { kind: 'retry', error: 'aborted' };
-      const res = await request(opts.url, { method: 'POST', headers, body: bytes, signal: abort.signal, dispatcher });
+      const res = await request(opts.url, { method: 'POST', headers, body: bytes, signal: abort.signal, dispatcher: callbackAgent });
       // The receiver's body is ignored (§8.1); draining it lets the connection be reused.
       await res.body.dump().catch(() => undefined);
       if (res.statusCode < 400) return { kind: 'success', status: res.statusCode };

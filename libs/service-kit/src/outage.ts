@@ -1,3 +1,4 @@
+import { someCause } from '@conveyor/bus';
 /**
  * Whether an error means a dependency is down for a moment rather than that the work is wrong: the
  * consume loop then retries the message in place instead of spending its deliveries. Classified by
@@ -24,12 +25,6 @@ const OUTAGE_CODES = new Set([
 ]);
 
 export function isDependencyOutage(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e && depth < 5; depth++) {
-    if (typeof e !== 'object') return false;
-    const { name, code, cause } = e as { name?: unknown; code?: unknown; cause?: unknown };
-    if (typeof name === 'string' && OUTAGE_NAMES.has(name)) return true;
-    if (typeof code === 'string' && OUTAGE_CODES.has(code)) return true;
-    e = cause;
-  }
-  return false;
+  return someCause(err, ({ name, code }) =>
+    (typeof name === 'string' && OUTAGE_NAMES.has(name)) || (typeof code === 'string' && OUTAGE_CODES.has(code)));
 }
