@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LlmMessage } from '@conveyor/contracts';
-import { fitHistory } from './history-fit.js';
+import { fitHistory, jsonBytesAtMost } from './history-fit.js';
 
 const bytes = (history: LlmMessage[]) => Buffer.byteLength(JSON.stringify(history)) - 1;
 
@@ -50,4 +50,14 @@ test('what cutting texts cannot bring within the budget goes by whole rounds, ol
   ];
   assert.deepEqual(fitHistory(history, 100_000), history.slice(4));
   assert.deepEqual(fitHistory(history, 10), []);
+});
+
+test('jsonBytesAtMost is never below the real JSON size', () => {
+  const samples: unknown[] = [
+    [], {}, '', 'plain', '\u0000\u0001"\\', 'héllo 🌍 汉字', 12345.6789e-300, -0, true, null,
+    [{ role: 'user', content: [{ type: 'text', text: 'a\nb' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }],
+    [{ role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'f', arguments: '{"x":"\u2028"}' } }] }],
+    { nested: { deeper: [1, 'two', { three: '\ud800' }] } },
+  ];
+  for (const v of samples) assert.ok(jsonBytesAtMost(v) >= Buffer.byteLength(JSON.stringify(v)), JSON.stringify(v));
 });

@@ -12,6 +12,23 @@ function encodedBytes(message: LlmMessage): number {
   return Buffer.byteLength(JSON.stringify(message)) + 1;
 }
 
+/**
+ * An upper bound of a JSON value's UTF-8 size, without building the JSON: a UTF-16 unit takes at most
+ * 6 bytes (`\u0000`), a number at most 24 characters, plus quotes, commas, colons and brackets.
+ */
+export function jsonBytesAtMost(value: unknown): number {
+  if (typeof value === 'string') return 6 * value.length + 2;
+  if (typeof value === 'number') return 24;
+  if (value === null || typeof value !== 'object') return 5;
+  let n = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) n += jsonBytesAtMost(item) + 1;
+    return n;
+  }
+  for (const [key, item] of Object.entries(value)) n += 6 * key.length + 4 + jsonBytesAtMost(item);
+  return n;
+}
+
 /** The text cut to at most `keep` characters with a note saying so (keeping at least MIN_KEPT_CHARS, never splitting a surrogate pair). */
 function cutText(text: string, keep: number): string {
   // The note's bytes in JSON (its newline is escaped), at its longest.
@@ -53,7 +70,10 @@ function shrink(message: LlmMessage, excess: number): LlmMessage {
  * it fits.
  */
 export function fitHistory(history: LlmMessage[], budgetBytes: number): LlmMessage[] {
-  // The common case in one pass: `[a,b]` is one byte more than what a and b add to the request.
+  // Every message goes through here: the common case is decided without serialising the history
+  // (the publish does that once), and only a history that may be over is measured exactly.
+  if (jsonBytesAtMost(history) <= budgetBytes) return history;
+  // `[a,b]` is one byte more than what a and b add to the request.
   if (Buffer.byteLength(JSON.stringify(history)) - 1 <= budgetBytes) return history;
   const kept = [...history];
   const sizes = kept.map(encodedBytes);
