@@ -34,19 +34,20 @@ export function tinyPng(): Buffer {
 export interface FakeImageHost {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
   url: string;
-  /**
-   * Paths served: `/red.png` (a real PNG), `/missing.png` (404), `/huge.png` (an image/png body of
-   * `hugeBytes`, sent without a length so only the reader's bound stops it), `/page.html` (text/html),
-   * `/fake.png` (labelled image/png, bytes are text), `/slow.png` (headers, then nothing),
-   * `/redirect/<n>` (n redirects, then /red.png).
-   */
+  /** Paths requested, in order. */
   requests: string[];
   /** Bytes of `/huge.png` the host managed to write before the client stopped reading. */
   hugeBytesWritten(): number;
   close(): Promise<void>;
 }
 
-/** A fake platform file host, the kind of server image URLs in inbound messages point at. */
+/**
+ * A fake platform file host, the kind of server image URLs in inbound messages point at. Paths:
+ * `/red.png` (a real PNG), `/missing.png` (404), `/huge.png` (an image/png body of `hugeBytes`, sent
+ * without a length so only the reader's bound stops it), `/page.html` (text/html), `/fake.png`
+ * (labelled image/png, the bytes are text), `/slow.png` (headers, then nothing), `/redirect/<n>`
+ * (n redirects, then /red.png).
+ */
 export async function startFakeImageHost(options: { hugeBytes?: number } = {}): Promise<FakeImageHost> {
   const png = tinyPng();
   const hugeBytes = options.hugeBytes ?? 64 * 1_048_576;
