@@ -44,9 +44,8 @@ export interface FakeImageHost {
 /**
  * A fake platform file host, the kind of server image URLs in inbound messages point at. Paths:
  * `/red.png` (a real PNG), `/missing.png` (404), `/huge.png` (an image/png body of `hugeBytes`, sent
- * without a length so only the reader's bound stops it), `/page.html` (text/html), `/fake.png`
- * (labelled image/png, the bytes are text), `/slow.png` (headers, then nothing), `/redirect/<n>`
- * (n redirects, then /red.png).
+ * without a length so only the reader's bound stops it), `/page.html` (text/html),
+ * `/slow.png` (headers, then nothing).
  */
 export async function startFakeImageHost(options: { hugeBytes?: number } = {}): Promise<FakeImageHost> {
   const png = tinyPng();
@@ -77,17 +76,10 @@ export async function startFakeImageHost(options: { hugeBytes?: number } = {}): 
     } else if (path === '/page.html') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<html><body>not an image</body></html>');
-    } else if (path === '/fake.png') {
-      res.writeHead(200, { 'content-type': 'image/png' });
-      res.end('this is text pretending to be a PNG');
     } else if (path === '/slow.png') {
       res.writeHead(200, { 'content-type': 'image/png' });
       res.flushHeaders();
       // Never finishes: the client's deadline has to end it (the server's close drops the socket).
-    } else if (path.startsWith('/redirect/')) {
-      const n = Number(path.slice('/redirect/'.length));
-      res.writeHead(302, { location: n > 1 ? `/redirect/${n - 1}` : '/red.png' });
-      res.end();
     } else {
       res.writeHead(404);
       res.end();
