@@ -217,7 +217,11 @@ export class PluginHost {
     let reply: PluginEventReply | null = null;
     try {
       const msg = await this.#nc.request(subject, data, { timeout: plugin.timeoutMs, headers: h });
-      if (msg.data.byteLength > PLUGIN_LIMITS.payloadBytes) {
+      const pluginError = msg.headers?.get(HEADERS.pluginError);
+      if (pluginError) {
+        result = 'error';
+        this.#logger.warn({ queryId: request.queryId, ...attrs, pluginError: pluginError.slice(0, 500) }, 'plugin reported a failure; going on without it');
+      } else if (msg.data.byteLength > PLUGIN_LIMITS.payloadBytes) {
         result = 'too_large';
       } else {
         let json: unknown;
