@@ -117,4 +117,19 @@ describe('plugins', () => {
     assert.equal(span.attributes['conveyor.plugin.result'], 'timeout');
     assert.ok(spans.some((x) => x.traceId === traceId && x.serviceName === 'conveyor-ingress'), 'the same trace the ingress started');
   });
+
+  test('the other events: MessageReceived drops before any stage, PromptPreProcessing sets the preset, NormalMessageResponded replaces an answer', async () => {
+    plugins.push(await startPlugin(sys, 'test/dist/fakes/plugin-events-main.js', 'test/events'));
+    const before = sys.llm.requests.length;
+    const dropped = await send(sys, text('plugin-events', 'drop-me now'));
+    const secret = await send(sys, text('plugin-events', 'tell the secret'));
+    assert.equal(replyText((await finalReply(sys, secret)).json), '[redacted by plugin]');
+    assert.deepEqual(callbacksFor(sys, dropped), [], 'the dropped message got no reply');
+    const calls = sys.llm.requests.slice(before);
+    assert.equal(calls.length, 1, 'only the second message reached the model');
+    const [first] = calls[0].body.messages!;
+    assert.equal(first.role, 'system');
+    assert.match(String(first.content), /^preset from the plugin\n\nCurrent date: /);
+    assert.equal(calls[0].body.messages!.filter((m) => m.role === 'user').at(-1)?.content, '[via keyword-plugin] tell the secret');
+  });
 });
