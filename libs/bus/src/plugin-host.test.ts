@@ -33,7 +33,11 @@ test('the registry: call order by priority then name, the pipeline binding, expi
     assert.equal(host.register(encode({ ...registration('bad/timeout'), timeoutMs: 60_000 })), false);
     assert.equal(host.register(encode({ ...registration('no-author') })), false);
     assert.equal(host.register(new TextEncoder().encode('{not json')), false);
-    assert.equal(logger.lines.filter((l) => l.msg === 'plugin heartbeat rejected').length, 3);
+    const rejections = logger.lines.filter((l) => l.msg === 'plugin heartbeat rejected');
+    assert.equal(rejections.length, 1, 'one warning per minute, with the count');
+    now += 60_000;
+    assert.equal(host.register(new TextEncoder().encode('[]')), false);
+    assert.deepEqual(logger.lines.filter((l) => l.msg === 'plugin heartbeat rejected').map((l) => (l.obj as { rejected: number }).rejected), [1, 3]);
   } finally {
     host.stop();
     await bus.cleanup();

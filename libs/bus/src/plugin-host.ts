@@ -82,6 +82,7 @@ export interface PluginHostOptions {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const REJECTION_LOG_INTERVAL_MS = 60_000;
 
 /**
  * A service's view of the plugin runtime: the registry the plugins' heartbeats keep (in memory, per
@@ -96,6 +97,9 @@ export class PluginHost {
   readonly #now: () => number;
   readonly #plugins = new Map<string, Registered>();
   #subscription: Subscription | undefined;
+  /** A misconfigured plugin repeats its bad heartbeat every few seconds: one warning per interval is enough. */
+  #lastRejectionLoggedAt = Number.NEGATIVE_INFINITY;
+  #rejectionsSinceLog = 0;
 
   constructor(nc: NatsConnection, prefix: string, opts: PluginHostOptions = {}) {
     this.#nc = nc;
@@ -132,7 +136,12 @@ export class PluginHost {
       parsed = undefined;
     }
     if (!parsed?.success) {
-      this.#logger.warn({ reason: parsed ? describeIssues(parsed.error) : 'not JSON' }, 'plugin heartbeat rejected');
+      this.#rejectionsSinceLog++;
+      if (this.#now() - this.#lastRejectionLoggedAt >= REJECTION_LOG_INTERVAL_MS) {
+        this.#logger.warn({ reason: parsed ? describeIssues(parsed.error) : 'not JSON', rejected: this.#rejectionsSinceLog }, 'plugin heartbeat rejected');
+        this.#lastRejectionLoggedAt = this.#now();
+        this.#rejectionsSinceLog = 0;
+      }
       return false;
     }
     const registration = parsed.data;

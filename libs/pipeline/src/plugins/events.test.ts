@@ -101,6 +101,18 @@ test('NormalMessageResponded: prevent_default holds the text back; a reply chain
   assert.deepEqual(replaced.respMessageChain, [[{ type: 'Plain', text: 'plugin text' }]]);
 });
 
+test('NormalMessageResponded: a held-back final chunk still closes the streamed reply, without its text', async () => {
+  const q = testQuery();
+  q.respMessages.push({ kind: 'chunk', text: 'the answer', isFinal: true, hasToolCalls: false, toolNames: [] });
+  const p = plugins(() => ({ preventDefault: true }));
+  assert.deepEqual((await collect('ResponseWrapper', q, { plugins: p.port })).map((r) => r.type), ['continue']);
+  assert.deepEqual(q.respMessageChain, [[]]);
+  const mid = testQuery();
+  mid.respMessages.push({ kind: 'chunk', text: 'the ans', isFinal: false, hasToolCalls: false, toolNames: [] });
+  assert.deepEqual(await collect('ResponseWrapper', mid, { plugins: p.port }), [{ type: 'interrupt' }]);
+  assert.deepEqual(mid.respMessageChain, []);
+});
+
 test('ResponseWrapper passes a plugin reply chain through unchanged', async () => {
   const q = testQuery();
   q.respMessages.push({ kind: 'plugin', chain: [{ type: 'Plain', text: 'as is' }] });

@@ -50,7 +50,12 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps):
   if (text) {
     // Plugins may hold this text back (INTERRUPT ends only this item) or send their own chain instead.
     const plugins = await emitNormalMessageResponded(q, deps, text, toolNames);
-    if (plugins.preventDefault) yield interrupt();
+    if (plugins.preventDefault && finalChunk) {
+      // LangBot interrupts here and a streamed reply is never closed; the text is held back, but the
+      // platform still gets the reply's final part.
+      push([]);
+      yield proceed();
+    } else if (plugins.preventDefault) yield interrupt();
     else {
       push(plugins.replyMessageChain ?? plain(text));
       yield proceed();
