@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { createPrismaClient } from '@conveyor/persistence';
 import { repoRoot } from '../harness/services.js';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
@@ -133,3 +134,41 @@ describe('plugins', () => {
     assert.equal(calls[0].body.messages!.filter((m) => m.role === 'user').at(-1)?.content, '[via keyword-plugin] tell the secret');
   });
 });
+
+/** LangBot's extensions_preferences: a pipeline with enable_all_plugins false calls only the plugins it lists. */
+describe('plugins bound per pipeline', () => {
+  let sys: TestSystem;
+  const plugins: PluginProcess[] = [];
+
+  before(async () => {
+    sys = await startTestSystem({ startServices: false });
+    const prisma = createPrismaClient(sys.db.url);
+    try {
+      await prisma.pipeline.update({ where: { id: 'default' }, data: { extensionsPreferences: { enable_all_plugins: false, plugins: ['test/events'] } } });
+    } finally {
+      await prisma.$disconnect();
+    }
+    await sys.services.startAll();
+    plugins.push(
+      await startPlugin(sys, 'examples/keyword-plugin/dist/main.js', 'conveyor/keyword-reply'),
+      await startPlugin(sys, 'test/dist/fakes/plugin-events-main.js', 'test/events'),
+    );
+  });
+  after(async () => {
+    for (const p of plugins) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    await Promise.all(plugins.map((p) => p.exited));
+    await sys?.stop();
+  });
+
+  test('the listed plugin is called, the registered but unlisted one is not', async () => {
+    const before = sys.llm.requests.length;
+    const id = await send(sys, text('bound-1', 'ping'));
+    // The keyword plugin would have answered `pong` without a model call.
+    assert.equal(replyText((await finalReply(sys, id)).json), 'Echo: ping');
+    const call = sys.llm.requests[before];
+    assert.match(String(call.body.messages![0].content), /^preset from the plugin/, 'the bound plugin set the preset');
+    assert.ok((await metricValue(sys, /^conveyor_plugin_calls_total\{.*plugin="test\/events".*result="ok"/)) >= 1);
+    assert.equal(await metricValue(sys, /^conveyor_plugin_calls_total\{.*plugin="conveyor\/keyword-reply"/), 0, 'no call to the unbound plugin');
+  });
+});
+
