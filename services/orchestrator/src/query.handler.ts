@@ -3,11 +3,11 @@ import { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
+  emitMessageReceived, instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
-import { BotPipelines } from '@conveyor/service-kit';
+import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
@@ -35,6 +35,7 @@ export class QueryHandler {
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly pipelines: BotPipelines,
+    private readonly plugins: PluginRuntime,
   ) {
     this.env = infra.env as unknown as OrchestratorEnv;
     this.conversations = new ConversationStore(infra.db);
@@ -123,7 +124,14 @@ export class QueryHandler {
         commands: commandPort(this.conversations),
         banWords: this.banWords,
         commandPrefixes: this.commandPrefixes,
+        plugins: this.plugins.port,
       };
+      // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
+      if (await emitMessageReceived(q, deps)) {
+        await this.leases.finish(route, envelope.queryId);
+        this.queryLog.succeeded(envelope.queryId);
+        return;
+      }
       const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)];
       const outcome = await runStages(stages, 0, q, deps);
       if (handedOff) return;

@@ -127,7 +127,7 @@ pipelines:
     const { summary } = await syncConfigFile(prisma, file);
     assert.deepEqual(summary.pipelines.created, ['bound']);
     const row = await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } });
-    assert.deepEqual(row.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'] });
+    assert.deepEqual(row.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'], enable_all_plugins: true, plugins: [] });
     assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.unchanged, ['bound']);
     writeFileSync(file, `
 pipelines:
@@ -135,7 +135,7 @@ pipelines:
     config: {ai: {local-agent: {model: {primary: fake}}}}
 `);
     assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.updated, ['bound']);
-    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [] });
+    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
