@@ -4,7 +4,8 @@ import { sseEvents } from './stream-parsers.js';
 /** `ai.dify-service-api` (LangBot 9.3, 12). */
 export interface DifyConfig {
   baseUrl: string;
-  appType: 'chat' | 'agent' | 'workflow';
+  /** `chatflow` (an advanced-chat app) is called as `chat` (LangBot 4.x). */
+  appType: 'chat' | 'chatflow' | 'agent' | 'workflow';
   apiKey: string;
   /** Sent as the query when the user's text is empty. */
   basePrompt: string;
@@ -22,7 +23,7 @@ interface DifyEvent {
 }
 
 /**
- * Dify's service API, always in `response_mode: streaming` (as LangBot): chat and agent apps via
+ * Dify's service API, always in `response_mode: streaming` (as LangBot): chat, chatflow and agent apps via
  * `/chat-messages` (`message`/`agent_message` deltas), workflows via `/workflows/run` (`text_chunk`
  * deltas, the `summary` output at `workflow_finished`).
  */
