@@ -1,5 +1,6 @@
 import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, type ExternalInput, type ExternalResult } from './common.js';
 import { sseMessages } from './stream-parsers.js';
+import { str, num, bool, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.coze-api`, keys and defaults of LangBot's pipeline metadata. */
 export interface CozeConfig {
@@ -87,4 +88,14 @@ export async function runCoze(cfg: CozeConfig, input: ExternalInput): Promise<Ex
   if (!ended) throw new ExternalRunnerError('Coze stream ended before its final event');
   if (reasoning === 'open') await reply.delta('\n</think>\n');
   return { text: await reply.finish(), conversationId };
+}
+
+export function cozeConfig(s: RunnerSettings, secret: SecretResolver): CozeConfig {
+  return {
+    apiBase: str(s['api-base'], 'https://api.coze.cn') || 'https://api.coze.cn',
+    apiKey: secret(s['api-key']),
+    botId: str(s['bot-id']),
+    autoSaveHistory: bool(s['auto-save-history'], true),
+    timeoutMs: num(s.timeout, 120) * 1000,
+  };
 }

@@ -1,5 +1,6 @@
 import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, type ExternalInput, type ExternalResult } from './common.js';
 import { sseMessages } from './stream-parsers.js';
+import { str, either, DEFAULT_TIMEOUT_MS, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.dashscope-app-api` (Alibaba Cloud Model Studio / Bailian applications). */
 export interface DashscopeConfig {
@@ -97,4 +98,18 @@ export async function runDashscope(cfg: DashscopeConfig, input: ExternalInput): 
   if (!ended) throw new ExternalRunnerError('DashScope stream ended before its final event');
   if (thinking === 'open') await reply.delta('\n</think>\n');
   return { text: await reply.finish(), conversationId };
+}
+
+export function dashscopeConfig(s: RunnerSettings, secret: SecretResolver): DashscopeConfig {
+  const appType = str(s['app-type'], 'agent');
+  if (appType !== 'agent' && appType !== 'workflow') throw new ExternalRunnerError(`unsupported dashscope-app-api app-type ${JSON.stringify(appType)}; agent or workflow`);
+  return {
+    // Not a LangBot setting (its SDK's default endpoint); set it for another region or a proxy.
+    baseUrl: str(s['base-url'], 'https://dashscope.aliyuncs.com/api/v1') || 'https://dashscope.aliyuncs.com/api/v1',
+    appType,
+    apiKey: secret(s['api-key']),
+    appId: str(s['app-id']),
+    referencesQuote: str(either(s, 'references_quote', 'references-quote'), '参考资料来自:'),
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+  };
 }

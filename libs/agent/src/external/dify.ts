@@ -1,5 +1,6 @@
 import { checkResponse, ExternalReply, ExternalRunnerError, type ExternalInput, type ExternalResult } from './common.js';
 import { sseEvents } from './stream-parsers.js';
+import { str, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.dify-service-api` (LangBot 9.3, 12). */
 export interface DifyConfig {
@@ -78,4 +79,15 @@ export async function runDify(cfg: DifyConfig, input: ExternalInput): Promise<Ex
   }
   if (!ended) throw new ExternalRunnerError('Dify stream ended before its final event');
   return { text: await reply.finish(summary), conversationId };
+}
+
+export function difyConfig(s: RunnerSettings, secret: SecretResolver): DifyConfig {
+  const appType = str(s['app-type'], 'chat');
+  return {
+    baseUrl: str(s['base-url'], 'https://api.dify.ai/v1'),
+    appType: appType === 'agent' || appType === 'workflow' || appType === 'chatflow' ? appType : 'chat',
+    apiKey: secret(s['api-key']),
+    basePrompt: str(s['base-prompt'], 'When the file content is readable, please read the content of this file. When the file is an image, describe the content of this image.'),
+    timeoutMs: 120_000,
+  };
 }

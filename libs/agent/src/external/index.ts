@@ -5,3 +5,5 @@ export * from './n8n.js';
 export * from './coze.js';
 export * from './dashscope.js';
 export * from './langflow.js';
+export * from './settings.js';
+export * from './registry.js';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { checkResponse, ExternalReply, ExternalRunnerError, requestSignal, type ExternalInput, type ExternalResult } from './common.js';
 import { concatenatedJson, MAX_REMOTE_RESPONSE_CHARS } from './stream-parsers.js';
+import { str, either, DEFAULT_TIMEOUT_MS, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.langflow-api`. */
 export interface LangflowConfig {
@@ -92,4 +93,26 @@ export async function runLangflow(cfg: LangflowConfig, input: ExternalInput): Pr
   // Without a message in the response LangBot shows the response itself.
   const answer = langflowAnswer(result) ?? (input.stream ? undefined : JSON.stringify(result, null, 2).slice(0, MAX_REMOTE_RESPONSE_CHARS));
   return { text: await reply.finish(answer), conversationId };
+}
+
+export function langflowConfig(s: RunnerSettings, secret: SecretResolver): LangflowConfig {
+  const raw = s.tweaks ?? '{}';
+  let tweaks: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      tweaks = raw.trim() === '' ? {} : JSON.parse(raw);
+    } catch {
+      throw new ExternalRunnerError('langflow-api tweaks is not valid JSON');
+    }
+  }
+  if (tweaks === null || typeof tweaks !== 'object' || Array.isArray(tweaks)) throw new ExternalRunnerError('langflow-api tweaks must be a JSON object');
+  return {
+    baseUrl: str(s['base-url'], 'http://localhost:7860'),
+    apiKey: secret(s['api-key']),
+    flowId: str(s['flow-id']),
+    inputType: str(either(s, 'input_type', 'input-type'), 'chat'),
+    outputType: str(either(s, 'output_type', 'output-type'), 'chat'),
+    tweaks: tweaks as Record<string, unknown>,
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+  };
 }
