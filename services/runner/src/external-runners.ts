@@ -41,7 +41,9 @@ export class ExternalRunners {
       signal,
     };
     const result = await runExternalRunner(kind, settings, secret, input);
-    if (result.conversationId && result.conversationId !== conversationId) {
+    // Written after every turn, not only when the id is new: LangBot's expire-time counts idle time
+    // from the last message.
+    if (result.conversationId) {
       const ttl = run.externalConversationTtlSeconds ?? 0;
       if (ttl > 0) await this.infra.redis.set(key, result.conversationId, 'EX', ttl);
       else await this.infra.redis.set(key, result.conversationId, 'EX', 90 * 24 * 3600); // "never" still ends: the conversation is long gone by then
