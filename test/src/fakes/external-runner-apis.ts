@@ -16,17 +16,23 @@ export interface FakeExternal {
   close(): Promise<void>;
 }
 
+/** A fake whose accepted key can be revoked while it runs (`fake.apiKey = 'other'`), as an operator rotates one. */
+export interface FakeKeyedExternal extends FakeExternal {
+  apiKey: string;
+}
+
 /**
  * Dify: `POST /v1/chat-messages` streams `message` events (the answer split in words) and
  * `message_end`; `POST /v1/workflows/run` streams `text_chunk` events and `workflow_finished` with
  * `outputs.summary`. Requests need `Authorization: Bearer <apiKey>`.
  */
-export async function startFakeDify(opts: { apiKey: string; answer: string; conversationId?: string; failWith?: string }): Promise<FakeExternal> {
+export async function startFakeDify(opts: { apiKey: string; answer: string; conversationId?: string; failWith?: string }): Promise<FakeKeyedExternal> {
   const requests: RecordedExternalRequest[] = [];
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     requests.push({ path: req.url ?? '', headers: req.headers, body });
-    if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+    if (req.headers.authorization !== `Bearer ${fake.apiKey}`) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ code: 'unauthorized', message: 'Access token is invalid', status: 401 }));
     }
@@ -49,8 +55,8 @@ export async function startFakeDify(opts: { apiKey: string; answer: string; conv
     }
     res.end();
   });
-  const base = await listen(server);
-  return { url: `${base}/v1`, requests, close: () => closeServer(server) };
+  fake.url = `${await listen(server)}/v1`;
+  return fake;
 }
 
 /**
@@ -79,10 +85,6 @@ export async function startFakeN8n(opts: { answer: string; streaming: boolean; h
   return { url: `${base}/webhook`, requests, close: () => closeServer(server) };
 }
 
-/** A fake whose accepted key can be revoked while it runs (`fake.apiKey = 'other'`), as an operator rotates one. */
-export interface FakeKeyedExternal extends FakeExternal {
-  apiKey: string;
-}
 
 const wordsOf = (answer: string) => answer.match(/\S+\s*/g) ?? [];
 
@@ -96,7 +98,7 @@ const wordsOf = (answer: string) => answer.match(/\S+\s*/g) ?? [];
 export async function startFakeCoze(opts: { apiKey: string; answer: string; reasoning?: string; failWith?: string }): Promise<FakeKeyedExternal> {
   const requests: RecordedExternalRequest[] = [];
   let conversations = 0;
-  const fake = { apiKey: opts.apiKey } as FakeKeyedExternal;
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     requests.push({ path: req.url ?? '', headers: req.headers, body });
@@ -128,8 +130,8 @@ export async function startFakeCoze(opts: { apiKey: string; answer: string; reas
     send('done', '"[DONE]"');
     res.end();
   });
-  const base = await listen(server);
-  return Object.assign(fake, { url: base, requests, close: () => closeServer(server) });
+  fake.url = await listen(server);
+  return fake;
 }
 
 /**
@@ -140,7 +142,7 @@ export async function startFakeCoze(opts: { apiKey: string; answer: string; reas
  */
 export async function startFakeLangflow(opts: { apiKey: string; flowId: string; answer: string }): Promise<FakeKeyedExternal> {
   const requests: RecordedExternalRequest[] = [];
-  const fake = { apiKey: opts.apiKey } as FakeKeyedExternal;
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     requests.push({ path: req.url ?? '', headers: req.headers, body });
@@ -174,8 +176,8 @@ export async function startFakeLangflow(opts: { apiKey: string; flowId: string; 
     send('end', { result });
     res.end();
   });
-  const base = await listen(server);
-  return Object.assign(fake, { url: base, requests, close: () => closeServer(server) });
+  fake.url = await listen(server);
+  return fake;
 }
 
 /**
@@ -189,7 +191,7 @@ export async function startFakeLangflow(opts: { apiKey: string; flowId: string; 
 export async function startFakeDashscope(opts: { apiKey: string; appId: string; answer: string; thought?: string; references?: Array<{ index_id: string; doc_name: string }> }): Promise<FakeKeyedExternal> {
   const requests: RecordedExternalRequest[] = [];
   let sessions = 0;
-  const fake = { apiKey: opts.apiKey } as FakeKeyedExternal;
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     requests.push({ path: req.url ?? '', headers: req.headers, body });
@@ -212,6 +214,6 @@ export async function startFakeDashscope(opts: { apiKey: string; appId: string; 
     send({ finish_reason: 'stop', text: '', ...(opts.references ? { doc_references: opts.references } : {}) });
     res.end();
   });
-  const base = await listen(server);
-  return Object.assign(fake, { url: `${base}/api/v1`, requests, close: () => closeServer(server) });
+  fake.url = `${await listen(server)}/api/v1`;
+  return fake;
 }
