@@ -104,6 +104,13 @@ export function describeRunner(name: string, o: {
 
       await send(sys, `${name}-other-session`, 'hi from elsewhere');
       assert.notEqual(o.conversationOf(fake.requests[2].body, fake.requests[2].path), o.firstConversation(fake), 'another session has its own');
+
+      // Each call is a CLIENT span in the message's trace, with the remote HTTP call under it.
+      const spans = await sys.otlp.waitFor((all) => all.filter((s) => s.name === `invoke_agent ${name}`).length >= 3, 30_000);
+      const calls = spans.filter((s) => s.name === `invoke_agent ${name}`);
+      assert.ok(calls.every((s) => s.kindName === 'CLIENT' && s.serviceName === 'conveyor-runner' && s.attributes['gen_ai.agent.name'] === name));
+      assert.deepEqual(calls.map((s) => s.attributes['conveyor.external.conversation_continued']).sort(), [false, false, true]);
+      for (const call of calls) assert.ok(spans.some((s) => s.parentSpanId === call.spanId && s.kindName === 'CLIENT' && s.name.startsWith('POST')), 'the HTTP call is its child');
     });
 
     test('a refused key ends the reply with the failure notice and fails the query', () => assertRefusedKeyFails(sys, fake, `${name}-auth-session`, o.authError));

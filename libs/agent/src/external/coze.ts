@@ -90,12 +90,14 @@ export async function runCoze(cfg: CozeConfig, input: ExternalInput): Promise<Ex
   return { text: await reply.finish(), conversationId };
 }
 
+/** Reads `ai.coze-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
 export function cozeConfig(s: RunnerSettings, secret: SecretResolver): CozeConfig {
   return {
     apiBase: str(s['api-base'], 'https://api.coze.cn') || 'https://api.coze.cn',
     apiKey: secret(s['api-key']),
     botId: str(s['bot-id']),
     autoSaveHistory: bool(s['auto-save-history'], true),
-    timeoutMs: num(s.timeout, 120) * 1000,
+    // 0 or less would abort every call at once; LangBot's default stands instead.
+    timeoutMs: (num(s.timeout, 120) > 0 ? num(s.timeout, 120) : 120) * 1000,
   };
 }

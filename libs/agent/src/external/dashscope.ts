@@ -100,6 +100,7 @@ export async function runDashscope(cfg: DashscopeConfig, input: ExternalInput): 
   return { text: await reply.finish(), conversationId };
 }
 
+/** Reads `ai.dashscope-app-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
 export function dashscopeConfig(s: RunnerSettings, secret: SecretResolver): DashscopeConfig {
   const appType = str(s['app-type'], 'agent');
   if (appType !== 'agent' && appType !== 'workflow') throw new ExternalRunnerError(`unsupported dashscope-app-api app-type ${JSON.stringify(appType)}; agent or workflow`);

@@ -81,6 +81,7 @@ export async function runDify(cfg: DifyConfig, input: ExternalInput): Promise<Ex
   return { text: await reply.finish(summary), conversationId };
 }
 
+/** Reads `ai.dify-service-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
 export function difyConfig(s: RunnerSettings, secret: SecretResolver): DifyConfig {
   const appType = str(s['app-type'], 'chat');
   return {

@@ -95,6 +95,7 @@ export async function runLangflow(cfg: LangflowConfig, input: ExternalInput): Pr
   return { text: await reply.finish(answer), conversationId };
 }
 
+/** Reads `ai.langflow-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
 export function langflowConfig(s: RunnerSettings, secret: SecretResolver): LangflowConfig {
   const raw = s.tweaks ?? '{}';
   let tweaks: unknown = raw;

@@ -86,6 +86,7 @@ export async function runN8n(cfg: N8nConfig, input: ExternalInput): Promise<Exte
   return { text: await reply.finish(answer), conversationId };
 }
 
+/** Reads `ai.n8n-service-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
 export function n8nConfig(s: RunnerSettings, secret: SecretResolver): N8nConfig {
   const auth = str(s['auth-type'], 'none');
   return {
