@@ -11,7 +11,7 @@ import { BotPipelines } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
-import type { OrchestratorEnv } from './env.js';
+import { commandPrefixes, type OrchestratorEnv } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
@@ -28,6 +28,7 @@ export class QueryHandler {
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
   private readonly banWords: BanWords;
+  private readonly commandPrefixes: string[];
   private readonly models: ModelInfoPort;
   private readonly env: OrchestratorEnv;
 
@@ -46,6 +47,7 @@ export class QueryHandler {
     });
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
+    this.commandPrefixes = commandPrefixes(this.env);
     this.models = modelInfoPort(infra);
   }
 
@@ -120,6 +122,7 @@ export class QueryHandler {
         handoff: handoffPort(this.infra, () => (handedOff = true)),
         commands: commandPort(this.conversations),
         banWords: this.banWords,
+        commandPrefixes: this.commandPrefixes,
       };
       const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)];
       const outcome = await runStages(stages, 0, q, deps);

@@ -40,5 +40,6 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     await consumer.stop({ timeoutMs: graceMs, abortGraceMs: 1_500 });
     await advisories.stop({ timeoutMs: 2_000, abortGraceMs: 500 });
     await app.get(McpRegistry).close();
+    await app.get(RunHandler).close();
   };
 }

@@ -5,19 +5,7 @@ import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { waitUntil } from '../harness/wait.js';
 import type { ReceivedSpan } from '../fakes/index.js';
 import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
-
-/** Sum of a Prometheus series' samples whose labels include all of `labels`. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let total: number | undefined;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
-    const m = /^([^{\s]+)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) total = (total ?? 0) + Number(m[3]);
-  }
-  return total;
-}
+import { sample } from '../harness/metrics.js';
 
 /**
  * The operations view of one message, with every service connected to a NATS server that runs the

@@ -1,6 +1,6 @@
 export { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
 export { interpolateEnv, type Env } from './interpolate.js';
 export { loadConfigFile, parseConfigText, type LoadConfigOptions } from './load.js';
-export { applyConfigFile, notInFileWarning, syncConfigFile, type ApplyCounts, type ApplySummary } from './apply.js';
+export { applyConfigFile, describeChanges, FILE_MANAGED, notManagedWarning, syncConfigFile, type ApplyCounts, type ApplyOptions, type ApplySummary } from './apply.js';
 export { BOT_ADAPTERS, MCP_TRANSPORTS, MODEL_ABILITIES, ConfigFileSchema } from './schema.js';
 export type { ConveyorConfig } from './types.js';
