@@ -64,7 +64,7 @@ export const ToolBinding = z.object({
 export type ToolBinding = z.infer<typeof ToolBinding>;
 
 /** `ai.runner.runner`: the runners Conveyor implements. External runners read their settings (and secrets) from the pipeline row. */
-export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api']);
+export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'langflow-api', 'dashscope-app-api']);
 export type RunnerKind = z.infer<typeof RunnerKind>;
 
 export const RunRequest = z.object({
