@@ -25,4 +25,11 @@ export const LIMITS = {
    * validators use stack per level: an unbounded chain could exhaust it instead of failing validation.
    */
   messageChainDepth: 32,
+  /** LangBot's MAX_BUFFER_MESSAGES: messages merged into one query by message aggregation. */
+  aggregatedMessages: 10,
+  /**
+   * Bytes of envelope JSON merged into one query: half the bus bound, so the run request carrying the
+   * merged user turn keeps room for the preset and history within the bus bound.
+   */
+  aggregatedBytes: 524_288,
 } as const;

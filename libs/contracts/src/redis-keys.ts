@@ -33,6 +33,10 @@ export function redisKeys(prefix: string) {
     sessionLastSeen: (s: SessionKey) => `${session(s)}:last-seen`,
     /** Queries whose reply ended: a redelivered copy must not take the session again. */
     sessionFinished: (s: SessionKey) => `${session(s)}:finished`,
+    /** Message aggregation: envelopes of queued messages, when the newest came, what a head merged. */
+    sessionAggregatePending: (s: SessionKey) => `${session(s)}:agg:pending`,
+    sessionAggregateNewest: (s: SessionKey) => `${session(s)}:agg:newest`,
+    sessionAggregateMerged: (s: SessionKey, queryId: string) => `${session(s)}:agg:merged:${queryId}`,
     pipelineSlots: () => `${prefix}:pipeline-slots`,
     /** LangBot's fixed rate-limit window. */
     rateLimitWindow: (key: string) => `${prefix}:ratelimit:${key}`,

@@ -49,3 +49,22 @@ test('how a query ended: null while running; a failure keeps the number of the r
   assert.deepEqual(await log.finished(id), { status: 'failed', done: { attempt: 2, seq: 7 } });
   assert.equal(await log.isFinished(id), true);
 });
+
+test('a merged message is succeeded and names the query that answered it, whether its own start is logged before or after', async () => {
+  const log = new QueryLog(database().pool);
+  const head = randomUUID();
+  const before = randomUUID();
+  const afterwards = randomUUID();
+  const start = (id: string, attempt: number) => ({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'erin', receivedAt: new Date(), attempt });
+  log.running(start(before, 1));
+  await log.flush();
+  log.merged(start(before, 0), head);
+  log.merged(start(afterwards, 0), head);
+  await log.flush();
+  // The merged message's own (later) delivery logs its start: it stays answered.
+  log.running(start(afterwards, 2));
+  await log.flush();
+  const rows = await database().prisma.queryRecord.findMany({ where: { id: { in: [before, afterwards] } } });
+  assert.deepEqual(rows.map((r) => [r.status, r.mergedInto, r.finishedAt !== null]), [['succeeded', head, true], ['succeeded', head, true]]);
+  assert.equal(await log.isFinished(afterwards), true, 'a redelivered copy of it is recognised as done');
+});

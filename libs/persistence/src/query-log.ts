@@ -15,6 +15,17 @@ export interface QueryStart {
 
 const MAX_ERROR_CHARS = 4000;
 
+/** Ids and names may come from anywhere on the bus; one value Postgres refuses fails the whole group. */
+function storableStart(q: QueryStart): QueryStart {
+  return {
+    ...q,
+    botId: storableText(q.botId),
+    pipelineId: q.pipelineId === null ? null : storableText(q.pipelineId),
+    launcherType: storableText(q.launcherType),
+    launcherId: storableText(q.launcherId),
+  };
+}
+
 /** A run's last event as its finishing attempt numbered it. */
 export interface DoneEvent {
   attempt: number;
@@ -30,7 +41,8 @@ export interface FinishedQuery {
 type LogWrite =
   | { kind: 'running'; q: QueryStart; at: Date }
   | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null }
-  | { kind: 'succeeded'; id: string; at: Date };
+  | { kind: 'succeeded'; id: string; at: Date }
+  | { kind: 'merged'; q: QueryStart; into: string; at: Date };
 
 /**
  * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
@@ -54,15 +66,7 @@ export class QueryLog {
 
   /** A redelivered query starts again: the newest attempt wins, a finished query stays finished. */
   running(q: QueryStart): void {
-    // Ids and names may come from anywhere on the bus; one value Postgres refuses fails the whole group.
-    const stored: QueryStart = {
-      ...q,
-      botId: storableText(q.botId),
-      pipelineId: q.pipelineId === null ? null : storableText(q.pipelineId),
-      launcherType: storableText(q.launcherType),
-      launcherId: storableText(q.launcherId),
-    };
-    this.writer.add({ kind: 'running', q: stored, at: new Date() });
+    this.writer.add({ kind: 'running', q: storableStart(q), at: new Date() });
   }
 
   /** `done`: the number the run's last event will have, so a redelivered copy can publish it again. */
@@ -73,6 +77,14 @@ export class QueryLog {
 
   succeeded(id: string): void {
     this.writer.add({ kind: 'succeeded', id, at: new Date() });
+  }
+
+  /**
+   * Message aggregation merged this message into query `into`, which answers it: the message is
+   * `succeeded` with `mergedInto` set (written whole, as its own `running` entry may not be in yet).
+   */
+  merged(q: QueryStart, into: string): void {
+    this.writer.add({ kind: 'merged', q: storableStart(q), into, at: new Date() });
   }
 
   /** Whether the query already ended (a redelivered copy of it must not run again). */
@@ -100,8 +112,10 @@ export class QueryLog {
   private async write(items: LogWrite[]): Promise<void> {
     const starts = new Map<string, { q: QueryStart; at: Date }>();
     const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date; done: DoneEvent | null }>();
+    const merged = new Map<string, { q: QueryStart; into: string; at: Date }>();
     for (const w of items) {
       if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
+      else if (w.kind === 'merged') merged.set(w.q.id, { q: w.q, into: w.into, at: w.at });
       // A failure is final; success only where nothing failed (the same rule as the statement below).
       else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done });
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
@@ -115,6 +129,18 @@ export class QueryLog {
            "receivedAt" timestamp, "traceId" text, "attempt" int, "startedAt" timestamp)
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
            "traceId" = EXCLUDED."traceId", "pipelineId" = EXCLUDED."pipelineId"`,
+        [JSON.stringify(rows)],
+      );
+    }
+    if (merged.size) {
+      const rows = [...merged.values()].map(({ q, into, at }) => ({ ...q, traceId: q.traceId ?? null, mergedInto: into, finishedAt: at }));
+      await this.pool.query(
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "attempt", "status", "startedAt", "finishedAt", "mergedInto")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."attempt", 'succeeded', r."finishedAt", r."finishedAt", r."mergedInto"
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
+           "receivedAt" timestamp, "traceId" text, "attempt" int, "finishedAt" timestamp, "mergedInto" text)
+         ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "mergedInto" = EXCLUDED."mergedInto",
+           "finishedAt" = COALESCE("QueryRecord"."finishedAt", EXCLUDED."finishedAt")`,
         [JSON.stringify(rows)],
       );
     }

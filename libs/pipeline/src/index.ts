@@ -25,3 +25,4 @@ export * from './filters/ban-word-file.js';
 export * from './engine/dispatch-query.js';
 export * from './pipeline-directory.js';
 export * from './plugins/events.js';
+export * from './aggregation.js';

@@ -14,6 +14,8 @@ export const METRIC_NAMES = {
   stageDuration: 'conveyor_stage_duration_seconds',
   /** orchestrator: rate-limit decisions, labels decision (allow, drop, wait), conveyor.pipeline.id. */
   rateLimitDecisions: 'conveyor_rate_limit_decisions',
+  /** orchestrator: messages merged into another query by message aggregation, label conveyor.pipeline.id. */
+  aggregatedMessages: 'conveyor_aggregated_messages',
   /** runner: time from the model request to the first streamed delta (seconds), label model. */
   llmTimeToFirstToken: 'conveyor_llm_time_to_first_token',
   /** runner: tokens, labels model, direction (input, output). */
@@ -56,6 +58,7 @@ export const conveyorMetrics = {
   stageDuration: () => latencyHistogram(METRIC_NAMES.stageDuration, 'Latency of one pipeline stage'),
   rateLimitDecisions: () => counter(METRIC_NAMES.rateLimitDecisions, 'Rate-limit decisions by scope and decision'),
   toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by outcome'),
+  aggregatedMessages: () => counter(METRIC_NAMES.aggregatedMessages, 'Messages merged into another query by message aggregation'),
 };
 
 /** Records a rate-limit decision (`decision`: allow, drop or wait, LangBot's outcomes). */

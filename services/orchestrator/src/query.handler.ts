@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { QueryEnvelope } from '@conveyor/contracts';
+import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  emitMessageReceived, instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
+  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason,
+  type AggregationTurn, type BanWords, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
-import { currentTraceId } from '@conveyor/telemetry';
+import { conveyorMetrics, currentTraceId, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
@@ -15,6 +16,8 @@ import { commandPrefixes, type OrchestratorEnv } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
+/** Envelopes kept for aggregation per session; past that a message runs on its own. */
+const MAX_STASHED_PER_SESSION = LIMITS.aggregatedMessages * 2;
 
 /**
  * Runs a query through the stages before MessageProcessor and MessageProcessor itself, in its
@@ -73,6 +76,53 @@ export class QueryHandler {
     this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'still waiting for the session; published again to keep its deliveries');
   }
 
+  /**
+   * With LangBot's message aggregation on, keeps the message's envelope where the replica running its
+   * session's head can merge it, and says how the head waits; undefined when aggregation is off.
+   */
+  private async stashForAggregation(envelope: QueryEnvelope, def: PipelineDefinition): Promise<AggregationTurn | undefined> {
+    const settings = aggregationSettings(def.config);
+    if (!settings.enabled) return undefined;
+    const json = JSON.stringify(envelope);
+    const ownBytes = Buffer.byteLength(json);
+    // A message too large to share a merged query runs on its own (and ends the run of merged messages before it).
+    if (ownBytes <= LIMITS.aggregatedBytes) await this.leases.stash(envelope.route, envelope.queryId, json, MAX_STASHED_PER_SESSION);
+    return { delayMs: settings.delayMs, maxMessages: LIMITS.aggregatedMessages, maxBytes: LIMITS.aggregatedBytes, ownBytes };
+  }
+
+  /**
+   * The query that runs: the message itself, or, when aggregation merged the session's following
+   * messages into it, one query with their chains (LangBot's merge). The merged messages get no reply
+   * of their own; the query log names the query that answered them.
+   */
+  private async mergeInto(envelope: QueryEnvelope, def: PipelineDefinition, mergedJson: readonly string[]): Promise<QueryEnvelope> {
+    if (mergedJson.length === 0) return envelope;
+    const rest: QueryEnvelope[] = [];
+    for (const json of mergedJson) {
+      const parsed = parseEnvelope(json);
+      if (parsed) rest.push(parsed);
+      // Written by this service from a validated envelope; anything else is a bug worth a line, not a crash loop.
+      else this.infra.logger.error({ queryId: envelope.queryId }, 'a merged message could not be read back; it is left out');
+    }
+    return inSpan('merge messages', { 'conveyor.query.id': envelope.queryId, 'conveyor.aggregation.merged': rest.length }, async () => {
+      for (const m of rest) {
+        this.queryLog.merged({
+          id: m.queryId,
+          botId: m.route.botId,
+          pipelineId: def.id,
+          launcherType: m.route.launcherType,
+          launcherId: m.route.launcherId,
+          receivedAt: new Date(m.receivedAt),
+          traceId: currentTraceId(),
+          attempt: 0,
+        }, envelope.queryId);
+      }
+      conveyorMetrics.aggregatedMessages().add(rest.length, { 'conveyor.pipeline.id': def.id });
+      this.infra.logger.info({ queryId: envelope.queryId, mergedQueryIds: rest.map((m) => m.queryId) }, 'messages merged into one query');
+      return mergeEnvelopes(envelope, rest);
+    });
+  }
+
   async handle(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
     const { route } = envelope;
     const bot = await this.pipelines.forBot(route.botId);
@@ -97,19 +147,21 @@ export class QueryHandler {
       this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
       return;
     }
-    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal).catch(async (err: unknown) => {
+    const aggregation = await this.stashForAggregation(envelope, def);
+    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation).catch(async (err: unknown) => {
       if (!(err instanceof RetryableError) || !this.mayWaitAgain(envelope, ctx)) throw err;
       await this.requeue(envelope, ctx);
       return 'requeued' as const;
     });
     if (turn === 'requeued') return;
-    if (turn === 'finished') {
-      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
+    if (turn.outcome === 'finished') {
+      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered or merged into another; dropping this copy');
       return;
     }
+    const merged = await this.mergeInto(envelope, def, turn.merged);
     const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
     let handedOff = false;
-    const q = newQuery(envelope, def);
+    const q = newQuery(merged, def);
     const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
     try {
       const deps: PipelineDeps = {
@@ -153,5 +205,14 @@ export class QueryHandler {
     } finally {
       clearInterval(refresh);
     }
+  }
+}
+
+function parseEnvelope(json: string): QueryEnvelope | undefined {
+  try {
+    const parsed = QueryEnvelope.safeParse(JSON.parse(json));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
 }

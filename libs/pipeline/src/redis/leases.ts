@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { redisKeys, type ChatRef, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts } from '@conveyor/redis-scripts';
 
-const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['acquire', 'register', 'release', 'extend'] as const);
+const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['acquire', 'register', 'release', 'extend', 'stash'] as const);
 
 /** How long a finished query is remembered, so that a redelivered copy of it is recognised. */
 const FINISHED_MEMORY_MS = 24 * 3600_000;
@@ -20,7 +20,33 @@ const FINISHED_MEMORY_MS = 24 * 3600_000;
 /** The session of a chat; its Redis keys come from `chatKey`, which keeps the web chat's apart. */
 export type SessionRef = ChatRef;
 
-export type AcquireOutcome = 'acquired' | 'session-busy' | 'not-head' | 'settling' | 'pipeline-full' | 'finished';
+export type AcquireOutcome = 'acquired' | 'session-busy' | 'not-head' | 'settling' | 'pipeline-full' | 'finished' | 'aggregating';
+
+/** Message aggregation for a session's head (LangBot's `trigger.message-aggregation`). */
+export interface AggregationTurn {
+  /** How long after the session's newest message the head waits for more. */
+  delayMs: number;
+  /** Most messages in one merged query, the head included. */
+  maxMessages: number;
+  /** Most bytes of envelope JSON in one merged query. */
+  maxBytes: number;
+  /** Bytes of the head's own envelope JSON. */
+  ownBytes: number;
+}
+
+export interface TurnResult {
+  outcome: AcquireOutcome;
+  /** When `aggregating`: how long until the head may run. */
+  waitMs: number;
+  /** When `acquired`: the envelopes (JSON) of the messages merged into this query, in order. */
+  merged: string[];
+}
+
+const OUTCOMES: Record<string, AcquireOutcome> = {
+  '1': 'acquired', '0': 'session-busy', '-1': 'not-head', '-2': 'settling', '-3': 'pipeline-full', '-4': 'finished', '-5': 'aggregating',
+};
+
+const NO_AGGREGATION: AggregationTurn = { delayMs: 0, maxMessages: 1, maxBytes: 0, ownBytes: 0 };
 
 export interface LeaseOptions {
   ttlMs: number;
@@ -49,11 +75,42 @@ export class SessionLeases {
     return [k.sessionQueue(s), k.sessionLease(s), k.pipelineSlots(), k.sessionFirstSeen(s), k.sessionLastSeen(s), k.sessionFinished(s)];
   }
 
+  private releaseKeys(s: SessionRef, queryId: string): string[] {
+    return [...this.keys(s), this.redisKeys.sessionAggregatePending(s), this.redisKeys.sessionAggregateMerged(s, queryId)];
+  }
+
   /** Registers the query in its session's queue (once) and takes the lease if it is its turn. */
   async acquire(s: SessionRef, queryId: string, streamSeq: number): Promise<AcquireOutcome> {
+    return (await this.acquireTurn(s, queryId, streamSeq)).outcome;
+  }
+
+  /**
+   * `acquire`, with message aggregation when given: the head waits (`aggregating`) until the delay has
+   * passed since the session's newest stashed message, then takes the consecutive stashed messages after
+   * it. A head that already merged gets the same messages again (a redelivered or retried head).
+   */
+  async acquireTurn(s: SessionRef, queryId: string, streamSeq: number, aggregation: AggregationTurn = NO_AGGREGATION): Promise<TurnResult> {
     const o = this.options;
-    const r = Number(await scripts.acquire.run(this.redis, this.keys(s), [queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs]));
-    return r === 1 ? 'acquired' : r === 0 ? 'session-busy' : r === -1 ? 'not-head' : r === -2 ? 'settling' : r === -3 ? 'pipeline-full' : 'finished';
+    const k = this.redisKeys;
+    const keys = [...this.keys(s), k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, queryId)];
+    const a = aggregation;
+    const reply = await scripts.acquire.run(this.redis, keys, [
+      queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs, a.delayMs, a.maxMessages, a.maxBytes, a.ownBytes, FINISHED_MEMORY_MS,
+    ]);
+    if (!Array.isArray(reply) || reply.length < 2) throw new Error(`acquire script returned ${JSON.stringify(reply)}`);
+    const outcome = OUTCOMES[String(reply[0])];
+    if (!outcome) throw new Error(`acquire script returned code ${String(reply[0])}`);
+    return { outcome, waitMs: Number(reply[1]), merged: reply.slice(2).map(String) };
+  }
+
+  /**
+   * Keeps a queued message's envelope for message aggregation (once; a redelivered copy does not
+   * restart the delay). At most `maxPending` per session: past that a message runs on its own.
+   */
+  async stash(s: SessionRef, queryId: string, envelopeJson: string, maxPending: number): Promise<boolean> {
+    const k = this.redisKeys;
+    const keys = [k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionFinished(s), k.sessionLease(s)];
+    return Number(await scripts.stash.run(this.redis, keys, [queryId, envelopeJson, maxPending])) === 1;
   }
 
   /**
@@ -68,12 +125,12 @@ export class SessionLeases {
 
   /** Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe to call any number of times. */
   async release(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.keys(s), [queryId, '0', FINISHED_MEMORY_MS])) === 1;
+    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '0', FINISHED_MEMORY_MS])) === 1;
   }
 
   /** Releases for good: the query's reply ended, and a redelivered copy of it will not take the session again. */
   async finish(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.keys(s), [queryId, '1', FINISHED_MEMORY_MS])) === 1;
+    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '1', FINISHED_MEMORY_MS])) === 1;
   }
 
   /** Keeps a held lease alive for at least `ms` more. */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisFixedWindow } from './fixed-window.js';
+import { redisKeys } from '@conveyor/contracts';
 import { SessionLeases } from './leases.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
@@ -84,4 +85,65 @@ test('session leases: a query whose reply ended never takes the session again; a
   assert.equal(await leases.acquire(session, 'retry-2', 2), 'acquired');
   assert.equal(await leases.release(session, 'retry-2'), true);
   assert.equal(await leases.acquire(session, 'retry-2', 2), 'acquired', 'a released query may run again (its retry)');
+});
+
+test('aggregation: the head waits out the delay after the newest stashed message, then takes the consecutive stashed messages once', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const session = { ...s, launcherId: `agg-${randomBytes(4).toString('hex')}` };
+  const agg = { delayMs: 300, maxMessages: 10, maxBytes: 10_000, ownBytes: 4 };
+  for (const [i, id] of ['h', 'm2', 'm3', 'm4'].entries()) await leases.register(session, id, i + 1);
+  // m3 is not stashed (its orchestrator has not seen it yet): the merge stops before it, m4 waits its turn.
+  for (const id of ['h', 'm2', 'm4']) assert.equal(await leases.stash(session, id, `{"id":"${id}"}`, 20), true);
+  assert.equal(await leases.stash(session, 'm2', '{"id":"again"}', 20), false, 'a redelivered copy is stashed once');
+
+  const waiting = await leases.acquireTurn(session, 'h', 1, agg);
+  assert.equal(waiting.outcome, 'aggregating');
+  assert.ok(waiting.waitMs > 0 && waiting.waitMs <= 300, `waits the rest of the delay (${waiting.waitMs} ms)`);
+  assert.equal((await leases.acquireTurn(session, 'm2', 2, agg)).outcome, 'not-head');
+  assert.equal(await leases.holder(session), null, 'no lease is held while aggregating');
+
+  await new Promise((r) => setTimeout(r, waiting.waitMs + 20));
+  assert.deepEqual(await leases.acquireTurn(session, 'h', 1, agg), { outcome: 'acquired', waitMs: 0, merged: ['{"id":"m2"}'] });
+  assert.deepEqual(await leases.acquireTurn(session, 'h', 1, agg), { outcome: 'acquired', waitMs: 0, merged: ['{"id":"m2"}'] }, 'a redelivered head runs the same merged query');
+  assert.equal((await leases.acquireTurn(session, 'm2', 2, agg)).outcome, 'finished', 'the merged message is not answered again');
+  assert.equal(await leases.stash(session, 'm2', '{"id":"m2"}', 20), false, 'nor stashed again');
+  assert.equal((await leases.acquireTurn(session, 'm3', 3, agg)).outcome, 'session-busy');
+
+  await leases.finish(session, 'h');
+  assert.equal(await redis.exists(redisKeys(prefix).sessionAggregateMerged(session, 'h')), 0, 'what was merged is forgotten when the reply ends');
+  // m3 heads now; the delay since the newest stash has passed, so it runs at once and merges m4 (stashed) after it.
+  assert.equal(await leases.stash(session, 'm3', '{"id":"m3"}', 20), true);
+  await new Promise((r) => setTimeout(r, 320));
+  assert.deepEqual(await leases.acquireTurn(session, 'm3', 3, agg), { outcome: 'acquired', waitMs: 0, merged: ['{"id":"m4"}'] });
+  await leases.finish(session, 'm3');
+  assert.equal((await leases.acquireTurn(session, 'm4', 4, agg)).outcome, 'finished');
+  assert.equal(await redis.hlen(redisKeys(prefix).sessionAggregatePending(session)), 0, 'nothing stays stashed');
+});
+
+test('aggregation: a full merge runs at once; the byte bound ends a merge; without aggregation nothing is merged', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const full = { ...s, launcherId: `agg-full-${randomBytes(4).toString('hex')}` };
+  for (let i = 1; i <= 4; i++) {
+    await leases.register(full, `f${i}`, i);
+    await leases.stash(full, `f${i}`, `"f${i}"`, 20);
+  }
+  // Three messages fill a merge of at most three: no waiting for the delay.
+  assert.deepEqual(await leases.acquireTurn(full, 'f1', 1, { delayMs: 60_000, maxMessages: 3, maxBytes: 10_000, ownBytes: 4 }), { outcome: 'acquired', waitMs: 0, merged: ['"f2"', '"f3"'] });
+  await leases.finish(full, 'f1');
+  // f4 alone does not fill a merge, and the newest stash is recent: it waits.
+  assert.equal((await leases.acquireTurn(full, 'f4', 4, { delayMs: 60_000, maxMessages: 3, maxBytes: 10_000, ownBytes: 4 })).outcome, 'aggregating');
+
+  const bytes = { ...s, launcherId: `agg-bytes-${randomBytes(4).toString('hex')}` };
+  for (let i = 1; i <= 3; i++) {
+    await leases.register(bytes, `b${i}`, i);
+    await leases.stash(bytes, `b${i}`, 'x'.repeat(40), 20);
+  }
+  // Room for one more 40-byte envelope after the head's own 50: the merge is full and runs at once.
+  assert.deepEqual(await leases.acquireTurn(bytes, 'b1', 1, { delayMs: 60_000, maxMessages: 10, maxBytes: 100, ownBytes: 50 }), { outcome: 'acquired', waitMs: 0, merged: ['x'.repeat(40)] });
+
+  const plain = { ...s, launcherId: `agg-off-${randomBytes(4).toString('hex')}` };
+  await leases.register(plain, 'p1', 1);
+  await leases.register(plain, 'p2', 2);
+  await leases.stash(plain, 'p2', '"p2"', 20);
+  assert.deepEqual(await leases.acquireTurn(plain, 'p1', 1), { outcome: 'acquired', waitMs: 0, merged: [] }, 'aggregation off: the head runs alone at once');
 });

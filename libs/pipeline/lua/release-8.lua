@@ -1,7 +1,7 @@
 --[[
   Frees the session lease and the pipeline slot of a query and takes it out of the queue; safe to run
   any number of times. With ARGV[2] = '1' the query is also remembered as finished, so a redelivered
-  copy of it cannot take the session again.
+  copy of it cannot take the session again, and what was merged into it is forgotten.
 
   KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
   KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
@@ -9,6 +9,8 @@
   KEYS[4] first-seen times of waiting queries (hash)                redisKeys.sessionFirstSeen
   KEYS[5] last-seen times of waiting queries (hash)                 redisKeys.sessionLastSeen
   KEYS[6] queries whose reply ended (zset: query id → time)         redisKeys.sessionFinished
+  KEYS[7] envelopes stashed for aggregation (hash: query id → JSON) redisKeys.sessionAggregatePending
+  KEYS[8] envelopes merged into this query (list)                   redisKeys.sessionAggregateMerged
 
   ARGV[1] query id
   ARGV[2] '1' when the query finished (its reply ended), '0' when it only gives the session up
@@ -19,6 +21,7 @@
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[7], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 if ARGV[2] == '1' then
   local t = redis.call('TIME')
@@ -26,6 +29,7 @@ if ARGV[2] == '1' then
   redis.call('ZADD', KEYS[6], now, ARGV[1])
   redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[3]))
   redis.call('PEXPIRE', KEYS[6], ARGV[3])
+  redis.call('DEL', KEYS[8])
 end
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) return 1 end
 return 0
