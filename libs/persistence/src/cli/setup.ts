@@ -3,8 +3,9 @@
 // An invalid config file stops here, naming the file, the key path and the problem.
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../database.js';
 import { migrate } from '../migrate.js';
-import { createPrismaClient } from '../client.js';
-import { notInFileWarning, syncConfigFile } from '../config-file/index.js';
+import { closeDatabase, createDatabase } from '../client.js';
+import { notInFileWarning, storeKnowledgeDocuments, syncConfigFile } from '../config-file/index.js';
+import { KnowledgeStore } from '../knowledge-store.js';
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
@@ -17,17 +18,23 @@ async function main(): Promise<void> {
     console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
     return;
   }
-  const prisma = createPrismaClient(databaseUrl);
+  const db = createDatabase(databaseUrl, 4);
   try {
-    const { summary } = await syncConfigFile(prisma, file);
+    const { config, summary } = await syncConfigFile(db.prisma, file);
     const counts = Object.entries(summary)
       .map(([kind, c]) => `${kind} ${JSON.stringify(c)}`)
       .join(', ');
     console.log(`setup: loaded ${file}: ${counts}`);
     const warning = notInFileWarning(file, summary);
     if (warning) console.warn(`setup: warning: ${warning}`);
+    // Documents wait as `pending`; a runner publishes their ingestion jobs (it sweeps pending documents).
+    const documents = await storeKnowledgeDocuments(new KnowledgeStore(db), config);
+    if (documents.length) {
+      const by = (outcome: string) => documents.filter((d) => d.outcome === outcome).map((d) => `${d.knowledgeBaseId}/${d.name}`);
+      console.log(`setup: knowledge documents: created ${JSON.stringify(by('created'))}, replaced ${JSON.stringify(by('replaced'))}, unchanged ${by('unchanged').length}`);
+    }
   } finally {
-    await prisma.$disconnect();
+    await closeDatabase(db);
   }
 }
 

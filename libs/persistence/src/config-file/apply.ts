@@ -19,6 +19,7 @@ export interface ApplySummary {
   pipelines: ApplyCounts;
   mcpServers: ApplyCounts;
   bots: ApplyCounts;
+  knowledgeBases: ApplyCounts;
 }
 
 /** Serializes concurrent appliers (several replicas starting at once) on one transaction lock. */
@@ -88,6 +89,7 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
         pipelines: await sync(tx.pipeline, config.pipelines),
         mcpServers: await sync(tx.mcpServer, config.mcpServers),
         bots: await sync(tx.bot, config.bots),
+        knowledgeBases: await sync(tx.knowledgeBase, config.knowledgeBases),
       };
     },
     { maxWait: 10_000, timeout: 60_000 },
@@ -100,7 +102,7 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
  * deleted in the database; the operator has to be told.
  */
 export function notInFileWarning(file: string, summary: ApplySummary): string | undefined {
-  const kinds = (['bots', 'pipelines', 'models', 'mcpServers'] as const).filter((kind) => summary[kind].notInFile.length > 0);
+  const kinds = (['bots', 'pipelines', 'models', 'mcpServers', 'knowledgeBases'] as const).filter((kind) => summary[kind].notInFile.length > 0);
   if (kinds.length === 0) return undefined;
   const listed = kinds.map((kind) => `${kind} ${summary[kind].notInFile.join(', ')}`).join('; ');
   return `in the database but not in ${file}, left unchanged (a bot listed here still answers): ${listed}`;

@@ -4,3 +4,4 @@ export { loadConfigFile, parseConfigText, type LoadConfigOptions } from './load.
 export { applyConfigFile, notInFileWarning, syncConfigFile, type ApplyCounts, type ApplySummary } from './apply.js';
 export { BOT_ADAPTERS, MCP_TRANSPORTS, MODEL_ABILITIES, ConfigFileSchema } from './schema.js';
 export type { ConveyorConfig } from './types.js';
+export { storeKnowledgeDocuments, type StoredDocument } from './knowledge-documents.js';

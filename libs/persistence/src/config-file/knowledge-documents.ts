@@ -1,0 +1,49 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { LIMITS } from '@conveyor/contracts';
+import { documentTypeOf, type AddDocumentOutcome, type KnowledgeStore } from '../knowledge-store.js';
+import { ConfigFileError, type ConfigIssue } from './errors.js';
+import type { ConveyorConfig } from './types.js';
+
+export interface StoredDocument {
+  knowledgeBaseId: string;
+  documentId: string;
+  revision: number;
+  name: string;
+  outcome: AddDocumentOutcome;
+}
+
+/**
+ * Stores every document `config` lists, under its file name (a file changed since the last run gets a
+ * new revision and is ingested again; an unchanged one is left as it is). Every file is checked before
+ * any is stored: a missing, unreadable, oversized or unsupported file stops setup naming it.
+ */
+export async function storeKnowledgeDocuments(store: KnowledgeStore, config: Pick<ConveyorConfig, 'file' | 'knowledgeDocuments'>): Promise<StoredDocument[]> {
+  const issues: ConfigIssue[] = [];
+  const files: Array<{ knowledgeBaseId: string; name: string; type: NonNullable<ReturnType<typeof documentTypeOf>>; content: Buffer }> = [];
+  for (const doc of config.knowledgeDocuments) {
+    const where = { path: `knowledgeBases[${doc.knowledgeBaseId}].documents` };
+    const type = documentTypeOf(doc.path);
+    if (!type) {
+      issues.push({ ...where, message: `${doc.path}: unsupported document type (text: .txt .md .markdown .csv .log; .pdf; .docx)` });
+      continue;
+    }
+    try {
+      const size = (await stat(doc.path)).size;
+      if (size > LIMITS.knowledgeDocumentBytes) {
+        issues.push({ ...where, message: `${doc.path}: ${size} bytes, more than the ${LIMITS.knowledgeDocumentBytes} a document may have` });
+        continue;
+      }
+      files.push({ knowledgeBaseId: doc.knowledgeBaseId, name: path.basename(doc.path), type, content: await readFile(doc.path) });
+    } catch (err) {
+      issues.push({ ...where, message: `${doc.path}: cannot read the file: ${(err as Error).message}` });
+    }
+  }
+  if (issues.length) throw new ConfigFileError(config.file, issues);
+  const stored: StoredDocument[] = [];
+  for (const file of files) {
+    const { id, revision, outcome } = await store.addDocument(file.knowledgeBaseId, file.name, file.type, file.content);
+    stored.push({ knowledgeBaseId: file.knowledgeBaseId, documentId: id, revision, name: file.name, outcome });
+  }
+  return stored;
+}

@@ -1,0 +1,282 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { LIMITS } from '@conveyor/contracts';
+import type { Database } from './client.js';
+
+export type KnowledgeDocumentType = 'text' | 'markdown' | 'pdf' | 'docx';
+export type KnowledgeDocumentStatus = 'pending' | 'processing' | 'done' | 'failed';
+
+export interface KnowledgeBaseSettings {
+  id: string;
+  name: string;
+  embeddingModelId: string;
+  topK: number;
+  chunkSize: number;
+  chunkOverlap: number;
+  rerankModelId: string | null;
+}
+
+export interface ChunkHit {
+  text: string;
+  /** Cosine similarity to the query (embeddings are unit length). */
+  score: number;
+  documentId: string;
+  position: number;
+}
+
+export interface DocumentToIngest {
+  id: string;
+  knowledgeBaseId: string;
+  name: string;
+  type: KnowledgeDocumentType;
+  revision: number;
+  content: Buffer;
+}
+
+/** What `addDocument` did: a new document, new content for an existing one, or nothing (same bytes). */
+export type AddDocumentOutcome = 'created' | 'replaced' | 'unchanged';
+
+/** A document could not be added (too large, unknown knowledge base); `code` says which. */
+export class KnowledgeDocumentError extends Error {
+  constructor(readonly code: 'document_too_large' | 'unknown_knowledge_base', message: string) {
+    super(message);
+    this.name = 'KnowledgeDocumentError';
+  }
+}
+
+/** A document's type from its file name; undefined when Conveyor cannot read it. */
+export function documentTypeOf(fileName: string): KnowledgeDocumentType | undefined {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase();
+  switch (ext) {
+    case 'txt': case 'text': case 'log': case 'csv': return 'text';
+    case 'md': case 'markdown': return 'markdown';
+    case 'pdf': return 'pdf';
+    case 'docx': return 'docx';
+    default: return undefined;
+  }
+}
+
+/** pgvector's text form of a vector: `[0.1,0.2,...]`. */
+const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`;
+
+/**
+ * Knowledge bases, their documents and chunks. Search is exact (every chunk of the knowledge base
+ * scored in SQL, a dot product of unit vectors) unless the pgvector extension is installed: then an
+ * HNSW index per knowledge base (an expression index over `embedding::vector(n)`, so the table is
+ * the same with and without the extension) answers nearest-neighbour queries.
+ */
+export class KnowledgeStore {
+  private readonly pool: pg.Pool;
+  private pgvector: Promise<boolean> | undefined;
+
+  constructor(db: Pick<Database, 'pool'>) {
+    this.pool = db.pool;
+  }
+
+  /** Whether pgvector is installed in this database (asked once). */
+  hasPgvector(): Promise<boolean> {
+    this.pgvector ??= this.pool
+      .query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS found")
+      .then((r) => r.rows[0]?.found === true)
+      .catch((err: unknown) => {
+        this.pgvector = undefined;
+        throw err;
+      });
+    return this.pgvector;
+  }
+
+  async knowledgeBase(id: string): Promise<KnowledgeBaseSettings | null> {
+    const { rows } = await this.pool.query<KnowledgeBaseSettings>(
+      'SELECT id, name, "embeddingModelId", "topK", "chunkSize", "chunkOverlap", "rerankModelId" FROM "KnowledgeBase" WHERE id = $1',
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** The `topK` chunks of the knowledge base nearest to `embedding` (unit length), best first. */
+  async search(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
+    if (await this.hasPgvector()) return this.searchIndexed(knowledgeBaseId, embedding, topK);
+    const { rows } = await this.pool.query<{ text: string; score: number; documentId: string; position: number }>(
+      `SELECT "text", "documentId", "position", score FROM (
+         SELECT "text", "documentId", "position",
+                (SELECT sum(a * b) FROM unnest("embedding", $2::real[]) AS t(a, b))::float8 AS score
+           FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = $1 AND "embedding" IS NOT NULL
+       ) scored WHERE score IS NOT NULL ORDER BY score DESC, "documentId", "position" LIMIT $3`,
+      [knowledgeBaseId, Array.from(embedding), topK],
+    );
+    return rows;
+  }
+
+  /** pgvector: `<#>` is the negative inner product, which the per-knowledge-base HNSW index serves. */
+  private async searchIndexed(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
+    const dims = embedding.length;
+    // The knowledge base id is a literal, not a parameter, so the planner can match the partial index's predicate.
+    const client = await this.pool.connect();
+    try {
+      const { rows } = await client.query<{ text: string; score: number; documentId: string; position: number }>(
+        `SELECT "text", "documentId", "position", -(("embedding"::vector(${dims})) <#> $1::vector(${dims}))::float8 AS score
+           FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = ${client.escapeLiteral(knowledgeBaseId)}
+          ORDER BY ("embedding"::vector(${dims})) <#> $1::vector(${dims}) LIMIT $2`,
+        [vectorLiteral(embedding), topK],
+      );
+      return rows;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** With pgvector: the knowledge base's HNSW index for `dims`-dimensional embeddings, created once. */
+  async ensureVectorIndex(knowledgeBaseId: string, dims: number): Promise<boolean> {
+    if (!(await this.hasPgvector())) return false;
+    const name = `KnowledgeChunk_hnsw_${createHash('sha256').update(knowledgeBaseId).digest('hex').slice(0, 16)}_${dims}`;
+    const client = await this.pool.connect();
+    try {
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS "${name}" ON "KnowledgeChunk" USING hnsw ((("embedding"::vector(${dims}))) vector_ip_ops)
+          WHERE "knowledgeBaseId" = ${client.escapeLiteral(knowledgeBaseId)}`,
+      );
+      return true;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Adds a document, or replaces the content of the one with the same name: it goes back to
+   * `pending` under a new revision and its chunks are removed. The same bytes again change nothing.
+   */
+  async addDocument(knowledgeBaseId: string, name: string, type: KnowledgeDocumentType, content: Buffer): Promise<{ id: string; revision: number; outcome: AddDocumentOutcome }> {
+    if (content.byteLength > LIMITS.knowledgeDocumentBytes) {
+      throw new KnowledgeDocumentError('document_too_large', `${name}: ${content.byteLength} bytes, more than the ${LIMITS.knowledgeDocumentBytes} a document may have`);
+    }
+    const hash = createHash('sha256').update(content).digest('hex');
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const kb = await client.query('SELECT 1 FROM "KnowledgeBase" WHERE id = $1 FOR SHARE', [knowledgeBaseId]);
+      if (!kb.rowCount) throw new KnowledgeDocumentError('unknown_knowledge_base', `unknown knowledge base ${JSON.stringify(knowledgeBaseId)}`);
+      const existing = await client.query<{ id: string; revision: number; contentHash: string }>(
+        'SELECT id, revision, "contentHash" FROM "KnowledgeDocument" WHERE "knowledgeBaseId" = $1 AND name = $2 FOR UPDATE',
+        [knowledgeBaseId, name],
+      );
+      let result: { id: string; revision: number; outcome: AddDocumentOutcome };
+      const row = existing.rows[0];
+      if (!row) {
+        const created = await client.query<{ id: string; revision: number }>(
+          `INSERT INTO "KnowledgeDocument" (id, "knowledgeBaseId", name, type, content, "contentHash", "updatedAt")
+           VALUES (gen_random_uuid()::text, $1, $2, $3, $4, $5, now()) RETURNING id, revision`,
+          [knowledgeBaseId, name, type, content, hash],
+        );
+        result = { ...created.rows[0], outcome: 'created' };
+      } else if (row.contentHash === hash) {
+        result = { id: row.id, revision: row.revision, outcome: 'unchanged' };
+      } else {
+        await client.query('DELETE FROM "KnowledgeChunk" WHERE "documentId" = $1', [row.id]);
+        const updated = await client.query<{ id: string; revision: number }>(
+          `UPDATE "KnowledgeDocument" SET type = $2, content = $3, "contentHash" = $4, revision = revision + 1,
+                  status = 'pending', error = NULL, progress = 0, "updatedAt" = now()
+            WHERE id = $1 RETURNING id, revision`,
+          [row.id, type, content, hash],
+        );
+        result = { ...updated.rows[0], outcome: 'replaced' };
+      }
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Takes the document for ingestion at `revision`: null when the job is stale (content replaced
+   * since), the document is gone, or it is already done or failed (a job delivered twice).
+   */
+  async claim(documentId: string, revision: number): Promise<DocumentToIngest | null> {
+    const { rows } = await this.pool.query<DocumentToIngest>(
+      `UPDATE "KnowledgeDocument" SET status = 'processing', error = NULL, progress = 0, "updatedAt" = now()
+        WHERE id = $1 AND revision = $2 AND status IN ('pending', 'processing')
+        RETURNING id, "knowledgeBaseId", name, type, revision, content`,
+      [documentId, revision],
+    );
+    return rows[0] ?? null;
+  }
+
+  async setProgress(documentId: string, revision: number, percent: number): Promise<void> {
+    await this.pool.query(
+      `UPDATE "KnowledgeDocument" SET progress = $3, "updatedAt" = now() WHERE id = $1 AND revision = $2 AND status = 'processing'`,
+      [documentId, revision, Math.max(0, Math.min(100, Math.floor(percent)))],
+    );
+  }
+
+  /** Chunks of the knowledge base not belonging to this document (the bound a new document must fit in). */
+  async chunkCountExcluding(knowledgeBaseId: string, documentId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = $1 AND "documentId" <> $2',
+      [knowledgeBaseId, documentId],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Stores the document's chunks (replacing any from an earlier try) and marks it done, in one
+   * transaction; false when the content was replaced meanwhile (the chunks are then not written).
+   */
+  async complete(doc: Pick<DocumentToIngest, 'id' | 'knowledgeBaseId' | 'revision'>, chunks: Array<{ text: string; embedding: ArrayLike<number> }>): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const current = await client.query('SELECT 1 FROM "KnowledgeDocument" WHERE id = $1 AND revision = $2 FOR UPDATE', [doc.id, doc.revision]);
+      if (!current.rowCount) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await client.query('DELETE FROM "KnowledgeChunk" WHERE "documentId" = $1', [doc.id]);
+      const rowsPerInsert = 500;
+      for (let start = 0; start < chunks.length; start += rowsPerInsert) {
+        const part = chunks.slice(start, start + rowsPerInsert);
+        await client.query(
+          `INSERT INTO "KnowledgeChunk" ("documentId", "knowledgeBaseId", position, "text", embedding)
+           SELECT $1, $2, p.position, p.text, p.embedding::real[]
+             FROM jsonb_to_recordset($3::jsonb) AS p(position int, text text, embedding text)`,
+          [doc.id, doc.knowledgeBaseId, JSON.stringify(part.map((c, i) => ({ position: start + i, text: c.text, embedding: `{${Array.from(c.embedding).join(',')}}` })))],
+        );
+      }
+      await client.query(`UPDATE "KnowledgeDocument" SET status = 'done', progress = 100, error = NULL, "updatedAt" = now() WHERE id = $1`, [doc.id]);
+      await client.query('COMMIT');
+      return true;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The visible failed state, with the reason (no secret: callers pass classified messages). */
+  async fail(documentId: string, revision: number, error: string): Promise<void> {
+    await this.pool.query(
+      `UPDATE "KnowledgeDocument" SET status = 'failed', error = $3, "updatedAt" = now() WHERE id = $1 AND revision = $2`,
+      [documentId, revision, error.slice(0, 10_000)],
+    );
+  }
+
+  /** Documents still waiting for ingestion (their job may never have been published), oldest first. */
+  async pending(limit = 100): Promise<Array<{ id: string; knowledgeBaseId: string; revision: number }>> {
+    const { rows } = await this.pool.query<{ id: string; knowledgeBaseId: string; revision: number }>(
+      `SELECT id, "knowledgeBaseId", revision FROM "KnowledgeDocument" WHERE status = 'pending' ORDER BY "updatedAt" LIMIT $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  async document(id: string): Promise<{ id: string; name: string; status: KnowledgeDocumentStatus; error: string | null; progress: number; revision: number } | null> {
+    const { rows } = await this.pool.query<{ id: string; name: string; status: KnowledgeDocumentStatus; error: string | null; progress: number; revision: number }>(
+      'SELECT id, name, status, error, progress, revision FROM "KnowledgeDocument" WHERE id = $1',
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+}
