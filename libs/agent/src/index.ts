@@ -10,3 +10,4 @@ export * from './agent-loop.js';
 export * from './events.js';
 export * from './mcp/index.js';
 export * from './external/index.js';
+export * from './knowledge/index.js';
