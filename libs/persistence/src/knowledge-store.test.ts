@@ -77,3 +77,25 @@ test('a failed document keeps its reason; a claimed one shows progress', async (
 test('document types come from the file name', () => {
   assert.deepEqual(['a.md', 'b.TXT', 'c.pdf', 'd.docx', 'e.exe', 'noext'].map(documentTypeOf), ['markdown', 'text', 'pdf', 'docx', undefined, undefined]);
 });
+
+test('in-process search sees chunks added and removed since its last read, and agrees with the SQL scan', async () => {
+  const store = new KnowledgeStore(database());
+  const inSql = new KnowledgeStore(database(), { matrixBudgetBytes: 0 });
+  await knowledgeBase('kb-m');
+  const a = await store.addDocument('kb-m', 'a.txt', 'text', Buffer.from('a'));
+  await store.complete({ id: a.id, knowledgeBaseId: 'kb-m', revision: 1 }, [
+    { text: 'x axis', embedding: unit([1, 0, 0]) },
+    { text: 'y axis', embedding: unit([0, 1, 0]) },
+  ]);
+  const q = unit([0.2, 0.1, 1]);
+  assert.deepEqual((await store.search('kb-m', q, 1)).map((h) => h.text), ['x axis']);
+  const b = await store.addDocument('kb-m', 'b.txt', 'text', Buffer.from('b'));
+  await store.complete({ id: b.id, knowledgeBaseId: 'kb-m', revision: 1 }, [{ text: 'z axis', embedding: unit([0, 0, 1]) }]);
+  const after = await store.search('kb-m', q, 3);
+  assert.deepEqual(after.map((h) => h.text), ['z axis', 'x axis', 'y axis'], 'the new chunk is found');
+  const sql = await inSql.search('kb-m', q, 3);
+  assert.deepEqual(sql.map((h) => h.text), after.map((h) => h.text));
+  for (const [i, hit] of sql.entries()) assert.ok(Math.abs(hit.score - after[i].score) < 1e-5);
+  await store.addDocument('kb-m', 'b.txt', 'text', Buffer.from('b changed'));
+  assert.deepEqual((await store.search('kb-m', q, 3)).map((h) => h.text), ['x axis', 'y axis'], 'replaced content leaves the search');
+});

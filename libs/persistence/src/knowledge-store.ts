@@ -56,6 +56,32 @@ export function documentTypeOf(fileName: string): KnowledgeDocumentType | undefi
   }
 }
 
+/** A knowledge base's embeddings held in process for exact search, valid while its stamp is unchanged. */
+interface EmbeddingMatrix {
+  /** Chunk count and highest chunk id: any insert or delete changes it (ids are never reused). */
+  stamp: string;
+  dims: number;
+  ids: Float64Array;
+  /** Row-major, `dims` values per chunk, unit length. */
+  values: Float32Array;
+}
+
+/** Decodes `array_send(real[])`: a header, then per element a length and a big-endian float4. */
+export function decodeFloat4Array(buf: Buffer): Float32Array {
+  const ndim = buf.readInt32BE(0);
+  if (ndim === 0) return new Float32Array(0);
+  if (ndim !== 1) throw new Error(`expected a one-dimensional array, got ${ndim} dimensions`);
+  if (buf.readInt32BE(4) !== 0) throw new Error('embedding holds NULL elements');
+  const n = buf.readInt32BE(12);
+  const out = new Float32Array(n);
+  let at = 20;
+  for (let i = 0; i < n; i++, at += 8) out[i] = buf.readFloatBE(at + 4);
+  return out;
+}
+
+/** Rows loaded per statement while a knowledge base's embeddings are read into memory. */
+const LOAD_PAGE_ROWS = 10_000;
+
 /** pgvector's text form of a vector: `[0.1,0.2,...]`. */
 const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`;
 
@@ -68,9 +94,18 @@ const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`;
 export class KnowledgeStore {
   private readonly pool: pg.Pool;
   private pgvector: Promise<boolean> | undefined;
+  /** Embedding matrices by knowledge base, oldest use first (a Map keeps insertion order). */
+  private readonly matrices = new Map<string, EmbeddingMatrix>();
+  private readonly loading = new Map<string, Promise<EmbeddingMatrix | null>>();
+  private readonly matrixBudgetBytes: number;
 
-  constructor(db: Pick<Database, 'pool'>) {
+  /**
+   * `matrixBudgetBytes` bounds the embeddings held in process for exact search (default 256 MiB); a
+   * knowledge base larger than it is scored in SQL instead, which is much slower.
+   */
+  constructor(db: Pick<Database, 'pool'>, options: { matrixBudgetBytes?: number } = {}) {
     this.pool = db.pool;
+    this.matrixBudgetBytes = options.matrixBudgetBytes ?? 256 * 1_048_576;
   }
 
   /** Whether pgvector is installed in this database (asked once). */
@@ -96,6 +131,102 @@ export class KnowledgeStore {
   /** The `topK` chunks of the knowledge base nearest to `embedding` (unit length), best first. */
   async search(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
     if (await this.hasPgvector()) return this.searchIndexed(knowledgeBaseId, embedding, topK);
+    const matrix = await this.matrix(knowledgeBaseId, embedding.length);
+    if (matrix) return this.searchMatrix(matrix, embedding, topK);
+    return this.searchInSql(knowledgeBaseId, embedding, topK);
+  }
+
+  /**
+   * Exact search in process: the knowledge base's embeddings are read once (binary, paged) and kept
+   * while its chunk count and highest id stay the same, so a search costs one index scan for the stamp
+   * plus a dot product per chunk. Null when they would not fit the budget (or dimensions differ).
+   */
+  private async matrix(knowledgeBaseId: string, dims: number): Promise<EmbeddingMatrix | null> {
+    const { rows } = await this.pool.query<{ n: string; top: string }>(
+      'SELECT count(*) AS n, coalesce(max(id), 0) AS top FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = $1',
+      [knowledgeBaseId],
+    );
+    const count = Number(rows[0].n);
+    const stamp = `${count}:${rows[0].top}`;
+    const cached = this.matrices.get(knowledgeBaseId);
+    if (cached?.stamp === stamp) {
+      this.matrices.delete(knowledgeBaseId);
+      this.matrices.set(knowledgeBaseId, cached);
+      return cached.dims === dims ? cached : null;
+    }
+    if (count * dims * 4 > this.matrixBudgetBytes) return null;
+    const key = `${knowledgeBaseId}\u0000${stamp}`;
+    let load = this.loading.get(key);
+    if (!load) {
+      load = this.loadMatrix(knowledgeBaseId, stamp, count, dims).finally(() => this.loading.delete(key));
+      this.loading.set(key, load);
+    }
+    return load;
+  }
+
+  private async loadMatrix(knowledgeBaseId: string, stamp: string, count: number, dims: number): Promise<EmbeddingMatrix | null> {
+    const ids = new Float64Array(count);
+    const values = new Float32Array(count * dims);
+    let n = 0;
+    for (let after = '0'; ; ) {
+      const { rows } = await this.pool.query<{ id: string; e: Buffer }>(
+        `SELECT id, array_send("embedding") AS e FROM "KnowledgeChunk"
+          WHERE "knowledgeBaseId" = $1 AND id > $2 AND "embedding" IS NOT NULL ORDER BY id LIMIT ${LOAD_PAGE_ROWS}`,
+        [knowledgeBaseId, after],
+      );
+      for (const row of rows) {
+        const v = decodeFloat4Array(row.e);
+        // Chunks added since the stamp was read, or of another embedding model: the stamp is stale, score in SQL.
+        if (v.length !== dims || n >= count) return null;
+        ids[n] = Number(row.id);
+        values.set(v, n * dims);
+        n++;
+      }
+      if (rows.length < LOAD_PAGE_ROWS) break;
+      after = rows[rows.length - 1].id;
+    }
+    const matrix: EmbeddingMatrix = { stamp, dims, ids: ids.subarray(0, n), values: values.subarray(0, n * dims) };
+    this.matrices.delete(knowledgeBaseId);
+    this.matrices.set(knowledgeBaseId, matrix);
+    let held = 0;
+    for (const m of this.matrices.values()) held += m.values.byteLength;
+    for (const [id, m] of this.matrices) {
+      if (held <= this.matrixBudgetBytes || id === knowledgeBaseId) continue;
+      this.matrices.delete(id);
+      held -= m.values.byteLength;
+    }
+    return matrix;
+  }
+
+  private async searchMatrix(matrix: EmbeddingMatrix, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
+    const { dims, values, ids } = matrix;
+    const q = Float32Array.from(embedding);
+    // The best topK so far, kept sorted best first (topK is small).
+    const best: Array<{ row: number; score: number }> = [];
+    for (let row = 0, base = 0; row < ids.length; row++, base += dims) {
+      let score = 0;
+      for (let i = 0; i < dims; i++) score += values[base + i] * q[i];
+      if (best.length === topK && score <= best[best.length - 1].score) continue;
+      let at = best.length;
+      while (at > 0 && best[at - 1].score < score) at--;
+      best.splice(at, 0, { row, score });
+      if (best.length > topK) best.pop();
+    }
+    if (best.length === 0) return [];
+    const { rows } = await this.pool.query<{ id: string; text: string; documentId: string; position: number }>(
+      'SELECT id, "text", "documentId", "position" FROM "KnowledgeChunk" WHERE id = ANY($1::bigint[])',
+      [best.map((b) => String(ids[b.row]))],
+    );
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    // A chunk deleted since the matrix was read is left out.
+    return best.flatMap((b) => {
+      const r = byId.get(ids[b.row]);
+      return r ? [{ text: r.text, documentId: r.documentId, position: r.position, score: b.score }] : [];
+    });
+  }
+
+  /** Exact search in SQL, for a knowledge base too large for the in-process budget. */
+  private async searchInSql(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
     const { rows } = await this.pool.query<{ text: string; score: number; documentId: string; position: number }>(
       `SELECT "text", "documentId", "position", score FROM (
          SELECT "text", "documentId", "position",
