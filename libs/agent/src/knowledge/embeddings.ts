@@ -3,7 +3,7 @@ import { LIMITS } from '@conveyor/contracts';
 import type { ResolvedModel } from '../model.js';
 
 /** Why knowledge work failed; callers decide on the code (retry, fail the document, go on without context). */
-export type KnowledgeErrorCode = 'embedding_failed' | 'embedding_invalid' | 'rerank_failed' | 'model_missing' | 'knowledge_base_missing';
+export type KnowledgeErrorCode = 'embedding_failed' | 'embedding_invalid' | 'rerank_failed' | 'model_missing' | 'knowledge_base_missing' | 'document_unreadable' | 'document_too_large';
 
 export class KnowledgeError extends Error {
   constructor(readonly code: KnowledgeErrorCode, message: string, options?: { cause?: unknown }) {

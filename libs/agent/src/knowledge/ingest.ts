@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import mammoth from 'mammoth';
+import { extractText, getDocumentProxy } from 'unpdf';
 import { LIMITS } from '@conveyor/contracts';
 import { inSpan, meter } from '@conveyor/telemetry';
 import type { OpenAIClientPool } from '../client-pool.js';
@@ -38,14 +40,39 @@ export interface IngestDeps {
   retryBaseMs?: number;
 }
 
-/** Text of a document the runner can read; a code-classified error for one it cannot. */
-export function documentText(doc: Pick<IngestDocument, 'name' | 'type' | 'content'>): string {
-  if (doc.type !== 'text' && doc.type !== 'markdown') {
-    throw new KnowledgeError('embedding_invalid', `${doc.name}: documents of type ${doc.type} cannot be read yet (text and Markdown can)`);
+/**
+ * The text of a document: text and Markdown decoded as UTF-8, PDF pages (unpdf, pdf.js) joined by
+ * blank lines, DOCX paragraphs (mammoth). A file that cannot be parsed, or holds more text than a
+ * document may, is a code-classified error that fails the document.
+ */
+export async function documentText(doc: Pick<IngestDocument, 'name' | 'type' | 'content'>): Promise<string> {
+  let text: string;
+  try {
+    switch (doc.type) {
+      case 'text':
+      case 'markdown':
+        text = new TextDecoder('utf-8').decode(doc.content).replace(/^\uFEFF/, '');
+        break;
+      case 'pdf': {
+        const pdf = await getDocumentProxy(new Uint8Array(doc.content));
+        try {
+          text = (await extractText(pdf, { mergePages: false })).text.join('\n\n');
+        } finally {
+          await pdf.destroy();
+        }
+        break;
+      }
+      case 'docx':
+        text = (await mammoth.extractRawText({ buffer: doc.content })).value;
+        break;
+      default:
+        throw new Error(`documents of type ${doc.type} cannot be read`);
+    }
+  } catch (err) {
+    throw new KnowledgeError('document_unreadable', `${doc.name}: cannot read the ${doc.type} document: ${(err as Error).message}`, { cause: err });
   }
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(doc.content).replace(/^\uFEFF/, '');
   if (text.length > LIMITS.knowledgeDocumentChars) {
-    throw new KnowledgeError('embedding_invalid', `${doc.name}: ${text.length} characters of text, more than the ${LIMITS.knowledgeDocumentChars} a document may have`);
+    throw new KnowledgeError('document_too_large', `${doc.name}: ${text.length} characters of text, more than the ${LIMITS.knowledgeDocumentChars} a document may have`);
   }
   return text.replace(/\u0000/g, '');
 }
@@ -73,9 +100,9 @@ export async function ingestDocument(job: { documentId: string; revision: number
       if (!kb) throw new KnowledgeError('knowledge_base_missing', `knowledge base ${doc.knowledgeBaseId} not found`);
       const model = await deps.model(kb.embeddingModelId);
       if (!model) throw new KnowledgeError('model_missing', `embedding model ${kb.embeddingModelId} not found`);
-      const pieces = chunkText(documentText(doc), kb.chunkSize, kb.chunkOverlap);
+      const pieces = chunkText(await documentText(doc), kb.chunkSize, kb.chunkOverlap);
       const room = LIMITS.knowledgeBaseChunks - (await deps.store.chunkCountExcluding(doc.knowledgeBaseId, doc.id));
-      if (pieces.length > room) throw new KnowledgeError('embedding_invalid', `${doc.name}: ${pieces.length} chunks, the knowledge base has room for ${Math.max(0, room)} (at most ${LIMITS.knowledgeBaseChunks})`);
+      if (pieces.length > room) throw new KnowledgeError('document_too_large', `${doc.name}: ${pieces.length} chunks, the knowledge base has room for ${Math.max(0, room)} (at most ${LIMITS.knowledgeBaseChunks})`);
       span.setAttribute('conveyor.knowledge.chunks', pieces.length);
       const embeddings: Float32Array[] = [];
       for (let start = 0; start < pieces.length; start += LIMITS.embeddingBatch) {
