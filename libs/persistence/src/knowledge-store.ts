@@ -79,6 +79,9 @@ export function decodeFloat4Array(buf: Buffer): Float32Array {
   return out;
 }
 
+/** pgvector's limit for an HNSW index on `vector`. */
+const PGVECTOR_HNSW_MAX_DIMENSIONS = 2_000;
+
 /** Rows loaded per statement while a knowledge base's embeddings are read into memory. */
 const LOAD_PAGE_ROWS = 10_000;
 
@@ -256,9 +259,12 @@ export class KnowledgeStore {
     }
   }
 
-  /** With pgvector: the knowledge base's HNSW index for `dims`-dimensional embeddings, created once. */
+  /**
+   * With pgvector: the knowledge base's HNSW index for `dims`-dimensional embeddings, created once.
+   * pgvector indexes at most 2,000 dimensions; past that its search scans the knowledge base.
+   */
   async ensureVectorIndex(knowledgeBaseId: string, dims: number): Promise<boolean> {
-    if (!(await this.hasPgvector())) return false;
+    if (dims > PGVECTOR_HNSW_MAX_DIMENSIONS || !(await this.hasPgvector())) return false;
     const name = `KnowledgeChunk_hnsw_${createHash('sha256').update(knowledgeBaseId).digest('hex').slice(0, 16)}_${dims}`;
     const client = await this.pool.connect();
     try {
