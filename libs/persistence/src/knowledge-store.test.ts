@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useTempDatabase } from './testing/index.js';
-import { KnowledgeDocumentError, KnowledgeStore, documentTypeOf } from './knowledge-store.js';
+import { KnowledgeDocumentError, KnowledgeStore, documentTypeOf, enablePgvector } from './knowledge-store.js';
 
 const database = useTempDatabase();
 
@@ -98,4 +98,11 @@ test('in-process search sees chunks added and removed since its last read, and a
   for (const [i, hit] of sql.entries()) assert.ok(Math.abs(hit.score - after[i].score) < 1e-5);
   await store.addDocument('kb-m', 'b.txt', 'text', Buffer.from('b changed'));
   assert.deepEqual((await store.search('kb-m', q, 3)).map((h) => h.text), ['x axis', 'y axis'], 'replaced content leaves the search');
+});
+
+test('pgvector is enabled only where the server offers it, and search says which path it takes', async () => {
+  const { rows } = await database().pool.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS found");
+  const outcome = await enablePgvector(database().pool);
+  assert.equal(outcome, rows[0].found ? 'enabled' : 'unavailable');
+  assert.equal(await new KnowledgeStore(database()).hasPgvector(), outcome === 'enabled');
 });

@@ -85,6 +85,22 @@ const PGVECTOR_HNSW_MAX_DIMENSIONS = 2_000;
 /** Rows loaded per statement while a knowledge base's embeddings are read into memory. */
 const LOAD_PAGE_ROWS = 10_000;
 
+/**
+ * Installs pgvector in the database when the server offers it (setup runs this after the migrations),
+ * so knowledge base search uses HNSW indexes; without it search stays exact. Never required.
+ */
+export async function enablePgvector(pool: Pick<pg.Pool, 'query'>): Promise<'enabled' | 'unavailable' | { failed: string }> {
+  const { rows } = await pool.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS found");
+  if (!rows[0]?.found) return 'unavailable';
+  try {
+    await pool.query('CREATE EXTENSION IF NOT EXISTS vector');
+    return 'enabled';
+  } catch (err) {
+    // E.g. a role that may not create extensions: search stays exact, setup goes on.
+    return { failed: (err as Error).message };
+  }
+}
+
 /** pgvector's text form of a vector: `[0.1,0.2,...]`. */
 const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`;
 

@@ -5,7 +5,7 @@ import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../dat
 import { migrate } from '../migrate.js';
 import { closeDatabase, createDatabase } from '../client.js';
 import { notInFileWarning, storeKnowledgeDocuments, syncConfigFile } from '../config-file/index.js';
-import { KnowledgeStore } from '../knowledge-store.js';
+import { enablePgvector, KnowledgeStore } from '../knowledge-store.js';
 
 async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
@@ -13,6 +13,13 @@ async function main(): Promise<void> {
   if (await createDatabaseIfMissing(databaseUrl)) console.log(`setup: created database ${target}`);
   const result = await migrate({ databaseUrl });
   console.log(`setup: ${target}: ${result.applied.length} migration(s) applied, ${result.alreadyApplied.length} already applied`);
+  const vector = createDatabase(databaseUrl, 1);
+  try {
+    const pgvector = await enablePgvector(vector.pool);
+    console.log(`setup: pgvector ${typeof pgvector === 'string' ? pgvector : `not enabled (${pgvector.failed})`}; knowledge base search is ${pgvector === 'enabled' ? 'indexed (HNSW)' : 'exact'}`);
+  } finally {
+    await closeDatabase(vector);
+  }
   const file = process.env.CONVEYOR_CONFIG;
   if (!file) {
     console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
