@@ -18,12 +18,14 @@ COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
+COPY libs/plugin-sdk/package.json libs/plugin-sdk/
 COPY services/ingress/package.json services/ingress/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
 COPY services/dispatcher/package.json services/dispatcher/
 COPY test/package.json test/
 COPY bench/package.json bench/
+COPY examples/keyword-plugin/package.json examples/keyword-plugin/
 
 # ---- compile: all dependencies, Prisma client generated (no schema engine needed), tsc
 FROM manifests AS build
@@ -40,7 +42,7 @@ RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/delivery -w libs/redis-scripts -w libs/bus \
-      -w libs/persistence -w libs/agent -w libs/service-kit \
+      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
  && npm cache clean --force
 

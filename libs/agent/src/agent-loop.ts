@@ -6,6 +6,7 @@ import { agentMetrics } from './metrics.js';
 import type { ResolvedModel } from './model.js';
 import { SequenceCounter, StreamAccumulator, type StreamDelta } from './stream-accumulator.js';
 import { emptyToolBox, executeToolCall, type ToolBox } from './tools.js';
+import { inlineImages, type ImageSource } from './attachments/inline-images.js';
 
 /** What the agent yields, in order; the runner turns each into one bus event. */
 export type AgentItem =
@@ -29,6 +30,8 @@ export interface AgentDeps {
   signal?: AbortSignal;
   /** LIMITS.toolRounds unless a test lowers it. */
   maxToolRounds?: number;
+  /** Where image URLs are read before the model call; without it image parts go to the model as they are. */
+  images?: { source: ImageSource; maxImages: number };
 }
 
 export interface AgentInput {
@@ -150,8 +153,13 @@ export function userFacingError(run: Pick<RunRequest, 'exceptionHandling' | 'fai
 
 /** The loop for one run request; a failure becomes an outcome with the user's text, an abort stays an exception. */
 export async function runLocalAgent(run: RunRequest, models: ResolvedModel[], deps: AgentDeps): Promise<AgentOutcome> {
+  // Read right before the model call, in the runner: the bus carries the URL, never megabytes of
+  // base64, and the turn written to history keeps the URL too.
+  const messages = deps.images
+    ? await inlineImages(run.messages, { ...deps.images, logger: deps.logger, queryId: run.queryId, signal: deps.signal })
+    : run.messages;
   try {
-    const turn = await runAgentLoop(models, { messages: run.messages, stream: run.stream, removeThink: run.removeThink ?? false, queryId: run.queryId }, deps);
+    const turn = await runAgentLoop(models, { messages, stream: run.stream, removeThink: run.removeThink ?? false, queryId: run.queryId }, deps);
     return { ok: true, ...turn };
   } catch (err) {
     if (deps.signal?.aborted) throw err;

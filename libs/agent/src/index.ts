@@ -11,3 +11,4 @@ export * from './events.js';
 export * from './mcp/index.js';
 export * from './external/index.js';
 export * from './knowledge/index.js';
+export * from './attachments/index.js';

@@ -36,3 +36,14 @@ export { subjectMatches } from './subject.js';
 export { describeIssues } from './validate.js';
 export { KeyedSerial } from './keyed-serial.js';
 export { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';
+export {
+  PluginHost,
+  PLUGIN_METRICS,
+  foldPluginReply,
+  noPluginOutcome,
+  classifyRequestError,
+  type PluginBinding,
+  type PluginEventOutcome,
+  type PluginCallResult,
+  type PluginHostOptions,
+} from './plugin-host.js';

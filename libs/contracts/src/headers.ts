@@ -6,4 +6,6 @@ export const HEADERS = {
   queryId: 'Conveyor-Query-Id',
   /** Schema of the payload, `<name>/<version>`. */
   schema: 'Conveyor-Schema',
+  /** On a plugin's reply: its handler failed, with this text; the host goes on without the plugin. */
+  pluginError: 'Conveyor-Plugin-Error',
 } as const;

@@ -7,3 +7,4 @@ export * from './llm-message.js';
 export * from './messages.js';
 export * from './redis-keys.js';
 export * from './chat-key.js';
+export * from './plugins.js';

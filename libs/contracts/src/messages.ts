@@ -149,6 +149,8 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
   RunnerEventBase.extend({ kind: z.literal('notice'), text: z.string().max(10_000) }),
   /** A built-in command's reply, an item of MessageProcessor produced by the orchestrator in place. */
   RunnerEventBase.extend({ kind: z.literal('command_reply'), text: z.string().max(100_000) }),
+  /** A plugin's reply chain that replaces the runner's answer (prevent_default with reply_message_chain). */
+  RunnerEventBase.extend({ kind: z.literal('plugin_reply'), chain: MessageChainSchema }),
 ]).meta({ id: 'RunnerEvent/1' });
 export type RunnerEvent = z.infer<typeof RunnerEvent>;
 export type RunnerEventKind = RunnerEvent['kind'];

@@ -82,6 +82,31 @@ export interface Topology {
      * sent, so the replica that handled an event acknowledges it at once, without asking Redis.
      */
     dispatchSent: string;
+    /** Core NATS: the plugin runtime (libs/contracts/src/plugins.ts). */
+    plugins: PluginSubjects;
+  };
+}
+
+export interface PluginSubjects {
+  /** Plugins publish their `PluginRegistration` here, again before it expires. */
+  heartbeat: string;
+  /** A host starting up publishes `PluginDiscover` here; every plugin answers with its heartbeat at once. */
+  discover: string;
+  /** Request/reply: where a plugin answers events; its instances subscribe in the queue group `name`. */
+  call(pluginName: string): string;
+  /** Wildcard over every plugin's call subject (server permissions). */
+  allCalls: string;
+}
+
+/** The plugin runtime's subjects, also built by the plugin SDK (which must agree: a test compares them). */
+export function pluginSubjects(prefix: string): PluginSubjects {
+  assertPrefix(prefix);
+  const base = `${prefix}.${CONTRACT_VERSION}.plugin`;
+  return {
+    heartbeat: `${base}.heartbeat`,
+    discover: `${base}.discover`,
+    call: (pluginName) => `${base}.call.${subjectToken(pluginName)}`,
+    allCalls: `${base}.call.*`,
   };
 }
 
@@ -201,6 +226,7 @@ export function topology(prefix = 'conveyor'): Topology {
       syncReply: (ingressInstance) => `${base}.sync.${subjectToken(ingressInstance)}`,
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
       dispatchSent: `${base}.dispatch.sent`,
+      plugins: pluginSubjects(prefix),
     },
   };
 }

@@ -24,3 +24,4 @@ export * from './testing.js';
 export * from './filters/ban-word-file.js';
 export * from './engine/dispatch-query.js';
 export * from './pipeline-directory.js';
+export * from './plugins/events.js';

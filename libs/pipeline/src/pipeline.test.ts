@@ -4,7 +4,7 @@ import type { QueryEnvelope, RunRequest } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from './defaults.js';
 import { newQuery } from './engine/new-query.js';
 import { PipelineDirectory } from './pipeline-directory.js';
-import { boundMcpServers } from './pipeline.js';
+import { boundMcpServers, boundPlugins, loadPipeline } from './pipeline.js';
 import { STAGE_REGISTRY } from './stages/registry.js';
 import { recordingDeps } from './testing.js';
 
@@ -40,6 +40,16 @@ test('boundMcpServers reads LangBot\'s keys leniently, as RuntimePipeline does',
   assert.equal(boundMcpServers([]), 'all');
   assert.deepEqual(boundMcpServers({ enable_all_mcp_servers: false }), []);
   assert.deepEqual(boundMcpServers({ enable_all_mcp_servers: false, mcp_servers: ['a', 3, 'b'] }), ['a', 'b']);
+});
+
+test('boundPlugins reads enable_all_plugins (default true) and plugins, independent of the MCP keys', () => {
+  assert.equal(boundPlugins(undefined), 'all');
+  assert.equal(boundPlugins({ enable_all_mcp_servers: false, mcp_servers: [] }), 'all');
+  assert.deepEqual(boundPlugins({ enable_all_plugins: false }), []);
+  assert.deepEqual(boundPlugins({ enable_all_plugins: false, plugins: ['me/a', null, 'me/b'] }), ['me/a', 'me/b']);
+  const loaded = loadPipeline('p', ['MessageProcessor'], {}, { enable_all_plugins: false, plugins: ['me/a'] });
+  assert.ok(loaded.ok);
+  assert.deepEqual([loaded.pipeline.plugins, loaded.pipeline.mcpServers], [['me/a'], 'all']);
 });
 
 test('PipelineDirectory: one lookup serves concurrent and repeated asks within the TTL, a missing bot included; after it, the row is read again', async () => {

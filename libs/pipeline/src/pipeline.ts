@@ -17,6 +17,18 @@ export interface PipelineDefinition {
   boundary: number;
   /** The MCP servers its runs may use: every enabled one, or these ids (LangBot's `_pipeline_bound_mcp_servers`). */
   mcpServers: 'all' | string[];
+  /** The plugins called for its events: every registered one, or these `author/name`s (LangBot's `_pipeline_bound_plugins`). */
+  plugins: 'all' | string[];
+}
+
+/**
+ * LangBot's `RuntimePipeline` reading `extensions_preferences`: `enable_all_plugins` (absent: true)
+ * binds every plugin, otherwise the `plugins` listed (none when the list is empty).
+ */
+export function boundPlugins(extensionsPreferences: unknown): 'all' | string[] {
+  const prefs = extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+  if (prefs.enable_all_plugins ?? true) return 'all';
+  return Array.isArray(prefs.plugins) ? prefs.plugins.filter((id): id is string => typeof id === 'string') : [];
 }
 
 /**
@@ -48,7 +60,7 @@ export function loadPipeline(id: string, stages: unknown, config: unknown, exten
   const parsed = parsePipelineConfig(config);
   if (!parsed.ok) issues.push(...parsed.issues.map((i) => ({ path: i.path ? `config.${i.path}` : 'config', reason: i.reason })));
   if (issues.length > 0 || !parsed.ok) return { ok: false, issues };
-  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE), mcpServers: boundMcpServers(extensionsPreferences) } };
+  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE), mcpServers: boundMcpServers(extensionsPreferences), plugins: boundPlugins(extensionsPreferences) } };
 }
 
 export function describeIssues(issues: readonly ConfigIssue[]): string {

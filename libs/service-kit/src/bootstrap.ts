@@ -29,6 +29,9 @@ export interface ServiceDefinition<E extends BaseEnv = BaseEnv> {
 @Module({})
 class ServiceRootModule {}
 
+@Module({})
+class OperationsRootModule {}
+
 /**
  * One entry point per role: validate env, connect NATS/Redis/Postgres (failing fast with the URL and
  * how to start it), provision streams, serve health and metrics, run the role, drain on SIGTERM.
@@ -52,18 +55,21 @@ export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): 
           LoggerModule.forRoot({ pinoHttp: requestLogging(logger) }),
           def.module(infra),
         ],
-        controllers: [HealthController],
+        controllers: env.METRICS_PORT === undefined ? [HealthController] : [],
       },
       { bufferLogs: true, ...def.nestOptions },
     );
     app.useLogger(app.get(NestPinoLogger));
     const port = env.PORT ?? def.defaultPort;
     await app.listen(port, env.HOST);
+    const operations = env.METRICS_PORT === undefined ? undefined : await serveOperations(infra, env.METRICS_PORT, env.HOST);
     const stop = def.start ? await def.start(app, infra) : async () => undefined;
-    logger.info({ port, prefix: env.CONVEYOR_SUBJECT_PREFIX }, `${def.name} ready`);
+    logger.info({ port, metricsPort: env.METRICS_PORT ?? port, prefix: env.CONVEYOR_SUBJECT_PREFIX }, `${def.name} ready`);
     installShutdown(def.name, logger, env.SHUTDOWN_GRACE_SECONDS, async () => {
       await stop();
       await app.close();
+      // Last, so readiness keeps answering 503 (draining) while the service port winds down.
+      await operations?.close();
       await closeInfra(infra!);
     });
   } catch (err) {
@@ -72,6 +78,16 @@ export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): 
     await shutdownTelemetry();
     process.exit(1);
   }
+}
+
+/** Health and metrics on a port of their own, without request logging (probes and scrapes are not traffic). */
+async function serveOperations(infra: Infra, port: number, host: string): Promise<INestApplication> {
+  const app = await NestFactory.create(
+    { module: OperationsRootModule, imports: [InfraModule.forRoot(infra), TerminusModule], controllers: [HealthController] },
+    { logger: ['error', 'warn'] },
+  );
+  await app.listen(port, host);
+  return app;
 }
 
 function installShutdown(name: string, logger: Logger, graceSeconds: number, close: () => Promise<void>): void {

@@ -10,6 +10,8 @@ export const BaseEnv = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PORT: z.coerce.number().int().min(0).max(65535).optional(),
   HOST: z.string().default('0.0.0.0'),
+  /** A second port for health and metrics only, so the service port exposes nothing but the service's own routes. */
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Seconds a stopping service waits for in-flight work before handing it back to the broker. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(25),
 });

@@ -9,3 +9,4 @@ export * from './bot-pipelines.js';
 export * from './outage.js';
 export * from './run-attempts.js';
 export * from './bearer-token.js';
+export * from './plugin-runtime.js';

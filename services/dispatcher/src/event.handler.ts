@@ -10,7 +10,7 @@ import {
   type BanWords, type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
-import { BotPipelines } from '@conveyor/service-kit';
+import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
 import { StreamedFlag } from './streamed-flag.js';
 import type { DispatcherEnv } from './env.js';
 
@@ -26,6 +26,8 @@ function itemOf(event: RunnerEvent): RespItem | null {
       return { kind: 'message', message: event.message };
     case 'command_reply':
       return { kind: 'command', text: event.text };
+    case 'plugin_reply':
+      return { kind: 'plugin', chain: event.chain };
     default:
       return null;
   }
@@ -50,6 +52,7 @@ export class EventHandler {
     @Inject(INFRA) private readonly infra: Infra,
     private readonly httpBot: PlatformOutbound,
     private readonly pipelines: BotPipelines,
+    private readonly plugins: PluginRuntime,
   ) {
     this.env = infra.env as unknown as DispatcherEnv;
     this.queryLog = infra.queryLog;
@@ -118,7 +121,7 @@ export class EventHandler {
   }
 
   private deps(): PipelineDeps {
-    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords };
+    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, plugins: this.plugins.port };
   }
 
   /** The outbound port, with failures counted and recorded on the query. */

@@ -5,12 +5,14 @@ import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
 import { INFRA, type BearerToken, type Infra } from '@conveyor/service-kit';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
-import { readRawBody } from './raw-body.js';
+import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
 import { WEBCHAT_PAGE } from './webchat.page.js';
 
 const SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_TEXT = 10_000;
+/** A message body's bound; a text of 10,000 characters fits with room for JSON escapes. */
+const MAX_BODY_BYTES = 64 * 1024;
 const UNKNOWN_CHAT = { error: 'unknown bot or session' };
 
 /** The provider of the web chat's `BearerToken` (WEBCHAT_TOKEN). */
@@ -119,8 +121,9 @@ export class WebChatController {
     if (!bot.enabled) return void res.status(403).json({ error: 'Bot is disabled' });
     let rawText: unknown;
     try {
-      rawText = (JSON.parse((await readRawBody(req, 64 * 1024)).toString('utf8')) as { text?: unknown }).text;
-    } catch {
+      rawText = (JSON.parse((await readRawBody(req, MAX_BODY_BYTES)).toString('utf8')) as { text?: unknown }).text;
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return void res.status(413).json({ error: 'body over 64 KiB' });
       return void res.status(400).json({ error: 'body must be JSON {"text": "..."}' });
     }
     const text = typeof rawText === 'string' ? storableText(rawText) : '';

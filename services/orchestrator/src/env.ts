@@ -13,5 +13,18 @@ export const OrchestratorEnv = z.object({
   SESSION_WAIT_HOLD_MS: z.coerce.number().int().min(0).default(20_000),
   /** LangBot's sensitive-words.json for the ban-word filter; unset means no ban words. */
   CONVEYOR_BAN_WORDS_FILE: z.string().optional(),
+  /** LangBot's `command.enable`: whether a message starting with a command prefix is a command. */
+  COMMAND_ENABLE: z.stringbool().default(true),
+  /** LangBot's `command.prefix`, comma-separated: what marks a command. */
+  COMMAND_PREFIX: z
+    .string()
+    .default('!,！')
+    .transform((value) => value.split(',').map((prefix) => prefix.trim()).filter((prefix) => prefix !== ''))
+    .pipe(z.array(z.string()).min(1, 'COMMAND_PREFIX needs at least one prefix (COMMAND_ENABLE=false turns commands off)')),
 });
 export type OrchestratorEnv = z.infer<typeof OrchestratorEnv>;
+
+/** The prefixes MessageProcessor treats as commands; none when commands are off. */
+export function commandPrefixes(env: Pick<OrchestratorEnv, 'COMMAND_ENABLE' | 'COMMAND_PREFIX'>): string[] {
+  return env.COMMAND_ENABLE ? env.COMMAND_PREFIX : [];
+}

@@ -3,15 +3,15 @@ import { QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
+  emitMessageReceived, instantiate, loadBanWords, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason, type BanWords, type ModelInfoPort, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { currentTraceId } from '@conveyor/telemetry';
-import { BotPipelines } from '@conveyor/service-kit';
+import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
-import type { OrchestratorEnv } from './env.js';
+import { commandPrefixes, type OrchestratorEnv } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
@@ -28,12 +28,14 @@ export class QueryHandler {
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
   private readonly banWords: BanWords;
+  private readonly commandPrefixes: string[];
   private readonly models: ModelInfoPort;
   private readonly env: OrchestratorEnv;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly pipelines: BotPipelines,
+    private readonly plugins: PluginRuntime,
   ) {
     this.env = infra.env as unknown as OrchestratorEnv;
     this.conversations = new ConversationStore(infra.db);
@@ -46,6 +48,7 @@ export class QueryHandler {
     });
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
+    this.commandPrefixes = commandPrefixes(this.env);
     this.models = modelInfoPort(infra);
   }
 
@@ -120,7 +123,15 @@ export class QueryHandler {
         handoff: handoffPort(this.infra, () => (handedOff = true)),
         commands: commandPort(this.conversations),
         banWords: this.banWords,
+        commandPrefixes: this.commandPrefixes,
+        plugins: this.plugins.port,
       };
+      // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
+      if (await emitMessageReceived(q, deps)) {
+        await this.leases.finish(route, envelope.queryId);
+        this.queryLog.succeeded(envelope.queryId);
+        return;
+      }
       const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)];
       const outcome = await runStages(stages, 0, q, deps);
       if (handedOff) return;

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** An empty value counts as unset, as compose's `${NAME:-}` and an empty Secret key hand it over. */
+const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
+
 export const RunnerEnv = z.object({
   /** Runs this replica executes at once; it pulls no more than this from the shared consumer. */
   RUNNER_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(32),
@@ -10,6 +13,15 @@ export const RunnerEnv = z.object({
   RUNNER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
   /** MCP `tools/call` timeout (LangBot: 300 s; 0 disables it). */
   MCP_TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(300_000),
+  /** Reading one image URL before a model call, redirects and body included. */
+  ATTACHMENT_FETCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Bytes of one image; the body is not read past this (base64 in the model request is a third larger). */
+  ATTACHMENT_MAX_BYTES: z.coerce.number().int().min(1_024).max(50 * 1_048_576).default(5 * 1_048_576),
+  /** Image URLs read per run (history included), newest first; older ones are left out. */
+  ATTACHMENT_MAX_IMAGES: z.coerce.number().int().min(0).max(64).default(4),
+  ATTACHMENT_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(3),
+  /** Let image URLs reach loopback and private networks (off: a sender could make the runner read internal services). */
+  ATTACHMENT_ALLOW_PRIVATE_NETWORK: z.preprocess(unsetWhenEmpty, z.stringbool().default(false)),
   /** Knowledge base documents one replica ingests at once. */
   INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** How often a replica publishes the jobs of documents still pending (added by setup, or a lost publish). */

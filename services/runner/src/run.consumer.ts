@@ -43,5 +43,6 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     await advisories.stop({ timeoutMs: 2_000, abortGraceMs: 500 });
     await stopIngest();
     await app.get(McpRegistry).close();
+    await app.get(RunHandler).close();
   };
 }

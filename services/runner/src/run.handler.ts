@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
+import type { RunnerEnv } from './env.js';
 
 const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
 const runsCompleted = meter.createCounter('conveyor_runner_runs', { description: 'Runs finished, by runner and outcome' });
@@ -25,6 +26,7 @@ export class RunHandler {
   private readonly conversations: ConversationStore;
   private readonly queryLog: QueryLog;
   private readonly attempts: RunAttempts;
+  private readonly images: { source: ImageFetcher; maxImages: number };
   private readonly knowledge: KnowledgeStore;
 
   constructor(
@@ -36,6 +38,16 @@ export class RunHandler {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
     this.attempts = new RunAttempts(infra.redis, infra.topology.prefix);
+    const env = infra.env as typeof infra.env & RunnerEnv;
+    this.images = {
+      source: new ImageFetcher({
+        timeoutMs: env.ATTACHMENT_FETCH_TIMEOUT_MS,
+        maxBytes: env.ATTACHMENT_MAX_BYTES,
+        maxRedirects: env.ATTACHMENT_MAX_REDIRECTS,
+        allowPrivateNetwork: env.ATTACHMENT_ALLOW_PRIVATE_NETWORK,
+      }),
+      maxImages: env.ATTACHMENT_MAX_IMAGES,
+    };
     this.knowledge = new KnowledgeStore(infra.db);
   }
 
@@ -139,6 +151,10 @@ export class RunHandler {
     }
   }
 
+  close(): Promise<void> {
+    return this.images.source.close();
+  }
+
   private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome> {
     const [models, tools, messages] = await Promise.all([
       this.models.resolve(run.model),
@@ -148,7 +164,7 @@ export class RunHandler {
         ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal })
         : run.messages,
     ]);
-    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, emit: async (i) => void (await emit(i)) });
+    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, emit: async (i) => void (await emit(i)) });
   }
 
   private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {

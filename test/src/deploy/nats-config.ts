@@ -57,6 +57,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
   // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox.
   const subscribe = ['_INBOX.>'];
   const consuming = (role: 'orchestrator' | 'runner' | 'dispatcher') => [...consumerApi(consumers[role]), subjects.deadLetter(role)];
+  // Services that emit plugin events follow the plugins' heartbeats, ask for them at start and call them.
+  const pluginHost = { publish: [subjects.plugins.discover, subjects.plugins.allCalls], subscribe: [subjects.plugins.heartbeat] };
   return {
     // Core NATS, to the replica holding the browser's event stream or the waiting `/sync` call
     // (which answers each part, so the dispatcher knows it was taken).
@@ -67,7 +69,10 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     },
     // Stage notices go straight to the dispatcher as events; a message waiting for its session is
     // published to the queries again before its deliveries run out.
-    orchestrator: { publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects], subscribe },
+    orchestrator: {
+      publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...pluginHost.publish],
+      subscribe: [...subscribe, ...pluginHost.subscribe],
+    },
     // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own);
     // the runner reads the abandoned run by its sequence to answer it, then removes it from the runs.
     runner: {
@@ -82,8 +87,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS).
     dispatcher: {
-      publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent],
-      subscribe: [...subscribe, subjects.dispatchSent],
+      publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, ...pluginHost.publish],
+      subscribe: [...subscribe, subjects.dispatchSent, ...pluginHost.subscribe],
     },
   };
 }

@@ -48,7 +48,11 @@ describe('NATS permissions', () => {
       // browser's event stream) receives them and answers the sync ones.
       const coreReplies = [topo.subjects.allSyncReplies, topo.subjects.allWebchatSessions];
       assert.deepEqual(pub.filter((s) => coreReplies.includes(s)), role === 'dispatcher' ? coreReplies : [], `${role} publishing reply parts`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent], orchestrator: [], runner: [] }[role];
+      // The services that emit plugin events follow the plugins' heartbeats, ask for them and call the plugins.
+      const plugins = topo.subjects.plugins;
+      const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
+      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [] }[role];
       assert.deepEqual(perms[role].subscribe, ['_INBOX.>', ...ownSubscriptions], `${role} subscriptions`);
       // Only dispatchers tell each other which events' parts went out.
       assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);

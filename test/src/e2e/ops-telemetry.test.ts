@@ -5,19 +5,7 @@ import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { waitUntil } from '../harness/wait.js';
 import type { ReceivedSpan } from '../fakes/index.js';
 import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
-
-/** Sum of a Prometheus series' samples whose labels include all of `labels`. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  let total: number | undefined;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
-    const m = /^([^{\s]+)(?:\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const got = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => got[k] === v)) total = (total ?? 0) + Number(m[3]);
-  }
-  return total;
-}
+import { sample } from '../harness/metrics.js';
 
 /**
  * The operations view of one message, with every service connected to a NATS server that runs the
@@ -137,11 +125,16 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
       assert.equal(res.status, 200);
       return res.text();
     };
-    // Counters are exported on scrape; the last acks may trail the callback by a moment.
-    const m = await waitUntil('all counters', async () => {
+    // Counters are exported on scrape; the last acks may trail the callback by a moment, and the
+    // server applies an ack (plain, not confirmed) a moment after the counter counted it.
+    const m = await waitUntil('all counters, and the consumers drained', async () => {
       const got = Object.fromEntries(await Promise.all(ALL_SERVICES.map(async (n) => [n, await scrape(n)] as const))) as Record<ServiceName, string>;
-      return (sample(got.dispatcher, 'conveyor_bus_messages_consumed_total', { consumer: dispatcher.durable, outcome: 'acked' }) ?? 0) >= 2 ? got : undefined;
-    }, 15_000, 250);
+      const acked = (sample(got.dispatcher, 'conveyor_bus_messages_consumed_total', { consumer: dispatcher.durable, outcome: 'acked' }) ?? 0) >= 2;
+      const drained = sample(got.runner, 'conveyor_consumer_pending_messages', { consumer: runner.durable }) === 0
+        && sample(got.runner, 'conveyor_consumer_in_flight', { consumer: runner.durable }) === 0
+        && sample(got.dispatcher, 'conveyor_consumer_ack_pending_messages', { consumer: dispatcher.durable }) === 0;
+      return acked && drained ? got : undefined;
+    }, 60_000, 250);
 
     assert.ok((sample(m.ingress, 'conveyor_ingress_messages_total', { bot: sys.botId, outcome: 'accepted' }) ?? 0) >= 1, 'ingress counted the inbound message');
     assert.ok((sample(m.ingress, 'conveyor_bus_messages_published_total', { stream: queries.name, outcome: 'stored' }) ?? 0) >= 1, 'ingress: message out');

@@ -111,6 +111,15 @@ describe('web chat access', () => {
     assert.equal(await res.text(), '');
   });
 
+  test('a message body over 64 KiB is answered 413 with a JSON error, and the session still takes the next message', async () => {
+    const url = `${chatApi()}/${sys.botId}/sessions/big-body/messages`;
+    const big = await fetch(url, { method: 'POST', headers: { ...authorized, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'x'.repeat(70 * 1024) }) });
+    assert.equal(big.status, 413);
+    assert.match(String(((await big.json()) as { error?: unknown }).error), /64 KiB/);
+    const next = await fetch(url, { method: 'POST', headers: { ...authorized, 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hello' }) });
+    assert.equal(next.status, 202);
+  });
+
   test('a web chat session and an HTTP-bot session of the same id do not share a conversation', async () => {
     sys.llm.setDefault(echoResponder);
     const session = 'alice';

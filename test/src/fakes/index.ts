@@ -3,3 +3,4 @@ export * from './callback-receiver.js';
 export * from './otlp-receiver.js';
 export { Waiters } from './http-util.js';
 export * from './telegram-server.js';
+export * from './image-host.js';

@@ -80,6 +80,7 @@ const eventBody = fc.oneof(
   fc.record({ kind: fc.constant('done') }),
   fc.record({ kind: fc.constant('notice'), text }),
   fc.record({ kind: fc.constant('command_reply'), text }),
+  fc.record({ kind: fc.constant('plugin_reply'), chain }),
 );
 
 /**

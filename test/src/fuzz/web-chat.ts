@@ -167,7 +167,7 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
     else if (!chat) expected = typeof input.bot === 'object' || typeof input.session === 'object' && 'raw' in input.session ? undefined : 404;
     else if (input.route === 'events') expected = 200;
     else if (input.route === 'reset') expected = 201;
-    else expected = acceptableText(raw) ? 202 : 400;
+    else expected = raw && raw.byteLength > MAX_BODY_BYTES ? 413 : acceptableText(raw) ? 202 : 400;
   }
   return { path, method, headers, body: raw, chat, expected };
 }

@@ -15,6 +15,8 @@ export interface RunningService {
   instance: string;
   port: number;
   url: string;
+  /** Where health and metrics answer: `url`, or the `METRICS_PORT` the service was given. */
+  healthUrl: string;
   child: ChildProcess;
   logs: string[];
   exited: Promise<number | null>;
@@ -44,9 +46,10 @@ export class ServiceHarness {
     const dead = this.services.findIndex((s) => s.instance === instance && (s.child.exitCode !== null || s.child.signalCode !== null));
     if (dead >= 0) this.services.splice(dead, 1);
     const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, ...this.env, ...this.roleEnv[name], ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` };
     const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
       cwd: path.join(repoRoot, `services/${name}`),
-      env: { ...process.env, ...this.env, ...this.roleEnv[name], ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const logs: string[] = [];
@@ -57,11 +60,13 @@ export class ServiceHarness {
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const svc: RunningService = { name, instance, port, url: `http://127.0.0.1:${port}`, child, logs, exited };
+    const url = `http://127.0.0.1:${port}`;
+    const healthUrl = env.METRICS_PORT ? `http://127.0.0.1:${env.METRICS_PORT}` : url;
+    const svc: RunningService = { name, instance, port, url, healthUrl, child, logs, exited };
     this.services.push(svc);
     await waitUntil(`${instance} ready`, async () => {
       if (child.exitCode !== null) throw new Error(`${instance} exited with ${child.exitCode}:\n${logs.slice(-20).join('\n')}`);
-      const res = await fetch(`${svc.url}/health/ready`).catch(() => undefined);
+      const res = await fetch(`${svc.healthUrl}/health/ready`).catch(() => undefined);
       return res?.status === 200;
       // Generous: several services booting at once on a loaded two-core machine take a while.
     }, 90_000, 100);

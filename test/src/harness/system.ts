@@ -36,6 +36,8 @@ export interface TestSystem {
 export interface TestSystemOptions {
   /** Extra pipeline config (LangBot shape) merged by the config loader. */
   pipelineConfig?: Record<string, unknown>;
+  /** The fake model's abilities (default `func_call`; add `vision` for a model that sees images). */
+  modelAbilities?: string[];
   /** Start the four services (default) or leave that to the test. */
   startServices?: boolean;
   serviceEnv?: NodeJS.ProcessEnv;
@@ -70,7 +72,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-e2e-'));
   const configFile = path.join(dir, 'conveyor.yaml');
   const config = {
-    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'E2E_LLM_KEY', model: 'fake-model', abilities: ['func_call'] }],
+    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'E2E_LLM_KEY', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'] }],
     pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}) }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
   };

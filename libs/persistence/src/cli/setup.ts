@@ -1,39 +1,45 @@
 // One-shot set-up run by `npm start` and by the deployment's migrate job: create the database when
-// missing, apply pending migrations, then load CONVEYOR_CONFIG (if set) into Postgres.
+// missing, apply pending migrations, then make the database hold what CONVEYOR_CONFIG (if set) says.
 // An invalid config file stops here, naming the file, the key path and the problem.
+// `--dry-run` changes nothing: it prints what applying the file would change in a database that
+// is already migrated.
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../database.js';
 import { migrate } from '../migrate.js';
 import { closeDatabase, createDatabase } from '../client.js';
-import { notInFileWarning, storeKnowledgeDocuments, syncConfigFile } from '../config-file/index.js';
+import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../config-file/index.js';
 import { enablePgvector, KnowledgeStore } from '../knowledge-store.js';
 
 async function main(): Promise<void> {
+  const dryRun = process.argv.slice(2).includes('--dry-run');
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const target = redactUrl(databaseUrl);
-  if (await createDatabaseIfMissing(databaseUrl)) console.log(`setup: created database ${target}`);
-  const result = await migrate({ databaseUrl });
-  console.log(`setup: ${target}: ${result.applied.length} migration(s) applied, ${result.alreadyApplied.length} already applied`);
-  const vector = createDatabase(databaseUrl, 1);
-  try {
-    const pgvector = await enablePgvector(vector.pool);
-    console.log(`setup: pgvector ${typeof pgvector === 'string' ? pgvector : `not enabled (${pgvector.failed})`}; knowledge base search is ${pgvector === 'enabled' ? 'indexed (HNSW)' : 'exact'}`);
-  } finally {
-    await closeDatabase(vector);
-  }
-  const file = process.env.CONVEYOR_CONFIG;
-  if (!file) {
-    console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
-    return;
-  }
   const db = createDatabase(databaseUrl, 4);
   try {
-    const { config, summary } = await syncConfigFile(db.prisma, file);
-    const counts = Object.entries(summary)
-      .map(([kind, c]) => `${kind} ${JSON.stringify(c)}`)
-      .join(', ');
-    console.log(`setup: loaded ${file}: ${counts}`);
-    const warning = notInFileWarning(file, summary);
+    if (!dryRun) {
+      if (await createDatabaseIfMissing(databaseUrl)) console.log(`setup: created database ${target}`);
+      const result = await migrate({ databaseUrl });
+      console.log(`setup: ${target}: ${result.applied.length} migration(s) applied, ${result.alreadyApplied.length} already applied`);
+      const pgvector = await enablePgvector(db.pool);
+      console.log(`setup: pgvector ${typeof pgvector === 'string' ? pgvector : `not enabled (${pgvector.failed})`}; knowledge base search is ${pgvector === 'enabled' ? 'indexed (HNSW)' : 'exact'}`);
+    }
+    const file = process.env.CONVEYOR_CONFIG;
+    if (!file) {
+      console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
+      return;
+    }
+    const { config, summary } = await syncConfigFile(db.prisma, file, { dryRun });
+    const changes = describeChanges(summary);
+    if (dryRun) {
+      console.log(`setup: dry run: applying ${file} to ${target} would change ${changes.length ? '' : 'nothing'}`);
+      for (const line of changes) console.log(`  ${line}`);
+    } else {
+      console.log(`setup: loaded ${file}: ${changes.length ? changes.join('; ') : 'no changes'}`);
+    }
+    const warning = notManagedWarning(file, summary);
     if (warning) console.warn(`setup: warning: ${warning}`);
+    if (dryRun) return;
+    const kbs = await syncKnowledgeBases(db.prisma, config);
+    if (kbs.created.length + kbs.updated.length) console.log(`setup: knowledge bases: created ${JSON.stringify(kbs.created)}, updated ${JSON.stringify(kbs.updated)}`);
     // Documents wait as `pending`; a runner publishes their ingestion jobs (it sweeps pending documents).
     const documents = await storeKnowledgeDocuments(new KnowledgeStore(db), config);
     if (documents.length) {

@@ -42,10 +42,10 @@ async function snapshot() {
 test('applying the example creates its rows; applying it again changes nothing', async () => {
   const config = await loadConfigFile(exampleFile, { env: { HTTP_BOT_INBOUND_SECRET: 'x' } });
   const first = await applyConfigFile(prisma, config);
-  assert.deepEqual(first.models, { created: ['fake'], updated: [], unchanged: [], notInFile: [] });
-  assert.deepEqual(first.pipelines, { created: ['default'], updated: [], unchanged: [], notInFile: [] });
-  assert.deepEqual(first.bots, { created: [BOT_ID], updated: [], unchanged: [], notInFile: [] });
-  assert.deepEqual(first.mcpServers, { created: [], updated: [], unchanged: [], notInFile: [] });
+  assert.deepEqual(first.models, { created: ['fake'], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] });
+  assert.deepEqual(first.pipelines, { created: ['default'], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] });
+  assert.deepEqual(first.bots, { created: [BOT_ID], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] });
+  assert.deepEqual(first.mcpServers, { created: [], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] });
 
   const rows = await snapshot();
   assert.equal(rows.models.length, 1);
@@ -62,9 +62,9 @@ test('applying the example creates its rows; applying it again changes nothing',
   assert.equal(withPipeline.pipeline.id, 'default');
 
   const second = await applyConfigFile(prisma, await loadConfigFile(exampleFile, { env: { HTTP_BOT_INBOUND_SECRET: 'x' } }));
-  assert.deepEqual(second.models, { created: [], updated: [], unchanged: ['fake'], notInFile: [] });
-  assert.deepEqual(second.pipelines, { created: [], updated: [], unchanged: ['default'], notInFile: [] });
-  assert.deepEqual(second.bots, { created: [], updated: [], unchanged: [BOT_ID], notInFile: [] });
+  assert.deepEqual(second.models, { created: [], updated: [], unchanged: ['fake'], retired: [], kept: [], notManaged: [] });
+  assert.deepEqual(second.pipelines, { created: [], updated: [], unchanged: ['default'], retired: [], kept: [], notManaged: [] });
+  assert.deepEqual(second.bots, { created: [], updated: [], unchanged: [BOT_ID], retired: [], kept: [], notManaged: [] });
   // Not even updatedAt moved.
   assert.deepEqual(await snapshot(), rows);
 });
@@ -127,7 +127,7 @@ pipelines:
     const { summary } = await syncConfigFile(prisma, file);
     assert.deepEqual(summary.pipelines.created, ['bound']);
     const row = await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } });
-    assert.deepEqual(row.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'] });
+    assert.deepEqual(row.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'], enable_all_plugins: true, plugins: [] });
     assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.unchanged, ['bound']);
     writeFileSync(file, `
 pipelines:
@@ -135,7 +135,7 @@ pipelines:
     config: {ai: {local-agent: {model: {primary: fake}}}}
 `);
     assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.updated, ['bound']);
-    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [] });
+    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -156,12 +156,12 @@ bots: [{id: 7d1f0a2b-9c3e-4b5a-8d6f-1e2a3b4c5d6e, adapter: http-bot, pipeline: g
   assert.equal(await prisma.llmModel.count({ where: { id: 'other' } }), 0);
 });
 
-test('rows in the database that the file does not mention are left alone, listed, and named in setup\'s warning', async () => {
+test('rows created outside the file that the file does not mention are left alone, listed, and named in setup\'s warning', async () => {
   const fresh = await createTempDatabase();
   const client = createPrismaClient(fresh.url);
   try {
     await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
-    // What an earlier version of the file created and the current one no longer has.
+    // What the console or SQL created: not the file's to retire.
     const suffix = randomUUID().slice(0, 8);
     const [model, pipeline, bot, mcpServer] = [`model-${suffix}`, `pipeline-${suffix}`, randomUUID(), `mcp-${suffix}`];
     await client.llmModel.create({ data: { id: model, name: model, baseUrl: 'http://llm/v1', modelId: 'gpt' } });
@@ -171,10 +171,10 @@ test('rows in the database that the file does not mention are left alone, listed
 
     const summary = await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
     assert.deepEqual(
-      [summary.bots.notInFile, summary.pipelines.notInFile, summary.models.notInFile, summary.mcpServers.notInFile],
+      [summary.bots.notManaged, summary.pipelines.notManaged, summary.models.notManaged, summary.mcpServers.notManaged],
       [[bot], [pipeline], [model], [mcpServer]],
     );
-    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: bot } })).enabled, true, 'applying never deletes or disables');
+    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: bot } })).enabled, true, 'applying never retires what the file did not create');
 
     const setup = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: exampleFile });
     const warning = setup.stderr.split('\n').find((line) => line.startsWith('setup: warning: '));
@@ -182,6 +182,57 @@ test('rows in the database that the file does not mention are left alone, listed
     for (const id of [bot, pipeline, model, mcpServer]) assert.ok(warning.includes(id), `the warning names ${id}: ${warning}`);
     assert.match(warning, new RegExp(`bots ${bot}; pipelines ${pipeline}; models ${model}; mcpServers ${mcpServer}$`));
   } finally {
+    await client.$disconnect();
+    await fresh.drop();
+  }
+});
+
+test('the file is the desired state: what it no longer names is disabled or deleted, a dry run shows it first, naming a bot again enables it', async () => {
+  const fresh = await createTempDatabase();
+  const client = createPrismaClient(fresh.url);
+  const dir = mkdtempSync(path.join(tmpdir(), 'conveyor-config-'));
+  try {
+    await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
+    const other = randomUUID();
+    const second = path.join(dir, 'second.yaml');
+    writeFileSync(second, `
+models: [{id: m2, baseUrl: "http://llm/v1", model: gpt}]
+pipelines: [{id: p2, config: {ai: {local-agent: {model: {primary: m2}}}}}]
+bots: [{id: ${other}, adapter: http-bot, pipeline: p2, config: {inbound_secret: s, callback_url: "http://cb/x"}}]
+`);
+    const before = await client.bot.findMany({ orderBy: { id: 'asc' } });
+    const plan = await syncConfigFile(client, second, { dryRun: true });
+    assert.deepEqual(plan.summary.bots, { created: [other], updated: [], unchanged: [], retired: [BOT_ID], kept: [], notManaged: [] });
+    // The example's pipeline is still named by its (now disabled) bot, and its model by that pipeline.
+    assert.deepEqual([plan.summary.pipelines.kept, plan.summary.models.kept], [['default'], ['fake']]);
+    assert.deepEqual(await client.bot.findMany({ orderBy: { id: 'asc' } }), before, 'a dry run writes nothing');
+    assert.equal(await client.llmModel.count({ where: { id: 'm2' } }), 0);
+
+    const dry = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: second }, ['--dry-run']);
+    assert.match(dry.stdout, new RegExp(`bots: create ${other}; disabled \\(no longer in the file\\) ${BOT_ID}`));
+    assert.deepEqual(await client.bot.findMany({ orderBy: { id: 'asc' } }), before, 'setup --dry-run writes nothing');
+
+    await syncConfigFile(client, second);
+    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: BOT_ID } })).enabled, false, 'the bot the file dropped no longer answers');
+    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: other } })).enabled, true);
+
+    // The bot moves to a new pipeline: the old pipeline and the model only it used are deleted.
+    const third = path.join(dir, 'third.yaml');
+    writeFileSync(third, `
+models: [{id: m3, baseUrl: "http://llm/v1", model: gpt}]
+pipelines: [{id: p3, config: {ai: {local-agent: {model: {primary: m3}}}}}]
+bots: [{id: ${other}, adapter: http-bot, pipeline: p3, config: {inbound_secret: s, callback_url: "http://cb/x"}}]
+`);
+    const moved = await syncConfigFile(client, third);
+    assert.deepEqual([moved.summary.pipelines.retired, moved.summary.models.retired], [['p2'], ['m2']]);
+    assert.equal(await client.pipeline.count({ where: { id: 'p2' } }), 0);
+    assert.equal(await client.llmModel.count({ where: { id: 'm2' } }), 0);
+
+    const back = await applyConfigFile(client, await loadConfigFile(exampleFile, { env: {} }));
+    assert.deepEqual([back.bots.updated, back.bots.retired], [[BOT_ID], [other]]);
+    assert.equal((await client.bot.findUniqueOrThrow({ where: { id: BOT_ID } })).enabled, true, 'named again, the bot answers again');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
     await client.$disconnect();
     await fresh.drop();
   }
@@ -199,10 +250,10 @@ test('setup does not warn when the database holds only what the file has', async
 });
 
 /** Runs `npm run setup`'s program, as `npm start` and the deployment's migrate job do. */
-function runSetup(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+function runSetup(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ stdout: string; stderr: string }> {
   const program = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'setup.js');
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [program], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [program, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
       err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr }));
   });
 }

@@ -1,17 +1,27 @@
-// Writes a loaded conveyor.yaml into the database. Idempotent: a row is written only when its
-// content differs, so applying the same file again changes nothing (not even updatedAt), and
-// the summary says exactly what changed (callers publish cache invalidations from it).
+// Writes a loaded conveyor.yaml into the database as the desired state. Idempotent: a row is
+// written only when its content differs, so applying the same file again changes nothing (not even
+// updatedAt), and the summary says exactly what changed. Rows the file created and no longer names
+// are retired: bots and MCP servers disabled (reversible: naming them again enables them with their
+// ids and history), pipelines and models deleted once nothing refers to them. Rows created
+// elsewhere (the console, SQL) are never touched unless the file names them, which takes them over.
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import { loadConfigFile, type LoadConfigOptions } from './load.js';
 import type { ConveyorConfig } from './types.js';
 
+/** `managedBy` of a row the file owns; any other value (the column's default is `console`) is not the file's. */
+export const FILE_MANAGED = 'file';
+
 export interface ApplyCounts {
   created: string[];
   updated: string[];
   unchanged: string[];
-  /** Rows in the database that the file does not mention. Applying never deletes: they stay as they are. */
-  notInFile: string[];
+  /** Rows the file created and no longer names, now disabled (bots, MCP servers) or deleted (pipelines, models). */
+  retired: string[];
+  /** Rows the file created and no longer names that something still refers to, so kept for now. */
+  kept: string[];
+  /** Rows created outside the file that the file does not name: left as they are. */
+  notManaged: string[];
 }
 
 export interface ApplySummary {
@@ -19,7 +29,11 @@ export interface ApplySummary {
   pipelines: ApplyCounts;
   mcpServers: ApplyCounts;
   bots: ApplyCounts;
-  knowledgeBases: ApplyCounts;
+}
+
+export interface ApplyOptions {
+  /** Work out every change, then roll the transaction back: the summary is the plan. */
+  dryRun?: boolean;
 }
 
 /** Serializes concurrent appliers (several replicas starting at once) on one transaction lock. */
@@ -40,14 +54,16 @@ function differs(existing: Record<string, unknown>, data: Record<string, unknown
 
 interface Table<Row> {
   findUnique(args: { where: { id: string } }): Promise<Row | null>;
-  findMany(args: { select: { id: true }; orderBy: { id: 'asc' } }): Promise<Array<{ id: string }>>;
+  findMany(args: { select: { id: true; managedBy: true }; orderBy: { id: 'asc' } }): Promise<Array<{ id: string; managedBy: string }>>;
   create(args: { data: any }): Promise<unknown>;
   update(args: { where: { id: string }; data: any }): Promise<unknown>;
 }
 
-async function sync<Row extends Record<string, unknown>>(table: Table<Row>, rows: Array<{ id: string }>): Promise<ApplyCounts> {
-  const counts: ApplyCounts = { created: [], updated: [], unchanged: [], notInFile: [] };
-  for (const row of rows) {
+/** Upserts the file's rows; returns the counts and the file-managed rows the file no longer names. */
+async function upsert<Row extends Record<string, unknown>>(table: Table<Row>, rows: Array<{ id: string }>): Promise<{ counts: ApplyCounts; gone: string[] }> {
+  const counts: ApplyCounts = { created: [], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] };
+  for (const fileRow of rows) {
+    const row = { ...fileRow, managedBy: FILE_MANAGED };
     const existing = await table.findUnique({ where: { id: row.id } });
     if (!existing) {
       await table.create({ data: row });
@@ -60,9 +76,35 @@ async function sync<Row extends Record<string, unknown>>(table: Table<Row>, rows
     }
   }
   const inFile = new Set(rows.map((row) => row.id));
-  const stored = await table.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
-  counts.notInFile = stored.map((row) => row.id).filter((id) => !inFile.has(id));
-  return counts;
+  const stored = (await table.findMany({ select: { id: true, managedBy: true }, orderBy: { id: 'asc' } })).filter((row) => !inFile.has(row.id));
+  counts.notManaged = stored.filter((row) => row.managedBy !== FILE_MANAGED).map((row) => row.id);
+  return { counts, gone: stored.filter((row) => row.managedBy === FILE_MANAGED).map((row) => row.id) };
+}
+
+/** Records what became of the rows the file no longer names: changed now, or kept because still in use. */
+async function retire(upserted: { counts: ApplyCounts; gone: string[] }, how: (ids: string[]) => Promise<{ retired: string[]; kept: string[] }>): Promise<ApplyCounts> {
+  return upserted.gone.length === 0 ? upserted.counts : { ...upserted.counts, ...(await how(upserted.gone)) };
+}
+
+/** The model ids a stored pipeline config names (LangBot: a plain id, or `primary` and `fallbacks`). */
+function modelIdsNamedBy(config: unknown): string[] {
+  const ai = isRecord(config) && isRecord(config.ai) ? config.ai['local-agent'] : undefined;
+  const model = isRecord(ai) ? ai.model : undefined;
+  if (typeof model === 'string') return [model];
+  if (!isRecord(model)) return [];
+  const fallbacks = Array.isArray(model.fallbacks) ? model.fallbacks.filter((id): id is string => typeof id === 'string') : [];
+  return typeof model.primary === 'string' ? [model.primary, ...fallbacks] : fallbacks;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Bots and MCP servers are disabled, not deleted: their secrets and ids come back when the file names them again. */
+async function disable(table: { findMany(args: { where: { id: { in: string[] }; enabled: true }; select: { id: true } }): Promise<Array<{ id: string }>>; updateMany(args: { where: { id: { in: string[] } }; data: { enabled: false } }): Promise<unknown> }, ids: string[]) {
+  const retired = (await table.findMany({ where: { id: { in: ids }, enabled: true }, select: { id: true } })).map((row) => row.id);
+  if (retired.length > 0) await table.updateMany({ where: { id: { in: retired } }, data: { enabled: false } });
+  return { retired, kept: [] };
 }
 
 async function checkDatabaseReferences(tx: Prisma.TransactionClient, config: ConveyorConfig): Promise<void> {
@@ -78,34 +120,82 @@ async function checkDatabaseReferences(tx: Prisma.TransactionClient, config: Con
   if (issues.length) throw new ConfigFileError(config.file, issues);
 }
 
-/** Upserts every model, pipeline, MCP server and bot of `config` in one transaction. */
-export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConfig): Promise<ApplySummary> {
-  return prisma.$transaction(
-    async (tx) => {
-      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${CONFIG_APPLY_LOCK_KEY})`);
-      await checkDatabaseReferences(tx, config);
-      return {
-        models: await sync(tx.llmModel, config.models),
-        pipelines: await sync(tx.pipeline, config.pipelines),
-        mcpServers: await sync(tx.mcpServer, config.mcpServers),
-        bots: await sync(tx.bot, config.bots),
-        knowledgeBases: await sync(tx.knowledgeBase, config.knowledgeBases),
-      };
-    },
-    { maxWait: 10_000, timeout: 60_000 },
-  );
+class DryRunRollback extends Error {
+  constructor(readonly summary: ApplySummary) {
+    super('dry run');
+  }
 }
 
 /**
- * Names every row of the database that the file does not mention, or undefined when there is none.
- * Applying never deletes, so a bot removed from the file keeps answering until it is disabled or
- * deleted in the database; the operator has to be told.
+ * Makes the database hold what `config` says, in one transaction: upserts every model, pipeline, MCP
+ * server and bot of the file and retires the file's rows it no longer names (bots first, so a
+ * pipeline they alone used can go, then pipelines, so a model they alone used can go).
  */
-export function notInFileWarning(file: string, summary: ApplySummary): string | undefined {
-  const kinds = (['bots', 'pipelines', 'models', 'mcpServers', 'knowledgeBases'] as const).filter((kind) => summary[kind].notInFile.length > 0);
+export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConfig, options: ApplyOptions = {}): Promise<ApplySummary> {
+  try {
+    return await prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${CONFIG_APPLY_LOCK_KEY})`);
+        await checkDatabaseReferences(tx, config);
+        // Referenced rows first (a bot names a pipeline), then retirement the other way round
+        // (a bot the file dropped may free its pipeline, and a dropped pipeline its model).
+        const upsertedModels = await upsert(tx.llmModel, config.models);
+        const upsertedPipelines = await upsert(tx.pipeline, config.pipelines);
+        const upsertedMcpServers = await upsert(tx.mcpServer, config.mcpServers);
+        const upsertedBots = await upsert(tx.bot, config.bots);
+        const bots = await retire(upsertedBots, (ids) => disable(tx.bot, ids));
+        const mcpServers = await retire(upsertedMcpServers, (ids) => disable(tx.mcpServer, ids));
+        const pipelines = await retire(upsertedPipelines, async (ids) => {
+          const used = new Set((await tx.bot.findMany({ where: { pipelineId: { in: ids } }, select: { pipelineId: true } })).map((b) => b.pipelineId));
+          const retired = ids.filter((id) => !used.has(id));
+          if (retired.length > 0) await tx.pipeline.deleteMany({ where: { id: { in: retired } } });
+          return { retired, kept: ids.filter((id) => used.has(id)) };
+        });
+        const models = await retire(upsertedModels, async (ids) => {
+          const used = new Set((await tx.pipeline.findMany({ select: { config: true } })).flatMap((p) => modelIdsNamedBy(p.config)));
+          const retired = ids.filter((id) => !used.has(id));
+          if (retired.length > 0) await tx.llmModel.deleteMany({ where: { id: { in: retired } } });
+          return { retired, kept: ids.filter((id) => used.has(id)) };
+        });
+        const summary = { models, pipelines, mcpServers, bots };
+        if (options.dryRun) throw new DryRunRollback(summary);
+        return summary;
+      },
+      { maxWait: 10_000, timeout: 60_000 },
+    );
+  } catch (err) {
+    if (err instanceof DryRunRollback) return err.summary;
+    throw err;
+  }
+}
+
+const KINDS = ['bots', 'pipelines', 'models', 'mcpServers'] as const;
+
+/** One line per kind that changed, in the order the apply works (what a dry run prints). */
+export function describeChanges(summary: ApplySummary): string[] {
+  return KINDS.flatMap((kind) => {
+    const c = summary[kind];
+    const retiredAs = kind === 'bots' || kind === 'mcpServers' ? 'disabled' : 'deleted';
+    const parts = [
+      ...(c.created.length ? [`create ${c.created.join(', ')}`] : []),
+      ...(c.updated.length ? [`update ${c.updated.join(', ')}`] : []),
+      ...(c.retired.length ? [`${retiredAs} (no longer in the file) ${c.retired.join(', ')}`] : []),
+      ...(c.kept.length ? [`kept although no longer in the file, still in use ${c.kept.join(', ')}`] : []),
+    ];
+    return parts.length ? [`${kind}: ${parts.join('; ')}`] : [];
+  });
+}
+
+/**
+ * Names the rows the file does not manage and does not name, or undefined when there is none. They
+ * were created outside the file (the console, SQL); applying leaves them alone, so a bot listed here
+ * keeps answering, and the operator should know.
+ */
+export function notManagedWarning(file: string, summary: ApplySummary): string | undefined {
+  const kinds = KINDS.filter((kind) => summary[kind].notManaged.length > 0);
   if (kinds.length === 0) return undefined;
-  const listed = kinds.map((kind) => `${kind} ${summary[kind].notInFile.join(', ')}`).join('; ');
-  return `in the database but not in ${file}, left unchanged (a bot listed here still answers): ${listed}`;
+  const listed = kinds.map((kind) => `${kind} ${summary[kind].notManaged.join(', ')}`).join('; ');
+  return `in the database, created outside ${file} and not named by it, left unchanged (a bot listed here still answers): ${listed}`;
 }
 
 /**
@@ -115,7 +205,7 @@ export function notInFileWarning(file: string, summary: ApplySummary): string | 
 export async function syncConfigFile(
   prisma: PrismaClient,
   file: string,
-  options: Omit<LoadConfigOptions, 'knownPipelineIds' | 'knownModelIds' | 'knownMcpServerIds'> = {},
+  options: Omit<LoadConfigOptions, 'knownPipelineIds' | 'knownModelIds' | 'knownMcpServerIds'> & ApplyOptions = {},
 ): Promise<{ config: ConveyorConfig; summary: ApplySummary }> {
   const [pipelines, models, mcpServers] = await Promise.all([
     prisma.pipeline.findMany({ select: { id: true } }),
@@ -128,5 +218,5 @@ export async function syncConfigFile(
     knownModelIds: models.map((m) => m.id),
     knownMcpServerIds: mcpServers.map((m) => m.id),
   });
-  return { config, summary: await applyConfigFile(prisma, config) };
+  return { config, summary: await applyConfigFile(prisma, config, { dryRun: options.dryRun }) };
 }

@@ -7,7 +7,7 @@ import { useTempDatabase } from '../testing/index.js';
 import { KnowledgeStore } from '../knowledge-store.js';
 import { syncConfigFile } from './apply.js';
 import { ConfigFileError } from './errors.js';
-import { storeKnowledgeDocuments } from './knowledge-documents.js';
+import { storeKnowledgeDocuments, syncKnowledgeBases } from './knowledge-documents.js';
 
 const database = useTempDatabase();
 
@@ -30,7 +30,7 @@ test('setup stores a knowledge base and its documents once; a changed file gets 
     writeFileSync(file, yaml(['faq.md']));
     const store = new KnowledgeStore(database());
     const first = await syncConfigFile(database().prisma, file);
-    assert.deepEqual(first.summary.knowledgeBases.created, ['handbook']);
+    assert.deepEqual((await syncKnowledgeBases(database().prisma, first.config)).created, ['handbook']);
     const kb = await database().prisma.knowledgeBase.findUniqueOrThrow({ where: { id: 'handbook' } });
     assert.deepEqual([kb.embeddingModelId, kb.topK, kb.chunkSize, kb.chunkOverlap, kb.rerankModelId], ['embed', 5, 300, 30, null]);
     const stored = await storeKnowledgeDocuments(store, first.config);
@@ -38,7 +38,7 @@ test('setup stores a knowledge base and its documents once; a changed file gets 
     assert.deepEqual((await store.pending()).map((p) => p.id), [stored[0].documentId], 'pending until a runner ingests it');
 
     const again = await syncConfigFile(database().prisma, file);
-    assert.deepEqual(again.summary.knowledgeBases.unchanged, ['handbook']);
+    assert.deepEqual(await syncKnowledgeBases(database().prisma, again.config), { created: [], updated: [], unchanged: ['handbook'] });
     assert.deepEqual((await storeKnowledgeDocuments(store, again.config)).map((d) => d.outcome), ['unchanged']);
 
     writeFileSync(path.join(dir, 'faq.md'), '# FAQ\nAsk us anything.');
@@ -55,6 +55,7 @@ test('a missing or unsupported document, or an unknown embedding model, stops se
     writeFileSync(path.join(dir, 'tool.exe'), 'MZ');
     writeFileSync(file, yaml(['missing.md', 'tool.exe']));
     const { config } = await syncConfigFile(database().prisma, file);
+    await syncKnowledgeBases(database().prisma, config);
     await assert.rejects(storeKnowledgeDocuments(new KnowledgeStore(database()), config), (err: unknown) => {
       assert.ok(err instanceof ConfigFileError);
       assert.match(err.message, /missing\.md: cannot read the file/);

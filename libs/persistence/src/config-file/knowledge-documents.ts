@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '@conveyor/contracts';
+import type { PrismaClient } from '../generated/prisma/client.js';
 import { documentTypeOf, type AddDocumentOutcome, type KnowledgeStore } from '../knowledge-store.js';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import type { ConveyorConfig } from './types.js';
@@ -46,4 +47,32 @@ export async function storeKnowledgeDocuments(store: KnowledgeStore, config: Pic
     stored.push({ knowledgeBaseId: file.knowledgeBaseId, documentId: id, revision, name: file.name, outcome });
   }
   return stored;
+}
+
+export interface KnowledgeBaseSync {
+  created: string[];
+  updated: string[];
+  unchanged: string[];
+}
+
+/**
+ * Creates or updates the knowledge bases `config` declares (settings only; documents are stored by
+ * storeKnowledgeDocuments). A knowledge base no longer in the file is left as it is, with its
+ * documents: deleting it would drop ingested chunks that pipelines may still retrieve from.
+ */
+export async function syncKnowledgeBases(prisma: PrismaClient, config: Pick<ConveyorConfig, 'knowledgeBases'>): Promise<KnowledgeBaseSync> {
+  const out: KnowledgeBaseSync = { created: [], updated: [], unchanged: [] };
+  for (const kb of config.knowledgeBases) {
+    const existing = await prisma.knowledgeBase.findUnique({ where: { id: kb.id } });
+    if (!existing) {
+      await prisma.knowledgeBase.create({ data: kb });
+      out.created.push(kb.id);
+    } else if ((Object.keys(kb) as Array<keyof typeof kb>).some((key) => existing[key] !== kb[key])) {
+      await prisma.knowledgeBase.update({ where: { id: kb.id }, data: kb });
+      out.updated.push(kb.id);
+    } else {
+      out.unchanged.push(kb.id);
+    }
+  }
+  return out;
 }

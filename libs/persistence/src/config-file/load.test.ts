@@ -177,9 +177,10 @@ test('a pipeline binds MCP servers with LangBot\'s extensions_preferences keys; 
   const servers = `mcpServers:
   - {id: fs, transport: stdio, config: {command: mcp-fs}}
   - {id: web, transport: http, config: {url: "http://mcp/"}}`;
-  assert.deepEqual(parseConfigText(minimal(servers), FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [] });
-  const bound = minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: "false", mcp_servers: [fs, fs]}\n');
-  assert.deepEqual(parseConfigText(bound, FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'] });
+  assert.deepEqual(parseConfigText(minimal(servers), FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] });
+  const bound = minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: "false", mcp_servers: [fs, fs], enable_all_plugins: false, plugins: [me/kw, me/kw]}\n');
+  assert.deepEqual(parseConfigText(bound, FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'], enable_all_plugins: false, plugins: ['me/kw'] });
+  assertConfigError(minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {plugins: [no-author]}\n'), 'pipelines[0].extensionsPreferences.plugins[0]', /author\/name/);
   assertConfigError(minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [fs, nope]}\n'),
     'pipelines[0].extensionsPreferences.mcp_servers[1]', /unknown MCP server "nope" \(not in mcpServers, nor in the database\)/);
   assert.doesNotThrow(() => parseConfigText(minimal().replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [db-only]}\n'), FILE, { env: {}, knownMcpServerIds: ['db-only'] }));

@@ -127,7 +127,12 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       name: p.name ?? p.id,
       stages: p.stages ?? defaultPipelineStages(),
       config: withPipelineDefaults(p.config),
-      extensionsPreferences: { enable_all_mcp_servers: p.extensionsPreferences.enable_all_mcp_servers, mcp_servers: [...new Set(p.extensionsPreferences.mcp_servers)] },
+      extensionsPreferences: {
+        enable_all_mcp_servers: p.extensionsPreferences.enable_all_mcp_servers,
+        mcp_servers: [...new Set(p.extensionsPreferences.mcp_servers)],
+        enable_all_plugins: p.extensionsPreferences.enable_all_plugins,
+        plugins: [...new Set(p.extensionsPreferences.plugins)],
+      },
     })),
     bots: input.bots.map((b) => ({
       id: b.id,

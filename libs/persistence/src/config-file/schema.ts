@@ -1,6 +1,7 @@
 // The shape of conveyor.yaml, checked after `${ENV}` interpolation. Objects are strict so a typo
 // (or a secret pasted under an unknown key) is reported instead of silently ignored; values that
 // may come from an env variable (numbers, booleans) also accept their string spelling.
+import { PluginName } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { z } from 'zod';
 
@@ -30,12 +31,16 @@ export const ModelEntrySchema = z.strictObject({
 
 /**
  * LangBot's `extensions_preferences` of a pipeline, the part Conveyor has: which MCP servers its runs
- * may use. `enable_all_mcp_servers` (default true) offers every enabled server; when false, only those
- * listed in `mcp_servers` (McpServer ids; none when empty).
+ * may use and which plugins get its events. `enable_all_mcp_servers` (default true) offers every
+ * enabled server; when false, only those listed in `mcp_servers` (McpServer ids; none when empty).
+ * `enable_all_plugins` (default true) calls every registered plugin; when false, only those listed in
+ * `plugins` (`author/name`; none when empty).
  */
 export const ExtensionsPreferencesSchema = z.strictObject({
   enable_all_mcp_servers: BooleanLike.default(true),
   mcp_servers: z.array(Id).max(256).default([]),
+  enable_all_plugins: BooleanLike.default(true),
+  plugins: z.array(PluginName).max(256).default([]),
 });
 
 export const PipelineEntrySchema = z.strictObject({
@@ -44,7 +49,7 @@ export const PipelineEntrySchema = z.strictObject({
   stages: z.array(z.enum(DEFAULT_PIPELINE_STAGES)).min(1).optional(),
   /** Any subset of LangBot's pipeline config; defaults fill the rest. */
   config: JsonRecord.default({}),
-  extensionsPreferences: ExtensionsPreferencesSchema.default({ enable_all_mcp_servers: true, mcp_servers: [] }),
+  extensionsPreferences: ExtensionsPreferencesSchema.default({ enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] }),
 });
 
 export const BotEntrySchema = z.strictObject({

@@ -12,6 +12,7 @@ export function itemQuery(queryId: string, route: ReplyRoute, pipeline: Pipeline
     senderName: '',
     receivedAt: new Date().toISOString(),
     config: pipeline.config,
+    plugins: pipeline.plugins,
     messageChain: [],
     variables: {},
     streamOutput: streamsTo(route),

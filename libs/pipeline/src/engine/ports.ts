@@ -1,4 +1,5 @@
-import type { LlmMessage, MessageChain, ReplyRoute, RunRequest } from '@conveyor/contracts';
+import type { LlmMessage, MessageChain, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
+import type { PluginEventOutcome } from '@conveyor/bus';
 import type { PipelineQuery } from './query.js';
 
 // What stages need from the outside world. The engine and stages depend only on these interfaces, so
@@ -57,6 +58,14 @@ export interface HandoffPort {
   startRun(query: PipelineQuery, run: RunRequest): Promise<void>;
 }
 
+/**
+ * LangBot's `plugin_connector.emit_event`: the plugins the query's pipeline binds, called for one
+ * event. A plugin that fails or is too slow leaves the outcome as if it had not been called.
+ */
+export interface PluginPort {
+  emit(query: PipelineQuery, event: PluginEventPayload): Promise<PluginEventOutcome>;
+}
+
 /** Built-in commands' side effects. */
 export interface CommandPort {
   resetConversation(query: PipelineQuery): Promise<boolean>;
@@ -87,6 +96,8 @@ export interface PipelineDeps {
   leases?: LeasePort;
   handoff?: HandoffPort;
   commands?: CommandPort;
+  /** Absent: no plugin runtime, every event passes unchanged. */
+  plugins?: PluginPort;
   banWords?: BanWords;
   renderer?: TextRenderer;
   /** The `!`-commands' prefixes (LangBot's `command.prefix`); empty disables commands. */

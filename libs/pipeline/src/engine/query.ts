@@ -8,7 +8,9 @@ import type { PipelineSettings } from '../config/schema.js';
 export type RespItem =
   | { kind: 'chunk'; text: string; isFinal: boolean; hasToolCalls: boolean; toolNames: string[] }
   | { kind: 'message'; message: LlmMessage }
-  | { kind: 'command'; text: string };
+  | { kind: 'command'; text: string }
+  /** A plugin's reply chain (prevent_default with reply_message_chain), sent as the answer unchanged. */
+  | { kind: 'plugin'; chain: MessageChain };
 
 /** LangBot's Query: the mutable context every stage reads and writes (spec 2.1). */
 export interface PipelineQuery {
@@ -21,6 +23,8 @@ export interface PipelineQuery {
   config: PipelineSettings;
   /** The MCP servers the pipeline binds (LangBot's `_pipeline_bound_mcp_servers`); absent means all. */
   mcpServers?: 'all' | string[];
+  /** The plugins the pipeline binds (LangBot's `_pipeline_bound_plugins`); absent means all. */
+  plugins?: 'all' | string[];
   /** Rewritten by group rules and the pre content filter. */
   messageChain: MessageChain;
   variables: Record<string, unknown>;

@@ -56,11 +56,14 @@ function postFilter(q: PipelineQuery, filters: ContentFilter[], scope: string): 
 }
 
 function itemText(item: RespItem): string | null {
+  // A plugin's reply chain is the plugin's own answer; like LangBot, the output filter leaves it alone.
+  if (item.kind === 'plugin') return null;
   if (item.kind === 'chunk' || item.kind === 'command') return item.text;
   return typeof item.message.content === 'string' ? item.message.content : item.message.content === null ? null : messageText(item.message);
 }
 
 function setItemText(item: RespItem, text: string): void {
+  if (item.kind === 'plugin') return;
   if (item.kind === 'chunk' || item.kind === 'command') item.text = text;
   else if (typeof item.message.content === 'string') item.message = { ...item.message, content: text };
   else if (Array.isArray(item.message.content)) {

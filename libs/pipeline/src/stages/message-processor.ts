@@ -8,6 +8,7 @@ import { chainText } from '../text/chain.js';
 import { executeCommand } from './commands.js';
 import { modelOf } from './preprocessor.js';
 import { fitHistory } from './history-fit.js';
+import { alteredUserMessage, emitNormalMessageReceived } from '../plugins/events.js';
 
 export const DEFAULT_COMMAND_PREFIXES = ['!', '！'];
 
@@ -97,6 +98,21 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
         yield proceed();
       }
       return;
+    }
+    // LangBot's chat handler asks the plugins first: they may answer instead of the runner, end the
+    // query silently, or rewrite the user's message the runner (and history) gets.
+    const plugins = await emitNormalMessageReceived(q, deps);
+    if (plugins.preventDefault) {
+      if (plugins.replyMessageChain && plugins.replyMessageChain.length > 0) {
+        q.respMessages.push({ kind: 'plugin', chain: plugins.replyMessageChain });
+        yield proceed();
+      } else {
+        yield interrupt();
+      }
+      return;
+    }
+    if (plugins.userMessageAlter !== undefined) {
+      q.userMessage = alteredUserMessage(q.userMessage ?? { role: 'user', content: chainText(q.messageChain) }, plugins.userMessageAlter);
     }
     const run = buildRunRequest(q, (messagesKept) =>
       deps.logger.warn({ queryId: q.queryId, historyMessages: q.messages.length, messagesKept }, 'history cut to fit the bus bound'));

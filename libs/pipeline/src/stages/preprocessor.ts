@@ -4,6 +4,7 @@ import { CONTINUE } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 import { withDateParagraph } from './date-paragraph.js';
 import { buildUserMessage, pruneHistory } from './user-message.js';
+import { emitPromptPreProcessing } from '../plugins/events.js';
 
 /** `ai.local-agent.model`: a legacy plain id or `{primary, fallbacks}`. */
 export function modelOf(model: string | { primary: string; fallbacks?: string[] }): { primary: string; fallbacks: string[] } {
@@ -38,7 +39,7 @@ export const preProcessor: StageFactory = ({ name, config, deps }) => ({
       .filter((m) => m.role === 'system' || m.role === 'user' || m.role === 'assistant')
       .map((m) => ({ role: m.role as LlmMessage['role'], content: m.content }));
     q.conversationId = conversationId;
-    q.prompt = localAgent ? withDateParagraph(preset, (deps.now ?? (() => new Date()))()) : preset;
+    q.prompt = preset;
     q.messages = pruneHistory(history, vision);
     const { message, text } = buildUserMessage(q.messageChain, { vision, combineQuote: config.trigger.misc['combine-quote-message'] });
     q.userMessage = message;
@@ -55,6 +56,9 @@ export const preProcessor: StageFactory = ({ name, config, deps }) => ({
       user_message_text: text,
       _knowledge_base_uuids: knowledgeBaseIds(la['knowledge-bases'], la['knowledge-base']),
     });
+    // Plugins see and may replace the preset and history before the date paragraph is added (LangBot's order).
+    await emitPromptPreProcessing(q, deps);
+    if (localAgent) q.prompt = withDateParagraph(q.prompt, (deps.now ?? (() => new Date()))());
     return CONTINUE;
   },
 });

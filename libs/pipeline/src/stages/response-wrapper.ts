@@ -3,7 +3,10 @@ import { messageText } from '@conveyor/contracts';
 import type { PipelineQuery } from '../engine/query.js';
 import { proceed, type StageResult } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
+import type { PipelineDeps } from '../engine/ports.js';
+import { interrupt } from '../engine/result.js';
 import { plain } from '../text/chain.js';
+import { emitNormalMessageResponded } from '../plugins/events.js';
 
 /**
  * ResponseWrapper (spec 8.8), a generator nested inside MessageProcessor's fan-out. Command replies
@@ -11,17 +14,22 @@ import { plain } from '../text/chain.js';
  * with track-function-calls; tool, system and user items yield nothing. `remove-think` is not applied
  * here, as in LangBot: the runner applies it (the run request carries it).
  */
-export const responseWrapper: StageFactory = ({ name, config }) => ({
+export const responseWrapper: StageFactory = ({ name, config, deps }) => ({
   name,
   process(q) {
-    return wrap(q, config.output.misc['track-function-calls']);
+    return wrap(q, config.output.misc['track-function-calls'], deps);
   },
 });
 
-async function* wrap(q: PipelineQuery, trackCalls: boolean): AsyncGenerator<StageResult> {
+async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps): AsyncGenerator<StageResult> {
   const r = q.respMessages.at(-1);
   if (!r) return;
   const push = (chain: MessageChain) => q.respMessageChain.push(chain);
+  if (r.kind === 'plugin') {
+    push(r.chain);
+    yield proceed();
+    return;
+  }
   if (r.kind === 'command') {
     push(plain(`[bot] ${r.text}`));
     yield proceed();
@@ -40,8 +48,18 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean): AsyncGenerator<Stag
     toolNames = (r.message.tool_calls ?? []).map((c) => c.function.name);
   }
   if (text) {
-    push(plain(text));
-    yield proceed();
+    // Plugins may hold this text back (INTERRUPT ends only this item) or send their own chain instead.
+    const plugins = await emitNormalMessageResponded(q, deps, text, toolNames);
+    if (plugins.preventDefault && finalChunk) {
+      // LangBot interrupts here and a streamed reply is never closed; the text is held back, but the
+      // platform still gets the reply's final part.
+      push([]);
+      yield proceed();
+    } else if (plugins.preventDefault) yield interrupt();
+    else {
+      push(plugins.replyMessageChain ?? plain(text));
+      yield proceed();
+    }
   } else if (finalChunk) {
     // A final chunk without text still closes the streamed reply.
     push([]);
@@ -51,8 +69,12 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean): AsyncGenerator<Stag
     const call = plain(`Call ${toolNames.join('.')}...`);
     push(call);
     if (trackCalls) {
-      push(call);
-      yield proceed();
+      const plugins = await emitNormalMessageResponded(q, deps, `Call ${toolNames.join('.')}...`, toolNames);
+      if (plugins.preventDefault) yield interrupt();
+      else {
+        push(plugins.replyMessageChain ?? call);
+        yield proceed();
+      }
     }
   }
 }

@@ -1,6 +1,31 @@
 import type { ContentPart, LlmMessage, MessageComponent } from '@conveyor/contracts';
 
-/** The user's turn from the chain (spec 8.4 step 9). Images only when the model can see; At, Source and the like are dropped. */
+/**
+ * How a Voice or File component reaches the model: as text naming it, never as its bytes. LangBot
+ * turns them into `file_base64`/`file_url` content elements (a voice is named `voice.silk` when it has
+ * base64, `voice` when it has a URL) and, without its sandbox, drops those elements from the model
+ * request because chat providers refuse non-image file parts. The text is the element's own readable
+ * form in LangBot (`[File](<name>)`), so the model knows something was sent and what it is called.
+ * The URL is left out: platform file URLs often carry access tokens, and the model cannot open it.
+ * A component with neither base64 nor URL yields nothing, as in LangBot.
+ */
+export function describeAttachment(c: Extract<MessageComponent, { type: 'Voice' | 'File' }>): string | null {
+  if (!c.base64 && !c.url) return null;
+  const name = c.type === 'Voice' ? (c.base64 ? 'voice.silk' : 'voice') : c.name;
+  return `[File](${name})`;
+}
+
+/** The `image_url` an Image component becomes: its base64 as a data URL (LangBot's form), else its URL. */
+export function imageUrlOf(c: Extract<MessageComponent, { type: 'Image' }>): string {
+  if (c.base64) return c.base64.startsWith('data:') ? c.base64 : `data:image/png;base64,${c.base64}`;
+  return c.url;
+}
+
+/**
+ * The user's turn from the chain (spec 8.4 step 9). Images only when the model can see (a URL image is
+ * fetched and inlined by the runner right before the model call); Voice and File as text naming them;
+ * At, Source and the like are dropped.
+ */
 export function buildUserMessage(chain: readonly MessageComponent[], opts: { vision: boolean; combineQuote: boolean }): { message: LlmMessage; text: string } {
   const parts: ContentPart[] = [];
   let text = '';
@@ -9,11 +34,13 @@ export function buildUserMessage(chain: readonly MessageComponent[], opts: { vis
       parts.push({ type: 'text', text: c.text });
       if (!quoted) text += c.text;
     } else if (c.type === 'Image' && opts.vision) {
-      const url = c.base64 ? (c.base64.startsWith('data:') ? c.base64 : `data:image/png;base64,${c.base64}`) : c.url;
+      const url = imageUrlOf(c);
       // LangBot adds an empty base64 element for URL-less images; an empty part would break the next turn.
       if (url) parts.push({ type: 'image_url', image_url: { url } });
+    } else if (c.type === 'Voice' || c.type === 'File') {
+      const description = describeAttachment(c);
+      if (description !== null) parts.push({ type: 'text', text: description });
     }
-    // Voice and File: the run request's content parts have no file type; they are not forwarded.
   };
   for (const c of chain) {
     if (c.type === 'Quote') {

@@ -1,0 +1,271 @@
+import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Counter, type Histogram } from '@opentelemetry/api';
+import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import {
+  HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, pluginSubjects,
+  type ContentPart, type LlmMessage, type MessageChain, type PluginEventName, type PluginEventPayload, type PluginSubjects,
+} from '@conveyor/contracts';
+import { busTracer, natsHeaderSetter } from './otel.js';
+import { DURATION_BUCKETS_SECONDS } from './metrics.js';
+import { errorFields, silentLogger, type BusLogger } from './logger.js';
+import { describeIssues } from './validate.js';
+
+/** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
+export type PluginBinding = 'all' | readonly string[];
+
+/** What the plugins called for one event decided, folded in call order. */
+export interface PluginEventOutcome {
+  preventDefault: boolean;
+  replyMessageChain?: MessageChain;
+  userMessageAlter?: string | ContentPart | ContentPart[];
+  defaultPrompt?: LlmMessage[];
+  prompt?: LlmMessage[];
+  /** Plugins that answered, in call order. */
+  answered: string[];
+}
+
+/** How one call ended; every value but `ok` means the plugin's answer was not used. */
+export type PluginCallResult = 'ok' | 'timeout' | 'no_responders' | 'malformed' | 'error' | 'too_large';
+
+export const PLUGIN_METRICS = {
+  calls: 'conveyor_plugin_calls',
+  callDuration: 'conveyor_plugin_call_duration_seconds',
+  skipped: 'conveyor_plugin_calls_skipped',
+} as const;
+
+interface PluginInstruments {
+  calls: Counter;
+  callDuration: Histogram;
+  skipped: Counter;
+}
+let instruments: PluginInstruments | undefined;
+function pluginMetrics(): PluginInstruments {
+  if (instruments) return instruments;
+  const meter = metrics.getMeter('@conveyor/bus');
+  instruments = {
+    calls: meter.createCounter(PLUGIN_METRICS.calls, { description: 'Plugin event calls, by plugin, event and result (ok, timeout, no_responders, malformed, error, too_large)' }),
+    callDuration: meter.createHistogram(PLUGIN_METRICS.callDuration, { description: 'Time from a plugin event request to its answer or timeout', unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS_SECONDS } }),
+    skipped: meter.createCounter(PLUGIN_METRICS.skipped, { description: 'Plugins not called for an event because more than the cap were bound, or the event was over the payload bound' }),
+  };
+  return instruments;
+}
+
+/** LangBot's default when nothing intervenes: the pipeline goes on unchanged. */
+export function noPluginOutcome(): PluginEventOutcome {
+  return { preventDefault: false, answered: [] };
+}
+
+/**
+ * Folds one plugin's answer into the outcome and into the event the next plugin sees. A later plugin's
+ * value replaces an earlier one's; prevent_default, once set, stays set (as on LangBot's shared event
+ * context).
+ */
+export function foldPluginReply(outcome: PluginEventOutcome, event: PluginEventPayload, reply: PluginEventReply, plugin: string): PluginEventPayload {
+  outcome.answered.push(plugin);
+  if (reply.prevent_default) outcome.preventDefault = true;
+  if (reply.reply_message_chain) outcome.replyMessageChain = reply.reply_message_chain;
+  if (reply.user_message_alter !== undefined && reply.user_message_alter !== null) outcome.userMessageAlter = reply.user_message_alter;
+  if (event.event_name !== 'PromptPreProcessing') return event;
+  if (reply.default_prompt) outcome.defaultPrompt = reply.default_prompt;
+  if (reply.prompt) outcome.prompt = reply.prompt;
+  return { ...event, default_prompt: outcome.defaultPrompt ?? event.default_prompt, prompt: outcome.prompt ?? event.prompt };
+}
+
+interface Registered {
+  registration: PluginRegistration;
+  expiresAt: number;
+}
+
+export interface PluginHostOptions {
+  logger?: BusLogger;
+  now?: () => number;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const REJECTION_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * A service's view of the plugin runtime: the registry the plugins' heartbeats keep (in memory, per
+ * process; a registration lapses `ttlMs` after its last heartbeat) and the calls. Each call is a CLIENT
+ * span whose context travels in the request's W3C headers; a slow, absent, failing or malformed plugin
+ * costs at most its timeout, is logged and counted, and its answer is dropped.
+ */
+export class PluginHost {
+  readonly #nc: NatsConnection;
+  readonly #subjects: PluginSubjects;
+  readonly #logger: BusLogger;
+  readonly #now: () => number;
+  readonly #plugins = new Map<string, Registered>();
+  #subscription: Subscription | undefined;
+  /** A misconfigured plugin repeats its bad heartbeat every few seconds: one warning per interval is enough. */
+  #lastRejectionLoggedAt = Number.NEGATIVE_INFINITY;
+  #rejectionsSinceLog = 0;
+
+  constructor(nc: NatsConnection, prefix: string, opts: PluginHostOptions = {}) {
+    this.#nc = nc;
+    this.#subjects = pluginSubjects(prefix);
+    this.#logger = opts.logger ?? silentLogger;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Subscribes to heartbeats and asks every running plugin for one at once. */
+  async start(): Promise<this> {
+    this.#subscription = this.#nc.subscribe(this.#subjects.heartbeat, {
+      callback: (err, msg) => {
+        if (err) return;
+        this.register(msg.data);
+      },
+    });
+    // The subscription must be known to the server before plugins answer the discovery.
+    await this.#nc.flush();
+    this.#nc.publish(this.#subjects.discover, encoder.encode(JSON.stringify(PluginDiscover.parse({ v: 1 }))));
+    return this;
+  }
+
+  stop(): void {
+    this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
+  }
+
+  /** Takes one heartbeat; returns whether it was accepted. */
+  register(data: Uint8Array): boolean {
+    let parsed;
+    try {
+      parsed = PluginRegistration.safeParse(JSON.parse(decoder.decode(data)));
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed?.success) {
+      this.#rejectionsSinceLog++;
+      if (this.#now() - this.#lastRejectionLoggedAt >= REJECTION_LOG_INTERVAL_MS) {
+        this.#logger.warn({ reason: parsed ? describeIssues(parsed.error) : 'not JSON', rejected: this.#rejectionsSinceLog }, 'plugin heartbeat rejected');
+        this.#lastRejectionLoggedAt = this.#now();
+        this.#rejectionsSinceLog = 0;
+      }
+      return false;
+    }
+    const registration = parsed.data;
+    const known = this.#plugins.get(registration.name);
+    if (!known) {
+      this.#prune();
+      if (this.#plugins.size >= PLUGIN_LIMITS.registered) {
+        this.#logger.warn({ plugin: registration.name, registered: this.#plugins.size }, 'plugin registry full; heartbeat ignored');
+        return false;
+      }
+      this.#logger.info({ plugin: registration.name, events: registration.events, priority: registration.priority, timeoutMs: registration.timeoutMs }, 'plugin registered');
+    }
+    this.#plugins.set(registration.name, { registration, expiresAt: this.#now() + registration.ttlMs });
+    return true;
+  }
+
+  #prune(): void {
+    const now = this.#now();
+    for (const [name, p] of this.#plugins) {
+      if (p.expiresAt <= now) {
+        this.#plugins.delete(name);
+        this.#logger.info({ plugin: name }, 'plugin registration expired');
+      }
+    }
+  }
+
+  /** Live registrations bound by the pipeline that want the event, in call order: priority high to low, then name. */
+  forEvent(event: PluginEventName, binding: PluginBinding): PluginRegistration[] {
+    const now = this.#now();
+    const bound = binding === 'all' ? null : new Set(binding);
+    return [...this.#plugins.values()]
+      .filter((p) => p.expiresAt > now && p.registration.events.includes(event) && (!bound || bound.has(p.registration.name)))
+      .map((p) => p.registration)
+      .sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * Calls the bound plugins for the event one after another (each sees the event as the ones before
+   * left it) until one answers prevent_postorder or all are called, at most PLUGIN_LIMITS.callsPerEvent.
+   * Never throws for a plugin's failure.
+   */
+  async emit(request: Omit<PluginEventRequest, 'v'>, binding: PluginBinding): Promise<PluginEventOutcome> {
+    const outcome = noPluginOutcome();
+    const eventName = request.event.event_name;
+    const plugins = this.forEvent(eventName, binding);
+    if (plugins.length === 0) return outcome;
+    if (plugins.length > PLUGIN_LIMITS.callsPerEvent) {
+      const skipped = plugins.splice(PLUGIN_LIMITS.callsPerEvent);
+      pluginMetrics().skipped.add(skipped.length, { event: eventName, reason: 'cap' });
+      this.#logger.warn({ queryId: request.queryId, event: eventName, skipped: skipped.map((p) => p.name) }, 'more plugins bound than may be called for one event; the lowest priorities skipped');
+    }
+    let event = request.event;
+    for (const plugin of plugins) {
+      const reply = await this.#call(plugin, { v: 1, ...request, event });
+      if (!reply) continue;
+      event = foldPluginReply(outcome, event, reply, plugin.name);
+      if (reply.prevent_postorder) break;
+    }
+    return outcome;
+  }
+
+  async #call(plugin: PluginRegistration, request: PluginEventRequest): Promise<PluginEventReply | null> {
+    const eventName = request.event.event_name;
+    const attrs = { plugin: plugin.name, event: eventName };
+    const data = encoder.encode(JSON.stringify(request));
+    if (data.byteLength > PLUGIN_LIMITS.payloadBytes) {
+      pluginMetrics().calls.add(1, { ...attrs, result: 'too_large' });
+      this.#logger.warn({ queryId: request.queryId, ...attrs, bytes: data.byteLength }, 'plugin event over the payload bound; plugin not called');
+      return null;
+    }
+    const subject = this.#subjects.call(plugin.name);
+    const span = busTracer().startSpan(`plugin ${plugin.name} ${eventName}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'conveyor.plugin.name': plugin.name, 'conveyor.plugin.event': eventName, 'conveyor.query_id': request.queryId },
+    });
+    const h = natsHeaders();
+    h.set(HEADERS.queryId, request.queryId);
+    h.set(HEADERS.schema, 'PluginEventRequest/1');
+    propagation.inject(trace.setSpan(context.active(), span), h, natsHeaderSetter);
+    const started = performance.now();
+    let result: PluginCallResult = 'ok';
+    let reply: PluginEventReply | null = null;
+    try {
+      const msg = await this.#nc.request(subject, data, { timeout: plugin.timeoutMs, headers: h });
+      const pluginError = msg.headers?.get(HEADERS.pluginError);
+      if (pluginError) {
+        result = 'error';
+        this.#logger.warn({ queryId: request.queryId, ...attrs, pluginError: pluginError.slice(0, 500) }, 'plugin reported a failure; going on without it');
+      } else if (msg.data.byteLength > PLUGIN_LIMITS.payloadBytes) {
+        result = 'too_large';
+      } else {
+        let json: unknown;
+        try {
+          json = JSON.parse(decoder.decode(msg.data));
+        } catch {
+          json = undefined;
+        }
+        const parsed = PluginEventReply.safeParse(json);
+        if (parsed.success) reply = parsed.data;
+        else {
+          result = 'malformed';
+          this.#logger.warn({ queryId: request.queryId, ...attrs, reason: json === undefined ? 'not JSON' : describeIssues(parsed.error) }, 'plugin answered with a malformed reply; ignored');
+        }
+      }
+    } catch (err) {
+      result = classifyRequestError(err);
+      this.#logger.warn({ queryId: request.queryId, ...attrs, result, timeoutMs: plugin.timeoutMs, ...errorFields(err) }, 'plugin call failed; going on without it');
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      pluginMetrics().calls.add(1, { ...attrs, result });
+      pluginMetrics().callDuration.record(seconds, attrs);
+      span.setAttribute('conveyor.plugin.result', result);
+      if (result !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: result });
+      span.end();
+    }
+    return reply;
+  }
+}
+
+/** A failed request by its error class: the plugin was too slow, is not running, or something else. */
+export function classifyRequestError(err: unknown): Exclude<PluginCallResult, 'ok' | 'malformed' | 'too_large'> {
+  if (err instanceof TimeoutError) return 'timeout';
+  if (err instanceof NoRespondersError) return 'no_responders';
+  if (err instanceof RequestError && (err.isNoResponders() || err.cause instanceof NoRespondersError)) return 'no_responders';
+  if (err instanceof Error && err.cause instanceof TimeoutError) return 'timeout';
+  return 'error';
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { ContentPart, LlmMessage } from './llm-message.js';
+import { MessageChainSchema } from './message-chain.js';
+
+/**
+ * Plugins are separate processes, in any language, reached over core NATS request/reply. A plugin
+ * announces itself with a heartbeat (`PluginRegistration` on `topology(prefix).subjects.plugins.heartbeat`)
+ * and answers events on `call(name)` in a queue group named after it, so its instances share the
+ * calls. The wire fields of an event are LangBot's event model fields (snake_case), so a LangBot
+ * plugin's logic ports field for field.
+ */
+const V1 = z.literal(1);
+
+/** Bounds of the plugin runtime. */
+export const PLUGIN_LIMITS = {
+  /** Plugins one host remembers; registrations past this are ignored (and logged). */
+  registered: 256,
+  /** Plugins called for one event; the rest, lowest priority first, are skipped (and counted). */
+  callsPerEvent: 16,
+  /** Longest a plugin may ask to be waited for per call. */
+  maxTimeoutMs: 30_000,
+  /** Bytes of one event request or reply (NATS' default max_payload). */
+  payloadBytes: 1_048_576,
+  /** Shortest and longest expiry a registration may ask for. */
+  minTtlMs: 1_000,
+  maxTtlMs: 60_000,
+} as const;
+
+/** LangBot's pipeline events that Conveyor emits. */
+export const PluginEventName = z.enum([
+  'PersonMessageReceived',
+  'GroupMessageReceived',
+  'PersonNormalMessageReceived',
+  'GroupNormalMessageReceived',
+  'PromptPreProcessing',
+  'NormalMessageResponded',
+]);
+export type PluginEventName = z.infer<typeof PluginEventName>;
+
+/** LangBot's plugin id, `author/name`. */
+export const PluginName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be author/name');
+
+export const PluginRegistration = z.object({
+  v: V1,
+  name: PluginName,
+  /** One running process of the plugin; instances of one plugin share its calls. */
+  instanceId: z.string().min(1).max(128),
+  events: z.array(PluginEventName).min(1).max(PluginEventName.options.length),
+  /** Higher is called first; equal priorities in name order. */
+  priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
+  /** How long one call may take before the host moves on without the plugin's answer. */
+  timeoutMs: z.number().int().min(1).max(PLUGIN_LIMITS.maxTimeoutMs),
+  /** The registration expires this long after its last heartbeat. */
+  ttlMs: z.number().int().min(PLUGIN_LIMITS.minTtlMs).max(PLUGIN_LIMITS.maxTtlMs),
+}).meta({ id: 'PluginRegistration/1' });
+export type PluginRegistration = z.infer<typeof PluginRegistration>;
+
+/** A host starting up asks every plugin to send its heartbeat at once instead of at its next beat. */
+export const PluginDiscover = z.object({ v: V1 }).meta({ id: 'PluginDiscover/1' });
+export type PluginDiscover = z.infer<typeof PluginDiscover>;
+
+const Launcher = {
+  launcher_type: z.enum(['person', 'group']),
+  launcher_id: z.string(),
+  sender_id: z.string(),
+};
+
+export const PluginEventPayload = z.discriminatedUnion('event_name', [
+  z.object({ event_name: z.enum(['PersonMessageReceived', 'GroupMessageReceived']), ...Launcher, message_chain: MessageChainSchema }),
+  z.object({
+    event_name: z.enum(['PersonNormalMessageReceived', 'GroupNormalMessageReceived']),
+    ...Launcher,
+    text_message: z.string(),
+    message_chain: MessageChainSchema,
+  }),
+  z.object({
+    event_name: z.literal('PromptPreProcessing'),
+    session_name: z.string(),
+    /** The conversation's preset (system prompt) for this turn. */
+    default_prompt: z.array(LlmMessage),
+    /** The conversation's history for this turn. */
+    prompt: z.array(LlmMessage),
+  }),
+  z.object({
+    event_name: z.literal('NormalMessageResponded'),
+    ...Launcher,
+    prefix: z.string(),
+    response_text: z.string(),
+    finish_reason: z.string(),
+    funcs_called: z.array(z.string()),
+  }),
+]);
+export type PluginEventPayload = z.infer<typeof PluginEventPayload>;
+
+export const PluginEventRequest = z.object({
+  v: V1,
+  queryId: z.string().max(200),
+  botId: z.string().max(200),
+  pipelineId: z.string().max(200),
+  event: PluginEventPayload,
+}).meta({ id: 'PluginEventRequest/1' });
+export type PluginEventRequest = z.infer<typeof PluginEventRequest>;
+
+/**
+ * A plugin's answer: only what it changes. Fields an event does not have are ignored:
+ * `reply_message_chain` counts with prevent_default on the NormalMessageReceived events and
+ * NormalMessageResponded, `user_message_alter` on NormalMessageReceived, the prompts on
+ * PromptPreProcessing.
+ */
+export const PluginEventReply = z.object({
+  v: V1,
+  prevent_default: z.boolean().default(false),
+  /** LangBot's prevent_postorder: plugins after this one are not called for the event. */
+  prevent_postorder: z.boolean().default(false),
+  reply_message_chain: MessageChainSchema.nullable().optional(),
+  /** Replaces the user's message before the runner: a string, one content element or a list of them. */
+  user_message_alter: z.union([z.string(), ContentPart, z.array(ContentPart).max(1_000)]).nullable().optional(),
+  default_prompt: z.array(LlmMessage).max(10_000).optional(),
+  prompt: z.array(LlmMessage).max(10_000).optional(),
+}).meta({ id: 'PluginEventReply/1' });
+export type PluginEventReply = z.infer<typeof PluginEventReply>;

@@ -1,0 +1,137 @@
+// The wire format of Conveyor's plugin runtime, version 1, as plain types: the SDK carries no schema
+// library. Conveyor validates every request it sends and every reply it gets against its own schemas
+// (@conveyor/contracts, `PluginEventRequest/1`, `PluginEventReply/1`, `PluginRegistration/1`); a test
+// in the Conveyor repository checks that these types and subjects agree with them.
+
+export const CONTRACT_VERSION = 'v1';
+
+export type EventName =
+  | 'PersonMessageReceived'
+  | 'GroupMessageReceived'
+  | 'PersonNormalMessageReceived'
+  | 'GroupNormalMessageReceived'
+  | 'PromptPreProcessing'
+  | 'NormalMessageResponded';
+
+export const EVENT_NAMES: readonly EventName[] = [
+  'PersonMessageReceived',
+  'GroupMessageReceived',
+  'PersonNormalMessageReceived',
+  'GroupNormalMessageReceived',
+  'PromptPreProcessing',
+  'NormalMessageResponded',
+];
+
+/** A message component in LangBot's platform shape (`Plain`, `Image`, `At`, ...). */
+export type MessageComponent = { type: string; [field: string]: unknown };
+export type MessageChain = MessageComponent[];
+
+/** An element of an LLM message's content (OpenAI chat-completions shape). */
+export type ContentElement = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export interface LlmMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | ContentElement[] | null;
+  tool_calls?: { id: string; type?: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+interface Launcher {
+  launcher_type: 'person' | 'group';
+  launcher_id: string;
+  sender_id: string;
+}
+
+export interface MessageReceivedEvent extends Launcher {
+  event_name: 'PersonMessageReceived' | 'GroupMessageReceived';
+  message_chain: MessageChain;
+}
+
+export interface NormalMessageReceivedEvent extends Launcher {
+  event_name: 'PersonNormalMessageReceived' | 'GroupNormalMessageReceived';
+  text_message: string;
+  message_chain: MessageChain;
+}
+
+export interface PromptPreProcessingEvent {
+  event_name: 'PromptPreProcessing';
+  session_name: string;
+  default_prompt: LlmMessage[];
+  prompt: LlmMessage[];
+}
+
+export interface NormalMessageRespondedEvent extends Launcher {
+  event_name: 'NormalMessageResponded';
+  prefix: string;
+  response_text: string;
+  finish_reason: string;
+  funcs_called: string[];
+}
+
+export type PluginEvent = MessageReceivedEvent | NormalMessageReceivedEvent | PromptPreProcessingEvent | NormalMessageRespondedEvent;
+/** The event a handler of `N` gets. */
+export type EventOf<N extends EventName> = N extends MessageReceivedEvent['event_name']
+  ? MessageReceivedEvent
+  : N extends NormalMessageReceivedEvent['event_name']
+    ? NormalMessageReceivedEvent
+    : N extends 'PromptPreProcessing'
+      ? PromptPreProcessingEvent
+      : NormalMessageRespondedEvent;
+
+export interface EventRequest {
+  v: 1;
+  queryId: string;
+  botId: string;
+  pipelineId: string;
+  event: PluginEvent;
+}
+
+export interface EventReply {
+  v: 1;
+  prevent_default: boolean;
+  prevent_postorder: boolean;
+  reply_message_chain?: MessageChain;
+  user_message_alter?: string | ContentElement | ContentElement[];
+  default_prompt?: LlmMessage[];
+  prompt?: LlmMessage[];
+}
+
+export interface Registration {
+  v: 1;
+  name: string;
+  instanceId: string;
+  events: EventName[];
+  priority: number;
+  timeoutMs: number;
+  ttlMs: number;
+}
+
+/** Bounds Conveyor enforces: a registration outside them is ignored, a reply over the payload bound is dropped. */
+export const LIMITS = {
+  maxTimeoutMs: 30_000,
+  minTtlMs: 1_000,
+  maxTtlMs: 60_000,
+  payloadBytes: 1_048_576,
+} as const;
+
+/** Header on a reply whose handler failed: Conveyor logs the text and goes on without the plugin. */
+export const PLUGIN_ERROR_HEADER = 'Conveyor-Plugin-Error';
+
+/** Conveyor's subject token escaping: anything but letters, digits, `_` and `-` becomes `~xx`. */
+export function subjectToken(raw: string): string {
+  const token = raw.replace(/[^A-Za-z0-9_-]/g, (c) => '~' + c.charCodeAt(0).toString(16).padStart(2, '0'));
+  if (token.length === 0) throw new Error('subject token must not be empty');
+  return token;
+}
+
+/** The plugin runtime's subjects under a Conveyor deployment's subject prefix (`CONVEYOR_SUBJECT_PREFIX`). */
+export function pluginSubjects(prefix: string) {
+  if (!/^[a-z][a-z0-9_-]{0,63}$/.test(prefix)) throw new Error(`subject prefix ${JSON.stringify(prefix)} must match ^[a-z][a-z0-9_-]{0,63}$`);
+  const base = `${prefix}.${CONTRACT_VERSION}.plugin`;
+  return {
+    heartbeat: `${base}.heartbeat`,
+    discover: `${base}.discover`,
+    call: (pluginName: string) => `${base}.call.${subjectToken(pluginName)}`,
+  };
+}
