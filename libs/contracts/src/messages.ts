@@ -72,7 +72,7 @@ export const KnowledgeBinding = z.object({
   knowledgeBaseIds: z.array(Id).min(1).max(LIMITS.knowledgeBasesPerRun),
   /** LlmModel id of a rerank model; empty means the knowledge bases' own (or none). */
   rerankModel: z.string().max(200).default(''),
-  rerankTopK: z.number().int().min(1).max(LIMITS.rerankDocuments).default(5),
+  rerankTopK: z.number().int().min(0).max(LIMITS.rerankDocuments).default(5),
 });
 export type KnowledgeBinding = z.infer<typeof KnowledgeBinding>;
 

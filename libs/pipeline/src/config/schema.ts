@@ -47,7 +47,7 @@ export const PipelineConfigSchema = z.looseObject({
       /** Legacy single knowledge base (older LangBot configs); `__none__` means none. */
       'knowledge-base': z.string().optional(),
       'rerank-model': z.string().default(''),
-      'rerank-top-k': int(1).default(5),
+      'rerank-top-k': int(0).default(5),
     }),
   }),
   output: z.looseObject({

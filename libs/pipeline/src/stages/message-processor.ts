@@ -70,7 +70,8 @@ function knowledgeOf(q: PipelineQuery): Pick<RunRequest, 'knowledge'> {
     knowledge: {
       knowledgeBaseIds: ids.slice(0, LIMITS.knowledgeBasesPerRun),
       rerankModel,
-      rerankTopK: Math.min(Math.max(1, la['rerank-top-k']), LIMITS.rerankDocuments),
+      // LangBot keeps scored[:rerank-top-k]: 0 keeps nothing when a rerank succeeds.
+      rerankTopK: Math.min(la['rerank-top-k'], LIMITS.rerankDocuments),
     },
   };
 }
