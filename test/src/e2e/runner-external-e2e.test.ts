@@ -1,42 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
-import { startFakeDify, startFakeN8n, type FakeExternal } from '../fakes/external-runner-apis.js';
-import type { ReceivedCallback } from '../fakes/callback-receiver.js';
-import { replyText } from './runner-support.js';
+import { startFakeDify, startFakeN8n, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
+import { answer, assertRefusedKeyFails, assertStreamedAnswer, send } from './external-runner-e2e-support.js';
 
 /**
  * The external runners through the whole broker: an HTTP-bot message enters the ingress, the
  * pipeline hands the run to `dify-service-api` / `n8n-service-api`, and the callback receiver gets
- * the external API's answer as stream parts ending with one final part.
+ * the external API's answer as stream parts ending with one final part. Coze, Langflow and DashScope
+ * have a file each (runner-external-<name>-e2e), each within the per-file time limit.
  */
-const answer = Array.from({ length: 18 }, (_, i) => `part${i + 1}`).join(' ');
-
-async function send(sys: TestSystem, sessionId: string, text: string): Promise<ReceivedCallback[]> {
-  const res = await sys.post({ session_id: sessionId, sender: { id: 'u1', name: 'Alice' }, message: [{ type: 'Plain', text }] });
-  assert.equal(res.status, 202);
-  const { data } = (await res.json()) as { data: { accepted_message_id: string } };
-  const mine = (all: ReceivedCallback[]) => all.filter((c) => c.json?.reply_to === data.accepted_message_id);
-  await sys.callbacks.waitFor((all) => mine(all).some((c) => c.json.is_final === true), 30_000)
-    .catch((err: Error) => assert.fail(`${err.message}\n${sys.services.allLogs().slice(-4000)}`));
-  // Late parts would show up after the final one if the stream were not closed properly.
-  await new Promise((r) => setTimeout(r, 1_000));
-  return mine(sys.callbacks.received).sort((a, b) => a.json.sequence - b.json.sequence);
-}
-
-function assertStreamedAnswer(parts: ReceivedCallback[], expected: string): void {
-  assert.ok(parts.length >= 1);
-  assert.ok(parts.every((c) => c.json.stream === true && c.signatureValid), 'signed stream parts');
-  assert.equal(parts.filter((c) => c.json.is_final === true).length, 1, 'exactly one final part');
-  assert.equal(parts.at(-1)!.json.is_final, true, 'the final part is the last one');
-  assert.equal(replyText(parts.at(-1)!), expected);
-  // Cumulative snapshots: every part is a prefix of the answer.
-  for (const p of parts) assert.ok(expected.startsWith(replyText(p)), `part is a prefix: ${replyText(p)}`);
-}
-
 describe('dify-service-api through the broker', () => {
   let sys: TestSystem;
-  let dify: FakeExternal;
+  let dify: FakeKeyedExternal;
 
   before(async () => {
     dify = await startFakeDify({ apiKey: 'dify-app-key', answer, conversationId: 'dify-conv-e2e' });
@@ -70,6 +46,9 @@ describe('dify-service-api through the broker', () => {
     await send(sys, 'dify-other-session', 'hi from elsewhere');
     assert.equal(dify.requests[2].body.conversation_id, '');
   });
+
+  test('a refused key ends the reply with the failure notice and fails the query', () =>
+    assertRefusedKeyFails(sys, dify, 'dify-auth-session', /^dify-service-api failed: Dify answered HTTP 401/));
 });
 
 describe('n8n-service-api through the broker', () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runDify, runN8n, type AgentItem, type ExternalInput } from '@conveyor/agent';
-import { startFakeDify, startFakeN8n, type FakeExternal } from '../fakes/external-runner-apis.js';
+import { ExternalRunnerError, langflowAnswer, runCoze, runDashscope, runDify, runLangflow, runN8n, type AgentItem, type ExternalInput } from '@conveyor/agent';
+import { startFakeCoze, startFakeDashscope, startFakeDify, startFakeLangflow, startFakeN8n, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
 
 /** dify-service-api and n8n-service-api against fakes of their HTTP APIs. */
 describe('external runners', () => {
@@ -71,5 +71,108 @@ describe('external runners', () => {
     assert.equal(result.text, 'plain answer');
     assert.deepEqual(items.map((x) => x.kind === 'chunk' && [x.text, x.isFinal]), [['plain answer', true]]);
     assert.match(String(fake.requests[0].headers.authorization), /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+});
+
+/** coze-api, langflow-api and dashscope-app-api against fakes of their HTTP APIs, and Dify's chatflow apps. */
+describe('more external runners', () => {
+  let fake: FakeKeyedExternal | FakeExternal | undefined;
+  afterEach(async () => {
+    await fake?.close();
+    fake = undefined;
+  });
+  const answer = Array.from({ length: 18 }, (_, i) => `part${i + 1}`).join(' ');
+  function input(stream: boolean, extra: Partial<ExternalInput> = {}) {
+    const items: AgentItem[] = [];
+    return { items, input: { query: 'hello there', user: 'person_u1', variables: { launcher_id: 'u1' }, stream, removeThink: false, emit: async (i: AgentItem) => void items.push(i), ...extra } };
+  }
+  const finals = (items: AgentItem[]) => items.flatMap((x) => (x.kind === 'chunk' && x.isFinal ? [x.text] : []));
+  const coze = (url: string) => ({ apiBase: url, apiKey: 'coze-token', botId: 'bot-7', autoSaveHistory: true, timeoutMs: 10_000 });
+
+  test('Coze: deltas stream every 8 with one final part; the request is LangBot\'s; the conversation id comes from the chat', async () => {
+    fake = await startFakeCoze({ apiKey: 'coze-token', answer });
+    const { items, input: i } = input(true);
+    const result = await runCoze(coze(fake.url), i);
+    assert.equal(result.text, answer);
+    assert.equal(result.conversationId, 'coze-conv-1');
+    assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => [c.isFinal, c.text.trim().split(' ').length]), [[false, 8], [false, 16], [true, 18]]);
+    const req = fake.requests[0];
+    assert.equal(req.path, '/v3/chat');
+    assert.equal(req.headers.authorization, 'Bearer coze-token');
+    assert.deepEqual(req.body, { bot_id: 'bot-7', user_id: 'person_u1', stream: true, auto_save_history: true, additional_messages: [{ role: 'user', content: 'hello there', content_type: 'text', meta_data: null }] });
+    await runCoze(coze(fake.url), input(false, { conversationId: 'coze-conv-1' }).input);
+    assert.equal(fake.requests[1].path, '/v3/chat?conversation_id=coze-conv-1');
+  });
+
+  test('Coze: reasoning_content is shown in <think> unless remove-think; chat.failed and a refused token fail the run', async () => {
+    fake = await startFakeCoze({ apiKey: 'coze-token', answer: 'The answer.', reasoning: 'Let me think.' });
+    assert.equal((await runCoze(coze(fake.url), input(true).input)).text, '<think>\nLet me think.\n</think>\nThe answer.');
+    const hidden = input(true, { removeThink: true });
+    assert.equal((await runCoze(coze(fake.url), hidden.input)).text, 'The answer.');
+    assert.ok(hidden.items.every((x) => x.kind === 'chunk' && !x.text.includes('think')), 'no snapshot shows the reasoning');
+    await assert.rejects(runCoze({ ...coze(fake.url), apiKey: 'wrong' }, input(true).input), /Coze answered HTTP 401/);
+    await fake.close();
+    fake = await startFakeCoze({ apiKey: 'coze-token', answer: 'half', failWith: 'bot is offline' });
+    await assert.rejects(runCoze(coze(fake.url), input(true).input), (err: Error) => err instanceof ExternalRunnerError && /bot is offline/.test(err.message));
+  });
+
+  test('Langflow streaming: token events stream, the end event\'s run response is the answer; tweaks and types are sent', async () => {
+    fake = await startFakeLangflow({ apiKey: 'lf-key', flowId: 'flow-1', answer });
+    const { items, input: i } = input(true, { conversationId: 'lf-session-9' });
+    const cfg = { baseUrl: fake.url, apiKey: 'lf-key', flowId: 'flow-1', inputType: 'chat', outputType: 'chat', tweaks: { 'OpenAIModel-x': { temperature: 0.2 } }, timeoutMs: 10_000 };
+    const result = await runLangflow(cfg, i);
+    assert.equal(result.text, answer);
+    assert.equal(result.conversationId, 'lf-session-9');
+    assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => c.isFinal), [false, false, true]);
+    assert.equal(fake.requests[0].path, '/api/v1/run/flow-1?stream=true');
+    assert.equal(fake.requests[0].headers['x-api-key'], 'lf-key');
+    assert.deepEqual(fake.requests[0].body, { output_type: 'chat', input_type: 'chat', input_value: 'hello there', session_id: 'lf-session-9', tweaks: { 'OpenAIModel-x': { temperature: 0.2 } } });
+
+    const plain = input(false);
+    const once = await runLangflow({ ...cfg, tweaks: {} }, plain.input);
+    assert.equal(fake.requests[1].path, '/api/v1/run/flow-1');
+    assert.equal(fake.requests[1].body.tweaks, undefined, 'empty tweaks are not sent');
+    assert.match(String(once.conversationId), /^[0-9a-f-]{36}$/, 'a new conversation gets a session id');
+    assert.deepEqual(plain.items, [{ kind: 'message', message: { role: 'assistant', content: answer } }]);
+    assert.equal(langflowAnswer({ messages: [{ message: 'older shape' }] }), 'older shape');
+    assert.equal(langflowAnswer({ outputs: [] }), undefined);
+    await assert.rejects(runLangflow({ ...cfg, apiKey: 'wrong' }, input(true).input), /Langflow answered HTTP 403/);
+  });
+
+  const dashscope = (url: string, appType: 'agent' | 'workflow' = 'agent') => ({ baseUrl: url, appType, apiKey: 'ds-key', appId: 'app-1', referencesQuote: '参考资料来自:', timeoutMs: 10_000 });
+
+  test('DashScope agent: incremental text streams, thoughts in <think> unless remove-think, cited documents replace their tags', async () => {
+    fake = await startFakeDashscope({ apiKey: 'ds-key', appId: 'app-1', answer: 'See <ref>[1]</ref> and <ref>[7]</ref>.', thought: 'Searching the docs.', references: [{ index_id: '1', doc_name: 'manual.pdf' }] });
+    const { items, input: i } = input(true, { conversationId: 'sess-4' });
+    const result = await runDashscope(dashscope(fake.url), i);
+    assert.equal(result.text, '<think>\nSearching the docs.\n</think>\nSee (参考资料来自: manual.pdf) and <ref>[7]</ref>.');
+    assert.equal(result.conversationId, 'sess-4');
+    assert.equal(finals(items).length, 1);
+    const req = fake.requests[0];
+    assert.equal(req.path, '/api/v1/apps/app-1/completion');
+    assert.equal(req.headers['x-dashscope-sse'], 'enable');
+    assert.deepEqual(req.body, { input: { prompt: 'hello there', session_id: 'sess-4' }, parameters: { incremental_output: true, has_thoughts: true, enable_thinking: true }, debug: {} });
+    const hidden = await runDashscope(dashscope(fake.url), input(false, { removeThink: true }).input);
+    assert.equal(hidden.text, 'See (参考资料来自: manual.pdf) and <ref>[7]</ref>.');
+    assert.equal(hidden.conversationId, 'ds-session-1', 'a new conversation takes the session the app opened');
+    assert.deepEqual(fake.requests[1].body.parameters, { incremental_output: true, has_thoughts: false, enable_thinking: false });
+    await assert.rejects(runDashscope({ ...dashscope(fake.url), apiKey: 'wrong' }, input(true).input), /DashScope answered HTTP 401: .*InvalidApiKey/);
+  });
+
+  test('DashScope workflow: message_format deltas, the query variables as biz_params', async () => {
+    fake = await startFakeDashscope({ apiKey: 'ds-key', appId: 'app-1', answer });
+    const { items, input: i } = input(true);
+    const result = await runDashscope(dashscope(fake.url, 'workflow'), i);
+    assert.equal(result.text, answer);
+    assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => c.isFinal), [false, false, true]);
+    assert.deepEqual(fake.requests[0].body, { input: { prompt: 'hello there', biz_params: { launcher_id: 'u1' } }, parameters: { incremental_output: true, flow_stream_mode: 'message_format' }, debug: {} });
+  });
+
+  test('Dify chatflow apps are called as chat apps (LangBot 4.x)', async () => {
+    fake = await startFakeDify({ apiKey: 'app-key', answer: 'chatflow answer', conversationId: 'conv-cf' });
+    const result = await runDify({ baseUrl: fake.url, appType: 'chatflow', apiKey: 'app-key', basePrompt: '', timeoutMs: 10_000 }, input(true).input);
+    assert.equal(fake.requests[0].path, '/v1/chat-messages');
+    assert.equal(result.text, 'chatflow answer');
+    assert.equal(result.conversationId, 'conv-cf');
   });
 });

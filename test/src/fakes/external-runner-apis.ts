@@ -16,17 +16,23 @@ export interface FakeExternal {
   close(): Promise<void>;
 }
 
+/** A fake whose accepted key can be revoked while it runs (`fake.apiKey = 'other'`), as an operator rotates one. */
+export interface FakeKeyedExternal extends FakeExternal {
+  apiKey: string;
+}
+
 /**
  * Dify: `POST /v1/chat-messages` streams `message` events (the answer split in words) and
  * `message_end`; `POST /v1/workflows/run` streams `text_chunk` events and `workflow_finished` with
  * `outputs.summary`. Requests need `Authorization: Bearer <apiKey>`.
  */
-export async function startFakeDify(opts: { apiKey: string; answer: string; conversationId?: string; failWith?: string }): Promise<FakeExternal> {
+export async function startFakeDify(opts: { apiKey: string; answer: string; conversationId?: string; failWith?: string }): Promise<FakeKeyedExternal> {
   const requests: RecordedExternalRequest[] = [];
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
   const server = createServer(async (req, res) => {
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     requests.push({ path: req.url ?? '', headers: req.headers, body });
-    if (req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+    if (req.headers.authorization !== `Bearer ${fake.apiKey}`) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ code: 'unauthorized', message: 'Access token is invalid', status: 401 }));
     }
@@ -49,8 +55,8 @@ export async function startFakeDify(opts: { apiKey: string; answer: string; conv
     }
     res.end();
   });
-  const base = await listen(server);
-  return { url: `${base}/v1`, requests, close: () => closeServer(server) };
+  fake.url = `${await listen(server)}/v1`;
+  return fake;
 }
 
 /**
@@ -77,4 +83,137 @@ export async function startFakeN8n(opts: { answer: string; streaming: boolean; h
   });
   const base = await listen(server);
   return { url: `${base}/webhook`, requests, close: () => closeServer(server) };
+}
+
+
+const wordsOf = (answer: string) => answer.match(/\S+\s*/g) ?? [];
+
+/**
+ * Coze chat API v3: `POST /v3/chat` with `Authorization: Bearer <token>` streams named events as
+ * coze.cn sends them: `conversation.chat.created` (the chat with its `conversation_id`, a new one unless
+ * `?conversation_id=` names one), `conversation.chat.in_progress`, one `conversation.message.delta`
+ * per word (after `reasoning` as `reasoning_content` deltas), `conversation.message.completed`,
+ * `conversation.chat.completed` and `done` (`failWith`: `conversation.chat.failed` instead). A wrong token is HTTP 401 with Coze's JSON error body.
+ */
+export async function startFakeCoze(opts: { apiKey: string; answer: string; reasoning?: string; failWith?: string }): Promise<FakeKeyedExternal> {
+  const requests: RecordedExternalRequest[] = [];
+  let conversations = 0;
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
+    requests.push({ path: req.url ?? '', headers: req.headers, body });
+    if (req.headers.authorization !== `Bearer ${fake.apiKey}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ code: 4100, msg: 'authentication is invalid' }));
+    }
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (req.method !== 'POST' || url.pathname !== '/v3/chat' || body.stream !== true) return void res.writeHead(404).end();
+    const conversation_id = url.searchParams.get('conversation_id') || `coze-conv-${++conversations}`;
+    const chat = { id: 'chat-1', conversation_id, bot_id: body.bot_id, status: 'in_progress' };
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (event: string, data: unknown) => res.write(`event:${event}\ndata:${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+    send('conversation.chat.created', { ...chat, status: 'created' });
+    send('conversation.chat.in_progress', chat);
+    const msg = { id: 'msg-1', conversation_id, bot_id: body.bot_id, role: 'assistant', type: 'answer', content_type: 'text', chat_id: 'chat-1' };
+    for (const w of wordsOf(opts.reasoning ?? '')) send('conversation.message.delta', { ...msg, content: '', reasoning_content: w });
+    for (const w of wordsOf(opts.answer)) {
+      send('conversation.message.delta', { ...msg, content: w });
+      await sleep(1);
+    }
+    if (opts.failWith) {
+      send('conversation.chat.failed', { ...chat, status: 'failed', last_error: { code: 5000, msg: opts.failWith } });
+      send('done', '"[DONE]"');
+      return void res.end();
+    }
+    send('conversation.message.completed', { ...msg, content: opts.answer });
+    send('conversation.chat.completed', { ...chat, status: 'completed', usage: { token_count: 1 } });
+    send('done', '"[DONE]"');
+    res.end();
+  });
+  fake.url = await listen(server);
+  return fake;
+}
+
+/**
+ * Langflow: `POST /api/v1/run/{flow}` with `x-api-key`. With `?stream=true` it writes its events as
+ * Langflow does, one JSON object per event followed by a blank line: `add_message` (the user's, then
+ * the AI's empty one), a `token` per word, `end` with the run response; without it the run response
+ * alone. A wrong key is HTTP 403 with FastAPI's `detail`.
+ */
+export async function startFakeLangflow(opts: { apiKey: string; flowId: string; answer: string }): Promise<FakeKeyedExternal> {
+  const requests: RecordedExternalRequest[] = [];
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
+    requests.push({ path: req.url ?? '', headers: req.headers, body });
+    if (req.headers['x-api-key'] !== fake.apiKey) {
+      res.writeHead(403, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ detail: 'Invalid or missing API key' }));
+    }
+    const url = new URL(req.url ?? '/', 'http://fake');
+    if (req.method !== 'POST' || url.pathname !== `/api/v1/run/${opts.flowId}`) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ detail: 'Flow not found' }));
+    }
+    const session_id = body.session_id;
+    const message = { text: opts.answer, sender: 'Machine', sender_name: 'AI', session_id };
+    const result = {
+      session_id,
+      outputs: [{ inputs: { input_value: body.input_value }, outputs: [{ results: { message }, outputs: { message: { message: opts.answer, type: 'text' } }, messages: [{ message: opts.answer, sender: 'Machine', session_id }] }] }],
+    };
+    if (url.searchParams.get('stream') !== 'true') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(result));
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (event: string, data: unknown) => res.write(`${JSON.stringify({ event, data })}\n\n`);
+    send('add_message', { sender: 'User', sender_name: 'User', session_id, text: body.input_value, id: 'u-1' });
+    send('add_message', { sender: 'Machine', sender_name: 'AI', session_id, text: '', id: 'ai-1' });
+    for (const w of wordsOf(opts.answer)) {
+      send('token', { chunk: w, id: 'ai-1', timestamp: '2026-11-30 12:00:00 UTC' });
+      await sleep(1);
+    }
+    send('end', { result });
+    res.end();
+  });
+  fake.url = await listen(server);
+  return fake;
+}
+
+/**
+ * DashScope application completion: `POST /api/v1/apps/{app}/completion` with `Authorization:
+ * Bearer <key>` and `X-DashScope-SSE: enable` streams SSE as DashScope does (`id:`, `event:result`,
+ * a `:HTTP_STATUS/200` comment, `data:`), incremental: agent apps `output.text` per word (after
+ * `thoughts` while `has_thoughts`), workflow apps `output.workflow_message`; `finish_reason` is the
+ * string "null" until the last chunk ("stop"), which cites `references` as `doc_references`. The
+ * `session_id` is a new one unless the request names one. A wrong key is HTTP 401 with DashScope's body.
+ */
+export async function startFakeDashscope(opts: { apiKey: string; appId: string; answer: string; thought?: string; references?: Array<{ index_id: string; doc_name: string }> }): Promise<FakeKeyedExternal> {
+  const requests: RecordedExternalRequest[] = [];
+  let sessions = 0;
+  const fake: FakeKeyedExternal = { apiKey: opts.apiKey, url: '', requests, close: () => closeServer(server) };
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
+    requests.push({ path: req.url ?? '', headers: req.headers, body });
+    if (req.headers.authorization !== `Bearer ${fake.apiKey}`) {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ code: 'InvalidApiKey', message: 'Invalid API-key provided.', request_id: 'req-401' }));
+    }
+    if (req.method !== 'POST' || req.url !== `/api/v1/apps/${opts.appId}/completion` || req.headers['x-dashscope-sse'] !== 'enable') return void res.writeHead(404).end();
+    const session_id = body.input?.session_id || `ds-session-${++sessions}`;
+    const workflow = body.parameters?.flow_stream_mode === 'message_format';
+    res.writeHead(200, { 'content-type': 'text/event-stream;charset=UTF-8' });
+    let id = 0;
+    const send = (output: Record<string, unknown>) =>
+      res.write(`id:${++id}\nevent:result\n:HTTP_STATUS/200\ndata:${JSON.stringify({ output: { session_id, finish_reason: 'null', text: '', ...output }, usage: {}, request_id: 'req-1' })}\n\n`);
+    if (!workflow && body.parameters?.has_thoughts && opts.thought) for (const w of wordsOf(opts.thought)) send({ thoughts: [{ thought: w }] });
+    for (const w of wordsOf(opts.answer)) {
+      send(workflow ? { workflow_message: { node_id: 'End_1', message: { role: 'assistant', content: w } }, text: undefined } : { text: w });
+      await sleep(1);
+    }
+    send({ finish_reason: 'stop', text: '', ...(opts.references ? { doc_references: opts.references } : {}) });
+    res.end();
+  });
+  fake.url = `${await listen(server)}/api/v1`;
+  return fake;
 }

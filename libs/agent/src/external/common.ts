@@ -45,12 +45,20 @@ export function externalVisibleText(text: string): string {
 export class ExternalReply {
   private readonly acc: StreamAccumulator;
 
-  constructor(private readonly input: ExternalInput) {
+  /**
+   * `rewrite`: applied to the whole text of every snapshot before `remove-think` (DashScope's
+   * reference tags, whose documents may arrive after the tag).
+   */
+  constructor(
+    private readonly input: ExternalInput,
+    private readonly rewrite: (text: string) => string = (text) => text,
+  ) {
     this.acc = new StreamAccumulator({ removeThink: false, sequence: new SequenceCounter() });
   }
 
   private shown(text: string): string {
-    return this.input.removeThink ? externalVisibleText(text) : text;
+    const whole = this.rewrite(text);
+    return this.input.removeThink ? externalVisibleText(whole) : whole;
   }
 
   async delta(text: string): Promise<void> {
@@ -69,6 +77,20 @@ export class ExternalReply {
 }
 
 export class ExternalRunnerError extends Error {}
+
+/** The signal of one remote call: the runner's own (drain, redelivery) and the call's time limit. */
+export function requestSignal(timeoutMs: number, signal?: AbortSignal): AbortSignal {
+  return AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal ? [signal] : [])]);
+}
+
+/** Parses one JSON event of a remote stream; a malformed one is skipped (undefined), as LangBot does. */
+export function parseEvent<T>(data: string): T | undefined {
+  try {
+    return JSON.parse(data) as T;
+  } catch {
+    return undefined;
+  }
+}
 
 export async function checkResponse(res: Response, what: string): Promise<void> {
   if (res.ok) return;

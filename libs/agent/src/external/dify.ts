@@ -1,10 +1,12 @@
 import { checkResponse, ExternalReply, ExternalRunnerError, type ExternalInput, type ExternalResult } from './common.js';
 import { sseEvents } from './stream-parsers.js';
+import { str, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.dify-service-api` (LangBot 9.3, 12). */
 export interface DifyConfig {
   baseUrl: string;
-  appType: 'chat' | 'agent' | 'workflow';
+  /** `chatflow` (an advanced-chat app) is called as `chat` (LangBot 4.x). */
+  appType: 'chat' | 'chatflow' | 'agent' | 'workflow';
   apiKey: string;
   /** Sent as the query when the user's text is empty. */
   basePrompt: string;
@@ -22,7 +24,7 @@ interface DifyEvent {
 }
 
 /**
- * Dify's service API, always in `response_mode: streaming` (as LangBot): chat and agent apps via
+ * Dify's service API, always in `response_mode: streaming` (as LangBot): chat, chatflow and agent apps via
  * `/chat-messages` (`message`/`agent_message` deltas), workflows via `/workflows/run` (`text_chunk`
  * deltas, the `summary` output at `workflow_finished`).
  */
@@ -77,4 +79,16 @@ export async function runDify(cfg: DifyConfig, input: ExternalInput): Promise<Ex
   }
   if (!ended) throw new ExternalRunnerError('Dify stream ended before its final event');
   return { text: await reply.finish(summary), conversationId };
+}
+
+/** Reads `ai.dify-service-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
+export function difyConfig(s: RunnerSettings, secret: SecretResolver): DifyConfig {
+  const appType = str(s['app-type'], 'chat');
+  return {
+    baseUrl: str(s['base-url'], 'https://api.dify.ai/v1'),
+    appType: appType === 'agent' || appType === 'workflow' || appType === 'chatflow' ? appType : 'chat',
+    apiKey: secret(s['api-key']),
+    basePrompt: str(s['base-prompt'], 'When the file content is readable, please read the content of this file. When the file is an image, describe the content of this image.'),
+    timeoutMs: 120_000,
+  };
 }

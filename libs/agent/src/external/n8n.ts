@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { checkResponse, ExternalReply, type ExternalInput, type ExternalResult } from './common.js';
 import { concatenatedJson } from './stream-parsers.js';
+import { str, num, type RunnerSettings, type SecretResolver } from './settings.js';
 
 /** `ai.n8n-service-api` (LangBot 9.3, 12). */
 export interface N8nConfig {
@@ -83,4 +84,21 @@ export async function runN8n(cfg: N8nConfig, input: ExternalInput): Promise<Exte
     answer = v === undefined ? JSON.stringify(plain) : typeof v === 'string' ? v : JSON.stringify(v);
   }
   return { text: await reply.finish(answer), conversationId };
+}
+
+/** Reads `ai.n8n-service-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
+export function n8nConfig(s: RunnerSettings, secret: SecretResolver): N8nConfig {
+  const auth = str(s['auth-type'], 'none');
+  return {
+    webhookUrl: str(s['webhook-url']),
+    authType: auth === 'basic' || auth === 'jwt' || auth === 'header' ? auth : 'none',
+    basicUsername: str(s['basic-username']),
+    basicPassword: secret(s['basic-password']),
+    jwtSecret: secret(s['jwt-secret']),
+    jwtAlgorithm: str(s['jwt-algorithm'], 'HS256'),
+    headerName: str(s['header-name']),
+    headerValue: secret(s['header-value']),
+    timeoutMs: num(s.timeout, 120) * 1000,
+    outputKey: str(s['output-key'], 'response'),
+  };
 }

@@ -15,10 +15,18 @@ async function* textChunks(body: ReadableStream<Uint8Array> | null): AsyncGenera
   if (rest) yield rest;
 }
 
-/** Server-sent events: `data:` lines joined per event; comments and other fields ignored. */
-export async function* sseEvents(body: ReadableStream<Uint8Array> | null): AsyncGenerator<string> {
+export interface SseMessage {
+  /** The `event:` field; `message` when the event names none (as EventSource does). */
+  event: string;
+  /** The `data:` lines joined with newlines. */
+  data: string;
+}
+
+/** Server-sent events with their names; comments (`:HTTP_STATUS/200`) and other fields are ignored. */
+export async function* sseMessages(body: ReadableStream<Uint8Array> | null): AsyncGenerator<SseMessage> {
   let buf = '';
   let data: string[] = [];
+  let event = 'message';
   for await (const text of textChunks(body)) {
     buf += text;
     let nl: number;
@@ -26,12 +34,19 @@ export async function* sseEvents(body: ReadableStream<Uint8Array> | null): Async
       const line = buf.slice(0, nl).replace(/\r$/, '');
       buf = buf.slice(nl + 1);
       if (line === '') {
-        if (data.length) yield data.join('\n');
+        if (data.length) yield { event, data: data.join('\n') };
         data = [];
+        event = 'message';
       } else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      else if (line.startsWith('event:')) event = line.slice(6).trim();
     }
   }
-  if (data.length) yield data.join('\n');
+  if (data.length) yield { event, data: data.join('\n') };
+}
+
+/** Server-sent events: the `data:` of each event. */
+export async function* sseEvents(body: ReadableStream<Uint8Array> | null): AsyncGenerator<string> {
+  for await (const m of sseMessages(body)) yield m.data;
 }
 
 /** End index (exclusive) of the JSON value starting at `i`, or -1 when it is not complete yet. */

@@ -1,0 +1,34 @@
+import { SpanKind } from '@opentelemetry/api';
+import type { RunnerKind } from '@conveyor/contracts';
+import { inSpan } from '@conveyor/telemetry';
+import type { ExternalInput, ExternalResult } from './common.js';
+import { cozeConfig, runCoze } from './coze.js';
+import { dashscopeConfig, runDashscope } from './dashscope.js';
+import { difyConfig, runDify } from './dify.js';
+import { langflowConfig, runLangflow } from './langflow.js';
+import { n8nConfig, runN8n } from './n8n.js';
+import type { RunnerSettings, SecretResolver } from './settings.js';
+
+export type ExternalRunnerKind = Exclude<RunnerKind, 'local-agent'>;
+
+/** One entry per external runner: its pipeline settings (`ai.<runner>`) read into its config, then the call. */
+const RUNNERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretResolver, input: ExternalInput) => Promise<ExternalResult>> = {
+  'dify-service-api': (s, secret, input) => runDify(difyConfig(s, secret), input),
+  'n8n-service-api': (s, secret, input) => runN8n(n8nConfig(s, secret), input),
+  'coze-api': (s, secret, input) => runCoze(cozeConfig(s, secret), input),
+  'langflow-api': (s, secret, input) => runLangflow(langflowConfig(s, secret), input),
+  'dashscope-app-api': (s, secret, input) => runDashscope(dashscopeConfig(s, secret), input),
+};
+
+export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {
+  return kind !== 'local-agent';
+}
+
+/**
+ * Runs one external runner in an `invoke_agent <runner>` CLIENT span (the remote call's HTTP span is
+ * its child), which records whether the remote conversation continued and fails with the error.
+ */
+export function runExternalRunner(kind: ExternalRunnerKind, settings: RunnerSettings, secret: SecretResolver, input: ExternalInput): Promise<ExternalResult> {
+  const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': kind, 'conveyor.runner': kind, 'conveyor.external.conversation_continued': input.conversationId !== undefined };
+  return inSpan(`invoke_agent ${kind}`, attributes, () => RUNNERS[kind](settings, secret, input), SpanKind.CLIENT);
+}

@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cozeConfig } from './coze.js';
+import { dashscopeConfig } from './dashscope.js';
+import { difyConfig } from './dify.js';
+import { langflowConfig } from './langflow.js';
+import { ExternalRunnerError } from './common.js';
+
+/** `env:NAME` resolves from a fixed table here, as the runner resolves it from its environment. */
+const secret = (v: unknown) => (typeof v === 'string' && v.startsWith('env:') ? `resolved(${v.slice(4)})` : String(v ?? ''));
+
+test('coze-api settings: LangBot\'s metadata defaults; the key may be an env reference', () => {
+  assert.deepEqual(cozeConfig({ 'api-key': 'env:COZE_TOKEN', 'bot-id': '7' }, secret), {
+    apiBase: 'https://api.coze.cn', apiKey: 'resolved(COZE_TOKEN)', botId: '7', autoSaveHistory: true, timeoutMs: 120_000,
+  });
+  const set = cozeConfig({ 'api-base': 'https://api.coze.com', 'auto-save-history': 'false', timeout: 30 }, secret);
+  assert.deepEqual([set.apiBase, set.autoSaveHistory, set.timeoutMs], ['https://api.coze.com', false, 30_000]);
+});
+
+test('langflow-api settings: tweaks as JSON text or an object; LangBot\'s underscore keys win over the defaults\' hyphen keys', () => {
+  const defaults = { 'base-url': 'http://localhost:7860', 'api-key': 'your-api-key', 'flow-id': 'f', 'input-type': 'chat', 'output-type': 'chat', tweaks: '{}' };
+  assert.deepEqual(langflowConfig(defaults, secret).tweaks, {});
+  assert.deepEqual(langflowConfig({ ...defaults, tweaks: '{"A-1": {"x": 1}}' }, secret).tweaks, { 'A-1': { x: 1 } });
+  assert.deepEqual(langflowConfig({ ...defaults, tweaks: { B: {} } }, secret).tweaks, { B: {} });
+  const typed = langflowConfig({ ...defaults, input_type: 'text', 'output-type': 'any' }, secret);
+  assert.deepEqual([typed.inputType, typed.outputType], ['text', 'any']);
+  assert.throws(() => langflowConfig({ ...defaults, tweaks: '{oops' }, secret), (e: Error) => e instanceof ExternalRunnerError && /tweaks is not valid JSON/.test(e.message));
+  assert.throws(() => langflowConfig({ ...defaults, tweaks: '[1]' }, secret), /tweaks must be a JSON object/);
+});
+
+test('dashscope-app-api settings: agent or workflow only; references_quote (LangBot\'s code key) over references-quote', () => {
+  const d = dashscopeConfig({ 'app-type': 'workflow', 'api-key': 'env:DS', 'app-id': 'a', 'references-quote': '参考资料来自:' }, secret);
+  assert.deepEqual(d, { baseUrl: 'https://dashscope.aliyuncs.com/api/v1', appType: 'workflow', apiKey: 'resolved(DS)', appId: 'a', referencesQuote: '参考资料来自:', timeoutMs: 120_000 });
+  assert.equal(dashscopeConfig({ references_quote: 'Source:', 'references-quote': '参考资料来自:' }, secret).referencesQuote, 'Source:');
+  assert.throws(() => dashscopeConfig({ 'app-type': 'chat' }, secret), /unsupported dashscope-app-api app-type "chat"/);
+});
+
+test('dify-service-api settings: chatflow is an app type of its own; anything unknown is chat', () => {
+  assert.equal(difyConfig({ 'app-type': 'chatflow' }, secret).appType, 'chatflow');
+  assert.equal(difyConfig({ 'app-type': 'completion' }, secret).appType, 'chat');
+});

@@ -1,0 +1,119 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createPrismaClient } from '@conveyor/persistence';
+import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { waitUntil } from '../harness/wait.js';
+import type { FakeKeyedExternal } from '../fakes/external-runner-apis.js';
+import type { ReceivedCallback } from '../fakes/callback-receiver.js';
+import { replyText } from './runner-support.js';
+
+/** What the external runners' fakes answer: 18 words, so a streamed reply has several parts. */
+export const answer = Array.from({ length: 18 }, (_, i) => `part${i + 1}`).join(' ');
+
+/** Sends one HTTP-bot message and returns its callbacks once the final one arrived, in sequence order. */
+export async function send(sys: TestSystem, sessionId: string, text: string): Promise<ReceivedCallback[]> {
+  const res = await sys.post({ session_id: sessionId, sender: { id: 'u1', name: 'Alice' }, message: [{ type: 'Plain', text }] });
+  assert.equal(res.status, 202);
+  const { data } = (await res.json()) as { data: { accepted_message_id: string } };
+  const mine = (all: ReceivedCallback[]) => all.filter((c) => c.json?.reply_to === data.accepted_message_id);
+  await sys.callbacks.waitFor((all) => mine(all).some((c) => c.json.is_final === true), 30_000)
+    .catch((err: Error) => assert.fail(`${err.message}\n${sys.services.allLogs().slice(-4000)}`));
+  // Late parts would show up after the final one if the stream were not closed properly.
+  await new Promise((r) => setTimeout(r, 1_000));
+  return mine(sys.callbacks.received).sort((a, b) => a.json.sequence - b.json.sequence);
+}
+
+export function assertStreamedAnswer(parts: ReceivedCallback[], expected: string): void {
+  assert.ok(parts.length >= 1);
+  assert.ok(parts.every((c) => c.json.stream === true && c.signatureValid), 'signed stream parts');
+  assert.equal(parts.filter((c) => c.json.is_final === true).length, 1, 'exactly one final part');
+  assert.equal(parts.at(-1)!.json.is_final, true, 'the final part is the last one');
+  assert.equal(replyText(parts.at(-1)!), expected);
+  // Cumulative snapshots: every part is a prefix of the answer.
+  for (const p of parts) assert.ok(expected.startsWith(replyText(p)), `part is a prefix: ${replyText(p)}`);
+}
+
+/** The operator revokes the key the pipeline holds: the user gets the failure hint as the one final part, the query fails with the reason. */
+export async function assertRefusedKeyFails(sys: TestSystem, fake: FakeKeyedExternal, sessionId: string, reason: RegExp): Promise<void> {
+  const key = fake.apiKey;
+  fake.apiKey = 'revoked-by-the-operator';
+  try {
+    const parts = await send(sys, sessionId, 'are you there');
+    assert.equal(parts.filter((c) => c.json.is_final === true).length, 1, 'exactly one final part');
+    assert.equal(replyText(parts.at(-1)!), 'Request failed.');
+    const prisma = createPrismaClient(sys.db.url);
+    try {
+      const record = await waitUntil('query record failed', async () => {
+        const row = await prisma.queryRecord.findFirst({ where: { launcherId: sessionId } });
+        return row?.status === 'failed' ? row : undefined;
+      });
+      assert.match(String(record.error), reason);
+      assert.ok(!String(record.error).includes(key), 'the key is not in the error');
+    } finally {
+      await prisma.$disconnect();
+    }
+  } finally {
+    fake.apiKey = key;
+  }
+}
+
+/**
+ * What every external runner must do through the whole system: stream the remote answer with exactly
+ * one final part, keep the remote conversation per session (`conversationOf` reads the id the runner
+ * sent from a recorded request), and turn a refused key into the pipeline's failure notice.
+ */
+export function describeRunner(name: string, o: {
+  start(): Promise<FakeKeyedExternal>;
+  pipeline(fake: FakeKeyedExternal): Record<string, unknown>;
+  /** The remote conversation id a request carried (Langflow's caller-chosen session id is always there). */
+  conversationOf(body: any, path: string): string | undefined;
+  /** The id the fake gave the first conversation. */
+  firstConversation(fake: FakeKeyedExternal): string;
+  queryOf(body: any): string;
+  authError: RegExp;
+}) {
+  describe(`${name} through the broker`, () => {
+    let sys: TestSystem;
+    let fake: FakeKeyedExternal;
+
+    before(async () => {
+      fake = await o.start();
+      sys = await startTestSystem({ pipelineConfig: { ai: { runner: { runner: name }, [name]: o.pipeline(fake) } } });
+    });
+
+    after(async () => {
+      await sys?.stop();
+      await fake?.close();
+    });
+
+    test('the answer streams with one final part, and the session keeps its remote conversation', async () => {
+      const first = await send(sys, `${name}-session`, 'hello remote');
+      assertStreamedAnswer(first, answer);
+      assert.ok(first.length >= 2, `the answer arrived in several parts (${first.length})`);
+      assert.equal(fake.requests.length, 1);
+      assert.equal(o.queryOf(fake.requests[0].body), 'hello remote');
+      const opened = o.conversationOf(fake.requests[0].body, fake.requests[0].path);
+      assert.ok(opened === undefined || opened === o.firstConversation(fake), 'a new session starts a new remote conversation');
+      assert.equal(sys.llm.requests.length, 0, 'the local model is not used');
+
+      const second = await send(sys, `${name}-session`, 'and again');
+      assertStreamedAnswer(second, answer);
+      assert.equal(fake.requests.length, 2);
+      assert.equal(o.queryOf(fake.requests[1].body), 'and again');
+      assert.equal(o.conversationOf(fake.requests[1].body, fake.requests[1].path), o.firstConversation(fake), 'the remote conversation is reused');
+
+      await send(sys, `${name}-other-session`, 'hi from elsewhere');
+      assert.notEqual(o.conversationOf(fake.requests[2].body, fake.requests[2].path), o.firstConversation(fake), 'another session has its own');
+
+      // Each call is a CLIENT span in the message's trace, with the remote HTTP call under it.
+      const spans = await sys.otlp.waitFor((all) => all.filter((s) => s.name === `invoke_agent ${name}`).length >= 3, 30_000);
+      const calls = spans.filter((s) => s.name === `invoke_agent ${name}`);
+      assert.ok(calls.every((s) => s.kindName === 'CLIENT' && s.serviceName === 'conveyor-runner' && s.attributes['gen_ai.agent.name'] === name));
+      assert.deepEqual(calls.map((s) => s.attributes['conveyor.external.conversation_continued']).sort(), [false, false, true]);
+      for (const call of calls) assert.ok(spans.some((s) => s.parentSpanId === call.spanId && s.kindName === 'CLIENT' && s.name.startsWith('POST')), 'the HTTP call is its child');
+    });
+
+    test('a refused key ends the reply with the failure notice and fails the query', () => assertRefusedKeyFails(sys, fake, `${name}-auth-session`, o.authError));
+  });
+}
+
