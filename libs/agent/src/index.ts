@@ -10,4 +10,5 @@ export * from './agent-loop.js';
 export * from './events.js';
 export * from './mcp/index.js';
 export * from './external/index.js';
+export * from './knowledge/index.js';
 export * from './attachments/index.js';

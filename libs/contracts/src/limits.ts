@@ -32,4 +32,16 @@ export const LIMITS = {
    * merged user turn keeps room for the preset and history within the bus bound.
    */
   aggregatedBytes: 524_288,
+  /** Knowledge bases one run retrieves from (`ai.local-agent.knowledge-bases`). */
+  knowledgeBasesPerRun: 64,
+  /** LangBot sends at most this many retrieved entries to a rerank model. */
+  rerankDocuments: 64,
+  /** Bytes of one knowledge base document as added (before its text is extracted). */
+  knowledgeDocumentBytes: 20 * 1_048_576,
+  /** Characters of text extracted from one document; past it the document fails instead of filling the database. */
+  knowledgeDocumentChars: 5_000_000,
+  /** Chunks of one knowledge base: exact search scans them all, so the scan stays bounded. */
+  knowledgeBaseChunks: 250_000,
+  /** Texts sent in one `/embeddings` request. */
+  embeddingBatch: 64,
 } as const;

@@ -63,6 +63,19 @@ export const ToolBinding = z.object({
 });
 export type ToolBinding = z.infer<typeof ToolBinding>;
 
+/**
+ * Knowledge bases a local-agent run retrieves from before the model is called (LangBot's
+ * `ai.local-agent.knowledge-bases`, `rerank-model` and `rerank-top-k`). Only ids travel: the retrieved
+ * text joins the user turn inside the runner, so the run request stays within the bus bound.
+ */
+export const KnowledgeBinding = z.object({
+  knowledgeBaseIds: z.array(Id).min(1).max(LIMITS.knowledgeBasesPerRun),
+  /** LlmModel id of a rerank model; empty means the knowledge bases' own (or none). */
+  rerankModel: z.string().max(200).default(''),
+  rerankTopK: z.number().int().min(0).max(LIMITS.rerankDocuments).default(5),
+});
+export type KnowledgeBinding = z.infer<typeof KnowledgeBinding>;
+
 /** `ai.runner.runner`: the runners Conveyor implements. External runners read their settings (and secrets) from the pipeline row. */
 export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'langflow-api', 'dashscope-app-api']);
 export type RunnerKind = z.infer<typeof RunnerKind>;
@@ -89,6 +102,8 @@ export const RunRequest = z.object({
   removeThink: z.boolean().optional(),
   /** `ai.runner.expire-time` in seconds for an external runner's conversation id; 0 or absent means never. */
   externalConversationTtlSeconds: z.number().int().min(0).max(31_536_000).optional(),
+  /** Retrieval before the model call; absent means no knowledge base is bound. */
+  knowledge: KnowledgeBinding.optional(),
 }).meta({ id: 'RunRequest/1' });
 export type RunRequest = z.infer<typeof RunRequest>;
 
@@ -139,6 +154,17 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
 ]).meta({ id: 'RunnerEvent/1' });
 export type RunnerEvent = z.infer<typeof RunnerEvent>;
 export type RunnerEventKind = RunnerEvent['kind'];
+
+/**
+ * Cut a knowledge base document into chunks and embed them. The document (its bytes, its state) is in
+ * Postgres; the job names it and the revision it was added at, so a job for replaced content is dropped.
+ */
+export const IngestJob = z.object({
+  v: V1,
+  documentId: Id,
+  revision: z.number().int().min(1),
+}).meta({ id: 'IngestJob/1' });
+export type IngestJob = z.infer<typeof IngestJob>;
 
 export const DeadLetter = z.object({
   v: V1,

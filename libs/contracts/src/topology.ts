@@ -41,6 +41,8 @@ export interface Topology {
     deadLetters: StreamSpec;
     /** JetStream's MAX_DELIVERIES advisories of the runner's consumer, kept until a runner handles them. */
     runAdvisories: StreamSpec;
+    /** Knowledge base documents to chunk and embed. */
+    ingest: StreamSpec;
   };
   consumers: {
     orchestrator: ConsumerSpec;
@@ -48,6 +50,8 @@ export interface Topology {
     dispatcher: ConsumerSpec;
     /** The runner's second consumer: runs JetStream gave up on, to tell their users. */
     runAdvisories: ConsumerSpec;
+    /** The runner's third consumer: knowledge base ingestion jobs (it holds the model keys). */
+    ingest: ConsumerSpec;
   };
   subjects: {
     /** An inbound message accepted by the ingress. */
@@ -58,6 +62,8 @@ export interface Topology {
     event(botId: string): string;
     /** A message that could not be processed, with the reason. `source` names the consumer that gave up. */
     deadLetter(source: string): string;
+    /** An ingestion job for a document of this knowledge base. */
+    ingest(knowledgeBaseId: string): string;
     /** Wildcards, for tools and tests. */
     allDeadLetters: string;
     /** Wildcard over every ingress replica's `syncReply` subject (server permissions). */
@@ -177,6 +183,16 @@ export function topology(prefix = 'conveyor'): Topology {
       maxBytes: 64 * MIB,
       maxMsgSize: 64 * 1024,
     },
+    // Jobs are small (a document id); the document's bytes stay in Postgres.
+    ingest: {
+      name: `${streamBase}_INGEST`,
+      subjects: [`${base}.ingest.>`],
+      retention: 'workqueue',
+      maxAgeMs: 7 * DAY,
+      duplicateWindowMs: 10 * MINUTE,
+      maxBytes: 64 * MIB,
+      maxMsgSize: 64 * 1024,
+    },
   } satisfies Record<string, StreamSpec>;
   const consumer = (stream: StreamSpec, name: string, ackWaitMs: number, maxAckPending: number): ConsumerSpec => ({
     stream: stream.name,
@@ -195,11 +211,14 @@ export function topology(prefix = 'conveyor'): Topology {
       runner: consumer(streams.runs, 'runner', 60_000, 10_000),
       dispatcher: consumer(streams.events, 'dispatcher', 30_000, 10_000),
       runAdvisories: consumer(streams.runAdvisories, 'runner-advisories', 60_000, 1_000),
+      // Embedding a large document takes minutes; the handler sends heartbeats.
+      ingest: consumer(streams.ingest, 'ingester', 60_000, 1_000),
     },
     subjects: {
       query: (botId) => `${base}.query.${subjectToken(botId)}`,
       run: (botId) => `${base}.run.${subjectToken(botId)}`,
       event: (botId) => `${base}.event.${subjectToken(botId)}`,
+      ingest: (knowledgeBaseId) => `${base}.ingest.${subjectToken(knowledgeBaseId)}`,
       deadLetter: (source) => `${base}.dlq.${subjectToken(source)}`,
       allDeadLetters: `${base}.dlq.>`,
       allSyncReplies: `${base}.sync.*`,

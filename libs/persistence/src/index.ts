@@ -11,3 +11,4 @@ export { resolveApiKey } from './api-key-ref.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
 export { QueryLog, type DoneEvent, type FinishedQuery, type QueryStart } from './query-log.js';
+export { KnowledgeStore, KnowledgeDocumentError, enablePgvector, documentTypeOf, type KnowledgeBaseSettings, type ChunkHit, type DocumentToIngest, type KnowledgeDocumentType, type KnowledgeDocumentStatus, type AddDocumentOutcome } from './knowledge-store.js';

@@ -32,12 +32,18 @@ function parseSchema(text: string): Model[] {
   return models;
 }
 
+/** SQL keywords among the column names, which Postgres quotes like mixed-case names. */
+const KEYWORDS = new Set(['position']);
+
 /** How pg_get_indexdef and pg_get_constraintdef print a column: quoted only when it needs quotes. */
-const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name}"`);
+const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) && !KEYWORDS.has(name) ? name : `"${name}"`);
 
 const PG_TYPES: Record<string, string> = {
-  String: 'text', Int: 'integer', BigInt: 'bigint', Boolean: 'boolean', DateTime: 'timestamp without time zone', Json: 'jsonb',
+  String: 'text', Int: 'integer', BigInt: 'bigint', Boolean: 'boolean', DateTime: 'timestamp without time zone', Json: 'jsonb', Bytes: 'bytea', Float: 'double precision',
 };
+
+/** The element type Postgres stores for a list field: `@db.Real` narrows Float to float4. */
+const listUdt = (field: Field) => (field.attrs.includes('@db.Real') ? '_float4' : field.type === 'Float' ? '_float8' : `_${PG_TYPES[field.type]}`);
 
 let db: TempDatabase;
 let client: pg.Client;
@@ -56,7 +62,7 @@ after(async () => {
 });
 
 test('the schema parser found every model', () => {
-  assert.deepEqual([...modelNames].sort(), ['Bot', 'Conversation', 'ConversationMessage', 'LlmModel', 'McpServer', 'Pipeline', 'QueryRecord']);
+  assert.deepEqual([...modelNames].sort(), ['Bot', 'Conversation', 'ConversationMessage', 'KnowledgeBase', 'KnowledgeChunk', 'KnowledgeDocument', 'LlmModel', 'McpServer', 'Pipeline', 'QueryRecord']);
 });
 
 test('tables are exactly the models plus the ledger', async () => {
@@ -76,7 +82,7 @@ for (const model of models) {
     for (const [i, field] of scalars.entries()) {
       const col = rows[i];
       const where = `${model.name}.${field.name}`;
-      if (field.list) assert.equal(col.udt_name, `_${PG_TYPES[field.type] === 'text' ? 'text' : PG_TYPES[field.type]}`, where);
+      if (field.list) assert.equal(col.udt_name, listUdt(field), where);
       else assert.equal(col.data_type, PG_TYPES[field.type], where);
       if (field.type === 'DateTime') assert.equal(col.datetime_precision, 3, where);
       // Prisma leaves scalar lists nullable in Postgres.
@@ -114,7 +120,7 @@ for (const model of models) {
       "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 AND indexname <> $2 ORDER BY indexname",
       [model.name, `${model.name}_pkey`],
     );
-    assert.deepEqual(rows.map((r) => r.indexdef), expectedIndexes.sort());
+    assert.deepEqual(rows.map((r) => r.indexdef).sort(), expectedIndexes.sort());
 
     const expectedFks = model.fields
       .map((f) => ({ f, rel: /@relation\(fields: \[(\w+)\], references: \[(\w+)\](?:, onDelete: (\w+))?\)/.exec(f.attrs) }))

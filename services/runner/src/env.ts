@@ -22,5 +22,9 @@ export const RunnerEnv = z.object({
   ATTACHMENT_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(3),
   /** Let image URLs reach loopback and private networks (off: a sender could make the runner read internal services). */
   ATTACHMENT_ALLOW_PRIVATE_NETWORK: z.preprocess(unsetWhenEmpty, z.stringbool().default(false)),
+  /** Knowledge base documents one replica ingests at once. */
+  INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** How often a replica publishes the jobs of documents still pending (added by setup, or a lost publish). */
+  KNOWLEDGE_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 });
 export type RunnerEnv = z.infer<typeof RunnerEnv>;

@@ -32,6 +32,14 @@ export class ModelDirectory {
     return models.filter((m): m is ResolvedModel => m !== null);
   }
 
+  /** One model by id; null when it does not exist or its key cannot be resolved (logged). */
+  async find(id: string): Promise<ResolvedModel | null> {
+    return this.byId(id).catch((err: Error) => {
+      this.infra.logger.error({ model: id, err: err.message }, 'model configuration unusable');
+      return null;
+    });
+  }
+
   private async byId(id: string): Promise<ResolvedModel | null> {
     return (await this.cache.fetch(id))?.value ?? null;
   }

@@ -6,6 +6,7 @@ import { RunHandler } from './run.handler.js';
 import type { RunnerEnv } from './env.js';
 import { startMaxDeliveriesConsumer } from './max-deliveries.js';
 import { McpRegistry } from './mcp-registry.js';
+import { startIngestConsumer } from './ingest.consumer.js';
 
 /**
  * All replicas pull from the one durable runner consumer. Prefetch 1 with RUNNER_CONCURRENCY slots:
@@ -18,6 +19,7 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
   const spec = env.RUNNER_ACK_WAIT_MS ? { ...base, ackWaitMs: env.RUNNER_ACK_WAIT_MS } : base;
   await ensureConsumers(infra.jsm, [spec]);
   const advisories = await startMaxDeliveriesConsumer(infra, spec, handler);
+  const stopIngest = await startIngestConsumer(app, infra);
   const consumer = await startConsumer({
     js: infra.js,
     spec,
@@ -39,6 +41,7 @@ export async function startRunConsumer(app: INestApplication, infra: Infra) {
     const graceMs = Math.max(1_000, env.SHUTDOWN_GRACE_SECONDS * 1000 - 3_000);
     await consumer.stop({ timeoutMs: graceMs, abortGraceMs: 1_500 });
     await advisories.stop({ timeoutMs: 2_000, abortGraceMs: 500 });
+    await stopIngest();
     await app.get(McpRegistry).close();
     await app.get(RunHandler).close();
   };

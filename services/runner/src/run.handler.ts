@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, type AgentItem, type AgentOutcome } from '@conveyor/agent';
-import { ConversationStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
+import { ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
@@ -27,6 +27,7 @@ export class RunHandler {
   private readonly queryLog: QueryLog;
   private readonly attempts: RunAttempts;
   private readonly images: { source: ImageFetcher; maxImages: number };
+  private readonly knowledge: KnowledgeStore;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
@@ -47,6 +48,7 @@ export class RunHandler {
       }),
       maxImages: env.ATTACHMENT_MAX_IMAGES,
     };
+    this.knowledge = new KnowledgeStore(infra.db);
   }
 
   /**
@@ -154,8 +156,15 @@ export class RunHandler {
   }
 
   private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome> {
-    const [models, tools] = await Promise.all([this.models.resolve(run.model), this.mcp.toolBox(run.tools)]);
-    return runLocalAgent(run, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, emit: async (i) => void (await emit(i)) });
+    const [models, tools, messages] = await Promise.all([
+      this.models.resolve(run.model),
+      this.mcp.toolBox(run.tools),
+      // The retrieved context goes to the model only: history keeps the user's own words (the run's user turn).
+      run.knowledge
+        ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal })
+        : run.messages,
+    ]);
+    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, emit: async (i) => void (await emit(i)) });
   }
 
   private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {

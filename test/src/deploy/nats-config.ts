@@ -79,6 +79,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       publish: [
         ...streamApi(topo), ...consuming('runner'), ...consumerApi(consumers.runAdvisories), subjects.deadLetter('runner-advisories'),
         ...storedMessageApi(streams.runs.name), ...streams.events.subjects,
+        // Knowledge base ingestion: the runner publishes jobs for pending documents and consumes them.
+        ...consumerApi(consumers.ingest), subjects.deadLetter('ingest'), ...streams.ingest.subjects,
       ],
       subscribe,
     },

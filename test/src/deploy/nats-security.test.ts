@@ -31,10 +31,14 @@ describe('NATS permissions', () => {
         const pull = `$JS.API.CONSUMER.MSG.NEXT.${spec.stream}.${spec.durable}`;
         assert.equal(pub.includes(pull), other === role, `${role} ${other === role ? 'must' : 'must not'} pull ${spec.durable}`);
       }
+      // Knowledge base ingestion runs on the runner, which holds the embedding models' keys.
+      const ingest = topo.consumers.ingest;
+      assert.equal(pub.includes(`$JS.API.CONSUMER.MSG.NEXT.${ingest.stream}.${ingest.durable}`), role === 'runner', `${role} and the ingest consumer`);
+      assert.equal(pub.includes(topo.streams.ingest.subjects[0]), role === 'runner', `${role} publishing ingestion jobs`);
       // The orchestrator publishes a message waiting for its session again, before its deliveries run out.
       assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator', `${role} and the query subjects`);
       // The runner has a second consumer (MAX_DELIVERIES advisories) with dead letters of its own.
-      const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories')] : [topo.subjects.deadLetter(role)];
+      const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories'), topo.subjects.deadLetter('ingest')] : [topo.subjects.deadLetter(role)];
       assert.ok(!pub.some((s) => s.includes('.dlq.') && !ownDeadLetters.includes(s)), `${role} writes only its own dead letters`);
       assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || /^\$JS\.API\.(STREAM|CONSUMER)\.DELETE\./.test(s) || s.includes('.PURGE.')), `${role} has no admin rights`);
       // Only the runner reads and removes single stored messages, and only runs (abandoned ones it answered).

@@ -85,6 +85,12 @@ export interface FakeOpenAI {
   readonly inFlight: number;
   /** Ends every stream paced by the shared ticker (`tickMs`) now: finish reason, usage, `[DONE]`. */
   release(): void;
+  /** Bodies of `/v1/embeddings` and `/v1/rerank` requests, in order. */
+  embeddingRequests: Array<{ model?: string; input?: unknown; encoding_format?: string }>;
+  rerankRequests: Array<{ model?: string; query?: string; documents?: string[]; top_n?: number }>;
+  /** Answer `/v1/embeddings` (or `/v1/rerank`) with this HTTP error until set back to undefined. */
+  failEmbeddings(error: { status: number; message: string } | undefined): void;
+  failRerank(error: { status: number; message: string } | undefined): void;
   close(): Promise<void>;
 }
 
@@ -106,6 +112,35 @@ function lastUserText(body: ChatRequestBody): string {
       .join('');
   }
   return '';
+}
+
+/** Dimensions of the fake embeddings. */
+export const FAKE_EMBEDDING_DIMENSIONS = 64;
+
+/**
+ * A deterministic embedding: each lowercase word adds 1 to the dimension its hash picks, so texts
+ * sharing words are near each other and a test can predict what a search finds.
+ */
+export function fakeEmbedding(text: string): number[] {
+  const v = new Array<number>(FAKE_EMBEDDING_DIMENSIONS).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    let h = 2166136261;
+    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 16777619) >>> 0;
+    v[h % FAKE_EMBEDDING_DIMENSIONS] += 1;
+  }
+  // A text without words still gets a vector (OpenAI never answers a zero vector).
+  if (!v.some((x) => x !== 0)) v[0] = 1;
+  return v;
+}
+
+/** The fake rerank score: the share of the query's distinct words that the document contains. */
+export function fakeRelevance(query: string, document: string): number {
+  const words = (t: string) => new Set(t.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const q = words(query);
+  const d = words(document);
+  let shared = 0;
+  for (const w of q) if (d.has(w)) shared++;
+  return q.size ? shared / q.size : 0;
 }
 
 export const echoResponder: FakeResponder = (body) => ({ text: `Echo: ${lastUserText(body)}` });
@@ -418,6 +453,50 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     }
   }
 
+  const embeddingRequests: FakeOpenAI['embeddingRequests'] = [];
+  const rerankRequests: FakeOpenAI['rerankRequests'] = [];
+  let embeddingsError: { status: number; message: string } | undefined;
+  let rerankError: { status: number; message: string } | undefined;
+
+  /** OpenAI's `/v1/embeddings`: float arrays, or base64 of little-endian float32 when asked. */
+  async function embeddings(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: { model?: string; input?: unknown; encoding_format?: string };
+    try {
+      body = JSON.parse((await readBody(req)).toString('utf8'));
+    } catch {
+      return sendError(res, 400, 'We could not parse the JSON body of your request.');
+    }
+    embeddingRequests.push(body);
+    if (embeddingsError) return sendError(res, embeddingsError.status, embeddingsError.message, 'server_error');
+    const inputs = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? body.input : null;
+    if (!inputs || inputs.some((i) => typeof i !== 'string')) return sendError(res, 400, "'input' must be a string or an array of strings");
+    const data = (inputs as string[]).map((text, index) => {
+      const vector = fakeEmbedding(text);
+      const embedding = body.encoding_format === 'base64' ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector;
+      return { object: 'embedding', index, embedding };
+    });
+    const tokens = (inputs as string[]).reduce((n, t) => n + countTokens(t), 0);
+    sendJson(res, 200, { object: 'list', data, model: body.model ?? 'fake-embedding', usage: { prompt_tokens: tokens, total_tokens: tokens } });
+  }
+
+  /** The Jina/Cohere-style `/v1/rerank` that LangBot calls on OpenAI-compatible gateways. */
+  async function rerankDocuments(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: { model?: string; query?: string; documents?: string[]; top_n?: number };
+    try {
+      body = JSON.parse((await readBody(req)).toString('utf8'));
+    } catch {
+      return sendError(res, 400, 'We could not parse the JSON body of your request.');
+    }
+    rerankRequests.push(body);
+    if (rerankError) return sendError(res, rerankError.status, rerankError.message, 'server_error');
+    if (typeof body.query !== 'string' || !Array.isArray(body.documents)) return sendError(res, 400, "'query' and 'documents' are required");
+    const results = body.documents
+      .map((doc, index) => ({ index, relevance_score: fakeRelevance(body.query!, String(doc)) }))
+      .sort((a, b) => b.relevance_score - a.relevance_score)
+      .slice(0, body.top_n ?? body.documents.length);
+    sendJson(res, 200, { model: body.model ?? 'fake-rerank', results });
+  }
+
   const server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
@@ -428,6 +507,13 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       inFlight++;
       res.once('close', () => inFlight--);
       completions(req, res).catch((err: unknown) => {
+        if (!res.headersSent) sendError(res, 500, `fake server failure: ${String(err)}`, 'server_error');
+        else res.destroy();
+      });
+      return;
+    }
+    if (req.method === 'POST' && (path === '/v1/embeddings' || path === '/v1/rerank')) {
+      (path === '/v1/embeddings' ? embeddings(req, res) : rerankDocuments(req, res)).catch((err: unknown) => {
         if (!res.headersSent) sendError(res, 500, `fake server failure: ${String(err)}`, 'server_error');
         else res.destroy();
       });
@@ -456,6 +542,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     },
     release: () => {
       for (const t of tickers.values()) t.release();
+    },
+    embeddingRequests,
+    rerankRequests,
+    failEmbeddings: (error) => {
+      embeddingsError = error;
+    },
+    failRerank: (error) => {
+      rerankError = error;
     },
     close: () => {
       for (const t of tickers.values()) t.stop();

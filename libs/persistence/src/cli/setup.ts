@@ -5,26 +5,29 @@
 // is already migrated.
 import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../database.js';
 import { migrate } from '../migrate.js';
-import { createPrismaClient } from '../client.js';
-import { describeChanges, notManagedWarning, syncConfigFile } from '../config-file/index.js';
+import { closeDatabase, createDatabase } from '../client.js';
+import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../config-file/index.js';
+import { enablePgvector, KnowledgeStore } from '../knowledge-store.js';
 
 async function main(): Promise<void> {
   const dryRun = process.argv.slice(2).includes('--dry-run');
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const target = redactUrl(databaseUrl);
-  if (!dryRun) {
-    if (await createDatabaseIfMissing(databaseUrl)) console.log(`setup: created database ${target}`);
-    const result = await migrate({ databaseUrl });
-    console.log(`setup: ${target}: ${result.applied.length} migration(s) applied, ${result.alreadyApplied.length} already applied`);
-  }
-  const file = process.env.CONVEYOR_CONFIG;
-  if (!file) {
-    console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
-    return;
-  }
-  const prisma = createPrismaClient(databaseUrl);
+  const db = createDatabase(databaseUrl, 4);
   try {
-    const { summary } = await syncConfigFile(prisma, file, { dryRun });
+    if (!dryRun) {
+      if (await createDatabaseIfMissing(databaseUrl)) console.log(`setup: created database ${target}`);
+      const result = await migrate({ databaseUrl });
+      console.log(`setup: ${target}: ${result.applied.length} migration(s) applied, ${result.alreadyApplied.length} already applied`);
+      const pgvector = await enablePgvector(db.pool);
+      console.log(`setup: pgvector ${typeof pgvector === 'string' ? pgvector : `not enabled (${pgvector.failed})`}; knowledge base search is ${pgvector === 'enabled' ? 'indexed (HNSW)' : 'exact'}`);
+    }
+    const file = process.env.CONVEYOR_CONFIG;
+    if (!file) {
+      console.log('setup: CONVEYOR_CONFIG not set; no configuration file loaded');
+      return;
+    }
+    const { config, summary } = await syncConfigFile(db.prisma, file, { dryRun });
     const changes = describeChanges(summary);
     if (dryRun) {
       console.log(`setup: dry run: applying ${file} to ${target} would change ${changes.length ? '' : 'nothing'}`);
@@ -34,8 +37,17 @@ async function main(): Promise<void> {
     }
     const warning = notManagedWarning(file, summary);
     if (warning) console.warn(`setup: warning: ${warning}`);
+    if (dryRun) return;
+    const kbs = await syncKnowledgeBases(db.prisma, config);
+    if (kbs.created.length + kbs.updated.length) console.log(`setup: knowledge bases: created ${JSON.stringify(kbs.created)}, updated ${JSON.stringify(kbs.updated)}`);
+    // Documents wait as `pending`; a runner publishes their ingestion jobs (it sweeps pending documents).
+    const documents = await storeKnowledgeDocuments(new KnowledgeStore(db), config);
+    if (documents.length) {
+      const by = (outcome: string) => documents.filter((d) => d.outcome === outcome).map((d) => `${d.knowledgeBaseId}/${d.name}`);
+      console.log(`setup: knowledge documents: created ${JSON.stringify(by('created'))}, replaced ${JSON.stringify(by('replaced'))}, unchanged ${by('unchanged').length}`);
+    }
   } finally {
-    await prisma.$disconnect();
+    await closeDatabase(db);
   }
 }
 

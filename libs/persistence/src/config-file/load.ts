@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { defaultPipelineStages, PipelineConfigSchema, withPipelineDefaults, type PipelineSettings } from '@conveyor/pipeline';
 import { parseDocument } from 'yaml';
 import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
@@ -148,6 +149,19 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       config: s.config,
       enabled: s.enabled,
     })),
+    knowledgeBases: input.knowledgeBases.map((kb) => ({
+      id: kb.id,
+      name: kb.name ?? kb.id,
+      description: kb.description,
+      embeddingModelId: kb.embeddingModel,
+      topK: kb.topK,
+      chunkSize: kb.chunkSize,
+      chunkOverlap: kb.chunkOverlap,
+      rerankModelId: kb.rerankModel ?? null,
+    })),
+    knowledgeDocuments: input.knowledgeBases.flatMap((kb) =>
+      [...new Set(kb.documents)].map((doc) => ({ knowledgeBaseId: kb.id, path: path.resolve(path.dirname(path.resolve(file)), doc) })),
+    ),
   };
 }
 
@@ -173,6 +187,7 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
   checkDuplicates('pipelines', config.pipelines.map((p) => p.id), issues);
   checkDuplicates('bots', config.bots.map((b) => b.id), issues);
   checkDuplicates('mcpServers', config.mcpServers.map((s) => s.id), issues);
+  checkDuplicates('knowledgeBases', config.knowledgeBases.map((kb) => kb.id), issues);
 
   const modelIds = new Set([...config.models.map((m) => m.id), ...(options.knownModelIds ?? [])]);
   config.pipelines.forEach((pipeline, i) => {
@@ -185,6 +200,11 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
     for (const ref of modelReferences(parsed.data.ai['local-agent'].model, `pipelines[${i}].config.ai.local-agent.model`)) {
       if (!modelIds.has(ref.id)) issues.push({ path: ref.path, message: `unknown model ${JSON.stringify(ref.id)} (not in models, nor in the database)` });
     }
+  });
+
+  config.knowledgeBases.forEach((kb, i) => {
+    if (!modelIds.has(kb.embeddingModelId)) issues.push({ path: `knowledgeBases[${i}].embeddingModel`, message: `unknown model ${JSON.stringify(kb.embeddingModelId)} (not in models, nor in the database)` });
+    if (kb.rerankModelId && !modelIds.has(kb.rerankModelId)) issues.push({ path: `knowledgeBases[${i}].rerankModel`, message: `unknown model ${JSON.stringify(kb.rerankModelId)} (not in models, nor in the database)` });
   });
 
   const mcpServerIds = new Set([...config.mcpServers.map((m) => m.id), ...(options.knownMcpServerIds ?? [])]);

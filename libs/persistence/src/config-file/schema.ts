@@ -11,7 +11,8 @@ const JsonRecord = z.record(z.string(), z.unknown());
 const BooleanLike = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export const MODEL_ABILITIES = ['func_call', 'vision'] as const;
+/** `embedding`: serves `/embeddings` for knowledge bases; `rerank`: serves a Jina/Cohere-style `/rerank`. */
+export const MODEL_ABILITIES = ['func_call', 'vision', 'embedding', 'rerank'] as const;
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
 export const BOT_ADAPTERS = ['http-bot', 'telegram'] as const;
 
@@ -69,11 +70,32 @@ export const McpServerEntrySchema = z.strictObject({
   enabled: BooleanLike.default(true),
 });
 
+const PositiveInt = (max: number) => z.coerce.number().int().min(1).max(max);
+
+/**
+ * A knowledge base and the files it holds. Documents are paths relative to the file; setup stores
+ * each file (again only when its bytes changed) and the runner ingests it.
+ */
+export const KnowledgeBaseEntrySchema = z.strictObject({
+  id: Id,
+  name: Name,
+  description: z.string().max(10_000).default(''),
+  /** A model id with the `embedding` ability. */
+  embeddingModel: Id,
+  topK: PositiveInt(64).default(5),
+  chunkSize: PositiveInt(100_000).default(512),
+  chunkOverlap: z.coerce.number().int().min(0).max(99_999).default(50),
+  /** A model id with the `rerank` ability, used when the pipeline names no `rerank-model`. */
+  rerankModel: Id.optional(),
+  documents: z.array(z.string().trim().min(1).max(4096)).max(10_000).default([]),
+}).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
+
 export const ConfigFileSchema = z.strictObject({
   models: z.array(ModelEntrySchema).default([]),
   pipelines: z.array(PipelineEntrySchema).default([]),
   bots: z.array(BotEntrySchema).default([]),
   mcpServers: z.array(McpServerEntrySchema).default([]),
+  knowledgeBases: z.array(KnowledgeBaseEntrySchema).default([]),
 });
 
 export type ConfigFileInput = z.infer<typeof ConfigFileSchema>;

@@ -13,7 +13,7 @@ export interface ConveyorConfig {
     /** `env:NAME`, or empty for no key. */
     apiKeyRef: string;
     modelId: string;
-    abilities: Array<'func_call' | 'vision'>;
+    abilities: Array<'func_call' | 'vision' | 'embedding' | 'rerank'>;
     extraArgs: Json;
     timeoutMs: number;
   }>;
@@ -27,4 +27,16 @@ export interface ConveyorConfig {
   }>;
   bots: Array<{ id: string; name: string; adapter: 'http-bot' | 'telegram'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
+  knowledgeBases: Array<{
+    id: string;
+    name: string;
+    description: string;
+    embeddingModelId: string;
+    topK: number;
+    chunkSize: number;
+    chunkOverlap: number;
+    rerankModelId: string | null;
+  }>;
+  /** The files of each knowledge base, as absolute paths (the file's entries are relative to it). */
+  knowledgeDocuments: Array<{ knowledgeBaseId: string; path: string }>;
 }

@@ -44,6 +44,10 @@ export const PipelineConfigSchema = z.looseObject({
       'max-round': int(1),
       prompt: z.array(z.looseObject({ role: z.string(), content: z.string() })),
       'knowledge-bases': strings.default([]),
+      /** Legacy single knowledge base (older LangBot configs); `__none__` means none. */
+      'knowledge-base': z.string().optional(),
+      'rerank-model': z.string().default(''),
+      'rerank-top-k': int(0).default(5),
     }),
   }),
   output: z.looseObject({

@@ -52,6 +52,27 @@ function runRequestWith(q: PipelineQuery, messages: RunRequest['messages']): Run
     },
     removeThink: misc['remove-think'],
     externalConversationTtlSeconds: q.config.ai.runner['expire-time'],
+    ...knowledgeOf(q),
+  };
+}
+
+/**
+ * The knowledge bases of the run: PreProcessor's `_knowledge_base_uuids` (LangBot's variable, which a
+ * plugin may have changed), the rerank model `__none__` meaning none as in LangBot.
+ */
+function knowledgeOf(q: PipelineQuery): Pick<RunRequest, 'knowledge'> {
+  const listed = q.variables._knowledge_base_uuids;
+  const ids = Array.isArray(listed) ? [...new Set(listed.filter((id): id is string => typeof id === 'string' && id !== ''))] : [];
+  if (ids.length === 0) return {};
+  const la = q.config.ai['local-agent'];
+  const rerankModel = la['rerank-model'] === '__none__' ? '' : la['rerank-model'];
+  return {
+    knowledge: {
+      knowledgeBaseIds: ids.slice(0, LIMITS.knowledgeBasesPerRun),
+      rerankModel,
+      // LangBot keeps scored[:rerank-top-k]: 0 keeps nothing when a rerank succeeds.
+      rerankTopK: Math.min(la['rerank-top-k'], LIMITS.rerankDocuments),
+    },
   };
 }
 

@@ -11,6 +11,12 @@ export function modelOf(model: string | { primary: string; fallbacks?: string[] 
   return typeof model === 'string' ? { primary: model, fallbacks: [] } : { primary: model.primary, fallbacks: model.fallbacks ?? [] };
 }
 
+/** LangBot's list, or the legacy single `knowledge-base` when the list is empty and it is not `__none__`. */
+export function knowledgeBaseIds(list: string[] | undefined, legacy: string | undefined): string[] {
+  if (list?.length) return [...list];
+  return legacy && legacy !== '__none__' ? [legacy] : [];
+}
+
 /**
  * PreProcessor (spec 8.4): history from the shared store, the per-turn prompt, the user message and
  * the template variables. It never writes: history is stored once per turn after the final item.
@@ -48,7 +54,7 @@ export const preProcessor: StageFactory = ({ name, config, deps }) => ({
       group_name: launcherType === 'group' ? (q.groupName ?? '') : '',
       sender_name: q.senderName,
       user_message_text: text,
-      _knowledge_base_uuids: [...(la['knowledge-bases'] ?? [])],
+      _knowledge_base_uuids: knowledgeBaseIds(la['knowledge-bases'], la['knowledge-base']),
     });
     // Plugins see and may replace the preset and history before the date paragraph is added (LangBot's order).
     await emitPromptPreProcessing(q, deps);

@@ -1,0 +1,108 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useTempDatabase } from './testing/index.js';
+import { KnowledgeDocumentError, KnowledgeStore, documentTypeOf, enablePgvector } from './knowledge-store.js';
+
+const database = useTempDatabase();
+
+const unit = (v: number[]) => {
+  const n = Math.hypot(...v);
+  return v.map((x) => x / n);
+};
+
+async function knowledgeBase(id: string) {
+  await database().prisma.knowledgeBase.create({ data: { id, name: id, embeddingModelId: 'embed' } });
+}
+
+test('a document added twice with the same bytes is stored once; new bytes raise its revision and put it back to pending', async () => {
+  const store = new KnowledgeStore(database());
+  await knowledgeBase('kb-add');
+  const first = await store.addDocument('kb-add', 'a.md', 'markdown', Buffer.from('# one'));
+  assert.equal(first.outcome, 'created');
+  assert.equal(first.revision, 1);
+  const again = await store.addDocument('kb-add', 'a.md', 'markdown', Buffer.from('# one'));
+  assert.deepEqual(again, { ...first, outcome: 'unchanged' });
+  const doc = await store.claim(first.id, 1);
+  assert.ok(doc);
+  assert.equal(await store.complete(doc, [{ text: 'one', embedding: unit([1, 0]) }]), true);
+  const replaced = await store.addDocument('kb-add', 'a.md', 'markdown', Buffer.from('# two'));
+  assert.deepEqual([replaced.id, replaced.revision, replaced.outcome], [first.id, 2, 'replaced']);
+  const state = await store.document(first.id);
+  assert.deepEqual([state?.status, state?.progress], ['pending', 0]);
+  assert.equal(await database().prisma.knowledgeChunk.count({ where: { documentId: first.id } }), 0, 'the old chunks are gone');
+  assert.equal(await store.claim(first.id, 1), null, 'a job for the old revision is dropped');
+});
+
+test('adding to an unknown knowledge base or past the size bound fails with a code', async () => {
+  const store = new KnowledgeStore(database());
+  await assert.rejects(store.addDocument('nope', 'a.txt', 'text', Buffer.from('x')), (err: unknown) => err instanceof KnowledgeDocumentError && err.code === 'unknown_knowledge_base');
+  await knowledgeBase('kb-big');
+  await assert.rejects(store.addDocument('kb-big', 'a.txt', 'text', Buffer.alloc(20 * 1_048_576 + 1)), (err: unknown) => err instanceof KnowledgeDocumentError && err.code === 'document_too_large');
+});
+
+test('exact search returns the nearest chunks of that knowledge base only, best first', async () => {
+  const store = new KnowledgeStore(database());
+  await knowledgeBase('kb-s1');
+  await knowledgeBase('kb-s2');
+  const d1 = await store.addDocument('kb-s1', 'a.txt', 'text', Buffer.from('a'));
+  const d2 = await store.addDocument('kb-s2', 'b.txt', 'text', Buffer.from('b'));
+  await store.complete({ id: d1.id, knowledgeBaseId: 'kb-s1', revision: 1 }, [
+    { text: 'east', embedding: unit([1, 0, 0]) },
+    { text: 'north-east', embedding: unit([1, 1, 0]) },
+    { text: 'north', embedding: unit([0, 1, 0]) },
+    { text: 'up', embedding: unit([0, 0, 1]) },
+  ]);
+  await store.complete({ id: d2.id, knowledgeBaseId: 'kb-s2', revision: 1 }, [{ text: 'other east', embedding: unit([1, 0, 0]) }]);
+  const hits = await store.search('kb-s1', unit([1, 0.2, 0]), 2);
+  assert.deepEqual(hits.map((h) => h.text), ['east', 'north-east']);
+  assert.ok(hits[0].score > hits[1].score);
+  assert.ok(Math.abs(hits[0].score - unit([1, 0.2, 0])[0]) < 1e-5, 'the score is the cosine similarity');
+  assert.equal((await store.document(d1.id))?.status, 'done');
+});
+
+test('a failed document keeps its reason; a claimed one shows progress', async () => {
+  const store = new KnowledgeStore(database());
+  await knowledgeBase('kb-f');
+  const d = await store.addDocument('kb-f', 'a.txt', 'text', Buffer.from('a'));
+  assert.ok(await store.claim(d.id, d.revision));
+  await store.setProgress(d.id, d.revision, 40.7);
+  assert.deepEqual(await store.document(d.id), { id: d.id, name: 'a.txt', status: 'processing', error: null, progress: 40, revision: 1 });
+  await store.fail(d.id, d.revision, 'embedding failed: 500');
+  const state = await store.document(d.id);
+  assert.deepEqual([state?.status, state?.error], ['failed', 'embedding failed: 500']);
+  assert.equal(await store.claim(d.id, d.revision), null, 'a failed document is not taken again by a repeated job');
+  assert.deepEqual((await store.pending()).filter((p) => p.id === d.id), []);
+});
+
+test('document types come from the file name', () => {
+  assert.deepEqual(['a.md', 'b.TXT', 'c.pdf', 'd.docx', 'e.exe', 'noext'].map(documentTypeOf), ['markdown', 'text', 'pdf', 'docx', undefined, undefined]);
+});
+
+test('in-process search sees chunks added and removed since its last read, and agrees with the SQL scan', async () => {
+  const store = new KnowledgeStore(database());
+  const inSql = new KnowledgeStore(database(), { matrixBudgetBytes: 0 });
+  await knowledgeBase('kb-m');
+  const a = await store.addDocument('kb-m', 'a.txt', 'text', Buffer.from('a'));
+  await store.complete({ id: a.id, knowledgeBaseId: 'kb-m', revision: 1 }, [
+    { text: 'x axis', embedding: unit([1, 0, 0]) },
+    { text: 'y axis', embedding: unit([0, 1, 0]) },
+  ]);
+  const q = unit([0.2, 0.1, 1]);
+  assert.deepEqual((await store.search('kb-m', q, 1)).map((h) => h.text), ['x axis']);
+  const b = await store.addDocument('kb-m', 'b.txt', 'text', Buffer.from('b'));
+  await store.complete({ id: b.id, knowledgeBaseId: 'kb-m', revision: 1 }, [{ text: 'z axis', embedding: unit([0, 0, 1]) }]);
+  const after = await store.search('kb-m', q, 3);
+  assert.deepEqual(after.map((h) => h.text), ['z axis', 'x axis', 'y axis'], 'the new chunk is found');
+  const sql = await inSql.search('kb-m', q, 3);
+  assert.deepEqual(sql.map((h) => h.text), after.map((h) => h.text));
+  for (const [i, hit] of sql.entries()) assert.ok(Math.abs(hit.score - after[i].score) < 1e-5);
+  await store.addDocument('kb-m', 'b.txt', 'text', Buffer.from('b changed'));
+  assert.deepEqual((await store.search('kb-m', q, 3)).map((h) => h.text), ['x axis', 'y axis'], 'replaced content leaves the search');
+});
+
+test('pgvector is enabled only where the server offers it, and search says which path it takes', async () => {
+  const { rows } = await database().pool.query<{ found: boolean }>("SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS found");
+  const outcome = await enablePgvector(database().pool);
+  assert.equal(outcome, rows[0].found ? 'enabled' : 'unavailable');
+  assert.equal(await new KnowledgeStore(database()).hasPgvector(), outcome === 'enabled');
+});
