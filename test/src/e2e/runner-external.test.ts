@@ -1,7 +1,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExternalRunnerError, langflowAnswer, runCoze, runDashscope, runDify, runLangflow, runN8n, type AgentItem, type ExternalInput } from '@conveyor/agent';
-import { startFakeCoze, startFakeDashscope, startFakeDify, startFakeLangflow, startFakeN8n, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
+import { ExternalRunnerError, langflowAnswer, runCoze, runDashscope, runDify, runLangflow, runN8n, runWeknora, type AgentItem, type ExternalInput } from '@conveyor/agent';
+import { startFakeCoze, startFakeDashscope, startFakeDify, startFakeLangflow, startFakeN8n, startFakeWeknora, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
 
 /** dify-service-api and n8n-service-api against fakes of their HTTP APIs. */
 describe('external runners', () => {
@@ -74,7 +74,7 @@ describe('external runners', () => {
   });
 });
 
-/** coze-api, langflow-api and dashscope-app-api against fakes of their HTTP APIs, and Dify's chatflow apps. */
+/** coze-api, langflow-api, dashscope-app-api and weknora-api against fakes of their HTTP APIs, and Dify's chatflow apps. */
 describe('more external runners', () => {
   let fake: FakeKeyedExternal | FakeExternal | undefined;
   afterEach(async () => {
@@ -166,6 +166,43 @@ describe('more external runners', () => {
     assert.equal(result.text, answer);
     assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => c.isFinal), [false, false, true]);
     assert.deepEqual(fake.requests[0].body, { input: { prompt: 'hello there', biz_params: { launcher_id: 'u1' } }, parameters: { incremental_output: true, flow_stream_mode: 'message_format' }, debug: {} });
+  });
+
+  const weknora = (url: string, appType: 'agent' | 'chat' = 'agent') => ({ baseUrl: url, apiKey: 'wk-key', appType, agentId: appType === 'agent' ? 'builtin-smart-reasoning' : 'builtin-quick-answer', knowledgeBaseIds: ['kb-1'], webSearchEnabled: true, basePrompt: '请回答用户的问题。', timeoutMs: 10_000 });
+
+  test('WeKnora agent: a new conversation opens a session first; answer events stream every 8 with one final part', async () => {
+    const wk = await startFakeWeknora({ apiKey: 'wk-key', answer });
+    fake = wk;
+    const { items, input: i } = input(true);
+    const result = await runWeknora(weknora(wk.url), i);
+    assert.equal(result.text, answer, 'thinking and tool calls are not part of the reply');
+    assert.equal(result.conversationId, 'wk-session-1');
+    assert.deepEqual(wk.sessions.map((r) => [r.path, r.headers['x-api-key'], r.body]), [['/api/v1/sessions', 'wk-key', { title: 'IM Chat - person_u1' }]]);
+    assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => [c.isFinal, c.text.trim().split(' ').length]), [[false, 8], [false, 16], [true, 18]]);
+    assert.equal(wk.requests[0].path, '/api/v1/agent-chat/wk-session-1');
+    assert.equal(wk.requests[0].headers['x-api-key'], 'wk-key');
+    assert.deepEqual(wk.requests[0].body, { query: 'hello there', channel: 'im', agent_enabled: true, agent_id: 'builtin-smart-reasoning', knowledge_base_ids: ['kb-1'], web_search_enabled: true });
+
+    const again = input(false, { conversationId: 'wk-session-1', query: '' });
+    await runWeknora(weknora(wk.url), again.input);
+    assert.equal(wk.sessions.length, 1, 'a kept conversation opens no session');
+    assert.equal(wk.requests[1].body.query, '请回答用户的问题。', 'a message without text sends the base prompt');
+    assert.deepEqual(again.items, [{ kind: 'message', message: { role: 'assistant', content: answer } }]);
+  });
+
+  test('WeKnora chat: /knowledge-chat without agent switches; an error event, an unknown session and a refused key fail the run', async () => {
+    let wk = await startFakeWeknora({ apiKey: 'wk-key', answer: 'from the knowledge base' });
+    fake = wk;
+    const result = await runWeknora(weknora(wk.url, 'chat'), input(true, { conversationId: 'wk-session-0' }).input);
+    assert.equal(result.text, 'from the knowledge base');
+    assert.equal(wk.requests[0].path, '/api/v1/knowledge-chat/wk-session-0');
+    assert.deepEqual(wk.requests[0].body, { query: 'hello there', channel: 'im', agent_id: 'builtin-quick-answer', knowledge_base_ids: ['kb-1'] });
+    await assert.rejects(runWeknora(weknora(wk.url), input(true, { conversationId: 'wk-session-9' }).input), /WeKnora answered HTTP 404: .*session not found/);
+    await assert.rejects(runWeknora({ ...weknora(wk.url), apiKey: 'wrong' }, input(true).input), /WeKnora answered HTTP 401: .*invalid API key/);
+    await wk.close();
+    wk = await startFakeWeknora({ apiKey: 'wk-key', answer: 'half done', failWith: 'model quota exhausted' });
+    fake = wk;
+    await assert.rejects(runWeknora(weknora(wk.url), input(true).input), (err: Error) => err instanceof ExternalRunnerError && err.message === 'WeKnora error: model quota exhausted');
   });
 
   test('Dify chatflow apps are called as chat apps (LangBot 4.x)', async () => {

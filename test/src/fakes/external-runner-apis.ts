@@ -217,3 +217,53 @@ export async function startFakeDashscope(opts: { apiKey: string; appId: string; 
   fake.url = `${await listen(server)}/api/v1`;
   return fake;
 }
+
+/**
+ * WeKnora (`/api/v1`, `X-API-Key`): `POST /sessions` opens a session (`{data: {id}}`, 201);
+ * `POST /agent-chat/{session}` and `/knowledge-chat/{session}` stream gin's SSE events
+ * (`event:message`, `data:` a JSON response with `response_type`): the agent's `agent_query`,
+ * `thinking` and a `tool_call`, the chat's `references`, then one `answer` per word with `done` on the
+ * last (`failWith`: an `error` event instead of the last words). An unknown session is 404, a wrong
+ * key 401. `requests` holds the chat calls, `sessions` the opened sessions' requests.
+ */
+export async function startFakeWeknora(opts: { apiKey: string; answer: string; failWith?: string }): Promise<FakeKeyedExternal & { sessions: RecordedExternalRequest[] }> {
+  const requests: RecordedExternalRequest[] = [];
+  const sessions: RecordedExternalRequest[] = [];
+  const fake = { apiKey: opts.apiKey, url: '', requests, sessions, close: () => closeServer(server) };
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
+    const json = (status: number, o: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(o));
+    if (req.headers['x-api-key'] !== fake.apiKey) {
+      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      return json(401, { success: false, error: 'Unauthorized: invalid API key' });
+    }
+    if (req.method === 'POST' && req.url === '/api/v1/sessions') {
+      sessions.push({ path: req.url, headers: req.headers, body });
+      return json(201, { success: true, data: { id: `wk-session-${sessions.length}`, title: body.title } });
+    }
+    const chat = /^\/api\/v1\/(agent-chat|knowledge-chat)\/(wk-session-(\d+))$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !chat) return json(404, { success: false, error: 'not found' });
+    requests.push({ path: req.url ?? '', headers: req.headers, body });
+    if (Number(chat[3]) > sessions.length) return json(404, { success: false, error: 'session not found' });
+    const id = `req-${requests.length}`;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const send = (o: Record<string, unknown>) => res.write(`event:message\ndata:${JSON.stringify({ id, session_id: chat[2], done: false, ...o })}\n\n`);
+    if (chat[1] === 'agent-chat') {
+      send({ response_type: 'agent_query', content: body.query });
+      send({ response_type: 'thinking', content: 'Looking into it.' });
+      send({ response_type: 'tool_call', content: '', data: { tool_name: 'knowledge_search', arguments: { query: body.query } } });
+    } else send({ response_type: 'references', content: '', knowledge_references: [] });
+    const words = wordsOf(opts.answer);
+    for (const [i, w] of words.entries()) {
+      if (opts.failWith && i === words.length - 1) {
+        send({ response_type: 'error', content: opts.failWith, done: true });
+        return void res.end();
+      }
+      send({ response_type: 'answer', content: w, done: i === words.length - 1 });
+      await sleep(1);
+    }
+    res.end();
+  });
+  fake.url = `${await listen(server)}/api/v1`;
+  return fake;
+}

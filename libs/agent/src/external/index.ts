@@ -5,5 +5,6 @@ export * from './n8n.js';
 export * from './coze.js';
 export * from './dashscope.js';
 export * from './langflow.js';
+export * from './weknora.js';
 export * from './settings.js';
 export * from './registry.js';

@@ -7,6 +7,7 @@ import { dashscopeConfig, runDashscope } from './dashscope.js';
 import { difyConfig, runDify } from './dify.js';
 import { langflowConfig, runLangflow } from './langflow.js';
 import { n8nConfig, runN8n } from './n8n.js';
+import { runWeknora, weknoraConfig } from './weknora.js';
 import type { RunnerSettings, SecretResolver } from './settings.js';
 
 export type ExternalRunnerKind = Exclude<RunnerKind, 'local-agent'>;
@@ -18,6 +19,7 @@ const RUNNERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretReso
   'coze-api': (s, secret, input) => runCoze(cozeConfig(s, secret), input),
   'langflow-api': (s, secret, input) => runLangflow(langflowConfig(s, secret), input),
   'dashscope-app-api': (s, secret, input) => runDashscope(dashscopeConfig(s, secret), input),
+  'weknora-api': (s, secret, input) => runWeknora(weknoraConfig(s, secret), input),
 };
 
 export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {

@@ -4,6 +4,7 @@ import { cozeConfig } from './coze.js';
 import { dashscopeConfig } from './dashscope.js';
 import { difyConfig } from './dify.js';
 import { langflowConfig } from './langflow.js';
+import { weknoraConfig } from './weknora.js';
 import { ExternalRunnerError } from './common.js';
 
 /** `env:NAME` resolves from a fixed table here, as the runner resolves it from its environment. */
@@ -38,4 +39,16 @@ test('dashscope-app-api settings: agent or workflow only; references_quote (Lang
 test('dify-service-api settings: chatflow is an app type of its own; anything unknown is chat', () => {
   assert.equal(difyConfig({ 'app-type': 'chatflow' }, secret).appType, 'chatflow');
   assert.equal(difyConfig({ 'app-type': 'completion' }, secret).appType, 'chat');
+});
+
+test('weknora-api settings: LangBot\'s metadata defaults; the agent id follows the app type; agent or chat only, key and base URL required', () => {
+  assert.deepEqual(weknoraConfig({ 'api-key': 'env:WK' }, secret), {
+    baseUrl: 'http://localhost:8080/api/v1', apiKey: 'resolved(WK)', appType: 'agent', agentId: 'builtin-smart-reasoning',
+    knowledgeBaseIds: [], webSearchEnabled: false, basePrompt: '请回答用户的问题。', timeoutMs: 120_000,
+  });
+  const chat = weknoraConfig({ 'api-key': 'k', 'app-type': 'chat', 'knowledge-base-ids': ['kb-1', ' ', 'kb-2'], 'web-search-enabled': 'true', timeout: 0 }, secret);
+  assert.deepEqual([chat.agentId, chat.knowledgeBaseIds, chat.webSearchEnabled, chat.timeoutMs], ['builtin-quick-answer', ['kb-1', 'kb-2'], true, 120_000]);
+  assert.throws(() => weknoraConfig({ 'api-key': 'k', 'app-type': 'workflow' }, secret), /unsupported weknora-api app-type "workflow"/);
+  assert.throws(() => weknoraConfig({ 'api-key': '  ' }, secret), /weknora-api api-key is not set/);
+  assert.throws(() => weknoraConfig({ 'api-key': 'k', 'base-url': '' }, secret), /weknora-api base-url is not set/);
 });
