@@ -1,7 +1,7 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExternalRunnerError, langflowAnswer, runCoze, runDashscope, runDify, runLangflow, runN8n, runWeknora, type AgentItem, type ExternalInput } from '@conveyor/agent';
-import { startFakeCoze, startFakeDashscope, startFakeDify, startFakeLangflow, startFakeN8n, startFakeWeknora, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
+import { ExternalRunnerError, langflowAnswer, runCoze, runDashscope, runDify, runLangflow, runN8n, runWeknora, runDeerflow, deerflowText, type AgentItem, type ExternalInput } from '@conveyor/agent';
+import { startFakeCoze, startFakeDashscope, startFakeDify, startFakeLangflow, startFakeN8n, startFakeWeknora, startFakeDeerflow, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
 
 /** dify-service-api and n8n-service-api against fakes of their HTTP APIs. */
 describe('external runners', () => {
@@ -74,7 +74,7 @@ describe('external runners', () => {
   });
 });
 
-/** coze-api, langflow-api, dashscope-app-api and weknora-api against fakes of their HTTP APIs, and Dify's chatflow apps. */
+/** coze-api, langflow-api, dashscope-app-api, weknora-api and deerflow-api against fakes of their HTTP APIs, and Dify's chatflow apps. */
 describe('more external runners', () => {
   let fake: FakeKeyedExternal | FakeExternal | undefined;
   afterEach(async () => {
@@ -203,6 +203,58 @@ describe('more external runners', () => {
     wk = await startFakeWeknora({ apiKey: 'wk-key', answer: 'half done', failWith: 'model quota exhausted' });
     fake = wk;
     await assert.rejects(runWeknora(weknora(wk.url), input(true).input), (err: Error) => err instanceof ExternalRunnerError && err.message === 'WeKnora error: model quota exhausted');
+  });
+
+  const deerflow = (url: string) => ({ apiBase: url, apiKey: 'df-key', authHeader: '', assistantId: 'lead_agent', modelName: '', thinkingEnabled: false, planMode: false, subagentEnabled: false, maxConcurrentSubagents: 3, recursionLimit: 1000, timeoutMs: 10_000 });
+
+  test('DeerFlow: a new conversation opens a thread; message deltas stream every 8, the state\'s AI message is the answer; a kept thread\'s old answer is not shown again', async () => {
+    const df = await startFakeDeerflow({ apiKey: 'df-key', answer });
+    fake = df;
+    const { items, input: i } = input(true);
+    const result = await runDeerflow(deerflow(df.url), i);
+    assert.equal(result.text, answer);
+    assert.equal(result.conversationId, 'df-thread-1');
+    assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => [c.isFinal, c.text.trim().split(' ').length]), [[false, 8], [false, 16], [true, 18]]);
+    const req = df.requests[0];
+    assert.equal(req.path, '/api/langgraph/threads/df-thread-1/runs/stream');
+    assert.equal(req.headers.authorization, 'Bearer df-key');
+    const configurable = { thread_id: 'df-thread-1', thinking_enabled: false, is_plan_mode: false, subagent_enabled: false };
+    assert.deepEqual(req.body, { assistant_id: 'lead_agent', input: { messages: [{ role: 'user', content: 'hello there' }] }, stream_mode: ['values', 'messages-tuple', 'custom'], context: configurable, config: { recursion_limit: 1000, configurable } });
+
+    // The second turn's first state holds the first answer: no part shows it.
+    const again = input(true, { conversationId: 'df-thread-1', query: '' });
+    const second = await runDeerflow({ ...deerflow(df.url), apiKey: 'not-sent', authHeader: 'Bearer df-key', subagentEnabled: true, modelName: 'gpt-x' }, again.input);
+    assert.equal(second.text, answer);
+    assert.equal(df.threads.size, 1, 'a kept conversation opens no thread');
+    assert.equal(df.requests[1].headers.authorization, 'Bearer df-key', 'auth-header is the whole Authorization value, over api-key');
+    assert.equal(df.requests[1].body.input.messages[0].content, 'continue', 'a message without text asks to continue');
+    assert.deepEqual(df.requests[1].body.config.configurable, { thread_id: 'df-thread-1', thinking_enabled: false, is_plan_mode: false, subagent_enabled: true, max_concurrent_subagents: 3, model_name: 'gpt-x' });
+    const firstPart = again.items.find((x) => x.kind === 'chunk');
+    assert.ok(firstPart?.kind === 'chunk' && firstPart.text === 'part1 part2 part3 part4 part5 part6 part7 part8 ', `the first part starts the new answer: ${JSON.stringify(firstPart)}`);
+  });
+
+  test('DeerFlow: clarification, failed subtasks, an error event, a timeout mid-run (partial answer with the note) and a refused key', async () => {
+    let df = await startFakeDeerflow({ apiKey: 'df-key', answer, clarify: 'Which city do you mean?' });
+    fake = df;
+    assert.equal((await runDeerflow(deerflow(df.url), input(true).input)).text, 'Which city do you mean?');
+    await df.close();
+    df = await startFakeDeerflow({ apiKey: 'df-key', answer, failedTask: 'search backend down' });
+    fake = df;
+    const failed = input(false);
+    assert.equal((await runDeerflow(deerflow(df.url), failed.input)).text, 'DeerFlow subtask failed: research-1: search backend down');
+    assert.deepEqual(failed.items, [{ kind: 'message', message: { role: 'assistant', content: 'DeerFlow subtask failed: research-1: search backend down' } }]);
+    await assert.rejects(runDeerflow({ ...deerflow(df.url), apiKey: 'wrong' }, input(true).input), /DeerFlow answered HTTP 401: .*Invalid authentication/);
+    await assert.rejects(runDeerflow(deerflow(df.url), input(true, { conversationId: 'df-thread-9' }).input), /DeerFlow answered HTTP 404: .*not found/);
+    await df.close();
+    df = await startFakeDeerflow({ apiKey: 'df-key', answer, failWith: 'graph crashed' });
+    fake = df;
+    await assert.rejects(runDeerflow(deerflow(df.url), input(true).input), (err: Error) => err instanceof ExternalRunnerError && /^DeerFlow stream error event: .*graph crashed/.test(err.message));
+    await df.close();
+    df = await startFakeDeerflow({ apiKey: 'df-key', answer, stallAfter: 3 });
+    fake = df;
+    const partial = await runDeerflow({ ...deerflow(df.url), timeoutMs: 1_000 }, input(true).input);
+    assert.equal(partial.text, 'part1 part2 part3 \n\nDeerFlow stream 在 1s 后超时，返回部分结果。');
+    assert.equal(deerflowText([{ type: 'text', text: 'a' }, { content: [{ type: 'text', text: 'b' }] }, 'c']), 'a\nb\nc');
   });
 
   test('Dify chatflow apps are called as chat apps (LangBot 4.x)', async () => {

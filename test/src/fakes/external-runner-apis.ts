@@ -267,3 +267,69 @@ export async function startFakeWeknora(opts: { apiKey: string; answer: string; f
   fake.url = `${await listen(server)}/api/v1`;
   return fake;
 }
+
+/**
+ * DeerFlow's LangGraph API (`Authorization: Bearer <key>`): `POST /api/langgraph/threads` opens a
+ * thread; `POST /api/langgraph/threads/{thread}/runs/stream` streams LangGraph's named SSE events:
+ * `metadata`, `values` with the thread's state (earlier turns and the question), one `messages`
+ * event per word (`[AIMessageChunk, metadata]`), then `values` with the AI message added, which the
+ * thread keeps. `failWith`: an `error` event after the first words; `failedTask`: a `custom`
+ * `task_failed` event and no AI text; `clarify`: an `ask_clarification` tool message instead of the
+ * answer; `stallAfter`: that many words, then nothing until the client hangs up. An unknown thread is 404.
+ */
+export async function startFakeDeerflow(opts: { apiKey: string; answer: string; failWith?: string; failedTask?: string; clarify?: string; stallAfter?: number }): Promise<FakeKeyedExternal & { threads: Map<string, unknown[]> }> {
+  const requests: RecordedExternalRequest[] = [];
+  const threads = new Map<string, unknown[]>();
+  const fake = { apiKey: opts.apiKey, url: '', requests, threads, close: () => closeServer(server) };
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
+    const json = (status: number, o: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(o));
+    if (req.headers.authorization !== `Bearer ${fake.apiKey}`) {
+      requests.push({ path: req.url ?? '', headers: req.headers, body });
+      return json(401, { detail: 'Invalid authentication credentials' });
+    }
+    if (req.method === 'POST' && req.url === '/api/langgraph/threads') {
+      const thread_id = `df-thread-${threads.size + 1}`;
+      threads.set(thread_id, []);
+      return json(200, { thread_id, created_at: '2026-11-30T12:00:00Z', metadata: body.metadata ?? {}, status: 'idle', values: null });
+    }
+    const run = /^\/api\/langgraph\/threads\/([^/]+)\/runs\/stream$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !run) return json(404, { detail: 'Not Found' });
+    requests.push({ path: req.url ?? '', headers: req.headers, body });
+    const state = threads.get(run[1]);
+    if (!state) return json(404, { detail: `Thread ${run[1]} not found` });
+    const turn = requests.length;
+    state.push({ type: 'human', id: `human-${turn}`, content: body.input?.messages?.at(-1)?.content ?? '' });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    send('metadata', { run_id: `run-${turn}`, attempt: 1 });
+    send('values', { messages: state, title: null });
+    if (opts.failedTask) {
+      send('custom', { type: 'task_failed', task_id: 'research-1', error: opts.failedTask });
+      send('values', { messages: state });
+      return void res.end();
+    }
+    if (opts.clarify) {
+      state.push({ type: 'ai', id: `ai-${turn}`, content: '', tool_calls: [{ name: 'ask_clarification', args: {}, id: 'call-1' }] });
+      state.push({ type: 'tool', id: `tool-${turn}`, name: 'ask_clarification', content: opts.clarify, tool_call_id: 'call-1' });
+      send('messages', [{ type: 'tool', id: `tool-${turn}`, name: 'ask_clarification', content: opts.clarify }, { langgraph_node: 'tools' }]);
+      send('values', { messages: state });
+      return void res.end();
+    }
+    const words = wordsOf(opts.answer);
+    for (const [i, w] of words.entries()) {
+      if (opts.failWith && i === 2) {
+        send('error', { error: 'RuntimeError', message: opts.failWith });
+        return void res.end();
+      }
+      if (opts.stallAfter !== undefined && i === opts.stallAfter) return void (await new Promise((r) => res.once('close', r)));
+      send('messages', [{ type: 'AIMessageChunk', id: `ai-${turn}`, content: w }, { langgraph_node: 'lead_agent', run_id: `run-${turn}` }]);
+      await sleep(1);
+    }
+    state.push({ type: 'ai', id: `ai-${turn}`, content: opts.answer });
+    send('values', { messages: state });
+    res.end();
+  });
+  fake.url = await listen(server);
+  return fake;
+}

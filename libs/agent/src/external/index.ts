@@ -6,5 +6,6 @@ export * from './coze.js';
 export * from './dashscope.js';
 export * from './langflow.js';
 export * from './weknora.js';
+export * from './deerflow.js';
 export * from './settings.js';
 export * from './registry.js';

@@ -4,6 +4,7 @@ import { inSpan } from '@conveyor/telemetry';
 import type { ExternalInput, ExternalResult } from './common.js';
 import { cozeConfig, runCoze } from './coze.js';
 import { dashscopeConfig, runDashscope } from './dashscope.js';
+import { deerflowConfig, runDeerflow } from './deerflow.js';
 import { difyConfig, runDify } from './dify.js';
 import { langflowConfig, runLangflow } from './langflow.js';
 import { n8nConfig, runN8n } from './n8n.js';
@@ -20,6 +21,7 @@ const RUNNERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretReso
   'langflow-api': (s, secret, input) => runLangflow(langflowConfig(s, secret), input),
   'dashscope-app-api': (s, secret, input) => runDashscope(dashscopeConfig(s, secret), input),
   'weknora-api': (s, secret, input) => runWeknora(weknoraConfig(s, secret), input),
+  'deerflow-api': (s, secret, input) => runDeerflow(deerflowConfig(s, secret), input),
 };
 
 export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {

@@ -5,6 +5,7 @@ import { dashscopeConfig } from './dashscope.js';
 import { difyConfig } from './dify.js';
 import { langflowConfig } from './langflow.js';
 import { weknoraConfig } from './weknora.js';
+import { deerflowConfig } from './deerflow.js';
 import { ExternalRunnerError } from './common.js';
 
 /** `env:NAME` resolves from a fixed table here, as the runner resolves it from its environment. */
@@ -51,4 +52,14 @@ test('weknora-api settings: LangBot\'s metadata defaults; the agent id follows t
   assert.throws(() => weknoraConfig({ 'api-key': 'k', 'app-type': 'workflow' }, secret), /unsupported weknora-api app-type "workflow"/);
   assert.throws(() => weknoraConfig({ 'api-key': '  ' }, secret), /weknora-api api-key is not set/);
   assert.throws(() => weknoraConfig({ 'api-key': 'k', 'base-url': '' }, secret), /weknora-api base-url is not set/);
+});
+
+test('deerflow-api settings: LangBot\'s metadata defaults; the API base must be an http(s) URL', () => {
+  assert.deepEqual(deerflowConfig({}, secret), {
+    apiBase: 'http://127.0.0.1:2026', apiKey: '', authHeader: '', assistantId: 'lead_agent', modelName: '', thinkingEnabled: false, planMode: false,
+    subagentEnabled: false, maxConcurrentSubagents: 3, recursionLimit: 1000, timeoutMs: 300_000,
+  });
+  const set = deerflowConfig({ 'api-key': 'env:DF', 'plan-mode': true, 'max-concurrent-subagents': '5', timeout: '60', 'recursion-limit': 0 }, secret);
+  assert.deepEqual([set.apiKey, set.planMode, set.maxConcurrentSubagents, set.timeoutMs, set.recursionLimit], ['resolved(DF)', true, 5, 60_000, 1000]);
+  assert.throws(() => deerflowConfig({ 'api-base': 'localhost:2026' }, secret), /deerflow-api api-base must start with http:\/\/ or https:\/\//);
 });

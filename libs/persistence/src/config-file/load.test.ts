@@ -134,8 +134,8 @@ test('a pipeline naming an unknown model is an error, for primary, fallbacks and
 });
 
 test('an unknown runner is an error naming its key path and the runners there are', () => {
-  assertConfigError(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: deerflow-api}, local-agent:'), 'pipelines[0].config.ai.runner.runner',
-    /unknown runner "deerflow-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api/);
+  assertConfigError(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: tbox-app-api}, local-agent:'), 'pipelines[0].config.ai.runner.runner',
+    /unknown runner "tbox-app-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api, deerflow-api/);
   const dify = parseConfigText(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: dify-service-api}, local-agent:'), FILE, { env: {} });
   assert.equal((dify.pipelines[0].config as any).ai.runner.runner, 'dify-service-api');
 });
