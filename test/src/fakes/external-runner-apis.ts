@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closeServer, listen, readBody } from './http-util.js';
 
-/** Fakes of the two external runner APIs Conveyor speaks: Dify's service API and an n8n chat webhook. */
+/** Fakes of the external runner APIs Conveyor speaks, each as its own HTTP server checking the service's auth. */
 
 export interface RecordedExternalRequest {
   path: string;
