@@ -42,6 +42,9 @@ export interface PluginOptions {
   /** An open connection; otherwise the SDK connects to `natsUrl` (default `nats://127.0.0.1:4222`) and closes it on `stop`. */
   nc?: NatsConnection;
   natsUrl?: string;
+  /** The NATS user and password of a deployment whose server requires them (Conveyor's generated config names a `plugin` user). */
+  natsUser?: string;
+  natsPassword?: string;
   /** Calls handled at once by this process; more are answered with an error at once. Default 64. */
   maxConcurrent?: number;
   /** Where handler failures are reported. Default console.error. */
@@ -74,7 +77,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(registration.name)) throw new Error(`plugin name ${JSON.stringify(registration.name)} must be author/name`);
   const subjects = pluginSubjects(opts.prefix ?? 'conveyor');
   const ownConnection = !opts.nc;
-  const nc = opts.nc ?? (await connect({ servers: opts.natsUrl ?? 'nats://127.0.0.1:4222', name: `plugin ${registration.name}` }));
+  const nc = opts.nc ?? (await connect({ servers: opts.natsUrl ?? 'nats://127.0.0.1:4222', name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword }));
   const maxConcurrent = opts.maxConcurrent ?? 64;
   const onError = opts.onError ?? ((err, event) => console.error(`plugin ${registration.name}: ${event} handler failed:`, err));
   let running = 0;

@@ -94,11 +94,24 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
 }
 
 /**
+ * Plugin processes (any language, any number): they announce themselves on the heartbeat subject,
+ * hear a host's discovery call and answer the events sent to their call subjects; nothing else, so a
+ * plugin cannot read or write the streams.
+ */
+export function pluginPermissions(topo: Topology): Permissions {
+  const { plugins } = topo.subjects;
+  return { publish: [plugins.heartbeat], subscribe: [plugins.discover, plugins.allCalls], allowResponses: true };
+}
+
+/** Every user of the generated config: the four services, the plugins and the operators. */
+export type NatsAccountRole = ServiceRole | 'plugin' | 'ops';
+
+/**
  * Environment variable holding a role's password on the server (nats-server reads `$NAME` from the
  * environment). nats-server parses the value as a config token: a password must start with a letter
  * and contain only letters and digits (`2f9a...` would be read as a number and refused).
  */
-export function passwordVariable(role: ServiceRole | 'ops'): string {
+export function passwordVariable(role: NatsAccountRole): string {
   return `NATS_${role.toUpperCase()}_PASSWORD`;
 }
 
@@ -117,8 +130,8 @@ const q = (s: string) => JSON.stringify(s);
 export function natsServerConfig(opts: NatsConfigOptions = {}): string {
   const topo = topology(opts.prefix ?? 'conveyor');
   const perms = servicePermissions(topo);
-  const users = SERVICE_ROLES.map((role) => {
-    const p = perms[role];
+  const users = [...SERVICE_ROLES, 'plugin' as const].map((role) => {
+    const p = role === 'plugin' ? pluginPermissions(topo) : perms[role];
     return [
       `    {`,
       `      user: ${role}`,
@@ -136,7 +149,7 @@ export function natsServerConfig(opts: NatsConfigOptions = {}): string {
   const lines = [
     `# GENERATED from the broker contract (libs/contracts/src/topology.ts, prefix "${topo.prefix}") by`,
     `# test/src/deploy/nats-config.ts: do not edit; run \`node test/dist/deploy/nats-config.js\`.`,
-    `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...SERVICE_ROLES, 'ops' as const].map((r) => `$${passwordVariable(r)}`).join(', ')}.`,
+    `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...SERVICE_ROLES, 'plugin' as const, 'ops' as const].map((r) => `$${passwordVariable(r)}`).join(', ')}.`,
     `server_name: conveyor-nats`,
     `port: ${opts.port ?? 4222}`,
     `http_port: ${opts.monitorPort ?? 8222}`,

@@ -9,6 +9,7 @@ import { topology, type Topology } from '@conveyor/contracts';
 import { BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer, subjectMatches } from '@conveyor/bus';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
+import { runPlugin } from '@conveyor/plugin-sdk';
 import { committedNatsConfigs, servicePermissions, SERVICE_ROLES } from './nats-config.js';
 import { startSecuredNats, type SecuredNats } from './nats-server.js';
 
@@ -151,6 +152,40 @@ describe('a service against a NATS server with the generated config', () => {
     assert.equal((await opsJsm.streams.info(topo.streams.queries.name)).state.messages, 0, 'nothing reached the query stream');
     assert.equal((await opsJsm.streams.info(topo.streams.events.name)).state.messages, 1, 'the event is stored');
     await waitUntil('the server logged the violation', () => nats.logs.some((l) => /Publish Violation - User "runner", Subject "[^"]*\.query\.bot"/.test(l)), 5_000);
+  });
+
+  test('a plugin signs in as the plugin user: it announces itself and answers a host\'s call, and is denied the streams', async () => {
+    const credentials = await nats.credentialsEnv('plugin');
+    const orchestrator = await connectAs('orchestrator');
+    const plugins = topo.subjects.plugins;
+    const beats: string[] = [];
+    const sub = orchestrator.subscribe(plugins.heartbeat, { callback: (_err, msg) => void beats.push(msg.string()) });
+    await orchestrator.flush();
+    const plugin = await runPlugin({
+      natsUrl: nats.url,
+      natsUser: credentials.NATS_USER,
+      natsPassword: readFileSync(credentials.NATS_PASSWORD_FILE!, 'utf8').trim(),
+      prefix: topo.prefix,
+      name: 'sec/plugin',
+      heartbeatMs: 500,
+      onError: () => undefined,
+      handlers: { PersonNormalMessageReceived: (ctx) => ctx.preventDefault() },
+    });
+    try {
+      await waitUntil('the heartbeat reached the host', () => beats.some((b) => b.includes('sec/plugin')), 10_000);
+      const event = { event_name: 'PersonNormalMessageReceived', launcher_type: 'person', launcher_id: 'u', sender_id: 'u', text_message: 'hi', message_chain: [] };
+      const answer = await orchestrator.request(plugins.call('sec/plugin'), JSON.stringify({ v: 1, queryId: 'q', botId: 'b', pipelineId: 'p', event }), { timeout: 5_000 });
+      assert.equal((answer.json() as { prevent_default?: boolean }).prevent_default, true);
+
+      // Its connection may not reach the streams: a query published by it is refused and logged.
+      const own = await connectBus({ url: nats.url, name: 'sec-plugin-raw', env: credentials });
+      open.push(own);
+      own.publish(topo.subjects.query('bot'), JSON.stringify({ v: 1, n: 1 }));
+      await waitUntil('the server refused the plugin\'s publish', () => nats.logs.some((l) => /Publish Violation - User "plugin", Subject "[^"]*\.query\.bot"/.test(l)), 5_000);
+    } finally {
+      sub.unsubscribe();
+      await plugin.stop();
+    }
   });
 
   test('the ingress may publish queries but not run requests', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../harness/ports.js';
 import { waitUntil } from '../harness/wait.js';
-import { natsServerConfig, passwordVariable, SERVICE_ROLES, type ServiceRole } from './nats-config.js';
+import { natsServerConfig, passwordVariable, SERVICE_ROLES, type NatsAccountRole } from './nats-config.js';
 
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 
@@ -13,9 +13,9 @@ export interface SecuredNats {
   url: string;
   monitorUrl: string;
   prefix: string;
-  passwords: Record<ServiceRole | 'ops', string>;
+  passwords: Record<NatsAccountRole, string>;
   /** NATS_USER/NATS_PASSWORD (as files, as a Secret mount would give them) for a role. */
-  credentialsEnv(role: ServiceRole | 'ops'): Promise<NodeJS.ProcessEnv>;
+  credentialsEnv(role: NatsAccountRole): Promise<NodeJS.ProcessEnv>;
   logs: string[];
   stop(): Promise<void>;
 }
@@ -31,8 +31,8 @@ export async function startSecuredNats(prefix: string): Promise<SecuredNats> {
   while (monitorPort === port) monitorPort = await freePort();
   const conf = path.join(dir, 'nats.conf');
   await writeFile(conf, natsServerConfig({ prefix, port, monitorPort, storeDir: path.join(dir, 'js') }));
-  const passwords = Object.fromEntries([...SERVICE_ROLES, 'ops' as const].map((r) => [r, 'p' + randomBytes(12).toString('hex')])) as SecuredNats['passwords'];
-  const env = { PATH: process.env.PATH, ...Object.fromEntries(Object.entries(passwords).map(([r, p]) => [passwordVariable(r as ServiceRole), p])) };
+  const passwords = Object.fromEntries([...SERVICE_ROLES, 'plugin' as const, 'ops' as const].map((r) => [r, 'p' + randomBytes(12).toString('hex')])) as SecuredNats['passwords'];
+  const env = { PATH: process.env.PATH, ...Object.fromEntries(Object.entries(passwords).map(([r, p]) => [passwordVariable(r as NatsAccountRole), p])) };
   const child: ChildProcess = spawn(NATS_SERVER_BIN, ['-c', conf, '-a', '127.0.0.1'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   const collect = (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean));
