@@ -48,8 +48,9 @@ const done = new Set<string>();
 let onDone: (queryId: string) => void = () => {};
 const sub = nc.subscribe(`${sys.prefix}.v1.event.>`, {
   callback: (_err, msg) => {
-    const e = msg.json<{ kind: string; queryId: string }>();
-    if (e.kind === 'done') {
+    const e = msg.json<{ kind: string; queryId: string; last?: boolean }>();
+    // A run ends with `done`, or with its answer marked `last`.
+    if (e.kind === 'done' || e.last === true) {
       done.add(e.queryId);
       onDone(e.queryId);
     }

@@ -118,6 +118,11 @@ const RunnerEventBase = z.object({
   route: ReplyRoute,
   attempt: z.number().int().min(1),
   seq: z.number().int().min(0),
+  /**
+   * The run's last event: no `done` follows it. A runner marks the final answer so (after writing the
+   * turn to history), which saves a whole event per reply on every hop.
+   */
+  last: z.literal(true).optional(),
 });
 
 export const RunnerEvent = z.discriminatedUnion('kind', [

@@ -1,5 +1,6 @@
 import type { LlmMessage } from './llm-message.js';
 import type { MessageChain, MessageComponent } from './message-chain.js';
+import type { RunnerEventBody } from './messages.js';
 
 const NUL = /\u0000/g;
 /** With the `u` flag a surrogate code unit only matches when it is not half of a pair. */
@@ -25,6 +26,11 @@ export function storableChain(chain: MessageChain): MessageChain {
  */
 export function storableMessages(messages: readonly LlmMessage[]): LlmMessage[] {
   return messages.map((message) => storableValue(message) as LlmMessage);
+}
+
+/** A runner event's body with every string in it made storable (the query log keeps a run's last event). */
+export function storableEventBody(body: RunnerEventBody): RunnerEventBody {
+  return storableValue(body) as RunnerEventBody;
 }
 
 function storableValue(value: unknown): unknown {

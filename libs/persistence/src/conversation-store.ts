@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { chatKey, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
+import { chatKey, storableEventBody, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
 import type { DoneEvent } from './query-log.js';
 
@@ -102,9 +102,9 @@ export class ConversationStore {
     );
     const result = await this.pool.query(
       `WITH marked AS (
-        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq")
-        VALUES ($1, $3, $4, $5, now(), 'succeeded', now(), $7, $8)
-        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL, "doneAttempt" = $7, "doneSeq" = $8
+        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq", "doneEvent")
+        VALUES ($1, $3, $4, $5, now(), 'succeeded', now(), $7, $8, $9)
+        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL, "doneAttempt" = $7, "doneSeq" = $8, "doneEvent" = $9
         WHERE "QueryRecord"."status" <> 'succeeded'
         RETURNING "id"
       ), base AS (
@@ -117,7 +117,7 @@ export class ConversationStore {
       FROM marked, base,
         ROWS FROM (jsonb_to_recordset($6::jsonb) AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
         WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)`,
-      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows, done?.attempt ?? null, done?.seq ?? null],
+      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows, done?.attempt ?? null, done?.seq ?? null, done?.event ? JSON.stringify(storableEventBody(done.event)) : null],
     );
     return (result.rowCount ?? 0) > 0;
   }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { storableText } from '@conveyor/contracts';
+import { storableEventBody, storableText, type RunnerEventBody } from '@conveyor/contracts';
 import { GroupCommit } from './group-commit.js';
 
 export interface QueryStart {
@@ -26,10 +26,14 @@ function storableStart(q: QueryStart): QueryStart {
   };
 }
 
-/** A run's last event as its finishing attempt numbered it. */
+/**
+ * A run's last event as its finishing attempt numbered it, and its body when that event carries the
+ * answer (a final chunk or message marked `last`); without a body, the last event is a bare `done`.
+ */
 export interface DoneEvent {
   attempt: number;
   seq: number;
+  event?: RunnerEventBody;
 }
 
 /** How a query ended, as far as the log knows; `done` when the run recorded its last event's number. */
@@ -94,13 +98,16 @@ export class QueryLog {
 
   /** How the query ended, or null while it has not. */
   async finished(id: string): Promise<FinishedQuery | null> {
-    const { rows } = await this.pool.query<{ status: string; doneAttempt: number | null; doneSeq: number | null }>(
-      'SELECT "status", "doneAttempt", "doneSeq" FROM "QueryRecord" WHERE "id" = $1',
+    const { rows } = await this.pool.query<{ status: string; doneAttempt: number | null; doneSeq: number | null; doneEvent: RunnerEventBody | null }>(
+      'SELECT "status", "doneAttempt", "doneSeq", "doneEvent" FROM "QueryRecord" WHERE "id" = $1',
       [id],
     );
     const row = rows[0];
     if (!row || (row.status !== 'succeeded' && row.status !== 'failed')) return null;
-    const done = row.doneAttempt !== null && row.doneSeq !== null ? { attempt: row.doneAttempt, seq: row.doneSeq } : null;
+    const done =
+      row.doneAttempt !== null && row.doneSeq !== null
+        ? { attempt: row.doneAttempt, seq: row.doneSeq, ...(row.doneEvent ? { event: row.doneEvent } : {}) }
+        : null;
     return { status: row.status, done };
   }
 
@@ -145,11 +152,12 @@ export class QueryLog {
       );
     }
     if (ends.size) {
-      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null }));
+      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null }));
       await this.pool.query(
         `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
-           "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq")
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int)
+           "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
+           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb)
          WHERE q."id" = r."id" AND (r."status" = 'failed' OR q."status" <> 'failed')`,
         [JSON.stringify(rows)],
       );

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -15,6 +15,23 @@ const runsCompleted = meter.createCounter('conveyor_runner_runs', { description:
 
 /** How long a history write waits out a database outage before the run ends without it. */
 const HISTORY_WRITE_RETRY_MS = 60_000;
+
+/**
+ * How long a run's answer waits for the turn's history write so that it can end the reply itself (one
+ * event fewer); past it the answer goes out alone and a `done` follows the write.
+ */
+const ANSWER_WAITS_FOR_HISTORY_MS = 250;
+
+/** Whether the promise settles within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** How long an event publish keeps trying through a broker outage before the run fails (and is redelivered). */
 const EVENT_PUBLISH_RETRY_MS = 120_000;
@@ -96,9 +113,15 @@ export class RunHandler {
     if (finished) {
       // Its runner died after finishing but before the ack: the reply is out, the model need not run
       // again. It may have died before its last event went out, and the reply (and the session) would
-      // wait for that event: publish it again under its own number (the bus drops it as a duplicate
-      // when it did go out, and so does the dispatcher).
-      if (finished.done) await this.publisher(run, finished.done.attempt, finished.done.seq)({ kind: 'done' });
+      // wait for that event: publish it again under its own number, with the answer it carried (the
+      // bus drops it as a duplicate when it did go out, and so does the dispatcher).
+      if (finished.done) {
+        const publish = this.publisher(run, finished.done.attempt, finished.done.seq);
+        // A recorded answer may have gone out early, as an ordinary event, because the history write
+        // was slow: a `done` after it ends the reply then (and is dropped when the answer ended it).
+        if (finished.done.event) await publish(finished.done.event);
+        await publish({ kind: 'done' });
+      }
       this.infra.logger.info({ queryId: run.queryId, delivery, done: finished.done }, 'run already finished; its last event published again, the redelivered copy dropped');
       return;
     }
@@ -111,18 +134,40 @@ export class RunHandler {
       await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });
     }
     const emit = this.publisher(run, attempt);
-    const emitItem = (item: AgentItem) => emit(toEventBody(item));
+    const answer = new FinalAnswerHold(emit);
+    const emitItem = (item: AgentItem) => answer.item(toEventBody(item));
     const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem) : await this.externalRunner(run, ctx, emitItem);
     const userTurn = run.messages[run.messages.length - 1];
-    // Recorded with the query's end: the number the last event gets (see the redelivery above).
-    if (outcome.ok) {
-      // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
-      await this.saveTurn(run, [userTurn, ...outcome.messages], emit.next());
-    } else {
-      await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
-      this.queryLog.failed(run.queryId, outcome.error, emit.next());
-    }
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
+    if (outcome.ok) {
+      // The reply ends after the turn is in history (the session's next message must see it). The
+      // answer itself ends it, as the last event, when the write is quick; the record keeps it, with
+      // the number it gets, for a redelivered copy (see above).
+      const held = answer.take();
+      // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
+      const turn = [userTurn, ...outcome.messages];
+      if (!held) {
+        await this.saveTurn(run, turn, emit.next());
+        await emit({ kind: 'done' });
+        return;
+      }
+      const last = { ...held, last: true as const };
+      const written = this.saveTurn(run, turn, { ...emit.next(), event: last });
+      if (await settlesWithin(written, ANSWER_WAITS_FOR_HISTORY_MS)) {
+        await emit(last);
+        return;
+      }
+      // A slow write (an outage is waited out for up to a minute) must not keep the user waiting:
+      // the answer goes now, and `done` ends the reply once the turn is in history.
+      await emit(held);
+      await written;
+      await emit({ kind: 'done' });
+      return;
+    }
+    await answer.release();
+    await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
+    // Recorded with the query's end: the number the last event gets (see the redelivery above).
+    this.queryLog.failed(run.queryId, outcome.error, emit.next());
     await emit({ kind: 'done' });
   }
 
