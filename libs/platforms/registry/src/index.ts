@@ -1,3 +1,6 @@
+import { httpBotPlatform } from '@conveyor/http-bot';
+import { telegramPlatform } from '@conveyor/telegram';
+import { webChatPlatform } from '@conveyor/webchat';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -7,4 +10,7 @@ export { PlatformRegistry } from './registry.js';
  * here (see `Platform` in @conveyor/platform-kit).
  */
 export const platforms = new PlatformRegistry([
+  httpBotPlatform,
+  telegramPlatform,
+  webChatPlatform,
 ]);
