@@ -1,4 +1,5 @@
 import { httpBotPlatform } from '@conveyor/http-bot';
+import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
 import { PlatformRegistry } from './registry.js';
@@ -13,4 +14,5 @@ export const platforms = new PlatformRegistry([
   httpBotPlatform,
   telegramPlatform,
   webChatPlatform,
+  slackPlatform,
 ]);
