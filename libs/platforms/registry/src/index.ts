@@ -1,4 +1,5 @@
 import { httpBotPlatform } from '@conveyor/http-bot';
+import { linePlatform } from '@conveyor/line';
 import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
@@ -15,4 +16,5 @@ export const platforms = new PlatformRegistry([
   telegramPlatform,
   webChatPlatform,
   slackPlatform,
+  linePlatform,
 ]);
