@@ -4,19 +4,24 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { addBot, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
-import { sendSlackEvent, startFakeSlack, startFakeTelegram, type FakeSlack, type FakeTelegram } from '../fakes/index.js';
+import { sendLineWebhook, sendSlackEvent, startFakeLine, startFakeSlack, startFakeTelegram, type FakeLine, type FakeSlack, type FakeTelegram } from '../fakes/index.js';
 import { uniqueName } from '../harness/ids.js';
 
 /**
  * Webhook platforms through all four services at `POST /bots/{bot_id}`: Slack's Events API against
- * the fake Web API (whole and streamed replies, signature, challenge, retries, bad input), and a
- * Telegram bot served at the same path as its older `/telegram/{bot_id}`.
+ * the fake Web API (whole and streamed replies, signature, challenge, retries, bad input), LINE
+ * against the fake Messaging API (reply token, push fallback, bad input), and a Telegram bot served
+ * at the same path as its older `/telegram/{bot_id}`.
  */
 describe('platform webhooks at /bots/{bot_id}', () => {
   let sys: TestSystem;
   let nc: NatsConnection;
   let slack: FakeSlack;
   let tg: FakeTelegram;
+  let line: FakeLine;
+  const lineAccessToken = uniqueName('line-access-token');
+  const lineSecret = uniqueName('line-channel-secret');
+  const lineBotId = randomUUID();
   const slackToken = `xoxb-${uniqueName('token')}`;
   const signingSecret = uniqueName('signing-secret');
   const slackBotId = randomUUID();
@@ -38,6 +43,8 @@ describe('platform webhooks at /bots/{bot_id}', () => {
     nc = await connect({ servers: NATS_URL });
     slack = await startFakeSlack({ token: slackToken });
     tg = await startFakeTelegram({ token: tgToken });
+    line = await startFakeLine({ channelAccessToken: lineAccessToken });
+    await addBot(sys, 'LINE bot', 'line', { channel_access_token: lineAccessToken, channel_secret: lineSecret, api_base_url: line.url }, lineBotId);
     await addBot(sys, 'Slack bot', 'slack', { bot_token: slackToken, signing_secret: signingSecret, api_base_url: slack.url }, slackBotId);
     await addBot(sys, 'Streaming Slack bot', 'slack', { bot_token: slackToken, signing_secret: signingSecret, api_base_url: slack.url, 'enable-stream-reply': true }, streamingSlackBotId);
     await addBot(sys, 'Telegram bot', 'telegram', { token: tgToken, webhook_secret: tgSecret, api_base_url: tg.url }, tgBotId);
@@ -48,6 +55,7 @@ describe('platform webhooks at /bots/{bot_id}', () => {
     await nc?.close();
     await slack?.close();
     await tg?.close();
+    await line?.close();
     await sys?.stop();
   });
 
@@ -136,5 +144,69 @@ describe('platform webhooks at /bots/{bot_id}', () => {
     const wrongPath = await fetch(`${ingress}/telegram/${slackBotId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': tgSecret }, body: JSON.stringify(update) });
     assert.equal(wrongPath.status, 404);
     assert.equal(tg.chat(chat).length, 1);
+  });
+
+  const lineText = (userId: string, text: string, replyToken?: string) => ({
+    type: 'message', mode: 'active', timestamp: Date.now(), webhookEventId: `01${randomInt(1, 2 ** 40)}`, deliveryContext: { isRedelivery: false },
+    ...(replyToken ? { replyToken } : {}),
+    source: { type: 'user', userId }, message: { type: 'text', id: String(randomInt(1, 2 ** 40)), quoteToken: 'q', text },
+  });
+  const lineUser = () => `U${randomInt(1, 2 ** 40).toString(16).padStart(32, '0')}`;
+
+  test('LINE: the webhook verification is 200; a text is answered with its reply token, once though LINE redelivers it', async () => {
+    const url = `${ingress}/bots/${lineBotId}`;
+    const verify = await sendLineWebhook(url, lineSecret, { destination: 'Ubot', events: [] });
+    assert.equal(verify.status, 200);
+    const answer = `LINE answer ${uniqueName('l')}`;
+    sys.llm.setDefault({ text: answer });
+    const user = lineUser();
+    const event = lineText(user, 'hello', line.issueReplyToken(user));
+    const res = await sendLineWebhook(url, lineSecret, { destination: 'Ubot', events: [event] });
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { ok: true });
+    const redelivered = await sendLineWebhook(url, lineSecret, { destination: 'Ubot', events: [{ ...event, deliveryContext: { isRedelivery: true } }] });
+    assert.equal(redelivered.status, 200);
+    await line.waitFor((d) => d.some((m) => m.to === user && m.text === answer), 30_000);
+    // A later message of the chat is answered too; by then the redelivery would have been.
+    const next = `LINE second ${uniqueName('l')}`;
+    sys.llm.setDefault({ text: next });
+    assert.equal((await sendLineWebhook(url, lineSecret, { events: [lineText(user, 'again', line.issueReplyToken(user))] })).status, 200);
+    await line.waitFor((d) => d.some((m) => m.to === user && m.text === next), 30_000);
+    assert.deepEqual(line.delivered.filter((m) => m.to === user).map((m) => [m.via, m.text]), [['reply', answer], ['reply', next]]);
+  });
+
+  test('LINE: a reply token LINE refuses falls back to a push to the chat', async () => {
+    const answer = `LINE pushed ${uniqueName('p')}`;
+    sys.llm.setDefault({ text: answer });
+    const user = lineUser();
+    // A token the fake never issued: LINE answers 400 Invalid reply token, as for an expired one.
+    const res = await sendLineWebhook(`${ingress}/bots/${lineBotId}`, lineSecret, { events: [lineText(user, 'late', 'expired-reply-token')] });
+    assert.equal(res.status, 200);
+    const delivered = await line.waitFor((d) => d.some((m) => m.to === user), 30_000);
+    const mine = delivered.filter((m) => m.to === user);
+    assert.equal(mine.length, 1);
+    assert.equal(mine[0]!.via, 'push');
+    assert.equal(mine[0]!.text, answer);
+    assert.match(mine[0]!.retryKey ?? '', /^[0-9a-f-]{36}$/);
+  });
+
+  test('LINE: a bad signature is 401, a malformed body is 400; nothing is published', async () => {
+    const before = await lastQuerySeq();
+    const url = `${ingress}/bots/${lineBotId}`;
+    const user = lineUser();
+    const forged = await sendLineWebhook(url, 'not-the-secret', { events: [lineText(user, 'forged', line.issueReplyToken(user))] });
+    assert.equal(forged.status, 401);
+    const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: [lineText(user, 'x')] }) });
+    assert.equal(unsigned.status, 401);
+    const notJson = await sendLineWebhook(url, lineSecret, null, { rawBody: '{"events": [' });
+    assert.equal(notJson.status, 400);
+    const noEvents = await sendLineWebhook(url, lineSecret, { destination: 'Ubot' });
+    assert.equal(noEvents.status, 400);
+    assert.match(((await noEvents.json()) as { error: string }).error, /events/);
+    const badSource = await sendLineWebhook(url, lineSecret, { events: [{ ...lineText(user, 'x'), source: { type: 'user' } }] });
+    assert.equal(badSource.status, 400);
+    assert.match(((await badSource.json()) as { error: string }).error, /events\.0: source/);
+    assert.equal(await lastQuerySeq(), before, 'no query was published');
+    assert.equal(line.delivered.filter((m) => m.to === user).length, 0);
   });
 });

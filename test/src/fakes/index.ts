@@ -5,3 +5,4 @@ export { Waiters } from './http-util.js';
 export * from './telegram-server.js';
 export * from './image-host.js';
 export * from './slack-server.js';
+export * from './line-server.js';
