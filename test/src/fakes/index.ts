@@ -4,3 +4,5 @@ export * from './otlp-receiver.js';
 export { Waiters } from './http-util.js';
 export * from './telegram-server.js';
 export * from './image-host.js';
+export * from './slack-server.js';
+export * from './line-server.js';

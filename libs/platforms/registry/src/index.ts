@@ -1,0 +1,20 @@
+import { httpBotPlatform } from '@conveyor/http-bot';
+import { linePlatform } from '@conveyor/line';
+import { slackPlatform } from '@conveyor/slack';
+import { telegramPlatform } from '@conveyor/telegram';
+import { webChatPlatform } from '@conveyor/webchat';
+import { PlatformRegistry } from './registry.js';
+
+export { PlatformRegistry } from './registry.js';
+
+/**
+ * Every platform Conveyor speaks. Adding one is a package under libs/platforms/<name> and one line
+ * here (see `Platform` in @conveyor/platform-kit).
+ */
+export const platforms = new PlatformRegistry([
+  httpBotPlatform,
+  telegramPlatform,
+  webChatPlatform,
+  slackPlatform,
+  linePlatform,
+]);
