@@ -11,6 +11,7 @@ COPY package.json package-lock.json ./
 COPY libs/contracts/package.json libs/contracts/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/pipeline/package.json libs/pipeline/
+COPY libs/platform-kit/package.json libs/platform-kit/
 COPY libs/http-bot/package.json libs/http-bot/
 COPY libs/delivery/package.json libs/delivery/
 COPY libs/redis-scripts/package.json libs/redis-scripts/
@@ -19,6 +20,7 @@ COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
 COPY libs/plugin-sdk/package.json libs/plugin-sdk/
+COPY libs/platforms/registry/package.json libs/platforms/registry/
 COPY services/ingress/package.json services/ingress/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
@@ -43,6 +45,7 @@ FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
+      -w libs/platform-kit -w libs/platforms/registry \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
  && npm cache clean --force
 

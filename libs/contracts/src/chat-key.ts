@@ -16,11 +16,12 @@ export interface ChatKey {
 }
 
 /**
- * Adapters whose chats keep LangBot's key (`person`/`group` and the platform's id). A bot has one of
- * them as its platform, so their chats never meet under one bot, and conversations stored before the
- * namespace existed stay where they are.
+ * Adapters every bot has besides its own platform, whose session ids the caller chooses. Every other
+ * adapter is a bot's one platform: its chats keep LangBot's key (`person`/`group` and the platform's
+ * id), as they never meet another platform's under one bot, and conversations stored before the
+ * namespace existed stay where they are. A new platform needs no entry here.
  */
-const PLATFORM_ADAPTERS: ReadonlySet<ChatRef['adapter']> = new Set(['http-bot', 'telegram']);
+const NAMESPACED_ADAPTERS: ReadonlySet<ChatRef['adapter']> = new Set(['webchat']);
 
 /**
  * The one place a chat's storage key is built. The web chat can talk to any bot with a session id of
@@ -29,6 +30,6 @@ const PLATFORM_ADAPTERS: ReadonlySet<ChatRef['adapter']> = new Set(['http-bot', 
  * chat conversation, and no web chat session id can reach a platform's.
  */
 export function chatKey(chat: ChatRef): ChatKey {
-  const launcherType = PLATFORM_ADAPTERS.has(chat.adapter) ? chat.launcherType : `${chat.adapter}:${chat.launcherType}`;
+  const launcherType = NAMESPACED_ADAPTERS.has(chat.adapter) ? `${chat.adapter}:${chat.launcherType}` : chat.launcherType;
   return { botId: chat.botId, launcherType, launcherId: chat.launcherId };
 }

@@ -11,13 +11,23 @@ const V1 = z.literal(1);
 const Id = z.string().min(1).max(200);
 
 export const LauncherType = z.enum(['person', 'group']);
+
+/** How an adapter name looks; which names exist is the platform registry's business (libs/platforms/registry). */
+export const ADAPTER_NAME_RE = /^[a-z][a-z0-9-]{0,31}$/;
+/**
+ * A platform's adapter name (`http-bot`, `telegram`, `webchat`, ...). A string checked for shape only,
+ * so a new platform needs no change here: the ingress only routes bots of registered platforms, and
+ * the dispatcher dead-letters a route whose adapter it has no platform for.
+ */
+export const AdapterName = z.string().regex(ADAPTER_NAME_RE, 'an adapter name: lower-case letters, digits and -');
+export type AdapterName = z.infer<typeof AdapterName>;
 export type LauncherType = z.infer<typeof LauncherType>;
 
 /** Where replies for a query go: enough for any dispatcher replica to address the platform. */
 export const ReplyRoute = z.object({
   botId: Id,
-  /** `http-bot` (LangBot's HTTP-bot protocol), `telegram` (Bot API webhook), `webchat` (the ingress' browser chat). */
-  adapter: z.enum(['http-bot', 'telegram', 'webchat']),
+  /** The platform the message came through and the replies go to (see AdapterName). */
+  adapter: AdapterName,
   /** The platform's conversation id (HTTP-bot `session_id`). */
   sessionId: z.string().max(1000),
   launcherType: LauncherType,

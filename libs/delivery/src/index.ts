@@ -4,7 +4,7 @@ export * from './reply-queue.js';
 export * from './deliverer.js';
 export * from './sync-relay.js';
 export * from './telegram.js';
-export * from './adapters/bot-configs.js';
+export { CachedBotConfigs, type BotConfig, type BotConfigLookup } from '@conveyor/platform-kit';
 export * from './adapters/http-bot.js';
 export * from './adapters/webchat.js';
 export * from './adapters/telegram.js';

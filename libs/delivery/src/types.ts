@@ -1,13 +1,9 @@
-import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
+import type { ReplyRoute } from '@conveyor/contracts';
+import type { OutboundReply, SendResult } from '@conveyor/platform-kit';
 
-/** One reply part as the pipeline's send stage hands it over (LangBot reply_message / reply_message_chunk). */
-export interface OutboundReply {
-  message: MessageChain;
-  isFinal: boolean;
-  stream: boolean;
-}
-
-export type SendResult = { delivered: true; queued?: boolean } | { delivered: false; reason: string };
+// The adapter-facing types live in platform-kit, which every platform package builds on; they are
+// re-exported so the delivery layer's users need one import.
+export type { DeliveryContext, OutboundReply, PlatformAdapter, ReplyState, SendResult } from '@conveyor/platform-kit';
 
 /** The send port the pipeline's SendResponseBack stage calls. */
 export interface Outbound {
@@ -43,31 +39,3 @@ export type BatchEntry =
   | { t: 'part'; part: QueuedPart }
   | { t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute; attempt?: number; seq?: number };
 
-/** Per-reply state an adapter may keep (Telegram: the placeholder's message id), stored with the reply in Redis. */
-export interface ReplyState {
-  get(name: string): Promise<string | null>;
-  set(name: string, value: string): Promise<void>;
-}
-
-export interface DeliveryContext {
-  queryId: string;
-  /** The part's identity (`attempt:seq:sub`), stable when a part is sent again after a crash. */
-  partKey: string;
-  /** 1-based count of streamed snapshots of this reply so far, coalesced ones included (LangBot's msg_sequence). */
-  chunkOrdinal: number;
-  /**
-   * The session's callback number of this part (LangBot's HTTP-bot §8.4: 1 after a final callback, else
-   * one more), assigned when the part is taken for sending, so numbers rise in the order parts go out.
-   */
-  sequence: number;
-  /** When the part was first taken for sending; the same when a crash makes it go out again. */
-  timestamp: Date;
-  state: ReplyState;
-  signal?: AbortSignal;
-}
-
-/** One platform's outbound side. */
-export interface PlatformAdapter {
-  readonly name: ReplyRoute['adapter'];
-  deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult>;
-}

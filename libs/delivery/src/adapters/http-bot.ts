@@ -5,7 +5,7 @@ import type { ReplyRoute, Topology } from '@conveyor/contracts';
 import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig } from '@conveyor/http-bot';
 import { SyncRegistrations, type SyncAck, type SyncPart } from '../sync-relay.js';
 import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
-import { CachedBotConfigs } from './bot-configs.js';
+import { CachedBotConfigs } from '@conveyor/platform-kit';
 import type { DeliveryLogger } from '../deliverer.js';
 
 export interface HttpBotAdapterOptions {

@@ -1,0 +1,86 @@
+import type { LauncherType, MessageChain } from '@conveyor/contracts';
+
+/** Request headers as Node gives them (lower-case names). */
+export type WebhookHeaders = Record<string, string | readonly string[] | undefined>;
+
+/** One webhook call to `POST /bots/{bot_id}[/{subPath}]` (or a platform's legacy path), body unparsed. */
+export interface WebhookRequest {
+  /** The bot the URL names (a normalised UUID); a platform uses it e.g. as the bot's account id. */
+  botId: string;
+  /** What follows the bot id in the path, without the leading slash; '' for the bare path. */
+  subPath: string;
+  headers: WebhookHeaders;
+  /** The exact bytes received (signatures are computed over them). */
+  rawBody: Buffer;
+  now: Date;
+}
+
+/** An HTTP answer a platform chose: status, JSON or text body, extra headers. */
+export interface HttpAnswer {
+  status: number;
+  body: unknown;
+  /** `json` (default) sends `body` as JSON; `text` sends it as text/plain (e.g. a challenge echo). */
+  type?: 'json' | 'text';
+  headers?: Record<string, string>;
+}
+
+/** One message that becomes a query, in LangBot's terms. */
+export interface InboundQuery {
+  /** The platform's conversation id: where the reply goes (Telegram chat id, Slack channel). */
+  sessionId: string;
+  launcherType: LauncherType;
+  senderId: string;
+  senderName: string;
+  groupName?: string;
+  messageChain: MessageChain;
+  /** The platform's id of the message the reply answers (becomes `ReplyRoute.replyTo`). */
+  replyTo: string;
+  /**
+   * The platform's own id of this delivery (Telegram update_id, Slack event_id), unique per bot. The
+   * ingress publishes with it as the JetStream message id, so a platform's retry is dropped as a
+   * duplicate on any replica.
+   */
+  dedupId: string;
+  /** Whether replies stream to this chat (the bot's `enable-stream-reply`); absent means the adapter's default. */
+  stream?: boolean;
+}
+
+/**
+ * What a webhook call comes to. `answer`: reply at once and publish nothing (a challenge, a bad
+ * signature, an event that is no message). `publish`: publish the queries, then answer by outcome.
+ * `drop`: answer as the platform wants an ignored delivery answered (usually 2xx so it does not
+ * retry for ever), with the reason logged.
+ */
+export type WebhookOutcome =
+  | { kind: 'answer'; answer: HttpAnswer }
+  | { kind: 'publish'; queries: InboundQuery[] }
+  | { kind: 'drop'; reason: string };
+
+/**
+ * A platform's webhook side: pure functions from the request to an outcome, so it is unit-testable
+ * without a server. The ingress owns the transport (body bound, bot lookup, publishing, metrics).
+ */
+export interface PlatformInbound<C> {
+  /** Largest body read; a larger one is answered `tooLarge`. Default LIMITS.inboundBodyBytes. */
+  bodyLimitBytes?: number;
+  /** Verify the request (signature, timestamp window) and parse it. Must not throw on bad input. */
+  handle(req: WebhookRequest, config: C): WebhookOutcome;
+  /** The platform's answers for the ingress' own outcomes. */
+  answers: {
+    /** No such bot, or the bot is of another platform. */
+    notFound: HttpAnswer;
+    disabled: HttpAnswer;
+    /** The bot's stored config does not parse (logged; the caller cannot fix it). */
+    misconfigured: HttpAnswer;
+    /** The body is over `bodyLimitBytes`. */
+    tooLarge: HttpAnswer;
+    /** A `drop` outcome, and a query that can never fit the bus. */
+    dropped: HttpAnswer;
+    /** Every query published (or already published: a duplicate). */
+    accepted: HttpAnswer;
+    /** Too many messages in flight or Redis down: the platform should retry later. */
+    overloaded: HttpAnswer;
+    /** Anything else went wrong on our side. */
+    failed: HttpAnswer;
+  };
+}

@@ -1,0 +1,4 @@
+export * from './platform.js';
+export * from './inbound.js';
+export * from './outbound.js';
+export * from './bot-configs.js';

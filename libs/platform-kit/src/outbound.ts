@@ -1,0 +1,66 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Redis } from 'ioredis';
+import type { MessageChain, ReplyRoute, Topology } from '@conveyor/contracts';
+import type { CachedBotConfigs } from './bot-configs.js';
+
+/** One reply part as the pipeline's send stage hands it over (LangBot reply_message / reply_message_chunk). */
+export interface OutboundReply {
+  message: MessageChain;
+  isFinal: boolean;
+  stream: boolean;
+}
+
+export type SendResult = { delivered: true; queued?: boolean } | { delivered: false; reason: string };
+
+/** Per-reply state an adapter may keep (Telegram: the placeholder's message id), stored with the reply in Redis. */
+export interface ReplyState {
+  get(name: string): Promise<string | null>;
+  set(name: string, value: string): Promise<void>;
+}
+
+export interface DeliveryContext {
+  queryId: string;
+  /** The part's identity (`attempt:seq:sub`), stable when a part is sent again after a crash. */
+  partKey: string;
+  /** 1-based count of streamed snapshots of this reply so far, coalesced ones included (LangBot's msg_sequence). */
+  chunkOrdinal: number;
+  /**
+   * The session's callback number of this part (LangBot's HTTP-bot §8.4: 1 after a final callback, else
+   * one more), assigned when the part is taken for sending, so numbers rise in the order parts go out.
+   */
+  sequence: number;
+  /** When the part was first taken for sending; the same when a crash makes it go out again. */
+  timestamp: Date;
+  state: ReplyState;
+  signal?: AbortSignal;
+}
+
+/**
+ * One platform's outbound side. The delivery layer (libs/delivery) orders, coalesces and retries
+ * parts and calls `deliver` once per part; the adapter only talks to the platform. A part may be
+ * delivered again after a dispatcher crash, so `deliver` should be idempotent where the platform
+ * allows it (keep what is needed for that in `ctx.state`).
+ */
+export interface PlatformAdapter {
+  /** The platform's name, as `ReplyRoute.adapter` carries it. */
+  readonly name: string;
+  deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult>;
+}
+
+export interface PlatformLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** What a dispatcher replica hands every platform's outbound factory. */
+export interface OutboundDeps {
+  redis: Redis;
+  /** The deployment's Redis key prefix (`topology.prefix`). */
+  prefix: string;
+  topology: Topology;
+  nc: NatsConnection;
+  /** Bot settings by id, cached briefly; an adapter parses `adapterConfig` with its own schema. */
+  configs: CachedBotConfigs;
+  logger: PlatformLogger;
+  /** Tests may route a platform's HTTP calls elsewhere; production uses the global fetch. */
+  fetchImpl?: typeof fetch;
+}

@@ -1,0 +1,40 @@
+import type { z } from 'zod';
+import type { PlatformInbound } from './inbound.js';
+import type { OutboundDeps, PlatformAdapter } from './outbound.js';
+
+/**
+ * What a platform package (libs/platforms/<name>) exports: one `Platform` value, registered by one
+ * line in libs/platforms/registry. Everything platform-specific lives in that package: its bot config
+ * schema, its webhook (verification and parsing into queries, or a protocol answer such as a
+ * challenge), its outbound adapter and its conversions. Services never name a platform; they look
+ * the bot's `adapter` up in the registry.
+ *
+ * Layers, one way only: contracts ← platform-kit ← platforms/<name> ← platforms/registry ← services.
+ * libs/delivery depends on platform-kit (for `PlatformAdapter`) and never on a platform.
+ *
+ * To add a platform: a package with `export const myPlatform: Platform<MyConfig>`, its line in the
+ * registry, the workspace entries (root package.json, tsconfig.json, Dockerfile), a fake of the
+ * platform under test/src/fakes and an e2e test.
+ */
+export interface Platform<C = unknown> {
+  /** The adapter name: a bot's `adapter` in conveyor.yaml and `ReplyRoute.adapter` (lower-case, `-`). */
+  readonly name: string;
+  /** The bot's `config:` in conveyor.yaml, with LangBot's adapter YAML keys where LangBot has them. */
+  readonly botConfigSchema: z.ZodType<C>;
+  /**
+   * False for a channel every bot has (the web chat): no bot is configured with it, its chats are
+   * kept apart from a bot's platform chats (see chatKey in contracts).
+   */
+  readonly configurable: boolean;
+  /** Whether replies stream by default when the ingress does not decide it (LangBot's `is_stream_output_supported`). */
+  readonly streamsByDefault: boolean;
+  /** The webhook at `POST /bots/{bot_id}[/...]`; absent for platforms whose inbound has its own routes. */
+  readonly inbound?: PlatformInbound<C>;
+  /** Builds the platform's outbound adapter, once per dispatcher replica. */
+  outbound(deps: OutboundDeps): PlatformAdapter;
+}
+
+/** Parses a bot's stored config with the platform's schema; throws a ZodError naming the field. */
+export function parseBotConfig<C>(platform: Platform<C>, raw: unknown): C {
+  return platform.botConfigSchema.parse(raw ?? {});
+}
