@@ -21,8 +21,10 @@ function testFiles(dir) {
 }
 
 const filter = process.argv.slice(2);
+// Platform packages sit one level deeper (libs/platforms/<name>).
+const packageDirs = (dir) => readdirSync(dir).flatMap((p) => (p === 'platforms' ? readdirSync(path.join(dir, p)).map((q) => path.join(dir, p, q)) : [path.join(dir, p)]));
 const dists = ['libs', 'services']
-  .flatMap((top) => readdirSync(path.join(root, top)).map((p) => path.join(root, top, p, 'dist')))
+  .flatMap((top) => packageDirs(path.join(root, top)).map((p) => path.join(p, 'dist')))
   .concat([path.join(root, 'test', 'dist')])
   .filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });
 let files = dists.flatMap(testFiles).sort();

@@ -9,3 +9,4 @@ export {
   type SupervisorLogger,
 } from './supervisor.js';
 export { reconnectBackoff, type ReconnectBackoff } from './backoff.js';
+export { GatewayRelayAdapter, serveGatewaySends, type GatewayRelayAdapterOptions, type GatewaySendServerOptions } from './relay.js';

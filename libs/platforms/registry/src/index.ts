@@ -1,3 +1,4 @@
+import { onebotPlatform } from '@conveyor/onebot';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -7,4 +8,5 @@ export { PlatformRegistry } from './registry.js';
  * here (see `Platform` in @conveyor/platform-kit).
  */
 export const platforms = new PlatformRegistry([
+  onebotPlatform,
 ]);
