@@ -14,7 +14,7 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `embedding`: serves `/embeddings` for knowledge bases; `rerank`: serves a Jina/Cohere-style `/rerank`. */
 export const MODEL_ABILITIES = ['func_call', 'vision', 'embedding', 'rerank'] as const;
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
-export const BOT_ADAPTERS = ['http-bot', 'telegram'] as const;
+export const BOT_ADAPTERS = ['http-bot', 'telegram', 'onebot'] as const;
 
 export const ModelEntrySchema = z.strictObject({
   id: Id,

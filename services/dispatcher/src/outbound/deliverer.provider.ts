@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { SentNotice } from '@conveyor/contracts';
 import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
 import { INFRA, type Infra } from '@conveyor/service-kit';
+import { platforms } from '@conveyor/platforms';
 import { SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
@@ -26,6 +27,7 @@ export function createDeliverer(infra: Infra): Deliverer {
       new HttpBotAdapter({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger }),
       new TelegramAdapter(configs),
       new WebChatAdapter(infra.nc, infra.topology),
+      ...platforms.all().map((p) => p.outbound({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger })),
     ],
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
