@@ -4,3 +4,4 @@ export * from './otlp-receiver.js';
 export { Waiters } from './http-util.js';
 export * from './telegram-server.js';
 export * from './image-host.js';
+export * from './onebot-server.js';

@@ -170,3 +170,15 @@ export async function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, 
     await prisma.$disconnect();
   }
 }
+
+/** Adds an enabled OneBot bot on the system's pipeline (`adapterConfig` as `conveyor.yaml` has it); returns its id. */
+export async function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, adapterConfig: Record<string, string | number>, id: string = randomUUID()): Promise<string> {
+  const prisma = createPrismaClient(sys.db.url);
+  try {
+    const pipeline = await prisma.pipeline.findFirstOrThrow();
+    await prisma.bot.create({ data: { id, name, adapter: 'onebot', pipelineId: pipeline.id, enabled: true, adapterConfig } });
+    return id;
+  } finally {
+    await prisma.$disconnect();
+  }
+}
