@@ -59,7 +59,7 @@ const MAX_BUFFERED = 10_000;
  * it within `replayWindowMs` before it dropped are sent again to the next client, so a consumer
  * must recognise a message it already saw by its id (as it must when two clients both receive one).
  */
-export async function startFakeOneBot(opts: { accessToken?: string; selfId?: number; replayWindowMs?: number; heartbeatMs?: number } = {}): Promise<FakeOneBot> {
+export async function startFakeOneBot(opts: { accessToken?: string; selfId?: number; replayWindowMs?: number; heartbeatMs?: number; port?: number; firstMessageId?: number } = {}): Promise<FakeOneBot> {
   const selfId = opts.selfId ?? 10001;
   const replayWindowMs = opts.replayWindowMs ?? 3_000;
   const actions: OneBotAction[] = [];
@@ -70,7 +70,7 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
   const messages = new Map<number, { user_id: number; message: unknown }>();
   const buffered: string[] = [];
   const clients = new Map<WebSocket, { n: number; recent: { at: number; frame: string }[] }>();
-  let nextMessageId = 5000;
+  let nextMessageId = opts.firstMessageId ?? 5000;
 
   const server = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' });
@@ -161,7 +161,7 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
     ws.on('error', () => undefined);
   };
 
-  const url = await listen(server);
+  const url = await listen(server, opts.port ?? 0);
   const port = Number(new URL(url).port);
   return {
     url: `ws://127.0.0.1:${port}/`,
