@@ -153,15 +153,28 @@ export function serveGatewaySends(o: GatewaySendServerOptions): Subscription {
           if (state === 'sent') return answer(msg, { v: 1, ok: true, duplicate: true });
           return answer(msg, { v: 1, ok: false, code: 'in_progress', error: 'this part is being sent' });
         }
+        // Marked sent as soon as the request is on the wire, not when the platform confirms it: a
+        // replica killed while waiting for the answer leaves a part that was most likely shown, and
+        // sending it again would show it twice. The cost is the rare part lost with a connection that
+        // dropped right after the write.
+        let marked: Promise<unknown> | undefined;
+        const markSent = () => void (marked = o.redis.set(key, 'sent', 'PX', SENT_MS).catch(() => undefined));
         try {
-          const sent = await o.connection.send(req.route, req.message);
-          await o.redis.set(key, 'sent', 'PX', SENT_MS);
+          const sent = await o.connection.send(req.route, req.message, markSent);
+          await (marked ?? o.redis.set(key, 'sent', 'PX', SENT_MS));
           return answer(msg, { v: 1, ok: true, ...(sent.messageId !== undefined ? { messageId: sent.messageId } : {}) });
         } catch (err) {
-          await o.redis.del(key).catch(() => undefined);
+          const rejected = (err as { code?: unknown }).code === 'PLATFORM_REJECTED';
+          // A refused part was not shown (the platform said so); one that never left may be tried again.
+          if (rejected || !marked) {
+            await marked;
+            await o.redis.del(key).catch(() => undefined);
+          } else {
+            o.logger.warn({ err, botId: o.botId, partId: req.partId, traceId: span.spanContext().traceId }, 'a reply part was written to the connection but not confirmed; counted as sent');
+            return answer(msg, { v: 1, ok: true });
+          }
           span.recordException(err as Error);
           span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
-          const rejected = (err as { code?: unknown }).code === 'PLATFORM_REJECTED';
           o.logger.warn({ err, botId: o.botId, partId: req.partId, traceId: span.spanContext().traceId }, rejected ? 'the platform refused a reply part' : 'a reply part could not be sent on the connection');
           return answer(msg, { v: 1, ok: false, code: rejected ? 'rejected' : 'not_connected', error: (err as Error).message });
         }

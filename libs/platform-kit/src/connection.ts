@@ -37,8 +37,12 @@ export class PlatformRejectedError extends Error {
 export interface OpenConnection {
   /** Resolves with the reason once the connection ended by itself. */
   readonly ended: Promise<string>;
-  /** Sends one whole reply to the chat the route names; resolves with the platform's message id. */
-  send(route: ReplyRoute, message: MessageChain): Promise<{ messageId?: string }>;
+  /**
+   * Sends one whole reply to the chat the route names; resolves with the platform's message id.
+   * `onWritten` is called once the request left for the platform (written to the socket), before its
+   * answer: from then on the part may have been shown, so it must not be sent a second time.
+   */
+  send(route: ReplyRoute, message: MessageChain, onWritten?: () => void): Promise<{ messageId?: string }>;
   close(reason: string): Promise<void>;
 }
 

@@ -72,6 +72,7 @@ export async function startGateway(_app: INestApplication, infra: Infra & { env:
     prefix: infra.topology.prefix,
     ownerId,
     leaseTtlMs: env.GATEWAY_LEASE_TTL_MS,
+    ...(env.GATEWAY_TICK_MS !== undefined ? { tickMs: Math.min(env.GATEWAY_TICK_MS, Math.floor(env.GATEWAY_LEASE_TTL_MS / 2)) } : {}),
     maxConnections: env.GATEWAY_MAX_CONNECTIONS,
     targets: async () => {
       const bots = await infra.prisma.bot.findMany({ where: { enabled: true, adapter: { in: adapters } }, select: { id: true, adapter: true, adapterConfig: true } });

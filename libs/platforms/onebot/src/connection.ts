@@ -100,7 +100,7 @@ export const oneBotConnection: PlatformConnection<OneBotConfig> = {
     return {
       ended: open.ended,
       close: (reason) => open.close(reason),
-      async send(route: ReplyRoute, message: MessageChain) {
+      async send(route: ReplyRoute, message: MessageChain, onWritten?: () => void) {
         const segments = chainToSegments(message);
         if (segments.length === 0) return {};
         const group = route.launcherType === 'group';
@@ -108,7 +108,7 @@ export const oneBotConnection: PlatformConnection<OneBotConfig> = {
           ? { message_type: 'group', group_id: qqId(route.sessionId), message: segments }
           : { message_type: 'private', user_id: qqId(route.sessionId), message: segments };
         try {
-          const data = SendMsgData.safeParse(await open.call('send_msg', params));
+          const data = SendMsgData.safeParse(await open.call('send_msg', params, undefined, onWritten));
           const id = data.success ? data.data?.message_id : undefined;
           return id !== undefined ? { messageId: String(id) } : {};
         } catch (err) {

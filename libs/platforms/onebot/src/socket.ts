@@ -89,8 +89,11 @@ export class OneBotSocket {
     });
   }
 
-  /** Calls an action and resolves with its `data`; rejects on `status: failed`, a timeout or a closed socket. */
-  call(action: string, params: Record<string, unknown>, timeoutMs = 10_000): Promise<unknown> {
+  /**
+   * Calls an action and resolves with its `data`; rejects on `status: failed`, a timeout or a closed
+   * socket. `onWritten` runs once the request was handed to the operating system.
+   */
+  call(action: string, params: Record<string, unknown>, timeoutMs = 10_000, onWritten?: () => void): Promise<unknown> {
     if (this.endedReason !== undefined) return Promise.reject(new Error(`OneBot connection closed: ${this.endedReason}`));
     if (this.pending.size >= (this.o.maxPendingActions ?? 256)) return Promise.reject(new Error('too many OneBot actions awaiting an answer'));
     const echo = randomUUID();
@@ -101,7 +104,7 @@ export class OneBotSocket {
       }, timeoutMs);
       this.pending.set(echo, { action, resolve, reject, timer });
       this.ws.send(JSON.stringify({ action, params, echo }), (err) => {
-        if (!err) return;
+        if (!err) return onWritten?.();
         clearTimeout(timer);
         this.pending.delete(echo);
         reject(err);
