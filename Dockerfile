@@ -12,7 +12,7 @@ COPY libs/contracts/package.json libs/contracts/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/pipeline/package.json libs/pipeline/
 COPY libs/platform-kit/package.json libs/platform-kit/
-COPY libs/http-bot/package.json libs/http-bot/
+COPY libs/platforms/http-bot/package.json libs/platforms/http-bot/
 COPY libs/delivery/package.json libs/delivery/
 COPY libs/redis-scripts/package.json libs/redis-scripts/
 COPY libs/bus/package.json libs/bus/
@@ -20,6 +20,10 @@ COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
 COPY libs/plugin-sdk/package.json libs/plugin-sdk/
+COPY libs/platforms/telegram/package.json libs/platforms/telegram/
+COPY libs/platforms/webchat/package.json libs/platforms/webchat/
+COPY libs/platforms/slack/package.json libs/platforms/slack/
+COPY libs/platforms/line/package.json libs/platforms/line/
 COPY libs/platforms/registry/package.json libs/platforms/registry/
 COPY libs/platforms/onebot/package.json libs/platforms/onebot/
 COPY libs/gateway/package.json libs/gateway/
@@ -46,9 +50,9 @@ RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
-      -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/delivery -w libs/redis-scripts -w libs/bus \
+      -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
-      -w libs/platform-kit -w libs/platforms/registry -w libs/platforms/onebot -w libs/gateway \
+      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/line -w libs/platforms/registry -w libs/platforms/onebot -w libs/gateway \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway \
  && npm cache clean --force
 

@@ -21,10 +21,15 @@ function testFiles(dir) {
 }
 
 const filter = process.argv.slice(2);
-// Platform packages sit one level deeper (libs/platforms/<name>).
-const packageDirs = (dir) => readdirSync(dir).flatMap((p) => (p === 'platforms' ? readdirSync(path.join(dir, p)).map((q) => path.join(dir, p, q)) : [path.join(dir, p)]));
+// Packages sit one level down (libs/bus), platform packages two (libs/platforms/telegram).
+const packageDirs = (dir, depth) =>
+  readdirSync(dir).flatMap((p) => {
+    const full = path.join(dir, p);
+    if (!statSync(full).isDirectory()) return [];
+    return [full, ...(depth > 1 && p === 'platforms' ? packageDirs(full, depth - 1) : [])];
+  });
 const dists = ['libs', 'services']
-  .flatMap((top) => packageDirs(path.join(root, top)).map((p) => path.join(p, 'dist')))
+  .flatMap((top) => packageDirs(path.join(root, top), 2).map((p) => path.join(p, 'dist')))
   .concat([path.join(root, 'test', 'dist')])
   .filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });
 let files = dists.flatMap(testFiles).sort();

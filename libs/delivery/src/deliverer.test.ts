@@ -349,3 +349,21 @@ test('an event sent by another replica is acknowledged by the one that handled i
     await handling.stop(1_000);
   }
 });
+
+test('a part for an adapter no platform here has fails for good, with the reason, and the reply still ends', async () => {
+  const rec = recorder();
+  const failures: [string, string][] = [];
+  const ended: string[] = [];
+  const d = new Deliverer({
+    redis, prefix, adapters: [rec.adapter],
+    onPermanentFailure: async (queryId, reason) => void failures.push([queryId, reason]),
+    onReplyEnded: async (_r, queryId) => void ended.push(queryId),
+  });
+  const r: ReplyRoute = { ...route(`s-${randomUUID()}`), adapter: 'carrier-pigeon' };
+  const q = randomUUID();
+  await handle(d, { queryId: q, attempt: 1, seq: 0, route: r, terminal: true }, { message: [{ type: 'Plain', text: 'coo' }], isFinal: true, stream: false });
+  await settle(d);
+  assert.deepEqual(failures, [[q, 'reply not delivered: no outbound adapter for carrier-pigeon']]);
+  assert.deepEqual(ended, [q]);
+  assert.equal(rec.seen.length, 0);
+});

@@ -374,7 +374,9 @@ export class Deliverer {
     reply: OutboundReply,
     at: { chunkOrdinal: number; sequence: number; timestamp: Date; state: ReplyState },
   ): Promise<void> {
-    const adapter = this.adapterFor(part.route);
+    const adapter = this.adapters.get(part.route.adapter);
+    // An adapter name no platform here has (a newer producer, a platform removed): the part can never go out.
+    if (!adapter) return this.failPart(queryId, part.route.adapter, `no outbound adapter for ${part.route.adapter}`);
     const parent = part.trace ? propagation.extract(ROOT_CONTEXT, part.trace) : context.active();
     const result = await tracer().startActiveSpan(`${adapter.name} send`, { kind: SpanKind.CLIENT, attributes: {
       'conveyor.query_id': queryId, 'conveyor.bot.id': part.route.botId, 'conveyor.reply.final': reply.isFinal, 'conveyor.reply.stream': reply.stream,
@@ -396,9 +398,13 @@ export class Deliverer {
       this.stats.sent++;
       return;
     }
+    await this.failPart(queryId, adapter.name, result.reason);
+  }
+
+  private async failPart(queryId: string, adapter: string, reason: string): Promise<void> {
     this.stats.failed++;
-    this.logger.warn({ queryId, adapter: adapter.name, reason: result.reason }, 'reply part not delivered');
-    await this.opts.onPermanentFailure?.(queryId, `reply not delivered: ${result.reason}`).catch((err) =>
+    this.logger.warn({ queryId, adapter, reason }, 'reply part not delivered');
+    await this.opts.onPermanentFailure?.(queryId, `reply not delivered: ${reason}`).catch((err) =>
       this.logger.error({ err, queryId }, 'could not record the delivery failure'),
     );
   }

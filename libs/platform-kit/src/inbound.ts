@@ -53,8 +53,11 @@ export interface InboundQuery {
  */
 export type WebhookOutcome =
   | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'publish'; queries: InboundQuery[] }
-  | { kind: 'drop'; reason: string };
+  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef }
+  | { kind: 'drop'; reason: string; ref?: LogRef };
+
+/** The platform's ids of a delivery for log lines (e.g. `{ updateId }`); never a secret or message text. */
+export type LogRef = Record<string, string | number>;
 
 /**
  * A platform's webhook side: pure functions from the request to an outcome, so it is unit-testable
@@ -83,4 +86,10 @@ export interface PlatformInbound<C> {
     /** Anything else went wrong on our side. */
     failed: HttpAnswer;
   };
+}
+
+/** A header's value (the first, if repeated), or undefined. */
+export function headerOf(headers: WebhookHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return typeof v === 'string' ? v : v?.[0];
 }

@@ -22,6 +22,8 @@ const credentialHeaders = {
   'x-api-key': 'LEAK-x-api-key',
   'x-lb-signature': 'LEAK-lb-signature',
   'x-telegram-bot-api-secret-token': 'LEAK-telegram-webhook',
+  'x-slack-signature': 'v0=LEAK-slack-signature',
+  'x-line-signature': 'LEAK-line-signature',
 };
 
 test('credential headers of requests and responses are written as [Redacted], other headers as they are', () => {
@@ -45,7 +47,7 @@ test('credential fields are written as [Redacted] at the top level and one level
   const { logger, lines } = capture();
   logger.warn({ token: 'LEAK-token', botId: 'b1' }, 'top level');
   logger.warn({
-    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', callback_url: 'http://cb' },
+    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', bot_token: 'LEAK-slack-token', signing_secret: 'LEAK-slack-secret', channel_access_token: 'LEAK-line-token', channel_secret: 'LEAK-line-secret', callback_url: 'http://cb' },
     settings: { 'api-key': 'LEAK-dify-key', apiKey: 'LEAK-model-key', api_key: 'LEAK-key', 'header-value': 'LEAK-n8n', password: 'LEAK-password', secret: 'LEAK-plain' },
   }, 'nested');
 

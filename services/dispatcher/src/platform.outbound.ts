@@ -7,7 +7,7 @@ export type { OutboundReply, SendResult } from '@conveyor/delivery';
 
 /**
  * The dispatcher's outbound port : `send(route, reply)` for every
- * platform, routed by `route.adapter` (http-bot, telegram, webchat).
+ * platform, routed by `route.adapter` to the registered platform's adapter (libs/platforms/registry).
  *
  * Call `send` inside `withReplyRef(event, …)` — one call per runner event handled — so parts are
  * ordered, coalesced and de-duplicated across dispatcher replicas in Redis and the handler does not

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { LIMITS } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError } from '@conveyor/bus';
 import {
+  HTTP_BOT,
   HttpBotError,
   acceptedBody,
   newAcceptedMessageId,
@@ -15,16 +16,22 @@ import {
   syncWaitMs,
 } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
+import { platforms } from '@conveyor/platforms';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { BotDirectory } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
+import { WebhookHandler } from './webhook.handler.js';
 
 /** Some bodies above 1 MiB are still read so that the 413 comes from the adapter check, as in LangBot. */
 const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
 
-/** LangBot's HTTP-bot webhook: `/bots/{bot_uuid}` (push), `/sync`, `/reset`. */
+/**
+ * `/bots/{bot_uuid}[/...]`, every bot's webhook. An `http-bot` bot speaks LangBot's HTTP-bot protocol
+ * here (push, `/sync`, `/reset`); a bot of a platform with a webhook (see PlatformInbound) is handed to
+ * that platform; any other bot is 400 adapter-unsupported.
+ */
 @Controller('bots')
 export class BotsController {
   private readonly conversations: ConversationStore;
@@ -34,6 +41,7 @@ export class BotsController {
     private readonly bots: BotDirectory,
     private readonly queries: QueryPublisher,
     private readonly syncHub: SyncHub,
+    private readonly webhooks: WebhookHandler,
   ) {
     this.conversations = new ConversationStore(infra.db);
   }
@@ -53,8 +61,12 @@ export class BotsController {
       const botId = normalizeBotId(rawBotId);
       const bot = botId ? await this.bots.find(botId) : null;
       if (!botId || !bot) return send(res, HttpBotError.botNotFound());
+      if (bot.adapter !== HTTP_BOT) {
+        const platform = platforms.get(bot.adapter);
+        if (platform?.inbound) return await this.webhooks.serve(platform, platform.inbound, bot, subPath, req, res);
+      }
       if (!bot.enabled) return send(res, HttpBotError.botDisabled());
-      if (bot.adapter !== 'http-bot') return send(res, HttpBotError.adapterUnsupported());
+      if (bot.adapter !== HTTP_BOT) return send(res, HttpBotError.adapterUnsupported());
 
       let rawBody: Buffer;
       try {
@@ -70,7 +82,7 @@ export class BotsController {
       if (!parsed.ok) return send(res, parsed.error);
 
       if (parsed.kind === 'reset') {
-        const removed = await this.conversations.reset({ botId, adapter: 'http-bot', launcherType: parsed.launcherType, launcherId: parsed.sessionId });
+        const removed = await this.conversations.reset({ botId, adapter: HTTP_BOT, launcherType: parsed.launcherType, launcherId: parsed.sessionId });
         res.status(200).json(resetOkBody(parsed.sessionId, removed));
         return;
       }

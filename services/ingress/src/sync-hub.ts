@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from '@nats-io/transport-node';
 import type { MessageComponent } from '@conveyor/contracts';
-import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/delivery';
+import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/http-bot';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { requireRedisConnected } from './query-publisher.js';
 

@@ -1,18 +1,12 @@
 import { Controller, Get, Inject, Injectable, Param, Post, Req, Res, UnauthorizedException, UseGuards, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { storableText } from '@conveyor/contracts';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
 import { INFRA, type BearerToken, type Infra } from '@conveyor/service-kit';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
-import { WEBCHAT_PAGE } from './webchat.page.js';
-
-const SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
-const MAX_TEXT = 10_000;
-/** A message body's bound; a text of 10,000 characters fits with room for JSON escapes. */
-const MAX_BODY_BYTES = 64 * 1024;
+import { isWebChatSessionId, parseWebChatMessage, WEBCHAT, WEBCHAT_MAX_BODY_BYTES, WEBCHAT_PAGE } from '@conveyor/webchat';
 const UNKNOWN_CHAT = { error: 'unknown bot or session' };
 
 /** The provider of the web chat's `BearerToken` (WEBCHAT_TOKEN). */
@@ -85,7 +79,7 @@ export class WebChatController {
    */
   private async findChat(rawBotId: string, sessionId: string): Promise<{ botId: string; bot: BotEntry } | null> {
     const botId = normalizeBotId(rawBotId);
-    if (!botId || !SESSION_RE.test(sessionId)) return null;
+    if (!botId || !isWebChatSessionId(sessionId)) return null;
     const bot = await this.bots.find(botId);
     return bot ? { botId, bot } : null;
   }
@@ -119,19 +113,20 @@ export class WebChatController {
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
     const { botId, bot } = chat;
     if (!bot.enabled) return void res.status(403).json({ error: 'Bot is disabled' });
-    let rawText: unknown;
+    let rawBody: Buffer;
     try {
-      rawText = (JSON.parse((await readRawBody(req, MAX_BODY_BYTES)).toString('utf8')) as { text?: unknown }).text;
+      rawBody = await readRawBody(req, WEBCHAT_MAX_BODY_BYTES);
     } catch (err) {
       if (err instanceof BodyTooLargeError) return void res.status(413).json({ error: 'body over 64 KiB' });
       return void res.status(400).json({ error: 'body must be JSON {"text": "..."}' });
     }
-    const text = typeof rawText === 'string' ? storableText(rawText) : '';
-    if (!text.trim() || text.length > MAX_TEXT) return void res.status(400).json({ error: `text must be 1–${MAX_TEXT} characters` });
+    const parsed = parseWebChatMessage(rawBody);
+    if (!parsed.ok) return void res.status(400).json({ error: parsed.error });
+    const { text } = parsed;
     const replyTo = newAcceptedMessageId();
     try {
       const { queryId } = await this.queries.publish({
-        botId, adapter: 'webchat', acceptedMessageId: replyTo, sessionId, launcherType: 'person', senderId: sessionId, senderName: 'Web chat', messageChain: [{ type: 'Plain', text }],
+        botId, adapter: WEBCHAT, acceptedMessageId: replyTo, sessionId, launcherType: 'person', senderId: sessionId, senderName: 'Web chat', messageChain: [{ type: 'Plain', text }],
       });
       res.status(202).json({ queryId, replyTo });
     } catch (err) {
@@ -144,7 +139,7 @@ export class WebChatController {
   async reset(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Res() res: Response) {
     const chat = await this.findChat(rawBotId, sessionId);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
-    const removed = await this.conversations.reset({ botId: chat.botId, adapter: 'webchat', launcherType: 'person', launcherId: sessionId });
+    const removed = await this.conversations.reset({ botId: chat.botId, adapter: WEBCHAT, launcherType: 'person', launcherId: sessionId });
     res.status(201).json({ removed });
   }
 }

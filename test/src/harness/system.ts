@@ -159,26 +159,24 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** Adds an enabled Telegram bot on the system's pipeline (`adapterConfig` as `conveyor.yaml` has it); returns its id. */
-export async function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, adapterConfig: Record<string, string | boolean>, id: string = randomUUID()): Promise<string> {
+/** Adds an enabled bot of `adapter` on the system's pipeline (`adapterConfig` as `conveyor.yaml` has it); returns its id. */
+export async function addBot(sys: Pick<TestSystem, 'db'>, name: string, adapter: string, adapterConfig: Record<string, string | boolean>, id: string = randomUUID()): Promise<string> {
   const prisma = createPrismaClient(sys.db.url);
   try {
     const pipeline = await prisma.pipeline.findFirstOrThrow();
-    await prisma.bot.create({ data: { id, name, adapter: 'telegram', pipelineId: pipeline.id, enabled: true, adapterConfig } });
+    await prisma.bot.create({ data: { id, name, adapter, pipelineId: pipeline.id, enabled: true, adapterConfig } });
     return id;
   } finally {
     await prisma.$disconnect();
   }
 }
 
-/** Adds an enabled OneBot bot on the system's pipeline (`adapterConfig` as `conveyor.yaml` has it); returns its id. */
-export async function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, adapterConfig: Record<string, string | number>, id: string = randomUUID()): Promise<string> {
-  const prisma = createPrismaClient(sys.db.url);
-  try {
-    const pipeline = await prisma.pipeline.findFirstOrThrow();
-    await prisma.bot.create({ data: { id, name, adapter: 'onebot', pipelineId: pipeline.id, enabled: true, adapterConfig } });
-    return id;
-  } finally {
-    await prisma.$disconnect();
-  }
+/** Adds an enabled Telegram bot on the system's pipeline (`adapterConfig` as `conveyor.yaml` has it); returns its id. */
+export function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, adapterConfig: Record<string, string | boolean>, id: string = randomUUID()): Promise<string> {
+  return addBot(sys, name, 'telegram', adapterConfig, id);
+}
+
+/** Adds an enabled OneBot bot on the system's pipeline, connecting to `host:port`; returns its id. */
+export function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, config: { host: string; port: number; 'access-token': string }, id: string = randomUUID()): Promise<string> {
+  return addBot(sys, name, 'onebot', { ...config, port: String(config.port) }, id);
 }

@@ -4,6 +4,7 @@
 import { PluginName } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { z } from 'zod';
+import { platforms } from '@conveyor/platforms';
 
 const Id = z.string().trim().min(1).max(200);
 const Name = z.string().trim().min(1).max(200).optional();
@@ -14,7 +15,8 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** `embedding`: serves `/embeddings` for knowledge bases; `rerank`: serves a Jina/Cohere-style `/rerank`. */
 export const MODEL_ABILITIES = ['func_call', 'vision', 'embedding', 'rerank'] as const;
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
-export const BOT_ADAPTERS = ['http-bot', 'telegram', 'onebot'] as const;
+/** The adapters a bot may have: every registered platform a bot is configured with (not the web chat). */
+export const BOT_ADAPTERS: readonly string[] = platforms.configurableNames();
 
 export const ModelEntrySchema = z.strictObject({
   id: Id,

@@ -25,7 +25,7 @@ export interface ConveyorConfig {
     /** LangBot's `extensions_preferences`: the MCP servers the pipeline's runs may use. */
     extensionsPreferences: { enable_all_mcp_servers: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[] };
   }>;
-  bots: Array<{ id: string; name: string; adapter: 'http-bot' | 'telegram' | 'onebot'; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
+  bots: Array<{ id: string; name: string; adapter: string; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
   knowledgeBases: Array<{
     id: string;

@@ -1,4 +1,9 @@
+import { httpBotPlatform } from '@conveyor/http-bot';
+import { linePlatform } from '@conveyor/line';
 import { onebotPlatform } from '@conveyor/onebot';
+import { slackPlatform } from '@conveyor/slack';
+import { telegramPlatform } from '@conveyor/telegram';
+import { webChatPlatform } from '@conveyor/webchat';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -8,5 +13,10 @@ export { PlatformRegistry } from './registry.js';
  * here (see `Platform` in @conveyor/platform-kit).
  */
 export const platforms = new PlatformRegistry([
+  httpBotPlatform,
+  telegramPlatform,
+  webChatPlatform,
+  slackPlatform,
+  linePlatform,
   onebotPlatform,
 ]);

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SentNotice } from '@conveyor/contracts';
-import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { CachedBotConfigs, Deliverer } from '@conveyor/delivery';
 import { platforms } from '@conveyor/platforms';
+import { INFRA, type Infra } from '@conveyor/service-kit';
 import { SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
@@ -11,7 +11,7 @@ const coalesced = meter.createCounter('conveyor_dispatch_parts_coalesced', { des
 const failed = meter.createCounter('conveyor_dispatch_parts_failed', { description: 'Reply parts the platform did not take after all retries' });
 const skipped = meter.createCounter('conveyor_dispatch_events_lost', { description: 'Reply events or whole replies given up as lost after their gap or stall bound' });
 
-/** Builds the one Deliverer of this replica with every platform adapter (registry by `route.adapter`). */
+/** Builds the one Deliverer of this replica with every registered platform's outbound adapter (by `route.adapter`). */
 export function createDeliverer(infra: Infra): Deliverer {
   const configs = new CachedBotConfigs(async (botId) =>
     infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
@@ -23,12 +23,7 @@ export function createDeliverer(infra: Infra): Deliverer {
     redis: infra.redis,
     prefix: infra.topology.prefix,
     logger: infra.logger,
-    adapters: [
-      new HttpBotAdapter({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger }),
-      new TelegramAdapter(configs),
-      new WebChatAdapter(infra.nc, infra.topology),
-      ...platforms.all().map((p) => p.outbound({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger })),
-    ],
+    adapters: platforms.all().map((p) => p.outbound({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger })),
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
     // Best effort (core NATS): a notice that does not arrive leaves the handling replica asking Redis.

@@ -20,3 +20,6 @@ export {
 } from './inbound.js';
 export * from './callback.js';
 export * from './callback-client.js';
+export * from './adapter.js';
+export * from './sync-relay.js';
+export * from './platform.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TelegramInbound } from '@conveyor/delivery';
-import { checkTelegramInbound } from './telegram-inbound.js';
+import { checkTelegramInbound } from './inbound-check.js';
+import type { TelegramInbound } from './update.js';
 
 const inbound = (fields: Partial<TelegramInbound> = {}): TelegramInbound => ({
   updateId: 1,

@@ -1,7 +1,7 @@
 import { context, propagation } from '@opentelemetry/api';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { plainText, type ReplyRoute, type Topology } from '@conveyor/contracts';
-import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
+import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 
 /** What the ingress streams to the browser for one part. */
 export interface WebChatPart {

@@ -2,11 +2,11 @@ import { context, propagation } from '@opentelemetry/api';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
-import { callbackBody, callbackTimeoutMs, deliverCallback, outboundSigningKey, parseAdapterConfig } from '@conveyor/http-bot';
-import { SyncRegistrations, type SyncAck, type SyncPart } from '../sync-relay.js';
-import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
-import { CachedBotConfigs } from '@conveyor/platform-kit';
-import type { DeliveryLogger } from '../deliverer.js';
+import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, PlatformLogger, SendResult } from '@conveyor/platform-kit';
+import { callbackTimeoutMs, outboundSigningKey, parseAdapterConfig } from './adapter-config.js';
+import { callbackBody } from './callback.js';
+import { deliverCallback } from './callback-client.js';
+import { SyncRegistrations, type SyncAck, type SyncPart } from './sync-relay.js';
 
 export interface HttpBotAdapterOptions {
   redis: Redis;
@@ -16,7 +16,7 @@ export interface HttpBotAdapterOptions {
   nc?: NatsConnection;
   configs: CachedBotConfigs;
   /** Where a /sync hand-over that failed for another reason than the caller being gone is reported. */
-  logger?: Pick<DeliveryLogger, 'warn'>;
+  logger?: PlatformLogger;
 }
 
 /**

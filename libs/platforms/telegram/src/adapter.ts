@@ -1,7 +1,7 @@
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import { parseTelegramConfig, TelegramApi, TelegramApiError } from '../telegram.js';
-import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '../types.js';
-import type { CachedBotConfigs } from '@conveyor/platform-kit';
+import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import { TelegramApi, TelegramApiError } from './bot-api.js';
+import { parseTelegramConfig } from './config.js';
 
 /** LangBot's placeholder text for a streaming card. */
 export const TELEGRAM_PLACEHOLDER = 'Thinking...';

@@ -1,5 +1,5 @@
 import { LIMITS, storableChain, storableText } from '@conveyor/contracts';
-import type { TelegramInbound } from '@conveyor/delivery';
+import type { TelegramInbound } from './update.js';
 
 export type CheckedTelegramInbound = { ok: true; inbound: TelegramInbound } | { ok: false; reason: string };
 

@@ -1,0 +1,68 @@
+import { headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { LineAdapter } from './adapter.js';
+import { LineConfigSchema, type LineConfig } from './config.js';
+import { parseLineBody } from './events.js';
+import { LINE } from './name.js';
+import { LINE_SIGNATURE_HEADER, verifyLineSignature } from './signature.js';
+
+export { LINE } from './name.js';
+
+const ok = { status: 200, body: { ok: true } };
+const malformed = (error: string): WebhookOutcome => ({ kind: 'answer', answer: { status: 400, body: { ok: false, error: `malformed webhook: ${error}` } } });
+
+/**
+ * The LINE Messaging API webhook (the channel's Webhook URL is `/bots/{bot_id}`): `X-Line-Signature`
+ * is checked over the exact body before anything else; each text message event becomes a query,
+ * de-duplicated by its webhookEventId (LINE redelivers with the same id). The reply token rides in
+ * the route's `replyTo`.
+ */
+export const lineInbound: PlatformInbound<LineConfig> = {
+  handle(req, config): WebhookOutcome {
+    if (!verifyLineSignature(config.channel_secret, headerOf(req.headers, LINE_SIGNATURE_HEADER), req.rawBody)) {
+      return { kind: 'answer', answer: { status: 401, body: { ok: false, error: 'invalid signature' } } };
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(req.rawBody.toString('utf8'));
+    } catch {
+      return malformed('the body is not valid JSON');
+    }
+    const parsed = parseLineBody(body, req.botId);
+    if (!parsed.ok) return malformed(parsed.error);
+    return {
+      kind: 'publish',
+      ...(parsed.inbound.length ? { ref: { eventIds: parsed.inbound.map((m) => m.eventId).join(',') } } : {}),
+      queries: parsed.inbound.map((m) => ({
+        sessionId: m.sessionId,
+        launcherType: m.launcherType,
+        senderId: m.senderId,
+        senderName: m.senderName,
+        ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+        messageChain: m.messageChain,
+        replyTo: m.replyToken ?? m.eventId,
+        dedupId: m.eventId,
+        stream: false,
+      })),
+    };
+  },
+  answers: {
+    notFound: { status: 404, body: { ok: false, error: 'bot not found' } },
+    disabled: { status: 403, body: { ok: false, error: 'bot is disabled' } },
+    misconfigured: { status: 500, body: { ok: false, error: 'bot misconfigured' } },
+    tooLarge: { status: 413, body: { ok: false, error: 'body too large' }, headers: { Connection: 'close' } },
+    dropped: ok,
+    accepted: ok,
+    // LINE redelivers a webhook that failed, when redelivery is switched on for the channel.
+    overloaded: { status: 503, body: { ok: false, error: 'overloaded' } },
+    failed: { status: 500, body: { ok: false, error: 'internal error' } },
+  },
+};
+
+export const linePlatform: Platform<LineConfig> = {
+  name: LINE,
+  botConfigSchema: LineConfigSchema,
+  configurable: true,
+  streamsByDefault: false,
+  inbound: lineInbound,
+  outbound: (deps) => new LineAdapter(deps.configs),
+};

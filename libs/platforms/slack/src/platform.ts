@@ -1,0 +1,80 @@
+import { headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { SlackAdapter } from './adapter.js';
+import { SlackConfigSchema, type SlackConfig } from './config.js';
+import { parseSlackBody } from './events.js';
+import { SLACK } from './name.js';
+import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackRequest } from './signature.js';
+
+export { SLACK } from './name.js';
+
+const ok = { status: 200, body: { ok: true } };
+const malformed = (error: string): WebhookOutcome => ({ kind: 'answer', answer: { status: 400, body: { ok: false, error: `malformed event: ${error}` } } });
+
+/**
+ * The Slack Events API webhook (the app's Request URL is `/bots/{bot_id}`). Every request is signed;
+ * the signature and the five-minute timestamp window are checked before the body is looked at. The
+ * `url_verification` challenge is echoed. Messages are published and answered 200 at once, well
+ * within Slack's 3 s; a retry of an event (Slack retries after 3 s or a non-2xx) is dropped by its
+ * event_id in JetStream's duplicate window.
+ */
+export const slackInbound: PlatformInbound<SlackConfig> = {
+  handle(req, config): WebhookOutcome {
+    const verified = verifySlackRequest(config.signing_secret, headerOf(req.headers, SLACK_SIGNATURE_HEADER), headerOf(req.headers, SLACK_TIMESTAMP_HEADER), req.rawBody, req.now);
+    if (!verified.ok) return { kind: 'answer', answer: { status: 401, body: { ok: false, error: `invalid signature: ${verified.reason}` } } };
+    let body: unknown;
+    try {
+      body = JSON.parse(req.rawBody.toString('utf8'));
+    } catch {
+      return malformed('the body is not valid JSON');
+    }
+    const parsed = parseSlackBody(body, req.botId);
+    switch (parsed.kind) {
+      case 'malformed':
+        return malformed(parsed.error);
+      case 'challenge':
+        return { kind: 'answer', answer: { status: 200, body: parsed.challenge, type: 'text' } };
+      case 'ignored':
+        return { kind: 'publish', queries: [] };
+      case 'message': {
+        const m = parsed.inbound;
+        return {
+          kind: 'publish',
+          ref: { eventId: m.eventId },
+          queries: [
+            {
+              sessionId: m.sessionId,
+              launcherType: m.launcherType,
+              senderId: m.senderId,
+              senderName: m.senderName,
+              ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+              messageChain: m.messageChain,
+              replyTo: m.messageTs,
+              dedupId: m.eventId,
+              stream: config['enable-stream-reply'],
+            },
+          ],
+        };
+      }
+    }
+  },
+  answers: {
+    notFound: { status: 404, body: { ok: false, error: 'bot not found' } },
+    disabled: { status: 403, body: { ok: false, error: 'bot is disabled' } },
+    misconfigured: { status: 500, body: { ok: false, error: 'bot misconfigured' } },
+    tooLarge: { status: 413, body: { ok: false, error: 'body too large' }, headers: { Connection: 'close' } },
+    dropped: ok,
+    accepted: ok,
+    // Slack retries a non-2xx answer (three times, backing off).
+    overloaded: { status: 503, body: { ok: false, error: 'overloaded' } },
+    failed: { status: 500, body: { ok: false, error: 'internal error' } },
+  },
+};
+
+export const slackPlatform: Platform<SlackConfig> = {
+  name: SLACK,
+  botConfigSchema: SlackConfigSchema,
+  configurable: true,
+  streamsByDefault: false,
+  inbound: slackInbound,
+  outbound: (deps) => new SlackAdapter(deps.configs, deps.fetchImpl),
+};

@@ -1,0 +1,96 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { LIMITS } from '@conveyor/contracts';
+import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
+import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
+import type { HttpAnswer, LogRef, Platform, PlatformInbound } from '@conveyor/platform-kit';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { meter } from '@conveyor/telemetry';
+import { BotDirectory, type BotEntry } from './bot-directory.js';
+import { BodyTooLargeError, readRawBody } from './raw-body.js';
+import { OverloadedError, QueryPublisher } from './query-publisher.js';
+
+const dropped = meter.createCounter('conveyor_ingress_webhook_dropped', { description: 'Webhook deliveries acknowledged without a query, by platform' });
+
+export function sendAnswer(res: Response, answer: HttpAnswer): void {
+  for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
+  res.status(answer.status);
+  if (answer.type === 'text') res.type('text/plain').send(String(answer.body));
+  else res.json(answer.body);
+}
+
+/**
+ * The ingress' side of every webhook platform (see PlatformInbound): bot lookup, the body bound,
+ * publishing the queries the platform parsed, and the platform's answer for each outcome. What a
+ * request means is the platform package's business; nothing here names a platform.
+ */
+@Injectable()
+export class WebhookHandler {
+  constructor(
+    @Inject(INFRA) private readonly infra: Infra,
+    private readonly bots: BotDirectory,
+    private readonly queries: QueryPublisher,
+  ) {}
+
+  /** A path that names the platform (`/telegram/{bot_id}`): a bot of another platform is not found there. */
+  async serveByPath(platform: Platform, inbound: PlatformInbound<unknown>, rawBotId: string, req: Request, res: Response): Promise<void> {
+    const botId = normalizeBotId(rawBotId);
+    const bot = botId ? await this.bots.find(botId) : null;
+    if (!botId || !bot || bot.adapter !== platform.name) return sendAnswer(res, inbound.answers.notFound);
+    return this.serve(platform, inbound, bot, '', req, res);
+  }
+
+  /** A request for `bot`, whose adapter is `platform`. */
+  async serve(platform: Platform, inbound: PlatformInbound<unknown>, bot: BotEntry, subPath: string, req: Request, res: Response): Promise<void> {
+    const botId = bot.id;
+    const adapter = platform.name;
+    if (!bot.enabled) return sendAnswer(res, inbound.answers.disabled);
+    const config = platform.botConfigSchema.safeParse(bot.adapterConfig ?? {});
+    if (!config.success) {
+      this.infra.logger.error({ err: config.error, botId, adapter }, `${adapter} bot misconfigured`);
+      return sendAnswer(res, inbound.answers.misconfigured);
+    }
+    const drop = (reason: string, ref?: LogRef, answer: HttpAnswer = inbound.answers.dropped) => {
+      dropped.add(1, { adapter });
+      this.infra.logger.warn({ botId, adapter, ...ref, reason }, `${adapter} update dropped`);
+      sendAnswer(res, answer);
+    };
+    const limit = inbound.bodyLimitBytes ?? LIMITS.inboundBodyBytes;
+    let rawBody: Buffer;
+    try {
+      rawBody = await readRawBody(req, limit);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return drop(`the body is larger than ${limit} bytes`, undefined, inbound.answers.tooLarge);
+      throw err;
+    }
+    const outcome = inbound.handle({ botId, subPath, headers: req.headers, rawBody, now: new Date() }, config.data);
+    if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);
+    if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
+    try {
+      // In order, each with the platform's id as its JetStream message id: when one fails and the
+      // platform sends the delivery again, those already published are dropped as duplicates.
+      for (const q of outcome.queries) {
+        await this.queries.publish({
+          botId,
+          adapter,
+          acceptedMessageId: q.replyTo || newAcceptedMessageId(),
+          sessionId: q.sessionId,
+          launcherType: q.launcherType,
+          senderId: q.senderId,
+          senderName: q.senderName,
+          ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
+          messageChain: q.messageChain,
+          msgId: `${adapter}:${botId}:${q.dedupId}`,
+          stream: q.stream ?? platform.streamsByDefault,
+        });
+      }
+    } catch (err) {
+      // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.
+      if (err instanceof PayloadTooLargeError || err instanceof PayloadValidationError) return drop(err.message, outcome.ref);
+      const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
+      this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
+      return sendAnswer(res, overloaded ? inbound.answers.overloaded : inbound.answers.failed);
+    }
+    sendAnswer(res, inbound.answers.accepted);
+  }
+}
