@@ -184,7 +184,7 @@ export class ConnectionSupervisor {
           slot.lastRenewedAt = now;
           slot.failures = 0;
           slot.nextAttemptAt = 0;
-          this.o.logger.info({ botId, token: slot.lease.token }, 'connection lease acquired');
+          this.o.logger.info({ botId, fencingToken: slot.lease.token }, 'connection lease acquired');
           this.o.events?.owned?.(botId, slot.lease.token ?? 0);
         }
       } catch (err) {

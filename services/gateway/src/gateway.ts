@@ -48,7 +48,7 @@ export async function startGateway(_app: INestApplication, infra: Infra & { env:
       nc: infra.nc, topology: infra.topology, redis: infra.redis, prefix: infra.topology.prefix, botId: target.botId, lease, connection: open, logger: infra.logger,
       count: (outcome) => sends.add(1, { adapter: platform.name, outcome }),
     });
-    infra.logger.info({ botId: target.botId, adapter: platform.name, token: lease.token, owner: ownerId }, 'platform connection open');
+    infra.logger.info({ botId: target.botId, adapter: platform.name, fencingToken: lease.token, owner: ownerId }, 'platform connection open');
     connections.add(1, { adapter: platform.name });
     let counted = true;
     const uncount = () => {
