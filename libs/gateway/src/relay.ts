@@ -11,7 +11,7 @@ import {
   type ReplyRoute,
   type Topology,
 } from '@conveyor/contracts';
-import type { DeliveryContext, OpenConnection, OutboundReply, PlatformAdapter, PlatformLogger, SendResult } from '@conveyor/platform-kit';
+import { PlatformRejectedError, type DeliveryContext, type OpenConnection, type OutboundReply, type PlatformAdapter, type PlatformLogger, type SendResult } from '@conveyor/platform-kit';
 import type { ConnectionLease } from './lease.js';
 
 const tracer = trace.getTracer('@conveyor/gateway');
@@ -164,7 +164,7 @@ export function serveGatewaySends(o: GatewaySendServerOptions): Subscription {
           await (marked ?? o.redis.set(key, 'sent', 'PX', SENT_MS));
           return answer(msg, { v: 1, ok: true, ...(sent.messageId !== undefined ? { messageId: sent.messageId } : {}) });
         } catch (err) {
-          const rejected = (err as { code?: unknown }).code === 'PLATFORM_REJECTED';
+          const rejected = err instanceof PlatformRejectedError;
           // A refused part was not shown (the platform said so); one that never left may be tried again.
           if (rejected || !marked) {
             await marked;
