@@ -4,6 +4,7 @@ import { addOneBotBot, startTestSystem, type TestSystem } from '../harness/syste
 import { startFakeOneBot, type FakeOneBot, type OneBotAction } from '../fakes/index.js';
 import { sample } from '../harness/metrics.js';
 import { waitUntil } from '../harness/wait.js';
+import { freePort } from '../harness/ports.js';
 
 const ACCESS_TOKEN = 'onebot-e2e-access-token';
 
@@ -86,6 +87,39 @@ describe('OneBot through the gateway', () => {
     onebot.emitMessage({ messageType: 'private', userId: 31338, message: [{ type: 'text', data: { text: 'after the restart' } }] });
     await onebot.waitFor((a) => a.some((x) => x.params.user_id === 31338), 60_000);
     assert.equal(onebot.sent().filter((x) => x.params.user_id === 31338).length, 1);
+  });
+
+  test('reverse WebSocket: the implementation connects to the gateway holding the bot; a wrong token or a second session is refused', async () => {
+    const impl = await startFakeOneBot({ accessToken: ACCESS_TOKEN, selfId: 20002 });
+    const intruder = await startFakeOneBot({ accessToken: 'not-the-token', selfId: 20002 });
+    const second = await startFakeOneBot({ accessToken: ACCESS_TOKEN, selfId: 20002 });
+    try {
+      const port = await freePort();
+      await addOneBotBot(sys, 'QQ bot (reverse)', { host: '127.0.0.1', port, 'access-token': ACCESS_TOKEN, mode: 'reverse' });
+      const url = `ws://127.0.0.1:${port}/`;
+      impl.connectReverse(url);
+      await impl.waitForConnections((c) => c.open === 1, 60_000);
+      const bad = intruder.connectReverse(url);
+      const extra = second.connectReverse(url);
+      await waitUntil('the wrong token and the second session refused', () => bad.refusals() >= 2 && extra.refusals() >= 2, 30_000);
+      assert.equal(intruder.connections.opened, 0);
+      assert.equal(second.connections.opened, 0, 'one implementation session per bot');
+      bad.stop();
+      extra.stop();
+      impl.emitMessage({ messageType: 'group', userId: 61, groupId: 6060, message: [{ type: 'at', data: { qq: '20002' } }, { type: 'text', data: { text: ' reverse hello' } }] });
+      await impl.waitFor((a) => a.some((x) => x.params.group_id === 6060), 60_000);
+      assert.equal(textOf(impl.sent().find((x) => x.params.group_id === 6060)!), 'Echo: reverse hello');
+      // The gateway restarts (a rolling update): the implementation's reconnection finds the new holder.
+      await sys.services.kill('gateway', 'SIGTERM');
+      await sys.services.start('gateway', { GATEWAY_LEASE_TTL_MS: '3000' });
+      await impl.waitForConnections((c) => c.opened >= 2 && c.open === 1, 60_000);
+      impl.emitMessage({ messageType: 'private', userId: 62, message: [{ type: 'text', data: { text: 'after the restart, reversed' } }] });
+      await impl.waitFor((a) => a.some((x) => x.params.user_id === 62), 60_000);
+      assert.equal(impl.sent().filter((x) => x.params.user_id === 62).length, 1);
+      assert.equal(impl.connections.maxOpen, 1);
+    } finally {
+      await Promise.all([impl.close(), intruder.close(), second.close()]);
+    }
   });
 });
 

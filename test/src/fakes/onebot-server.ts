@@ -37,6 +37,12 @@ export interface FakeOneBot {
   emitMessage(m: OneBotMessageInput): number;
   /** Sends a raw text frame to every open connection (malformed input). */
   sendRaw(frame: string): void;
+  /**
+   * Reverse WebSocket: the fake connects to `url` (the gateway listening for the bot), with its access
+   * token and `X-Self-ID`, and keeps reconnecting every 200 ms while it is not connected (refused, no
+   * listener, dropped), as implementations do. `refusals` counts the attempts that failed.
+   */
+  connectReverse(url: string): { refusals: () => number; stop: () => void };
   /** Send actions (send_msg and its private/group forms) as the user would see them, per chat. */
   sent(): OneBotAction[];
   waitFor(predicate: (actions: OneBotAction[]) => boolean, timeoutMs?: number): Promise<OneBotAction[]>;
@@ -48,7 +54,8 @@ const SEND_ACTIONS = new Set(['send_msg', 'send_private_msg', 'send_group_msg'])
 const MAX_BUFFERED = 10_000;
 
 /**
- * A fake OneBot v11 implementation (NapCat, Lagrange, go-cqhttp) serving the forward WebSocket:
+ * A fake OneBot v11 implementation (NapCat, Lagrange, go-cqhttp) serving the forward WebSocket (or,
+ * with `connectReverse`, connecting to a reverse WebSocket):
  * checks `Authorization: Bearer <access_token>` (401 otherwise), sends a `meta_event` lifecycle
  * `connect` and heartbeats, pushes message events in OneBot's JSON shape, and answers actions with
  * `{status, retcode, data, echo}`: send_msg / send_private_msg / send_group_msg (recorded, with a new
@@ -71,6 +78,8 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
   const buffered: string[] = [];
   const clients = new Map<WebSocket, { n: number; recent: { at: number; frame: string }[] }>();
   let nextMessageId = opts.firstMessageId ?? 5000;
+  let closing = false;
+  const reverseStops: (() => void)[] = [];
 
   const server = createServer((_req, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' });
@@ -193,6 +202,33 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
     sendRaw(frame) {
       broadcast(frame);
     },
+    connectReverse(target) {
+      let refusals = 0;
+      let stopped = false;
+      let live: WebSocket | undefined;
+      const attempt = () => {
+        if (stopped || closing) return;
+        const ws = new WebSocket(target, { headers: { ...(opts.accessToken ? { authorization: `Bearer ${opts.accessToken}` } : {}), 'x-self-id': String(selfId), 'x-client-role': 'Universal' } });
+        let opened = false;
+        ws.on('open', () => {
+          opened = true;
+          live = ws;
+          accept(ws);
+        });
+        ws.on('error', () => undefined);
+        ws.on('close', () => {
+          if (live === ws) live = undefined;
+          if (!opened) refusals++;
+          if (!stopped && !closing) setTimeout(attempt, 200).unref();
+        });
+      };
+      reverseStops.push(() => {
+        stopped = true;
+        live?.terminate();
+      });
+      attempt();
+      return { refusals: () => refusals, stop: () => { stopped = true; live?.close(); } };
+    },
     sent: () => actions.filter((a) => SEND_ACTIONS.has(a.action)),
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
     waitForConnections(predicate, timeoutMs = 30_000) {
@@ -212,6 +248,8 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
       });
     },
     async close() {
+      closing = true;
+      for (const stop of reverseStops) stop();
       for (const ws of clients.keys()) ws.terminate();
       wss.close();
       await closeServer(server);

@@ -176,7 +176,7 @@ export function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, adapte
   return addBot(sys, name, 'telegram', adapterConfig, id);
 }
 
-/** Adds an enabled OneBot bot on the system's pipeline, connecting to `host:port`; returns its id. */
-export function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, config: { host: string; port: number; 'access-token': string }, id: string = randomUUID()): Promise<string> {
+/** Adds an enabled OneBot bot on the system's pipeline (forward: connecting to `host:port`; reverse: listening there); returns its id. */
+export function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, config: { host: string; port: number; 'access-token': string; mode?: 'forward' | 'reverse' }, id: string = randomUUID()): Promise<string> {
   return addBot(sys, name, 'onebot', { ...config, port: String(config.port) }, id);
 }

@@ -2,15 +2,18 @@ import { z } from 'zod';
 
 /**
  * Bot settings of a `onebot` bot: LangBot's aiocqhttp keys (`host`, `port`, `access-token`) plus
- * `mode`. LangBot only listens for the implementation's reverse WebSocket; Conveyor connects to the
- * implementation's forward WebSocket server (`ws://host:port`), which lets any gateway replica reach
- * it and so keeps exactly one connection per bot across replicas.
+ * `mode` and `path`. LangBot only listens for the implementation's reverse WebSocket; Conveyor
+ * connects to its forward WebSocket server by default (any gateway replica can reach it), and
+ * listens in `reverse` mode.
  */
 export const OneBotConfigSchema = z.object({
-  mode: z
-    .literal('forward', { error: 'mode: only "forward" (Conveyor connects to the OneBot WebSocket server) is supported; reverse WebSocket is not' })
-    .default('forward'),
-  /** The OneBot implementation's forward WebSocket host (NapCat, Lagrange, go-cqhttp). */
+  /**
+   * `forward`: Conveyor connects to the implementation's WebSocket server at `host:port`. `reverse`
+   * (LangBot's way): the gateway replica holding the bot listens on `host:port` and the implementation
+   * connects to it; the other replicas do not listen, so the implementation's retries find the holder.
+   */
+  mode: z.enum(['forward', 'reverse'], { error: 'mode: "forward" or "reverse"' }).default('forward'),
+  /** Forward: the implementation's host (NapCat, Lagrange, go-cqhttp). Reverse: the address to listen on. */
   host: z.string().min(1).max(255).default('127.0.0.1'),
   port: z.coerce.number().int().min(1).max(65535).default(2280),
   /** Sent as `Authorization: Bearer <token>`; empty when the implementation has none. */

@@ -4,7 +4,8 @@ import { PlatformRejectedError, type ConnectionDeps, type InboundQuery, type Ope
 import { oneBotUrl, type OneBotConfig } from './config.js';
 import { chainToSegments, segmentsToChain } from './convert.js';
 import { parseCqString } from './cq-code.js';
-import { Segment, type MessageEvent } from './events.js';
+import { Segment, type Frame, type MessageEvent } from './events.js';
+import { listenReverse, type ReverseListener } from './reverse.js';
 import { OneBotActionError, OneBotSocket } from './socket.js';
 
 /** Inbound messages of one connection waiting to be published; past this a burst is refused, not buffered without bound. */
@@ -53,69 +54,92 @@ export async function eventToQuery(event: MessageEvent, botId: string, getMessag
   };
 }
 
+/** Sends one reply with `send_msg` on an open socket; a refusal by the implementation is a PlatformRejectedError. */
+async function sendOn(socket: OneBotSocket, route: ReplyRoute, message: MessageChain, onWritten?: () => void): Promise<{ messageId?: string }> {
+  const segments = chainToSegments(message);
+  if (segments.length === 0) return {};
+  const params = route.launcherType === 'group'
+    ? { message_type: 'group', group_id: qqId(route.sessionId), message: segments }
+    : { message_type: 'private', user_id: qqId(route.sessionId), message: segments };
+  try {
+    const data = SendMsgData.safeParse(await socket.call('send_msg', params, undefined, onWritten));
+    const id = data.success ? data.data?.message_id : undefined;
+    return id !== undefined ? { messageId: String(id) } : {};
+  } catch (err) {
+    if (err instanceof OneBotActionError) throw new PlatformRejectedError(err.message);
+    throw err;
+  }
+}
+
 /**
- * OneBot v11 over the implementation's forward WebSocket: events in, `send_msg` out. Messages the
- * bot sent itself are ignored; heartbeats and lifecycle events only show the connection is alive;
- * a frame that cannot be understood is reported as malformed and the connection goes on.
+ * What arrives on a socket, whichever side opened it: messages become queries one after another (a
+ * chat's order kept, at most MAX_QUEUED_INBOUND waiting), the bot's own messages are ignored,
+ * lifecycle events logged, heartbeats only show the peer is alive, malformed frames reported.
+ */
+function inbound(deps: ConnectionDeps<OneBotConfig>, socket: () => OneBotSocket | undefined) {
+  let queued = 0;
+  let chain: Promise<void> = Promise.resolve();
+  const getMessage = async (id: string) => {
+    const s = socket();
+    if (!s) return null;
+    const parsed = GetMsgData.safeParse((await s.call('get_msg', { message_id: qqId(id) }, GET_MSG_TIMEOUT_MS)) ?? {});
+    if (!parsed.success) return null;
+    const d = parsed.data;
+    const segments = Array.isArray(d.message) ? d.message.flatMap((x) => { const p = Segment.safeParse(x); return p.success ? [p.data] : []; }) : typeof d.message === 'string' ? parseCqString(d.message) : [];
+    const sender = d.sender?.user_id ?? d.user_id;
+    return { senderId: sender === undefined ? null : String(sender), segments };
+  };
+  const onMessage = async (event: MessageEvent) => {
+    if (event.user_id === event.self_id) return;
+    await deps.publish(await eventToQuery(event, deps.botId, getMessage));
+  };
+  return (frame: Exclude<Frame, { kind: 'response' }>) => {
+    if (frame.kind === 'malformed') return deps.malformed(frame.reason);
+    if (frame.kind === 'meta') {
+      if (frame.type === 'lifecycle') deps.logger.info({ botId: deps.botId, subType: frame.subType }, 'OneBot lifecycle event');
+      return;
+    }
+    if (frame.kind !== 'message') return;
+    if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { messageId: frame.event.message_id });
+    queued++;
+    chain = chain.then(() => onMessage(frame.event)).catch((err: unknown) => {
+      deps.logger.warn({ err, botId: deps.botId, messageId: frame.event.message_id }, 'OneBot message not published');
+    }).finally(() => void queued--);
+  };
+}
+
+async function openForward(deps: ConnectionDeps<OneBotConfig>): Promise<OpenConnection> {
+  let socket: OneBotSocket | undefined;
+  socket = await OneBotSocket.connect({ url: oneBotUrl(deps.config), accessToken: deps.config['access-token'], onFrame: inbound(deps, () => socket) });
+  const open = socket;
+  return {
+    ended: open.ended,
+    close: (reason) => open.close(reason),
+    send: (route, message, onWritten) => sendOn(open, route, message, onWritten),
+  };
+}
+
+async function openReverse(deps: ConnectionDeps<OneBotConfig>): Promise<OpenConnection> {
+  let listener: ReverseListener | undefined;
+  listener = await listenReverse(deps.config, { onFrame: inbound(deps, () => listener?.current()) });
+  const open = listener;
+  deps.logger.info({ botId: deps.botId, host: deps.config.host, port: deps.config.port }, 'listening for the OneBot implementation (reverse WebSocket)');
+  return {
+    ended: open.ended,
+    close: (reason) => open.close(reason),
+    send: (route, message, onWritten) => {
+      const socket = open.current();
+      // Not a refusal: the implementation reconnects, and the dispatcher tries the part again.
+      if (!socket) return Promise.reject(new Error('no OneBot implementation is connected to this bot yet'));
+      return sendOn(socket, route, message, onWritten);
+    },
+  };
+}
+
+/**
+ * OneBot v11: events in, `send_msg` out, over the implementation's forward WebSocket (we connect) or
+ * a reverse WebSocket (it connects to the replica holding the bot).
  */
 export const oneBotConnection: PlatformConnection<OneBotConfig> = {
-  async open(deps: ConnectionDeps<OneBotConfig>): Promise<OpenConnection> {
-    let queued = 0;
-    let chain: Promise<void> = Promise.resolve();
-    let socket: OneBotSocket | undefined;
-    const getMessage = async (id: string) => {
-      if (!socket) return null;
-      const data = await socket.call('get_msg', { message_id: qqId(id) }, GET_MSG_TIMEOUT_MS);
-      const parsed = GetMsgData.safeParse(data ?? {});
-      if (!parsed.success) return null;
-      const d = parsed.data;
-      const segments = Array.isArray(d.message) ? d.message.flatMap((s) => { const p = Segment.safeParse(s); return p.success ? [p.data] : []; }) : typeof d.message === 'string' ? parseCqString(d.message) : [];
-      const sender = d.sender?.user_id ?? d.user_id;
-      return { senderId: sender === undefined ? null : String(sender), segments };
-    };
-    const onMessage = async (event: MessageEvent) => {
-      if (event.user_id === event.self_id) return;
-      const query = await eventToQuery(event, deps.botId, getMessage);
-      await deps.publish(query);
-    };
-    socket = await OneBotSocket.connect({
-      url: oneBotUrl(deps.config),
-      accessToken: deps.config['access-token'],
-      onFrame: (frame) => {
-        if (frame.kind === 'malformed') return deps.malformed(frame.reason);
-        if (frame.kind === 'meta') {
-          if (frame.type === 'lifecycle') deps.logger.info({ botId: deps.botId, subType: frame.subType }, 'OneBot lifecycle event');
-          return;
-        }
-        if (frame.kind !== 'message') return;
-        if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { messageId: frame.event.message_id });
-        queued++;
-        // One after another, so a chat's messages reach the bus in the order the platform sent them.
-        chain = chain.then(() => onMessage(frame.event)).catch((err: unknown) => {
-          deps.logger.warn({ err, botId: deps.botId, messageId: frame.event.message_id }, 'OneBot message not published');
-        }).finally(() => void queued--);
-      },
-    });
-    const open = socket;
-    return {
-      ended: open.ended,
-      close: (reason) => open.close(reason),
-      async send(route: ReplyRoute, message: MessageChain, onWritten?: () => void) {
-        const segments = chainToSegments(message);
-        if (segments.length === 0) return {};
-        const group = route.launcherType === 'group';
-        const params = group
-          ? { message_type: 'group', group_id: qqId(route.sessionId), message: segments }
-          : { message_type: 'private', user_id: qqId(route.sessionId), message: segments };
-        try {
-          const data = SendMsgData.safeParse(await open.call('send_msg', params, undefined, onWritten));
-          const id = data.success ? data.data?.message_id : undefined;
-          return id !== undefined ? { messageId: String(id) } : {};
-        } catch (err) {
-          if (err instanceof OneBotActionError) throw new PlatformRejectedError(err.message);
-          throw err;
-        }
-      },
-    };
-  },
+  open: (deps) => (deps.config.mode === 'reverse' ? openReverse(deps) : openForward(deps)),
 };

@@ -110,10 +110,11 @@ test('frames are classified without throwing: responses, meta events, other even
   assert.match(noGroup.kind === 'malformed' ? noGroup.reason : '', /group_id/);
 });
 
-test('bot settings take LangBot keys with defaults, and reverse WebSocket is refused naming the field', () => {
+test('bot settings take LangBot keys with defaults; an unknown mode is refused naming the field', () => {
   const c = parseOneBotConfig({ host: '10.0.0.5', port: '3001', 'access-token': 'tok' });
   assert.equal(oneBotUrl(c), 'ws://10.0.0.5:3001/');
   assert.equal(c['access-token'], 'tok');
-  assert.throws(() => parseOneBotConfig({ mode: 'reverse' }), /mode/);
+  assert.equal(parseOneBotConfig({ mode: "reverse", host: "0.0.0.0" }).mode, "reverse");
+  assert.throws(() => parseOneBotConfig({ mode: "http" }), /mode/);
   assert.throws(() => parseOneBotConfig({ port: 70000 }), /port/);
 });

@@ -5,3 +5,4 @@ export { parseCqString } from './cq-code.js';
 export { OneBotSocket, OneBotActionError, type OneBotSocketOptions } from './socket.js';
 export { oneBotConnection, eventToQuery } from './connection.js';
 export { onebotPlatform } from './platform.js';
+export { listenReverse, presentedToken, type ReverseListener } from './reverse.js';

@@ -67,6 +67,11 @@ export class OneBotSocket {
     this.pinger.unref();
   }
 
+  /** Wraps a connection the implementation opened to us (reverse WebSocket). */
+  static accept(ws: WebSocket, o: Omit<OneBotSocketOptions, 'url' | 'accessToken' | 'handshakeTimeoutMs'>): OneBotSocket {
+    return new OneBotSocket(ws, { ...o, url: '', accessToken: '' });
+  }
+
   static connect(o: OneBotSocketOptions): Promise<OneBotSocket> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(o.url, {
