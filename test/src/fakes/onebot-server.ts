@@ -59,7 +59,7 @@ const MAX_BUFFERED = 10_000;
  * checks `Authorization: Bearer <access_token>` (401 otherwise), sends a `meta_event` lifecycle
  * `connect` and heartbeats, pushes message events in OneBot's JSON shape, and answers actions with
  * `{status, retcode, data, echo}`: send_msg / send_private_msg / send_group_msg (recorded, with a new
- * message_id), get_msg (messages it emitted or was sent), get_login_info; anything else `failed` 1404.
+ * message_id), get_msg (messages it emitted or was sent), get_group_info, get_login_info; anything else `failed` 1404.
  *
  * Events emitted while no client is connected wait for the next one. A socket that drops without a
  * close handshake (its peer was killed) may have taken the last events with it unread: those sent on
@@ -146,6 +146,8 @@ export async function startFakeOneBot(opts: { accessToken?: string; selfId?: num
         const m = messages.get(Number(params.message_id));
         if (m) respond('ok', 0, { message_id: Number(params.message_id), sender: { user_id: m.user_id }, message: m.message });
         else respond('failed', 1404, null);
+      } else if (action === 'get_group_info') {
+        respond('ok', 0, { group_id: Number(params.group_id), group_name: `Group name ${params.group_id}`, member_count: 3 });
       } else if (action === 'get_login_info') {
         respond('ok', 0, { user_id: selfId, nickname: 'fake bot' });
       } else {

@@ -18,6 +18,11 @@ const GetMsgData = z.looseObject({
   sender: z.looseObject({ user_id: z.union([z.number(), z.string()]).optional() }).optional(),
   user_id: z.union([z.number(), z.string()]).optional(),
 });
+const GroupInfoData = z.looseObject({ group_name: z.string().max(10_000).optional() });
+/** Group names as LangBot caches them: an hour when read, a minute when the lookup failed. */
+const GROUP_NAME_TTL_MS = 3_600_000;
+const GROUP_NAME_MISS_TTL_MS = 60_000;
+const GROUP_NAME_CACHE = 4_096;
 const SendMsgData = z.looseObject({ message_id: z.union([z.number(), z.string()]).optional() }).nullish();
 
 const cut = (s: string) => storableText(s).slice(0, LIMITS.nameChars);
@@ -28,7 +33,12 @@ function qqId(id: string): number | string {
 }
 
 /** The query a message event becomes (LangBot: private → person session of the user, group → group session). */
-export async function eventToQuery(event: MessageEvent, botId: string, getMessage?: (id: string) => Promise<{ senderId: string | null; segments: Segment[] } | null>): Promise<InboundQuery> {
+export async function eventToQuery(
+  event: MessageEvent,
+  botId: string,
+  getMessage?: (id: string) => Promise<{ senderId: string | null; segments: Segment[] } | null>,
+  groupName?: (groupId: string) => Promise<string>,
+): Promise<InboundQuery> {
   const segments = typeof event.message === 'string' ? parseCqString(event.message) : event.message;
   const chain = await segmentsToChain(segments, {
     messageId: event.message_id,
@@ -45,8 +55,8 @@ export async function eventToQuery(event: MessageEvent, botId: string, getMessag
     launcherType: group ? 'group' : 'person',
     senderId: event.user_id,
     senderName: cut(senderName),
-    // LangBot's placeholder when the group's name is not looked up.
-    ...(group ? { groupName: `Group ${event.group_id}` } : {}),
+    // LangBot's placeholder when the group's name cannot be read.
+    ...(group ? { groupName: cut((await groupName?.(event.group_id ?? '').catch(() => '')) || `Group ${event.group_id}`) } : {}),
     messageChain: storableChain(chain),
     replyTo: event.message_id,
     dedupId: `${event.self_id}:${event.message_id}`,
@@ -89,9 +99,24 @@ function inbound(deps: ConnectionDeps<OneBotConfig>, socket: () => OneBotSocket 
     const sender = d.sender?.user_id ?? d.user_id;
     return { senderId: sender === undefined ? null : String(sender), segments };
   };
+  const groupNames = new Map<string, { name: string; until: number }>();
+  const groupName = async (groupId: string) => {
+    const hit = groupNames.get(groupId);
+    if (hit && hit.until > Date.now()) return hit.name;
+    const s = socket();
+    let name = '';
+    if (s) {
+      const parsed = GroupInfoData.safeParse(await s.call('get_group_info', { group_id: qqId(groupId) }, GET_MSG_TIMEOUT_MS).catch(() => null));
+      name = parsed.success ? parsed.data.group_name ?? '' : '';
+    }
+    groupNames.delete(groupId);
+    if (groupNames.size >= GROUP_NAME_CACHE) groupNames.delete(groupNames.keys().next().value ?? '');
+    groupNames.set(groupId, { name, until: Date.now() + (name ? GROUP_NAME_TTL_MS : GROUP_NAME_MISS_TTL_MS) });
+    return name;
+  };
   const onMessage = async (event: MessageEvent) => {
     if (event.user_id === event.self_id) return;
-    await deps.publish(await eventToQuery(event, deps.botId, getMessage));
+    await deps.publish(await eventToQuery(event, deps.botId, getMessage, groupName));
   };
   return (frame: Exclude<Frame, { kind: 'response' }>) => {
     if (frame.kind === 'malformed') return deps.malformed(frame.reason);

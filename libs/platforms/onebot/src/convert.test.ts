@@ -87,6 +87,10 @@ test('a group message event becomes a group query keyed by the group, named by t
     sessionId: '888', launcherType: 'group', senderId: '555', senderName: 'Card', groupName: 'Group 888', messageChain: undefined,
     replyTo: '-2147000001', dedupId: '10001:-2147000001', stream: false,
   });
+  const named = await eventToQuery(frame.event, 'bot-uuid', undefined, async (id) => (id === '888' ? 'Tea Room' : ''));
+  assert.equal(named.groupName, 'Tea Room', 'the name get_group_info read');
+  const unnamed = await eventToQuery(frame.event, 'bot-uuid', undefined, async () => { throw new Error('timeout'); });
+  assert.equal(unnamed.groupName, 'Group 888', 'LangBot\'s placeholder when the lookup fails');
   const priv = parseFrame(JSON.stringify({ post_type: 'message', message_type: 'private', self_id: 10001, message_id: 3, user_id: 555, message: 'plain [CQ:face,id=1]', sender: { nickname: 'nick' } }));
   assert.equal(priv.kind, 'message');
   if (priv.kind !== 'message') return;
