@@ -5,7 +5,7 @@ import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from 
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import type { HttpAnswer, LogRef, Platform, PlatformInbound } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { meter } from '@conveyor/telemetry';
+import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
@@ -50,47 +50,52 @@ export class WebhookHandler {
       this.infra.logger.error({ err: config.error, botId, adapter }, `${adapter} bot misconfigured`);
       return sendAnswer(res, inbound.answers.misconfigured);
     }
-    const drop = (reason: string, ref?: LogRef, answer: HttpAnswer = inbound.answers.dropped) => {
-      dropped.add(1, { adapter });
-      this.infra.logger.warn({ botId, adapter, ...ref, reason }, `${adapter} update dropped`);
-      sendAnswer(res, answer);
-    };
-    const limit = inbound.bodyLimitBytes ?? LIMITS.inboundBodyBytes;
-    let rawBody: Buffer;
-    try {
-      rawBody = await readRawBody(req, limit);
-    } catch (err) {
-      if (err instanceof BodyTooLargeError) return drop(`the body is larger than ${limit} bytes`, undefined, inbound.answers.tooLarge);
-      throw err;
-    }
-    const outcome = inbound.handle({ botId, subPath, headers: req.headers, rawBody, now: new Date() }, config.data);
-    if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);
-    if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
-    try {
-      // In order, each with the platform's id as its JetStream message id: when one fails and the
-      // platform sends the delivery again, those already published are dropped as duplicates.
-      for (const q of outcome.queries) {
-        await this.queries.publish({
-          botId,
-          adapter,
-          acceptedMessageId: q.replyTo || newAcceptedMessageId(),
-          sessionId: q.sessionId,
-          launcherType: q.launcherType,
-          senderId: q.senderId,
-          senderName: q.senderName,
-          ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
-          messageChain: q.messageChain,
-          msgId: `${adapter}:${botId}:${q.dedupId}`,
-          stream: q.stream ?? platform.streamsByDefault,
-        });
+    // A span of its own, so the drop and failure lines below carry a trace id and the published queries continue this trace.
+    await inSpan(`${adapter} webhook`, { 'conveyor.bot.id': botId, 'conveyor.adapter': adapter }, async (span) => {
+      const drop = (reason: string, ref?: LogRef, answer: HttpAnswer = inbound.answers.dropped) => {
+        dropped.add(1, { adapter });
+        this.infra.logger.warn({ botId, adapter, ...ref, reason }, `${adapter} update dropped`);
+        sendAnswer(res, answer);
+      };
+      const limit = inbound.bodyLimitBytes ?? LIMITS.inboundBodyBytes;
+      let rawBody: Buffer;
+      try {
+        rawBody = await readRawBody(req, limit);
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) return drop(`the body is larger than ${limit} bytes`, undefined, inbound.answers.tooLarge);
+        throw err;
       }
-    } catch (err) {
-      // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.
-      if (err instanceof PayloadTooLargeError || err instanceof PayloadValidationError) return drop(err.message, outcome.ref);
-      const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
-      this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
-      return sendAnswer(res, overloaded ? inbound.answers.overloaded : inbound.answers.failed);
-    }
-    sendAnswer(res, inbound.answers.accepted);
+      const outcome = inbound.handle({ botId, subPath, headers: req.headers, rawBody, now: new Date() }, config.data);
+      span.setAttribute('conveyor.webhook.outcome', outcome.kind);
+      if (outcome.kind === 'publish') span.setAttribute('conveyor.webhook.queries', outcome.queries.length);
+      if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);
+      if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
+      try {
+        // In order, each with the platform's id as its JetStream message id: when one fails and the
+        // platform sends the delivery again, those already published are dropped as duplicates.
+        for (const q of outcome.queries) {
+          await this.queries.publish({
+            botId,
+            adapter,
+            acceptedMessageId: q.replyTo || newAcceptedMessageId(),
+            sessionId: q.sessionId,
+            launcherType: q.launcherType,
+            senderId: q.senderId,
+            senderName: q.senderName,
+            ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
+            messageChain: q.messageChain,
+            msgId: `${adapter}:${botId}:${q.dedupId}`,
+            stream: q.stream ?? platform.streamsByDefault,
+          });
+        }
+      } catch (err) {
+        // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.
+        if (err instanceof PayloadTooLargeError || err instanceof PayloadValidationError) return drop(err.message, outcome.ref);
+        const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
+        this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
+        return sendAnswer(res, overloaded ? inbound.answers.overloaded : inbound.answers.failed);
+      }
+      sendAnswer(res, inbound.answers.accepted);
+    });
   }
 }
