@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
+import { describeIssues } from '@conveyor/bus';
 import { ConnectionSupervisor, serveGatewaySends, type ConnectionLease, type ConnectionTarget, type LiveConnection } from '@conveyor/gateway';
-import { parseBotConfig } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
 import type { Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
@@ -32,7 +32,10 @@ export async function startGateway(_app: INestApplication, infra: Infra & { env:
   const connect = async (target: ConnectionTarget, lease: ConnectionLease): Promise<LiveConnection> => {
     const platform = platforms.get(target.adapter);
     if (!platform?.connection) throw new Error(`adapter ${target.adapter} holds no connection`);
-    const config = parseBotConfig(platform, target.config);
+    const parsed = platform.botConfigSchema.safeParse(target.config ?? {});
+    // Retried with the backoff like any failed connection, so fixing the row is picked up.
+    if (!parsed.success) throw new Error(`invalid ${platform.name} settings of bot ${target.botId}: ${describeIssues(parsed.error)}`);
+    const config = parsed.data;
     const open = await platform.connection.open({
       botId: target.botId,
       config,
