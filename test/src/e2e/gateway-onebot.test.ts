@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addOneBotBot, startTestSystem, type TestSystem } from '../harness/system.js';
+import { addBot, addOneBotBot, startTestSystem, type TestSystem } from '../harness/system.js';
 import { startFakeOneBot, type FakeOneBot, type OneBotAction } from '../fakes/index.js';
 import { sample } from '../harness/metrics.js';
 import { waitUntil } from '../harness/wait.js';
@@ -75,6 +75,14 @@ describe('OneBot through the gateway', () => {
     assert.equal(onebot.connections.opened, 1, 'bad input does not cost the connection');
   });
 
+  test('a bot with invalid settings is reported by field and costs the other bots nothing', async () => {
+    const gw = sys.services.get('gateway');
+    const broken = await addBot(sys, 'broken QQ bot', 'onebot', { mode: 'sideways', port: 'not a port' });
+    await waitUntil('the invalid settings reported', () => gw.logs.some((l) => l.includes(`invalid onebot settings of bot ${broken}`) && l.includes('mode') && l.includes('port')), 30_000);
+    onebot.emitMessage({ messageType: 'private', userId: 9100, message: [{ type: 'text', data: { text: 'still here' } }] });
+    await onebot.waitFor((a) => a.some((x) => x.params.user_id === 9100), 60_000);
+  });
+
   test('a reply sent while the connection is being re-established waits for it and goes out once', async () => {
     // The implementation restarts: every client is cut off without a close handshake.
     const before = onebot.connections.opened;
@@ -107,7 +115,7 @@ describe('OneBot through the gateway', () => {
       bad.stop();
       extra.stop();
       impl.emitMessage({ messageType: 'group', userId: 61, groupId: 6060, message: [{ type: 'at', data: { qq: '20002' } }, { type: 'text', data: { text: ' reverse hello' } }] });
-      await impl.waitFor((a) => a.some((x) => x.params.group_id === 6060), 60_000);
+      await impl.waitFor((a) => a.some((x) => x.action === 'send_msg' && x.params.group_id === 6060), 60_000);
       assert.equal(textOf(impl.sent().find((x) => x.params.group_id === 6060)!), 'Echo: reverse hello');
       // The gateway restarts (a rolling update): the implementation's reconnection finds the new holder.
       await sys.services.kill('gateway', 'SIGTERM');
