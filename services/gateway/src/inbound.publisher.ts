@@ -54,7 +54,8 @@ export class GatewayInbound {
         messageChain: q.messageChain,
       };
       const subject = this.infra.topology.subjects.query(botId);
-      const msgId = `gw:${botId}:${q.dedupId}`;
+      // The same id the ingress gives a webhook delivery: adapter, bot and the platform's own id.
+      const msgId = `${adapter}:${botId}:${q.dedupId}`;
       for (let attempt = 1; ; attempt++) {
         try {
           const ack = await this.infra.publisher.publish(subject, QueryEnvelope, envelope, { msgId, queryId });
