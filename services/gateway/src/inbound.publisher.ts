@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { PayloadValidationError } from '@conveyor/bus';
 import { QueryEnvelope } from '@conveyor/contracts';
-import type { ConnectionLease } from '@conveyor/gateway';
+import { isLeaseLost, type ConnectionLease } from '@conveyor/gateway';
 import type { InboundQuery } from '@conveyor/platform-kit';
 import { SessionLeases } from '@conveyor/pipeline';
 import type { Infra } from '@conveyor/service-kit';
@@ -30,7 +30,7 @@ export class GatewayInbound {
     const botId = lease.botId;
     return inSpan(`${adapter} receive`, { 'conveyor.bot.id': botId, 'conveyor.adapter': adapter, 'messaging.message.id': q.replyTo }, async (span) => {
       const token = await lease.check().catch((err: unknown) => {
-        inbound.add(1, { adapter, outcome: 'fenced' });
+        inbound.add(1, { adapter, outcome: isLeaseLost(err) ? 'fenced' : 'failed' });
         throw err;
       });
       span.setAttribute('conveyor.gateway.fencing_token', token);
