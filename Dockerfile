@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One multi-stage build for every Conveyor process; each final stage is one service image:
-#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, migrate)
-# docker-compose.yml builds all five targets from this file.
+#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, migrate)
+# docker-compose.yml builds all six targets from this file.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- workspace manifests only: the npm layers are cached until a package.json or the lockfile changes
@@ -25,10 +25,13 @@ COPY libs/platforms/webchat/package.json libs/platforms/webchat/
 COPY libs/platforms/slack/package.json libs/platforms/slack/
 COPY libs/platforms/line/package.json libs/platforms/line/
 COPY libs/platforms/registry/package.json libs/platforms/registry/
+COPY libs/platforms/onebot/package.json libs/platforms/onebot/
+COPY libs/gateway/package.json libs/gateway/
 COPY services/ingress/package.json services/ingress/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
 COPY services/dispatcher/package.json services/dispatcher/
+COPY services/gateway/package.json services/gateway/
 COPY test/package.json test/
 COPY bench/package.json bench/
 COPY examples/keyword-plugin/package.json examples/keyword-plugin/
@@ -42,15 +45,15 @@ COPY libs libs
 COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher libs/persistence
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway libs/persistence
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
-      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/line -w libs/platforms/registry \
-      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
+      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/line -w libs/platforms/registry -w libs/platforms/onebot -w libs/gateway \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway \
  && npm cache clean --force
 
 # ---- runtime: non-root, production dependencies, compiled output, SQL migrations
@@ -94,4 +97,10 @@ FROM runtime AS dispatcher
 WORKDIR /app/services/dispatcher
 EXPOSE 8083
 ENV PORT=8083 OTEL_SERVICE_NAME=conveyor-dispatcher
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+FROM runtime AS gateway
+WORKDIR /app/services/gateway
+EXPOSE 8084
+ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-gateway
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]

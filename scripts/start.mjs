@@ -60,6 +60,8 @@ const services = [
   ['orchestrator', 8081],
   ['runner', 8082],
   ['dispatcher', 8083],
+  // Holds the live connections of connection platforms (OneBot); idle without such bots.
+  ['gateway', 8084],
 ].map(([name, defaultPort]) => {
   const portVariable = `${name.toUpperCase()}_PORT`;
   return { name, portVariable, port: Number(env[portVariable] ?? defaultPort) };
@@ -110,7 +112,7 @@ function stop(code) {
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
 
-const colors = [36, 35, 33, 32];
+const colors = [36, 35, 33, 32, 34];
 for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),

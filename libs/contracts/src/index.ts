@@ -8,3 +8,4 @@ export * from './messages.js';
 export * from './redis-keys.js';
 export * from './chat-key.js';
 export * from './plugins.js';
+export * from './gateway.js';

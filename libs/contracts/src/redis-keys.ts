@@ -62,6 +62,12 @@ export function redisKeys(prefix: string) {
     attemptSpan: (key: string) => `${prefix}:attempt-span:${key}`,
     /** Conversation id an external runner (Dify, n8n) gave to a Conveyor conversation. */
     externalConversation: (kind: string, conversationId: string) => `${prefix}:extconv:${kind}:${conversationId}`,
+    /** The gateway replica holding a bot's live platform connection (`<owner>|<token>`), with a TTL it renews. */
+    connectionLease: (botId: string) => `${prefix}:gw:{${botId}}:lease`,
+    /** The bot's fencing token counter: only rises, never expires, so a later owner always holds a larger token. */
+    connectionFence: (botId: string) => `${prefix}:gw:{${botId}}:fence`,
+    /** A reply part a gateway already handed to the platform, so a retried send is not shown twice. */
+    gatewaySent: (botId: string, partId: string) => `${prefix}:gw:{${botId}}:sent:${partId}`,
   };
 }
 

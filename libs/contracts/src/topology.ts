@@ -84,6 +84,13 @@ export interface Topology {
     dispatchSent: string;
     /** Core NATS: the plugin runtime (libs/contracts/src/plugins.ts). */
     plugins: PluginSubjects;
+    /**
+     * Core NATS request/reply: a reply part for a bot whose platform connection a gateway replica holds
+     * (`GatewaySendRequest` → `GatewaySendReply`). Only the replica owning the bot's connection listens.
+     */
+    gatewaySend(botId: string): string;
+    /** Wildcard over every bot's `gatewaySend` subject (server permissions). */
+    allGatewaySends: string;
   };
 }
 
@@ -227,6 +234,8 @@ export function topology(prefix = 'conveyor'): Topology {
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
       dispatchSent: `${base}.dispatch.sent`,
       plugins: pluginSubjects(prefix),
+      gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
+      allGatewaySends: `${base}.gateway.send.*`,
     },
   };
 }

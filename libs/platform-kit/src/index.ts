@@ -2,3 +2,4 @@ export * from './platform.js';
 export * from './inbound.js';
 export * from './outbound.js';
 export * from './bot-configs.js';
+export * from './connection.js';

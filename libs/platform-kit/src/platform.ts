@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { PlatformInbound } from './inbound.js';
 import type { OutboundDeps, PlatformAdapter } from './outbound.js';
+import type { PlatformConnection } from './connection.js';
 
 /**
  * What a platform package (libs/platforms/<name>) exports: one `Platform` value, registered by one
@@ -30,6 +31,8 @@ export interface Platform<C = unknown> {
   readonly streamsByDefault: boolean;
   /** The webhook at `POST /bots/{bot_id}[/...]`; absent for platforms whose inbound has its own routes. */
   readonly inbound?: PlatformInbound<C>;
+  /** A connection the gateway service holds (one replica per bot), for platforms without a webhook. */
+  readonly connection?: PlatformConnection<C>;
   /** Builds the platform's outbound adapter, once per dispatcher replica. */
   outbound(deps: OutboundDeps): PlatformAdapter;
 }

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
 
-export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher';
-export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
+export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway';
+export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway'];
 
 export interface Permissions {
   publish: string[];
@@ -85,10 +85,18 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       subscribe,
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
-    // Replicas tell each other which events' parts they sent (core NATS).
+    // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform
+    // connection are requests to the gateway replica holding it.
     dispatcher: {
-      publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, ...pluginHost.publish],
+      publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, subjects.allGatewaySends, ...pluginHost.publish],
       subscribe: [...subscribe, subjects.dispatchSent, ...pluginHost.subscribe],
+    },
+    // Inbound messages from held platform connections become queries; the replica holding a bot's
+    // connection answers the dispatcher's send requests for it.
+    gateway: {
+      publish: [...streamApi(topo), ...streams.queries.subjects],
+      subscribe: [...subscribe, subjects.allGatewaySends],
+      allowResponses: true,
     },
   };
 }

@@ -37,7 +37,8 @@ describe('NATS permissions', () => {
       assert.equal(pub.includes(`$JS.API.CONSUMER.MSG.NEXT.${ingest.stream}.${ingest.durable}`), role === 'runner', `${role} and the ingest consumer`);
       assert.equal(pub.includes(topo.streams.ingest.subjects[0]), role === 'runner', `${role} publishing ingestion jobs`);
       // The orchestrator publishes a message waiting for its session again, before its deliveries run out.
-      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator', `${role} and the query subjects`);
+      // The gateway publishes what arrives on the platform connections it holds.
+      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator' || role === 'gateway', `${role} and the query subjects`);
       // The runner has a second consumer (MAX_DELIVERIES advisories) with dead letters of its own.
       const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories'), topo.subjects.deadLetter('ingest')] : [topo.subjects.deadLetter(role)];
       assert.ok(!pub.some((s) => s.includes('.dlq.') && !ownDeadLetters.includes(s)), `${role} writes only its own dead letters`);
@@ -53,11 +54,13 @@ describe('NATS permissions', () => {
       const plugins = topo.subjects.plugins;
       const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [] }[role];
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], gateway: [topo.subjects.allGatewaySends] }[role];
       assert.deepEqual(perms[role].subscribe, ['_INBOX.>', ...ownSubscriptions], `${role} subscriptions`);
       // Only dispatchers tell each other which events' parts went out.
       assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);
-      assert.equal(perms[role].allowResponses === true, role === 'ingress', `${role} answering requests`);
+      // Outbound parts for held connections: the dispatcher asks, the gateway holding the bot answers.
+      assert.equal(pub.includes(topo.subjects.allGatewaySends), role === 'dispatcher', `${role} sending to gateways`);
+      assert.equal(perms[role].allowResponses === true, role === 'ingress' || role === 'gateway', `${role} answering requests`);
     }
   });
 

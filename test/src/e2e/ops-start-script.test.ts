@@ -10,7 +10,10 @@ import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/tes
 import { startCallbackReceiver, startFakeOpenAI, type CallbackReceiver, type FakeOpenAI } from '../fakes/index.js';
 import { uniqueName } from '../harness/ids.js';
 import { freePort } from '../harness/ports.js';
-import { ALL_SERVICES, repoRoot } from '../harness/services.js';
+import { ALL_SERVICES, repoRoot, type ServiceName } from '../harness/services.js';
+
+/** What `npm start` runs: every role, the gateway included. */
+const STARTED: ServiceName[] = [...ALL_SERVICES, 'gateway'];
 import { deleteStreams } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
 
@@ -113,7 +116,7 @@ describe('npm start', () => {
   }
 
   async function freePorts(): Promise<Record<string, number>> {
-    return Object.fromEntries(await Promise.all(ALL_SERVICES.map(async (name) => [name, await freePort()] as const)));
+    return Object.fromEntries(await Promise.all(STARTED.map(async (name) => [name, await freePort()] as const)));
   }
 
   async function waitForAllReady(run: StartedConveyor & { ports: Record<string, number> }): Promise<void> {
@@ -130,10 +133,10 @@ describe('npm start', () => {
     return Object.fromEntries([...output.matchAll(/^(\w+)\s*\| exited \((\w+)\)$/gm)].map((m) => [m[1], m[2]]));
   }
 
-  test('SIGTERM to npm drains the four services, and npm returns once they have stopped', async () => {
+  test('SIGTERM to npm drains the five services, and npm returns once they have stopped', async () => {
     const run = await start('npm', await freePorts());
     await waitForAllReady(run);
-    assert.ok(processesOfRun(run.prefix).length >= 6, 'npm, the start script and four services');
+    assert.ok(processesOfRun(run.prefix).length >= 7, 'npm, the start script and five services');
 
     // The quickstart's web chat: switched on with a token made for the run, printed in the link.
     const link = await waitUntil('the web chat link', () => /conveyor: web chat at (http:\/\/\S+\/chat)#token=(\S+)/.exec(run.output()) ?? undefined, 30_000);
@@ -146,7 +149,7 @@ describe('npm start', () => {
 
     process.kill(run.child.pid!, 'SIGTERM');
     assert.equal(await run.exited, 0, run.output().slice(-3000));
-    assert.deepEqual(exits(run.output()), Object.fromEntries(ALL_SERVICES.map((n) => [n, '0'])), run.output().slice(-3000));
+    assert.deepEqual(exits(run.output()), Object.fromEntries(STARTED.map((n) => [n, '0'])), run.output().slice(-3000));
     await waitUntil('no process of this run is left', () => processesOfRun(run.prefix).length === 0, 30_000);
   });
 
@@ -172,7 +175,7 @@ describe('npm start', () => {
     process.kill(-run.child.pid!, 'SIGTERM');
 
     assert.equal(await run.exited, 0, run.output().slice(-3000));
-    assert.deepEqual(exits(run.output()), Object.fromEntries(ALL_SERVICES.map((n) => [n, '0'])), run.output().slice(-3000));
+    assert.deepEqual(exits(run.output()), Object.fromEntries(STARTED.map((n) => [n, '0'])), run.output().slice(-3000));
     assert.match(run.output(), /runner\s*\|.*runner stopped/);
     await waitUntil('no process of this run is left', () => processesOfRun(run.prefix).length === 0, 30_000);
   });

@@ -6,3 +6,4 @@ export * from './telegram-server.js';
 export * from './image-host.js';
 export * from './slack-server.js';
 export * from './line-server.js';
+export * from './onebot-server.js';

@@ -6,7 +6,8 @@ import { waitUntil } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher';
+/** `gateway` is started by the tests that need it (its replicas hold platform connections). */
+export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway';
 export const ALL_SERVICES: ServiceName[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
 
 export interface RunningService {

@@ -175,3 +175,8 @@ export async function addBot(sys: Pick<TestSystem, 'db'>, name: string, adapter:
 export function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, adapterConfig: Record<string, string | boolean>, id: string = randomUUID()): Promise<string> {
   return addBot(sys, name, 'telegram', adapterConfig, id);
 }
+
+/** Adds an enabled OneBot bot on the system's pipeline (forward: connecting to `host:port`; reverse: listening there); returns its id. */
+export function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, config: { host: string; port: number; 'access-token': string; mode?: 'forward' | 'reverse' }, id: string = randomUUID()): Promise<string> {
+  return addBot(sys, name, 'onebot', { ...config, port: String(config.port) }, id);
+}

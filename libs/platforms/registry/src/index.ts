@@ -1,5 +1,6 @@
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { linePlatform } from '@conveyor/line';
+import { onebotPlatform } from '@conveyor/onebot';
 import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
@@ -17,4 +18,5 @@ export const platforms = new PlatformRegistry([
   webChatPlatform,
   slackPlatform,
   linePlatform,
+  onebotPlatform,
 ]);

@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import { redisKeys } from '@conveyor/contracts';
+import { loadScripts } from '@conveyor/redis-scripts';
+
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['acquire', 'renew', 'release'] as const);
+
+/** Why an owner must stop acting for a bot; recognised by `code`, never by the message. */
+export class LeaseLostError extends Error {
+  readonly code = 'CONNECTION_LEASE_LOST';
+
+  constructor(readonly botId: string, readonly token: number | null) {
+    super(`the connection lease of bot ${botId} is not held (token ${token ?? 'none'})`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+export function isLeaseLost(err: unknown): err is LeaseLostError {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'CONNECTION_LEASE_LOST';
+}
+
+export interface ConnectionLeaseOptions {
+  redis: Redis;
+  prefix: string;
+  botId: string;
+  /** This replica; two owners never share an id. */
+  ownerId: string;
+  ttlMs: number;
+}
+
+/**
+ * The one owner object of a bot's connection lease: acquire, renew, release, and the fencing check.
+ *
+ * Exactly one gateway replica may hold a bot's live connection. The lease has a TTL, so a replica that
+ * dies (SIGKILL) frees it by expiry; a draining one releases it at once. Each acquisition gets a
+ * fencing token from a counter that only rises: an owner that was paused past its TTL (GC, a stalled
+ * event loop, a partition from Redis) still believes it owns the bot, so it checks its token with
+ * `check()` right before anything that reaches the bus or the platform, and a stale token stops it.
+ */
+export class ConnectionLease {
+  private held: number | null = null;
+  private readonly lease: string;
+  private readonly fence: string;
+
+  constructor(private readonly o: ConnectionLeaseOptions) {
+    const keys = redisKeys(o.prefix);
+    this.lease = keys.connectionLease(o.botId);
+    this.fence = keys.connectionFence(o.botId);
+  }
+
+  get botId(): string {
+    return this.o.botId;
+  }
+
+  /** The fencing token while held (as far as this replica knows), else null. */
+  get token(): number | null {
+    return this.held;
+  }
+
+  private value(token: number): string {
+    return `${this.o.ownerId}|${token}`;
+  }
+
+  /** Takes the lease if free (or extends it if already ours); true when this owner holds it now. */
+  async acquire(): Promise<boolean> {
+    const token = Number(await scripts.acquire.run(this.o.redis, [this.lease, this.fence], [this.o.ownerId, this.o.ttlMs]));
+    this.held = token > 0 ? token : null;
+    return this.held !== null;
+  }
+
+  /** Extends the lease; false (and no longer held) when it expired or another owner took it. */
+  async renew(): Promise<boolean> {
+    if (this.held === null) return false;
+    const ok = Number(await scripts.renew.run(this.o.redis, [this.lease], [this.value(this.held), this.o.ttlMs])) === 1;
+    if (!ok) this.held = null;
+    return ok;
+  }
+
+  /** Gives the lease up at once so another replica takes over without waiting out the TTL. */
+  async release(): Promise<void> {
+    if (this.held === null) return;
+    const token = this.held;
+    this.held = null;
+    await scripts.release.run(this.o.redis, [this.lease], [this.value(token)]);
+  }
+
+  /** Forgets the lease locally without asking Redis (it is lost or cannot be renewed in time). */
+  drop(): void {
+    this.held = null;
+  }
+
+  /**
+   * The fencing check: resolves with the token when Redis still names this owner and token, throws
+   * LeaseLostError otherwise (and the lease counts as lost from then on).
+   */
+  async check(): Promise<number> {
+    const token = this.held;
+    if (token === null) throw new LeaseLostError(this.o.botId, null);
+    const current = await this.o.redis.get(this.lease);
+    if (current !== this.value(token)) {
+      if (this.held === token) this.held = null;
+      throw new LeaseLostError(this.o.botId, token);
+    }
+    return token;
+  }
+}

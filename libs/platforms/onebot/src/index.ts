@@ -1,0 +1,8 @@
+export * from './config.js';
+export { parseFrame, type Frame, type MessageEvent, type Segment } from './events.js';
+export { segmentsToChain, chainToSegments, type InboundContext } from './convert.js';
+export { parseCqString } from './cq-code.js';
+export { OneBotSocket, OneBotActionError, type OneBotSocketOptions } from './socket.js';
+export { oneBotConnection, eventToQuery } from './connection.js';
+export { onebotPlatform } from './platform.js';
+export { listenReverse, presentedToken, type ReverseListener } from './reverse.js';

@@ -1,0 +1,12 @@
+import { runService } from '@conveyor/service-kit';
+import { GatewayModule } from './gateway.module.js';
+import { startGateway } from './gateway.js';
+import { GatewayEnv } from './env.js';
+
+await runService({
+  name: 'gateway',
+  defaultPort: 8084,
+  env: GatewayEnv,
+  module: () => GatewayModule.register(),
+  start: startGateway,
+});
