@@ -441,3 +441,22 @@ export const ADMIN_ROUTES = [
   ['DELETE', '/dead-letters/:seq', 'admin'],
   ['GET', '/audit', 'admin'],
 ] as const;
+
+// ---------------------------------------------------------------- parsed inputs
+
+export type ModelCreateInput = z.output<typeof ModelCreate>;
+export type ModelUpdateInput = z.output<typeof ModelUpdate>;
+export type PipelineCreateInput = z.output<typeof PipelineCreate>;
+export type PipelineUpdateInput = z.output<typeof PipelineUpdate>;
+export type BotCreateInput = z.output<typeof BotCreate>;
+export type BotUpdateInput = z.output<typeof BotUpdate>;
+export type McpServerCreateInput = z.output<typeof McpServerCreate>;
+export type McpServerUpdateInput = z.output<typeof McpServerUpdate>;
+export type AuditFilterInput = z.output<typeof AuditFilter>;
+export type DeadLetterFilterInput = z.output<typeof DeadLetterFilter>;
+export type ApiTokenCreated = z.infer<typeof ApiTokenCreated>;
+export type DeadLetterResubmitted = z.infer<typeof DeadLetterResubmitted>;
+export type ModelTestResult = z.infer<typeof ModelTestResult>;
+export type McpServerTestResult = z.infer<typeof McpServerTestResult>;
+export type PipelineValidation = z.infer<typeof PipelineValidation>;
+export type AuthStatus = z.infer<typeof AuthStatus>;
