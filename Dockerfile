@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One multi-stage build for every Conveyor process; each final stage is one service image:
-#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, migrate)
+#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, admin, migrate)
 # docker-compose.yml builds all six targets from this file.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
@@ -19,6 +19,7 @@ COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
+COPY libs/admin/package.json libs/admin/
 COPY libs/plugin-sdk/package.json libs/plugin-sdk/
 COPY libs/platforms/telegram/package.json libs/platforms/telegram/
 COPY libs/platforms/webchat/package.json libs/platforms/webchat/
@@ -32,6 +33,7 @@ COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
 COPY services/dispatcher/package.json services/dispatcher/
 COPY services/gateway/package.json services/gateway/
+COPY services/admin/package.json services/admin/
 COPY test/package.json test/
 COPY bench/package.json bench/
 COPY examples/keyword-plugin/package.json examples/keyword-plugin/
@@ -45,15 +47,15 @@ COPY libs libs
 COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway libs/persistence
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/persistence
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/bus \
-      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
+      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
       -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/line -w libs/platforms/registry -w libs/platforms/onebot -w libs/gateway \
-      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin \
  && npm cache clean --force
 
 # ---- runtime: non-root, production dependencies, compiled output, SQL migrations
@@ -101,6 +103,11 @@ CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register",
 
 FROM runtime AS gateway
 WORKDIR /app/services/gateway
+EXPOSE 8085
+ENV PORT=8085 OTEL_SERVICE_NAME=conveyor-gateway
+
+FROM runtime AS admin
+WORKDIR /app/services/admin
 EXPOSE 8084
-ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-gateway
+ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-admin
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]

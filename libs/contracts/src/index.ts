@@ -9,3 +9,5 @@ export * from './redis-keys.js';
 export * from './chat-key.js';
 export * from './plugins.js';
 export * from './gateway.js';
+export * from './config-events.js';
+export * as AdminApi from './admin-api.js';

@@ -91,6 +91,8 @@ export interface Topology {
     gatewaySend(botId: string): string;
     /** Wildcard over every bot's `gatewaySend` subject (server permissions). */
     allGatewaySends: string;
+    /** Core NATS: `ConfigChanged` (libs/contracts/src/config-events.ts), a configuration row was written. */
+    configChanged: string;
   };
 }
 
@@ -236,6 +238,7 @@ export function topology(prefix = 'conveyor'): Topology {
       plugins: pluginSubjects(prefix),
       gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
       allGatewaySends: `${base}.gateway.send.*`,
+      configChanged: `${base}.config.changed`,
     },
   };
 }

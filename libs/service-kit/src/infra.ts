@@ -2,9 +2,10 @@ import { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus } from '@conveyor/bus';
+import { BusPublisher, connectBus, subscribeConfigChanges } from '@conveyor/bus';
+import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
-import type { Logger } from '@conveyor/telemetry';
+import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 
 /** The connections a service holds. Built before Nest starts so a missing dependency fails fast and clearly. */
@@ -22,9 +23,14 @@ export interface Infra {
   /** One group-committing query log per process, flushed on shutdown. */
   queryLog: QueryLog;
   redis: Redis;
+  /** This process's configuration caches, dropped on `ConfigChanged` events (and all of them on reconnect). */
+  configCaches: ConfigCaches;
 }
 
 export class DependencyUnavailableError extends Error {}
+
+const configChanges = meter.createCounter(METRIC_NAMES.configChanges, { description: 'config.changed events received, by kind' });
+const configResets = meter.createCounter(METRIC_NAMES.configCacheResets, { description: 'Times every configuration cache was dropped (reconnect, subscription error, unreadable event)' });
 
 const HOW_TO_START = {
   NATS: 'start it with `docker compose up -d nats` or Debian\'s nats-server: `nats-server -js`',
@@ -66,7 +72,20 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis,
+  const configCaches = new ConfigCaches();
+  subscribeConfigChanges(nc, topo.subjects.configChanged, {
+    onChange: (event) => {
+      configChanges.add(1, { kind: event.kind });
+      configCaches.changed(event);
+    },
+    onReset: (reason) => {
+      configResets.add(1, { reason });
+      logger.info({ reason }, 'dropping configuration caches');
+      configCaches.reset();
+    },
+    logger,
+  });
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis, configCaches,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }

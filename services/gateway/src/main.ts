@@ -5,7 +5,7 @@ import { GatewayEnv } from './env.js';
 
 await runService({
   name: 'gateway',
-  defaultPort: 8084,
+  defaultPort: 8085,
   env: GatewayEnv,
   module: () => GatewayModule.register(),
   start: startGateway,

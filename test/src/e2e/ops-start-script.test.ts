@@ -12,8 +12,6 @@ import { uniqueName } from '../harness/ids.js';
 import { freePort } from '../harness/ports.js';
 import { ALL_SERVICES, repoRoot, type ServiceName } from '../harness/services.js';
 
-/** What `npm start` runs: every role, the gateway included. */
-const STARTED: ServiceName[] = [...ALL_SERVICES, 'gateway'];
 import { deleteStreams } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
 
@@ -49,6 +47,9 @@ interface StartedConveyor {
  * tree is built already, so install and build are skipped; the setup step (migrate, load the example
  * conveyor.yaml) runs on a temporary database.
  */
+/** What `npm start` runs: the message path, the gateway and the admin API. */
+const STARTED: ServiceName[] = [...ALL_SERVICES, 'gateway', 'admin'];
+
 describe('npm start', () => {
   let db: TempDatabase;
   let llm: FakeOpenAI;
@@ -137,6 +138,11 @@ describe('npm start', () => {
     const run = await start('npm', await freePorts());
     await waitForAllReady(run);
     assert.ok(processesOfRun(run.prefix).length >= 7, 'npm, the start script and five services');
+
+    // Where the admin API is and how to sign in; on a first start without a password, the setup link.
+    const admin = await waitUntil('the admin line', () => /conveyor: admin API at (http:\/\/\S+\/api\/v1)/.exec(run.output()) ?? undefined, 30_000);
+    assert.equal(admin[1], `http://127.0.0.1:${run.ports.admin}/api/v1`);
+    assert.match(run.output(), new RegExp(`admin\\s*\\|.*finish setup at http://127\\.0\\.0\\.1:${run.ports.admin}/setup#token=cvsetup_`));
 
     // The quickstart's web chat: switched on with a token made for the run, printed in the link.
     const link = await waitUntil('the web chat link', () => /conveyor: web chat at (http:\/\/\S+\/chat)#token=(\S+)/.exec(run.output()) ?? undefined, 30_000);

@@ -6,8 +6,8 @@ import { waitUntil } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** `gateway` is started by the tests that need it (its replicas hold platform connections). */
-export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway';
+/** `gateway` and `admin` are started by the tests that need them (not part of the message path). */
+export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin';
 export const ALL_SERVICES: ServiceName[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
 
 export interface RunningService {
