@@ -8,3 +8,5 @@ export * from './messages.js';
 export * from './redis-keys.js';
 export * from './chat-key.js';
 export * from './plugins.js';
+export * from './config-events.js';
+export * as AdminApi from './admin-api.js';

@@ -84,6 +84,8 @@ export interface Topology {
     dispatchSent: string;
     /** Core NATS: the plugin runtime (libs/contracts/src/plugins.ts). */
     plugins: PluginSubjects;
+    /** Core NATS: `ConfigChanged` (libs/contracts/src/config-events.ts), a configuration row was written. */
+    configChanged: string;
   };
 }
 
@@ -227,6 +229,7 @@ export function topology(prefix = 'conveyor'): Topology {
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
       dispatchSent: `${base}.dispatch.sent`,
       plugins: pluginSubjects(prefix),
+      configChanged: `${base}.config.changed`,
     },
   };
 }

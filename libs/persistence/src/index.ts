@@ -1,13 +1,14 @@
 export { createPrismaClient, createDatabase, closeDatabase, type Database } from './client.js';
 export { GroupCommit, GroupCommitFullError, type GroupCommitOptions } from './group-commit.js';
 export { PrismaClient, Prisma } from './generated/prisma/client.js';
-export type { Bot, Pipeline, LlmModel, McpServer, Conversation, ConversationMessage, QueryRecord } from './generated/prisma/client.js';
+export type { Bot, Pipeline, LlmModel, McpServer, Conversation, ConversationMessage, QueryRecord, AdminUser, AdminSession, ApiToken, AuditEntry } from './generated/prisma/client.js';
 export { migrate, MigrationError, PRISMA_MIGRATE_LOCK_KEY, type MigrateOptions, type MigrateResult } from './migrate.js';
 export { findMigrationsDir, readMigrations, resolveMigrationsDir, MIGRATIONS_DIR_ENV, type LocalMigration } from './migrations-dir.js';
 export { migrationChecksum, scriptMatchesChecksum } from './checksum.js';
 export { createDatabaseIfMissing, dropDatabase, redactUrl, DEFAULT_DATABASE_URL } from './database.js';
 export * from './config-file/index.js';
 export { resolveApiKey } from './api-key-ref.js';
+export { SecretBox, SecretBoxError, parseSecretKey, secretKeyId, isEncrypted, encryptedKeyId, ENCRYPTED_PREFIX, SECRET_KEY_ENV, PREVIOUS_SECRET_KEYS_ENV, type SecretBoxErrorCode } from './secret-box.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
 export { QueryLog, type DoneEvent, type FinishedQuery, type QueryStart } from './query-log.js';

@@ -69,7 +69,8 @@ async function upsert<Row extends Record<string, unknown>>(table: Table<Row>, ro
       await table.create({ data: row });
       counts.created.push(row.id);
     } else if (differs(existing, row)) {
-      await table.update({ where: { id: row.id }, data: row });
+      // The version moves with every write, so an admin API client holding the old one gets a conflict.
+      await table.update({ where: { id: row.id }, data: { ...row, version: { increment: 1 } } });
       counts.updated.push(row.id);
     } else {
       counts.unchanged.push(row.id);
@@ -101,9 +102,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** Bots and MCP servers are disabled, not deleted: their secrets and ids come back when the file names them again. */
-async function disable(table: { findMany(args: { where: { id: { in: string[] }; enabled: true }; select: { id: true } }): Promise<Array<{ id: string }>>; updateMany(args: { where: { id: { in: string[] } }; data: { enabled: false } }): Promise<unknown> }, ids: string[]) {
+async function disable(table: { findMany(args: { where: { id: { in: string[] }; enabled: true }; select: { id: true } }): Promise<Array<{ id: string }>>; updateMany(args: { where: { id: { in: string[] } }; data: { enabled: false; version: { increment: 1 } } }): Promise<unknown> }, ids: string[]) {
   const retired = (await table.findMany({ where: { id: { in: ids }, enabled: true }, select: { id: true } })).map((row) => row.id);
-  if (retired.length > 0) await table.updateMany({ where: { id: { in: retired } }, data: { enabled: false } });
+  if (retired.length > 0) await table.updateMany({ where: { id: { in: retired } }, data: { enabled: false, version: { increment: 1 } } });
   return { retired, kept: [] };
 }
 

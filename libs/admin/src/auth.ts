@@ -1,0 +1,221 @@
+// Users, console sessions, API tokens and the first-start setup. Every secret (password, session
+// cookie, token, setup token) is stored only as a hash; the plaintext of a session, token or setup
+// token exists in the one answer that hands it out.
+import type { AdminApi } from '@conveyor/contracts';
+import type { PrismaClient } from '@conveyor/persistence';
+import { recordAudit } from './audit.js';
+import { AdminApiError } from './errors.js';
+import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
+import { API_TOKEN_PREFIX, hashSecret, newSecret, SESSION_PREFIX, SETUP_PREFIX } from './secrets.js';
+
+export type Role = AdminApi.Role;
+
+/** Who is calling: a signed-in user or an API token. `actor` is what the audit log records. */
+export interface Principal {
+  username: string;
+  role: Role;
+  via: 'session' | 'token';
+  actor: string;
+}
+
+export interface AuthOptions {
+  sessionTtlMs: number;
+  now?: () => Date;
+}
+
+/** Serializes the first-start bootstrap across admin replicas. */
+const BOOTSTRAP_LOCK_KEY = 72707371;
+/** lastUsedAt is written at most this often per token, so automation does not write on every call. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class AuthStore {
+  private readonly now: () => Date;
+
+  constructor(private readonly prisma: PrismaClient, private readonly options: AuthOptions) {
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * First start: with a password, creates the admin user; without, creates a one-time setup token and
+   * returns it (only to the replica that created it, so it is logged once). Nothing when a user exists.
+   */
+  async bootstrap(admin: { username: string; password?: string }): Promise<{ createdUser?: string; setupToken?: string }> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+      if ((await tx.adminUser.count()) > 0) {
+        await tx.adminSetupToken.deleteMany({});
+        return {};
+      }
+      if (admin.password) {
+        await tx.adminUser.create({ data: { username: admin.username, passwordHash: await hashPassword(admin.password), role: 'admin' } });
+        await tx.adminSetupToken.deleteMany({});
+        await recordAudit(tx, { actor: 'system', resource: 'user', resourceId: admin.username, action: 'create', changes: ['role'] });
+        return { createdUser: admin.username };
+      }
+      if ((await tx.adminSetupToken.count()) > 0) return {};
+      const token = newSecret(SETUP_PREFIX);
+      await tx.adminSetupToken.create({ data: { tokenHash: hashSecret(token) } });
+      return { setupToken: token };
+    });
+  }
+
+  async setupRequired(): Promise<boolean> {
+    return (await this.prisma.adminUser.count()) === 0;
+  }
+
+  /** Creates the first admin with the setup token, and signs them in. */
+  async completeSetup(input: { token: string; username: string; password: string }): Promise<{ principal: Principal; session: string; expiresAt: Date }> {
+    const passwordHash = await hashPassword(input.password);
+    await this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+      if ((await tx.adminUser.count()) > 0) throw new AdminApiError('conflict', 'setup is already complete; sign in instead');
+      const found = await tx.adminSetupToken.findUnique({ where: { tokenHash: hashSecret(input.token) } });
+      if (!found) throw new AdminApiError('unauthenticated', 'body.token: the setup token is not valid', { field: 'body.token' });
+      await tx.adminUser.create({ data: { username: input.username, passwordHash, role: 'admin' } });
+      await tx.adminSetupToken.deleteMany({});
+      await recordAudit(tx, { actor: `user:${input.username}`, resource: 'user', resourceId: input.username, action: 'setup', changes: ['role'] });
+    });
+    return this.startSession(input.username, 'admin');
+  }
+
+  /** Null for an unknown user or a wrong password, alike and in about the same time. */
+  async login(username: string, password: string): Promise<{ principal: Principal; session: string; expiresAt: Date } | null> {
+    const user = await this.prisma.adminUser.findUnique({ where: { username } });
+    const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
+    if (!user || !ok) return null;
+    return this.startSession(user.username, parseRole(user.role));
+  }
+
+  async logout(session: string): Promise<void> {
+    await this.prisma.adminSession.deleteMany({ where: { tokenHash: hashSecret(session) } });
+  }
+
+  async authenticateSession(session: string): Promise<Principal | null> {
+    if (!session.startsWith(SESSION_PREFIX)) return null;
+    const row = await this.prisma.adminSession.findUnique({ where: { tokenHash: hashSecret(session) }, include: { user: true } });
+    if (!row || row.expiresAt <= this.now()) return null;
+    return { username: row.username, role: parseRole(row.user.role), via: 'session', actor: `user:${row.username}` };
+  }
+
+  async authenticateToken(secret: string): Promise<Principal | null> {
+    if (!secret.startsWith(API_TOKEN_PREFIX)) return null;
+    const row = await this.prisma.apiToken.findUnique({ where: { tokenHash: hashSecret(secret) } });
+    const now = this.now();
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+    if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      await this.prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
+    }
+    return { username: row.name, role: parseRole(row.role), via: 'token', actor: `token:${row.id}` };
+  }
+
+  /** Drops expired sessions; called now and then, so the table does not grow without bound. */
+  async sweepExpiredSessions(): Promise<number> {
+    return (await this.prisma.adminSession.deleteMany({ where: { expiresAt: { lte: this.now() } } })).count;
+  }
+
+  // ------------------------------------------------------------ users
+
+  async listUsers(): Promise<AdminApi.User[]> {
+    const rows = await this.prisma.adminUser.findMany({ orderBy: { username: 'asc' }, take: 1000 });
+    return rows.map((u) => ({ username: u.username, role: parseRole(u.role), createdAt: u.createdAt.toISOString() }));
+  }
+
+  async createUser(actor: Principal, input: { username: string; password: string; role: Role }): Promise<AdminApi.User> {
+    const passwordHash = await hashPassword(input.password);
+    return this.prisma.$transaction(async (tx) => {
+      if (await tx.adminUser.findUnique({ where: { username: input.username } })) {
+        throw new AdminApiError('conflict', `body.username: user ${JSON.stringify(input.username)} exists`, { field: 'body.username' });
+      }
+      const u = await tx.adminUser.create({ data: { username: input.username, passwordHash, role: input.role } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: u.username, action: 'create', changes: ['password', 'role'] });
+      return { username: u.username, role: input.role, createdAt: u.createdAt.toISOString() };
+    });
+  }
+
+  async updateUser(actor: Principal, username: string, input: { password?: string; role?: Role }): Promise<AdminApi.User> {
+    const passwordHash = input.password ? await hashPassword(input.password) : undefined;
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+      const existing = await tx.adminUser.findUnique({ where: { username } });
+      if (!existing) throw AdminApiError.notFound('user', username);
+      if (input.role === 'viewer' && existing.role === 'admin') await assertAnotherAdmin(tx, username);
+      const u = await tx.adminUser.update({ where: { username }, data: { ...(passwordHash ? { passwordHash } : {}), ...(input.role ? { role: input.role } : {}) } });
+      // A new password ends the user's other sessions.
+      if (passwordHash) await tx.adminSession.deleteMany({ where: { username } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: username, action: 'update', changes: Object.keys(input) });
+      return { username: u.username, role: parseRole(u.role), createdAt: u.createdAt.toISOString() };
+    });
+  }
+
+  async deleteUser(actor: Principal, username: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
+      const existing = await tx.adminUser.findUnique({ where: { username } });
+      if (!existing) throw AdminApiError.notFound('user', username);
+      if (existing.role === 'admin') await assertAnotherAdmin(tx, username);
+      await tx.adminUser.delete({ where: { username } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: username, action: 'delete' });
+    });
+  }
+
+  // ------------------------------------------------------------ API tokens
+
+  async listTokens(): Promise<AdminApi.ApiToken[]> {
+    const rows = await this.prisma.apiToken.findMany({ where: { revokedAt: null }, orderBy: { createdAt: 'desc' }, take: 1000 });
+    return rows.map(tokenDto);
+  }
+
+  async createToken(actor: Principal, input: { name: string; role: Role; expiresInDays?: number }): Promise<AdminApi.ApiTokenCreated> {
+    const secret = newSecret(API_TOKEN_PREFIX);
+    const id = newSecret('tok_').slice(0, 20);
+    const expiresAt = input.expiresInDays ? new Date(this.now().getTime() + input.expiresInDays * 86_400_000) : null;
+    const row = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.apiToken.create({ data: { id, name: input.name, role: input.role, tokenHash: hashSecret(secret), createdBy: actor.actor, expiresAt } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'api-token', resourceId: id, action: 'create', changes: ['name', 'role'] });
+      return created;
+    });
+    return { token: tokenDto(row), secret };
+  }
+
+  async revokeToken(actor: Principal, id: string): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const res = await tx.apiToken.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: this.now() } });
+      if (res.count === 0) throw AdminApiError.notFound('API token', id);
+      await recordAudit(tx, { actor: actor.actor, resource: 'api-token', resourceId: id, action: 'revoke' });
+    });
+  }
+
+  private async startSession(username: string, role: Role): Promise<{ principal: Principal; session: string; expiresAt: Date }> {
+    const session = newSecret(SESSION_PREFIX);
+    const expiresAt = new Date(this.now().getTime() + this.options.sessionTtlMs);
+    await this.prisma.adminSession.create({ data: { tokenHash: hashSecret(session), username, expiresAt } });
+    return { principal: { username, role, via: 'session', actor: `user:${username}` }, session, expiresAt };
+  }
+}
+
+async function assertAnotherAdmin(tx: { adminUser: { count(args: { where: { role: string; username: { not: string } } }): Promise<number> } }, username: string): Promise<void> {
+  if ((await tx.adminUser.count({ where: { role: 'admin', username: { not: username } } })) === 0) {
+    throw new AdminApiError('conflict', `user ${JSON.stringify(username)} is the last admin; make another admin first`, { field: 'path.username' });
+  }
+}
+
+function parseRole(role: string): Role {
+  return role === 'admin' ? 'admin' : 'viewer';
+}
+
+function tokenDto(row: { id: string; name: string; role: string; createdBy: string; createdAt: Date; expiresAt: Date | null; lastUsedAt: Date | null }): AdminApi.ApiToken {
+  return {
+    id: row.id,
+    name: row.name,
+    role: parseRole(row.role),
+    createdBy: row.createdBy,
+    createdAt: row.createdAt.toISOString(),
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    lastUsedAt: row.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+/** Whether `role` may do what `required` asks: admin ⊇ viewer. */
+export function allows(role: Role, required: Role): boolean {
+  return role === 'admin' || required === 'viewer';
+}

@@ -1,0 +1,443 @@
+// The admin API's configuration resources: models, pipelines, bots, MCP servers. Every write runs in
+// one transaction with its audit row and its version check, marks rows it creates `console` (a file
+// apply leaves them alone), and after commit announces the change on the bus so every service drops its
+// cached copy. Secrets: model keys are encrypted and never returned; bot and MCP settings are masked.
+import { randomUUID } from 'node:crypto';
+import type { AdminApi, ConfigChanged, ConfigChangeKind } from '@conveyor/contracts';
+import { AdapterConfigSchema } from '@conveyor/http-bot';
+import { TelegramConfigSchema } from '@conveyor/delivery';
+import { encryptedKeyId, FILE_MANAGED, isEncrypted, Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
+import { defaultPipelineStages } from '@conveyor/pipeline';
+import { recordAudit } from './audit.js';
+import { deleteVersioned, updateVersioned } from './concurrency.js';
+import { AdminApiError, keyPath } from './errors.js';
+import { maskSecrets, unmaskSecrets } from './masking.js';
+import { validatePipeline } from './pipeline-validation.js';
+import type { Principal } from './auth.js';
+
+/** `managedBy` of rows created through the API: never retired by a file apply. */
+export const CONSOLE_MANAGED = 'console';
+
+/** Where configuration changes are announced (the bus); called after the write committed. */
+export interface ConfigChangeSink {
+  changed(event: ConfigChanged): Promise<void>;
+}
+
+export interface Paged<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+type ModelInput = { name?: string; baseUrl?: string; model?: string; abilities?: string[]; extraArgs?: Record<string, unknown>; timeoutMs?: number; apiKey?: string | null; apiKeyEnv?: string | null };
+
+const iso = (d: Date) => d.toISOString();
+const meta = (row: { version: number; managedBy: string; createdAt: Date; updatedAt: Date }) => ({ version: row.version, managedBy: row.managedBy, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) });
+const json = (value: unknown) => value as Prisma.InputJsonValue;
+const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const changedFields = (input: object) => Object.keys(input).filter((k) => k !== 'version' && k !== 'id');
+
+export class ConfigStore {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly box: SecretBox,
+    private readonly sink: ConfigChangeSink,
+  ) {}
+
+  // ---------------------------------------------------------------- models
+
+  async listModels(page: AdminApi.PageQuery): Promise<Paged<AdminApi.Model>> {
+    const rows = await this.prisma.llmModel.findMany({ orderBy: { id: 'asc' }, take: page.limit + 1, ...(page.cursor ? { where: { id: { gt: page.cursor } } } : {}) });
+    return paged(rows, page.limit, modelDto);
+  }
+
+  async getModel(id: string): Promise<AdminApi.Model> {
+    const row = await this.prisma.llmModel.findUnique({ where: { id } });
+    if (!row) throw AdminApiError.notFound('model', id);
+    return modelDto(row);
+  }
+
+  async createModel(actor: Principal, input: AdminApi.ModelCreateInput): Promise<AdminApi.Model> {
+    const apiKeyRef = this.apiKeyRef(input) ?? '';
+    const row = await this.write(async (tx) => {
+      if (await tx.llmModel.findUnique({ where: { id: input.id } })) throw exists('model', input.id);
+      const created = await tx.llmModel.create({
+        data: { id: input.id, name: input.name ?? input.id, baseUrl: input.baseUrl, modelId: input.model, abilities: [...new Set(input.abilities)], extraArgs: json(input.extraArgs), timeoutMs: input.timeoutMs, apiKeyRef, managedBy: CONSOLE_MANAGED },
+      });
+      await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: created.id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
+      return created;
+    });
+    await this.announce('model', row.id, row.version);
+    return modelDto(row);
+  }
+
+  async updateModel(actor: Principal, id: string, expected: number, input: ModelInput): Promise<AdminApi.Model> {
+    const apiKeyRef = this.apiKeyRef(input);
+    const data = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.baseUrl !== undefined ? { baseUrl: input.baseUrl } : {}),
+      ...(input.model !== undefined ? { modelId: input.model } : {}),
+      ...(input.abilities !== undefined ? { abilities: [...new Set(input.abilities)] } : {}),
+      ...(input.extraArgs !== undefined ? { extraArgs: json(input.extraArgs) } : {}),
+      ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
+      ...(apiKeyRef !== undefined ? { apiKeyRef } : {}),
+    };
+    const { before, after } = await this.write(async (tx) => {
+      const result = await updateVersioned(tx.llmModel, 'model', id, expected, data);
+      await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: id, action: 'update', versionBefore: result.before.version, versionAfter: result.after.version, changes: changedFields(input) });
+      return result;
+    });
+    void before;
+    await this.announce('model', id, after.version);
+    return modelDto(after);
+  }
+
+  async deleteModel(actor: Principal, id: string, expected: number): Promise<void> {
+    await this.write(async (tx) => {
+      const users = (await tx.pipeline.findMany({ select: { id: true, config: true } })).filter((p) => modelIdsNamedBy(p.config).includes(id)).map((p) => p.id);
+      if (users.length) throw new AdminApiError('conflict', `model ${JSON.stringify(id)} is used by pipeline(s) ${users.join(', ')}; change them first`, { field: 'path.id' });
+      const before = await deleteVersioned(tx.llmModel, 'model', id, expected);
+      await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: id, action: 'delete', versionBefore: before.version });
+    });
+    await this.announce('model', id, 0);
+  }
+
+  /** The model's row, for a test call (the key decrypted by the caller). */
+  async modelRow(id: string) {
+    const row = await this.prisma.llmModel.findUnique({ where: { id } });
+    if (!row) throw AdminApiError.notFound('model', id);
+    return row;
+  }
+
+  /**
+   * Re-encrypts the model keys made with an older key (after CONVEYOR_SECRET_KEY changed and the old
+   * key moved to CONVEYOR_SECRET_KEY_PREVIOUS). Returns the ids rewritten.
+   */
+  async reencryptModelKeys(): Promise<string[]> {
+    if (!this.box.canEncrypt) return [];
+    const rows = await this.prisma.llmModel.findMany({ where: { apiKeyRef: { startsWith: 'enc:' } }, select: { id: true, apiKeyRef: true, version: true } });
+    const done: string[] = [];
+    for (const row of rows) {
+      if (!this.box.needsReencryption(row.apiKeyRef)) continue;
+      const apiKeyRef = this.box.encrypt(this.box.decrypt(row.apiKeyRef));
+      // Same version check as any write: a concurrent edit wins, and the next start tries again.
+      const { count } = await this.prisma.llmModel.updateMany({ where: { id: row.id, version: row.version }, data: { apiKeyRef, version: { increment: 1 } } });
+      if (count === 1) {
+        done.push(row.id);
+        await this.announce('model', row.id, row.version + 1);
+      }
+    }
+    return done;
+  }
+
+  private apiKeyRef(input: ModelInput): string | undefined {
+    if (input.apiKey != null && input.apiKeyEnv != null) throw AdminApiError.invalid('body.apiKey', 'give apiKey or apiKeyEnv, not both');
+    if (input.apiKey) {
+      if (!this.box.canEncrypt) throw AdminApiError.invalid('body.apiKey', 'the admin service has no CONVEYOR_SECRET_KEY, so it cannot store a key; set it, or use apiKeyEnv');
+      return this.box.encrypt(input.apiKey);
+    }
+    if (input.apiKeyEnv) return `env:${input.apiKeyEnv}`;
+    if (input.apiKey === null || input.apiKeyEnv === null) return '';
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- pipelines
+
+  async listPipelines(page: AdminApi.PageQuery): Promise<Paged<AdminApi.Pipeline>> {
+    const rows = await this.prisma.pipeline.findMany({ orderBy: { id: 'asc' }, take: page.limit + 1, include: { bots: { select: { id: true } } }, ...(page.cursor ? { where: { id: { gt: page.cursor } } } : {}) });
+    return paged(rows, page.limit, pipelineDto);
+  }
+
+  async getPipeline(id: string): Promise<AdminApi.Pipeline> {
+    const row = await this.prisma.pipeline.findUnique({ where: { id }, include: { bots: { select: { id: true } } } });
+    if (!row) throw AdminApiError.notFound('pipeline', id);
+    return pipelineDto(row);
+  }
+
+  /** The checks of a create or update, without saving; issue paths relative to the body. */
+  async validatePipeline(input: { config?: Record<string, unknown>; stages?: string[]; extensionsPreferences?: { mcp_servers?: string[] } }) {
+    const [models, mcpServers] = await Promise.all([this.prisma.llmModel.findMany({ select: { id: true } }), this.prisma.mcpServer.findMany({ select: { id: true } })]);
+    return validatePipeline(
+      { config: input.config, stages: input.stages, mcpServers: input.extensionsPreferences?.mcp_servers },
+      { modelIds: new Set(models.map((m) => m.id)), mcpServerIds: new Set(mcpServers.map((m) => m.id)) },
+    );
+  }
+
+  async createPipeline(actor: Principal, input: AdminApi.PipelineCreateInput): Promise<AdminApi.Pipeline> {
+    const checked = await this.checkedPipeline(input);
+    const row = await this.write(async (tx) => {
+      if (await tx.pipeline.findUnique({ where: { id: input.id } })) throw exists('pipeline', input.id);
+      const created = await tx.pipeline.create({
+        data: {
+          id: input.id,
+          name: input.name ?? input.id,
+          stages: json(checked.stages ?? defaultPipelineStages()),
+          config: json(checked.config),
+          extensionsPreferences: json(preferences(input.extensionsPreferences)),
+          managedBy: CONSOLE_MANAGED,
+        },
+        include: { bots: { select: { id: true } } },
+      });
+      await recordAudit(tx, { actor: actor.actor, resource: 'pipeline', resourceId: created.id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
+      return created;
+    });
+    await this.announce('pipeline', row.id, row.version);
+    return pipelineDto(row);
+  }
+
+  async updatePipeline(actor: Principal, id: string, expected: number, input: Omit<AdminApi.PipelineUpdateInput, 'version'>): Promise<AdminApi.Pipeline> {
+    const checked = await this.checkedPipeline(input);
+    const data = {
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.stages !== undefined ? { stages: json(checked.stages) } : {}),
+      ...(input.config !== undefined ? { config: json(checked.config) } : {}),
+      ...(input.extensionsPreferences !== undefined ? { extensionsPreferences: json(preferences(input.extensionsPreferences)) } : {}),
+    };
+    const after = await this.write(async (tx) => {
+      const result = await updateVersioned(tx.pipeline, 'pipeline', id, expected, data);
+      await recordAudit(tx, { actor: actor.actor, resource: 'pipeline', resourceId: id, action: 'update', versionBefore: result.before.version, versionAfter: result.after.version, changes: changedFields(input) });
+      return result.after;
+    });
+    await this.announce('pipeline', id, after.version);
+    return this.getPipeline(id);
+  }
+
+  async copyPipeline(actor: Principal, id: string, input: { id: string; name?: string }): Promise<AdminApi.Pipeline> {
+    const row = await this.write(async (tx) => {
+      const source = await tx.pipeline.findUnique({ where: { id } });
+      if (!source) throw AdminApiError.notFound('pipeline', id);
+      if (await tx.pipeline.findUnique({ where: { id: input.id } })) throw exists('pipeline', input.id);
+      const created = await tx.pipeline.create({
+        data: { id: input.id, name: input.name ?? `${source.name} (copy)`, stages: json(source.stages), config: json(source.config), extensionsPreferences: json(source.extensionsPreferences), managedBy: CONSOLE_MANAGED },
+        include: { bots: { select: { id: true } } },
+      });
+      await recordAudit(tx, { actor: actor.actor, resource: 'pipeline', resourceId: created.id, action: 'copy', versionAfter: created.version, changes: [`from:${id}`] });
+      return created;
+    });
+    await this.announce('pipeline', row.id, row.version);
+    return pipelineDto(row);
+  }
+
+  async deletePipeline(actor: Principal, id: string, expected: number): Promise<void> {
+    await this.write(async (tx) => {
+      const bots = await tx.bot.findMany({ where: { pipelineId: id }, select: { id: true } });
+      if (bots.length) throw new AdminApiError('conflict', `pipeline ${JSON.stringify(id)} is used by bot(s) ${bots.map((b) => b.id).join(', ')}; move them first`, { field: 'path.id' });
+      const before = await deleteVersioned(tx.pipeline, 'pipeline', id, expected);
+      await recordAudit(tx, { actor: actor.actor, resource: 'pipeline', resourceId: id, action: 'delete', versionBefore: before.version });
+    });
+    await this.announce('pipeline', id, 0);
+  }
+
+  private async checkedPipeline(input: { config?: Record<string, unknown>; stages?: string[]; extensionsPreferences?: { mcp_servers?: string[] } }) {
+    const checked = await this.validatePipeline(input);
+    if (checked.issues.length) {
+      const issues = checked.issues.map((i) => ({ path: `body.${i.path}`, message: i.message }));
+      const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+      throw new AdminApiError('validation_failed', `${issues[0].path}: ${issues[0].message}${more}`, { field: issues[0].path, issues });
+    }
+    return checked;
+  }
+
+  // ---------------------------------------------------------------- bots
+
+  async listBots(page: AdminApi.PageQuery): Promise<Paged<AdminApi.Bot>> {
+    const rows = await this.prisma.bot.findMany({ orderBy: { id: 'asc' }, take: page.limit + 1, ...(page.cursor ? { where: { id: { gt: page.cursor } } } : {}) });
+    return paged(rows, page.limit, botDto);
+  }
+
+  async getBot(id: string): Promise<AdminApi.Bot> {
+    const row = await this.prisma.bot.findUnique({ where: { id } });
+    if (!row) throw AdminApiError.notFound('bot', id);
+    return botDto(row);
+  }
+
+  async createBot(actor: Principal, input: AdminApi.BotCreateInput): Promise<AdminApi.Bot> {
+    checkAdapterConfig(input.adapter, input.adapterConfig);
+    const id = input.id ?? randomUUID();
+    const row = await this.write(async (tx) => {
+      if (await tx.bot.findUnique({ where: { id } })) throw exists('bot', id);
+      if (!(await tx.pipeline.findUnique({ where: { id: input.pipelineId } }))) throw AdminApiError.invalid('body.pipelineId', `unknown pipeline ${JSON.stringify(input.pipelineId)}`);
+      const created = await tx.bot.create({ data: { id, name: input.name, adapter: input.adapter, adapterConfig: json(input.adapterConfig), pipelineId: input.pipelineId, enabled: input.enabled, managedBy: CONSOLE_MANAGED } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'bot', resourceId: id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
+      return created;
+    });
+    await this.announce('bot', row.id, row.version);
+    return botDto(row);
+  }
+
+  async updateBot(actor: Principal, id: string, expected: number, input: Omit<AdminApi.BotUpdateInput, 'version'>): Promise<AdminApi.Bot> {
+    const after = await this.write(async (tx) => {
+      const stored = await tx.bot.findUnique({ where: { id } });
+      if (!stored) throw AdminApiError.notFound('bot', id);
+      const adapterConfig = input.adapterConfig === undefined ? undefined : record(unmaskSecrets(input.adapterConfig, stored.adapterConfig, 'body.adapterConfig'));
+      if (adapterConfig) checkAdapterConfig(stored.adapter, adapterConfig);
+      if (input.pipelineId !== undefined && !(await tx.pipeline.findUnique({ where: { id: input.pipelineId } }))) {
+        throw AdminApiError.invalid('body.pipelineId', `unknown pipeline ${JSON.stringify(input.pipelineId)}`);
+      }
+      const data = {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(adapterConfig !== undefined ? { adapterConfig: json(adapterConfig) } : {}),
+        ...(input.pipelineId !== undefined ? { pipelineId: input.pipelineId } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      };
+      const result = await updateVersioned(tx.bot, 'bot', id, expected, data);
+      const action = Object.keys(input).length === 1 && input.enabled !== undefined ? (input.enabled ? 'enable' : 'disable') : 'update';
+      await recordAudit(tx, { actor: actor.actor, resource: 'bot', resourceId: id, action, versionBefore: result.before.version, versionAfter: result.after.version, changes: changedFields(input) });
+      return result.after;
+    });
+    await this.announce('bot', id, after.version);
+    return botDto(after);
+  }
+
+  async deleteBot(actor: Principal, id: string, expected: number): Promise<void> {
+    await this.write(async (tx) => {
+      const before = await deleteVersioned(tx.bot, 'bot', id, expected);
+      await recordAudit(tx, { actor: actor.actor, resource: 'bot', resourceId: id, action: 'delete', versionBefore: before.version });
+    });
+    await this.announce('bot', id, 0);
+  }
+
+  // ---------------------------------------------------------------- MCP servers
+
+  async listMcpServers(page: AdminApi.PageQuery): Promise<Paged<AdminApi.McpServer>> {
+    const rows = await this.prisma.mcpServer.findMany({ orderBy: { id: 'asc' }, take: page.limit + 1, ...(page.cursor ? { where: { id: { gt: page.cursor } } } : {}) });
+    return paged(rows, page.limit, mcpDto);
+  }
+
+  async getMcpServer(id: string): Promise<AdminApi.McpServer> {
+    return mcpDto(await this.mcpServerRow(id));
+  }
+
+  /** The stored row, secrets included: for the connection test only. */
+  async mcpServerRow(id: string) {
+    const row = await this.prisma.mcpServer.findUnique({ where: { id } });
+    if (!row) throw AdminApiError.notFound('MCP server', id);
+    return row;
+  }
+
+  async createMcpServer(actor: Principal, input: AdminApi.McpServerCreateInput): Promise<AdminApi.McpServer> {
+    const row = await this.write(async (tx) => {
+      if (await tx.mcpServer.findUnique({ where: { id: input.id } })) throw exists('MCP server', input.id);
+      const created = await tx.mcpServer.create({ data: { id: input.id, name: input.name ?? input.id, transport: input.transport, config: json(input.config), enabled: input.enabled, managedBy: CONSOLE_MANAGED } });
+      await recordAudit(tx, { actor: actor.actor, resource: 'mcp-server', resourceId: created.id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
+      return created;
+    });
+    await this.announce('mcp-server', row.id, row.version);
+    return mcpDto(row);
+  }
+
+  async updateMcpServer(actor: Principal, id: string, expected: number, input: Omit<AdminApi.McpServerUpdateInput, 'version'>): Promise<AdminApi.McpServer> {
+    const after = await this.write(async (tx) => {
+      const stored = await tx.mcpServer.findUnique({ where: { id } });
+      if (!stored) throw AdminApiError.notFound('MCP server', id);
+      const config = input.config === undefined ? undefined : record(unmaskSecrets(input.config, stored.config, 'body.config'));
+      const data = {
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.transport !== undefined ? { transport: input.transport } : {}),
+        ...(config !== undefined ? { config: json(config) } : {}),
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      };
+      const result = await updateVersioned(tx.mcpServer, 'MCP server', id, expected, data);
+      await recordAudit(tx, { actor: actor.actor, resource: 'mcp-server', resourceId: id, action: 'update', versionBefore: result.before.version, versionAfter: result.after.version, changes: changedFields(input) });
+      return result.after;
+    });
+    await this.announce('mcp-server', id, after.version);
+    return mcpDto(after);
+  }
+
+  async deleteMcpServer(actor: Principal, id: string, expected: number): Promise<void> {
+    await this.write(async (tx) => {
+      const before = await deleteVersioned(tx.mcpServer, 'MCP server', id, expected);
+      await recordAudit(tx, { actor: actor.actor, resource: 'mcp-server', resourceId: id, action: 'delete', versionBefore: before.version });
+    });
+    await this.announce('mcp-server', id, 0);
+  }
+
+  // ---------------------------------------------------------------- shared
+
+  private write<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(fn, { maxWait: 10_000, timeout: 30_000 });
+  }
+
+  private announce(kind: ConfigChangeKind, id: string, revision: number): Promise<void> {
+    return this.sink.changed({ version: 1, kind, id, revision });
+  }
+}
+
+function exists(resource: string, id: string): AdminApiError {
+  return new AdminApiError('conflict', `body.id: ${resource} ${JSON.stringify(id)} exists`, { field: 'body.id' });
+}
+
+function paged<Row extends { id: string }, T>(rows: Row[], limit: number, dto: (row: Row) => T): Paged<T> {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { items: page.map(dto), nextCursor: more ? page[page.length - 1].id : null };
+}
+
+function preferences(input: Partial<AdminApi.Pipeline['extensionsPreferences']> | undefined): AdminApi.Pipeline['extensionsPreferences'] {
+  return {
+    enable_all_mcp_servers: input?.enable_all_mcp_servers ?? true,
+    mcp_servers: [...new Set(input?.mcp_servers ?? [])],
+    enable_all_plugins: input?.enable_all_plugins ?? true,
+    plugins: [...new Set(input?.plugins ?? [])],
+  };
+}
+
+/** The adapter's own schema, so a bot the API accepts is a bot the ingress and dispatcher can run. */
+function checkAdapterConfig(adapter: string, config: Record<string, unknown>): void {
+  const schema = adapter === 'telegram' ? TelegramConfigSchema : adapter === 'http-bot' ? AdapterConfigSchema : undefined;
+  if (!schema) return;
+  const parsed = schema.safeParse(config);
+  if (parsed.success) return;
+  const issues = parsed.error.issues.map((i) => ({ path: keyPath(['body', 'adapterConfig', ...i.path]), message: i.message }));
+  throw new AdminApiError('validation_failed', `${issues[0].path}: ${issues[0].message}`, { field: issues[0].path, issues });
+}
+
+/** The model ids a stored pipeline config names (a plain id, or `primary` and `fallbacks`). */
+export function modelIdsNamedBy(config: unknown): string[] {
+  const model = record(record(record(config).ai)['local-agent']).model;
+  if (typeof model === 'string') return [model];
+  const m = record(model);
+  const fallbacks = Array.isArray(m.fallbacks) ? m.fallbacks.filter((id): id is string => typeof id === 'string') : [];
+  return typeof m.primary === 'string' ? [m.primary, ...fallbacks] : fallbacks;
+}
+
+export function modelDto(row: { id: string; name: string; baseUrl: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; apiKeyRef: string; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Model {
+  const apiKey: AdminApi.Model['apiKey'] = row.apiKeyRef === ''
+    ? { source: 'none' }
+    : isEncrypted(row.apiKeyRef)
+      ? { source: 'encrypted', keyId: encryptedKeyId(row.apiKeyRef) }
+      : { source: 'env', env: row.apiKeyRef.replace(/^env:/, '') };
+  return {
+    id: row.id,
+    name: row.name,
+    baseUrl: row.baseUrl,
+    model: row.modelId,
+    abilities: row.abilities.filter((a): a is AdminApi.Model['abilities'][number] => ['func_call', 'vision', 'embedding', 'rerank'].includes(a)),
+    extraArgs: record(row.extraArgs),
+    timeoutMs: row.timeoutMs,
+    apiKey,
+    ...meta(row),
+  };
+}
+
+function pipelineDto(row: { id: string; name: string; stages: unknown; config: unknown; extensionsPreferences: unknown; bots: Array<{ id: string }>; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Pipeline {
+  return {
+    id: row.id,
+    name: row.name,
+    stages: Array.isArray(row.stages) ? row.stages.filter((s): s is string => typeof s === 'string') : [],
+    config: record(row.config),
+    extensionsPreferences: preferences(record(row.extensionsPreferences)),
+    botIds: row.bots.map((b) => b.id),
+    ...meta(row),
+  };
+}
+
+function botDto(row: { id: string; name: string; adapter: string; adapterConfig: unknown; pipelineId: string; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Bot {
+  return { id: row.id, name: row.name, adapter: row.adapter, adapterConfig: record(maskSecrets(row.adapterConfig)), pipelineId: row.pipelineId, enabled: row.enabled, ...meta(row) };
+}
+
+function mcpDto(row: { id: string; name: string; transport: string; config: unknown; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.McpServer {
+  return { id: row.id, name: row.name, transport: row.transport, config: record(maskSecrets(row.config)), enabled: row.enabled, ...meta(row) };
+}
+
+export { FILE_MANAGED };

@@ -1,0 +1,462 @@
+/**
+ * The admin REST API (services/admin) as the console and automation see it: every route's request and
+ * response shape under `/api/v1`. The admin service validates its inputs with these schemas (and the
+ * pipeline config additionally with the pipeline library's own schema), so a client that checks with
+ * them first gets the same answer.
+ *
+ * Conventions:
+ * - Every configuration resource carries `version` (an integer, 1 on create, +1 per write). A write
+ *   (PATCH, DELETE, and the enable/disable actions) must name the version it read, as the `If-Match`
+ *   header (`"3"` or `3`) or the body's `version` field; a stale one gets 409 `version_conflict` and
+ *   changes nothing.
+ * - Errors are `AdminError`: `code` classifies, `field` names the offending input (a key path such as
+ *   `config.ai.runner.runner`), `issues` lists every problem of a body that failed validation.
+ * - Secrets are write-only: a model's API key is accepted and never returned; bot and MCP server
+ *   settings whose key looks secret come back masked (`SECRET_MASK_PREFIX` + last characters), and a
+ *   masked value sent back unchanged keeps the stored secret. `env:NAME` references are not secrets and
+ *   come back as they are.
+ * - Lists are paged: `?limit=` (1–200, default 50) and `?cursor=` from the previous page's `nextCursor`.
+ */
+import { z } from 'zod';
+
+export const ADMIN_API_BASE = '/api/v1';
+/** The console's session cookie (HTTP-only, SameSite=Lax). */
+export const ADMIN_SESSION_COOKIE = 'conveyor_session';
+/** A masked secret starts with this; sent back as it came, the stored value is kept. */
+export const SECRET_MASK_PREFIX = '••••';
+
+// ---------------------------------------------------------------- errors
+
+export const AdminErrorCode = z.enum([
+  /** The body, query or a header failed validation; `field` and `issues` say where. */
+  'validation_failed',
+  /** No session cookie or bearer token, or an expired or revoked one. 401. */
+  'unauthenticated',
+  /** Signed in, but the role may not do this (a viewer writing). 403. */
+  'forbidden',
+  'not_found',
+  /** The write named a version that is no longer current (409); re-read and retry. */
+  'version_conflict',
+  /** The write named no version (If-Match or `version`). 428. */
+  'precondition_required',
+  /** The id is taken, or the row is still referenced (a pipeline a bot uses). 409. */
+  'conflict',
+  /** The first admin user does not exist yet; finish setup first. */
+  'setup_required',
+  'internal',
+]);
+export type AdminErrorCode = z.infer<typeof AdminErrorCode>;
+
+export const AdminIssue = z.object({ path: z.string(), message: z.string() });
+export type AdminIssue = z.infer<typeof AdminIssue>;
+
+export const AdminError = z.object({
+  statusCode: z.number().int(),
+  code: AdminErrorCode,
+  message: z.string(),
+  /** The first offending input, as a key path (`body.config.ai.runner.runner`, `header.if-match`, `query.limit`). */
+  field: z.string().optional(),
+  issues: z.array(AdminIssue).optional(),
+  /** The current version, on `version_conflict`. */
+  currentVersion: z.number().int().optional(),
+});
+export type AdminError = z.infer<typeof AdminError>;
+
+// ---------------------------------------------------------------- common
+
+export const Role = z.enum(['admin', 'viewer']);
+export type Role = z.infer<typeof Role>;
+
+export const ManagedBy = z.enum(['file', 'console']).or(z.string());
+
+const Id = z.string().trim().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits and . _ : - only, starting with a letter or digit');
+const Name = z.string().trim().min(1).max(200);
+const JsonRecord = z.record(z.string(), z.unknown());
+const Timestamp = z.iso.datetime();
+const Version = z.number().int().min(1);
+
+/** The optional precondition in a write body (the `If-Match` header is the other way). */
+export const VersionPrecondition = z.object({ version: Version.optional() });
+
+export const PageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(500).optional(),
+});
+export type PageQuery = z.infer<typeof PageQuery>;
+
+export function Page<T extends z.ZodType>(item: T) {
+  return z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+}
+
+const ResourceMeta = {
+  version: Version,
+  /** `file`: conveyor.yaml owns it (setup overwrites or retires it); `console`: created through the API, a file apply leaves it alone. */
+  managedBy: ManagedBy,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+};
+
+// ---------------------------------------------------------------- auth
+
+export const User = z.object({ username: z.string(), role: Role, createdAt: Timestamp });
+export type User = z.infer<typeof User>;
+
+const Username = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
+/** Long enough to resist guessing; no upper bound below the body limit matters for scrypt. */
+const Password = z.string().min(12, 'at least 12 characters').max(1024);
+
+/** GET /auth/status (no sign-in needed): whether the first admin user still has to be created. */
+export const AuthStatus = z.object({ setupRequired: z.boolean() });
+
+/** POST /auth/setup: the one-time token printed to the log on first start creates the first admin. */
+export const SetupRequest = z.strictObject({ token: z.string().min(1).max(500), username: Username, password: Password });
+
+/** POST /auth/login: sets the session cookie; the body answers `Me`. */
+export const LoginRequest = z.strictObject({ username: z.string().min(1).max(100), password: z.string().min(1).max(1024) });
+
+/** GET /auth/me (also the answer of login and setup). POST /auth/logout: 204, the cookie cleared. */
+export const Me = z.object({ username: z.string(), role: Role, via: z.enum(['session', 'token']) });
+export type Me = z.infer<typeof Me>;
+
+/** POST /users (admin). GET /users: `Page<User>`. DELETE /users/:username. */
+export const UserCreate = z.strictObject({ username: Username, password: Password, role: Role });
+/** PATCH /users/:username (admin; or anyone for their own password). */
+export const UserUpdate = z.strictObject({ password: Password.optional(), role: Role.optional() });
+
+/** An API token for automation: `Authorization: Bearer <secret>`. */
+export const ApiToken = z.object({
+  id: z.string(),
+  name: z.string(),
+  role: Role,
+  createdBy: z.string(),
+  createdAt: Timestamp,
+  expiresAt: Timestamp.nullable(),
+  lastUsedAt: Timestamp.nullable(),
+});
+export type ApiToken = z.infer<typeof ApiToken>;
+/** POST /tokens (admin). GET /tokens: `Page<ApiToken>`. DELETE /tokens/:id revokes. */
+export const ApiTokenCreate = z.strictObject({ name: Name, role: Role, expiresInDays: z.number().int().min(1).max(3650).optional() });
+/** The secret is in this answer only; it is stored hashed. */
+export const ApiTokenCreated = z.object({ token: ApiToken, secret: z.string() });
+
+// ---------------------------------------------------------------- models
+
+export const ModelAbility = z.enum(['func_call', 'vision', 'embedding', 'rerank']);
+
+/** Where a model's API key comes from; the key itself is never returned. */
+export const ApiKeyInfo = z.object({
+  source: z.enum(['none', 'env', 'encrypted']),
+  /** `source: env`: the variable's name. */
+  env: z.string().optional(),
+  /** `source: encrypted`: the id of the key that encrypted it (see key rotation). */
+  keyId: z.string().optional(),
+});
+
+export const Model = z.object({
+  id: z.string(),
+  name: z.string(),
+  baseUrl: z.string(),
+  /** The provider's model name, e.g. `gpt-4o-mini`. */
+  model: z.string(),
+  abilities: z.array(ModelAbility),
+  extraArgs: JsonRecord,
+  timeoutMs: z.number().int(),
+  apiKey: ApiKeyInfo,
+  ...ResourceMeta,
+});
+export type Model = z.infer<typeof Model>;
+
+const BaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+const ModelFields = {
+  name: Name.optional(),
+  baseUrl: BaseUrl,
+  model: z.string().trim().min(1).max(200),
+  abilities: z.array(ModelAbility).max(4).default([]),
+  extraArgs: JsonRecord.default({}),
+  timeoutMs: z.number().int().min(1).max(3_600_000).default(120_000),
+  /** The key itself, stored encrypted (needs CONVEYOR_SECRET_KEY). Mutually exclusive with apiKeyEnv. */
+  apiKey: z.string().min(1).max(4096).optional(),
+  /** Read the key from this variable in each runner's environment (`env:NAME`). */
+  apiKeyEnv: EnvName.optional(),
+};
+/** POST /models. */
+export const ModelCreate = z.strictObject({ id: Id, ...ModelFields });
+/** PATCH /models/:id: any subset; `apiKey: null` (or `apiKeyEnv: null`) removes the key. */
+export const ModelUpdate = z.strictObject({
+  name: Name.optional(),
+  baseUrl: BaseUrl.optional(),
+  model: z.string().trim().min(1).max(200).optional(),
+  abilities: z.array(ModelAbility).max(4).optional(),
+  extraArgs: JsonRecord.optional(),
+  timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
+  apiKey: z.string().min(1).max(4096).nullable().optional(),
+  apiKeyEnv: EnvName.nullable().optional(),
+  version: Version.optional(),
+});
+/** POST /models/:id/test: one short chat completion (or embedding) against the model. */
+export const ModelTestResult = z.object({
+  ok: z.boolean(),
+  latencyMs: z.number(),
+  /** The first characters of the answer. */
+  sample: z.string().optional(),
+  error: z.string().optional(),
+});
+
+// ---------------------------------------------------------------- pipelines
+
+export const ExtensionsPreferences = z.object({
+  enable_all_mcp_servers: z.boolean().default(true),
+  mcp_servers: z.array(z.string().min(1).max(200)).max(256).default([]),
+  enable_all_plugins: z.boolean().default(true),
+  plugins: z.array(z.string().min(1).max(200)).max(256).default([]),
+});
+
+export const Pipeline = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** LangBot stage names, in order. */
+  stages: z.array(z.string()),
+  /** LangBot's pipeline config (`trigger`, `safety`, `ai`, `output`), defaults applied. */
+  config: JsonRecord,
+  extensionsPreferences: ExtensionsPreferences,
+  /** Bots routed to this pipeline (a pipeline in use cannot be deleted). */
+  botIds: z.array(z.string()),
+  ...ResourceMeta,
+});
+export type Pipeline = z.infer<typeof Pipeline>;
+
+/** POST /pipelines. `config` is any subset of LangBot's config; defaults fill the rest. */
+export const PipelineCreate = z.strictObject({
+  id: Id,
+  name: Name.optional(),
+  stages: z.array(z.string()).min(1).max(64).optional(),
+  config: JsonRecord.default({}),
+  extensionsPreferences: ExtensionsPreferences.optional(),
+});
+/** PATCH /pipelines/:id: `config` replaces the whole config (defaults fill what it leaves out). */
+export const PipelineUpdate = z.strictObject({
+  name: Name.optional(),
+  stages: z.array(z.string()).min(1).max(64).optional(),
+  config: JsonRecord.optional(),
+  extensionsPreferences: ExtensionsPreferences.optional(),
+  version: Version.optional(),
+});
+/** POST /pipelines/:id/copy: a new pipeline with the same stages, config and preferences. */
+export const PipelineCopy = z.strictObject({ id: Id, name: Name.optional() });
+/** POST /pipelines/validate: checks without saving. */
+export const PipelineValidate = z.strictObject({ stages: z.array(z.string()).max(64).optional(), config: JsonRecord });
+export const PipelineValidation = z.object({
+  valid: z.boolean(),
+  /** Key paths are relative to the body (`config.ai.runner.runner`). */
+  issues: z.array(AdminIssue),
+  /** The config with defaults applied, when valid. */
+  config: JsonRecord.optional(),
+});
+
+// ---------------------------------------------------------------- bots
+
+export const BotAdapter = z.enum(['http-bot', 'telegram']);
+
+export const Bot = z.object({
+  id: z.string(),
+  name: z.string(),
+  adapter: z.string(),
+  /** Secret-looking keys masked (see SECRET_MASK_PREFIX). */
+  adapterConfig: JsonRecord,
+  pipelineId: z.string(),
+  enabled: z.boolean(),
+  ...ResourceMeta,
+});
+export type Bot = z.infer<typeof Bot>;
+
+/** POST /bots; `id` (a UUID) is generated when left out. */
+export const BotCreate = z.strictObject({
+  id: z.uuid().optional(),
+  name: Name,
+  adapter: BotAdapter,
+  adapterConfig: JsonRecord.default({}),
+  pipelineId: Id,
+  enabled: z.boolean().default(true),
+});
+/** PATCH /bots/:id. `enabled` switches the bot on and off. */
+export const BotUpdate = z.strictObject({
+  name: Name.optional(),
+  adapterConfig: JsonRecord.optional(),
+  pipelineId: Id.optional(),
+  enabled: z.boolean().optional(),
+  version: Version.optional(),
+});
+
+// ---------------------------------------------------------------- MCP servers
+
+export const McpTransport = z.enum(['stdio', 'http', 'sse']);
+
+export const McpServer = z.object({
+  id: z.string(),
+  name: z.string(),
+  transport: z.string(),
+  /** Secret-looking keys (headers, env) masked. */
+  config: JsonRecord,
+  enabled: z.boolean(),
+  ...ResourceMeta,
+});
+export type McpServer = z.infer<typeof McpServer>;
+
+/** POST /mcp-servers. */
+export const McpServerCreate = z.strictObject({ id: Id, name: Name.optional(), transport: McpTransport, config: JsonRecord.default({}), enabled: z.boolean().default(true) });
+/** PATCH /mcp-servers/:id. */
+export const McpServerUpdate = z.strictObject({
+  name: Name.optional(),
+  transport: McpTransport.optional(),
+  config: JsonRecord.optional(),
+  enabled: z.boolean().optional(),
+  version: Version.optional(),
+});
+/** POST /mcp-servers/:id/test: connect and list the tools (http and sse only; stdio is not started by the admin). */
+export const McpServerTestResult = z.object({ ok: z.boolean(), latencyMs: z.number(), tools: z.array(z.string()).optional(), error: z.string().optional() });
+
+// ---------------------------------------------------------------- query log
+
+export const QueryStatus = z.enum(['accepted', 'running', 'succeeded', 'failed']);
+
+/** GET /queries: newest first. `from`/`to` bound `receivedAt` (ISO time). */
+export const QueryLogFilter = PageQuery.extend({
+  botId: z.string().max(200).optional(),
+  /** A session: `launcherType` (`person`/`group`) and `launcherId`. */
+  launcherType: z.string().max(50).optional(),
+  launcherId: z.string().max(500).optional(),
+  status: QueryStatus.optional(),
+  from: Timestamp.optional(),
+  to: Timestamp.optional(),
+});
+export type QueryLogFilter = z.infer<typeof QueryLogFilter>;
+
+export const QueryLogEntry = z.object({
+  id: z.string(),
+  botId: z.string(),
+  pipelineId: z.string().nullable(),
+  launcherType: z.string(),
+  launcherId: z.string(),
+  status: z.string(),
+  receivedAt: Timestamp,
+  startedAt: Timestamp.nullable(),
+  finishedAt: Timestamp.nullable(),
+  error: z.string().nullable(),
+  traceId: z.string().nullable(),
+  attempt: z.number().int(),
+  mergedInto: z.string().nullable(),
+});
+export type QueryLogEntry = z.infer<typeof QueryLogEntry>;
+
+// ---------------------------------------------------------------- dead letters
+
+/** GET /dead-letters: oldest first; `cursor` is a stream sequence. GET /dead-letters/:seq one. */
+export const DeadLetterFilter = PageQuery.extend({ source: z.string().max(200).optional() });
+export const DeadLetterEntry = z.object({
+  /** Its sequence in the dead-letter stream: the id for resubmit and discard. */
+  seq: z.number().int(),
+  source: z.string(),
+  stream: z.string(),
+  subject: z.string(),
+  deliveryCount: z.number().int(),
+  reason: z.string(),
+  error: z.string(),
+  payloadBase64: z.string(),
+  payloadTruncated: z.boolean(),
+  traceId: z.string().optional(),
+  failedAt: Timestamp,
+});
+export type DeadLetterEntry = z.infer<typeof DeadLetterEntry>;
+/** POST /dead-letters/:seq/resubmit: publishes the payload to its original subject again and removes the dead letter (a truncated payload is refused). DELETE /dead-letters/:seq discards. */
+export const DeadLetterResubmitted = z.object({ seq: z.number().int(), subject: z.string(), streamSeq: z.number().int() });
+
+// ---------------------------------------------------------------- audit
+
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session']);
+export const AuditEntry = z.object({
+  id: z.string(),
+  at: Timestamp,
+  /** `user:<name>` or `token:<id>` (`system` for setup). */
+  actor: z.string(),
+  resource: AuditResource,
+  resourceId: z.string(),
+  /** `create`, `update`, `delete`, `copy`, `resubmit`, `discard`, `login`, `revoke`, ... */
+  action: z.string(),
+  versionBefore: z.number().int().nullable(),
+  versionAfter: z.number().int().nullable(),
+  /** Which fields changed (names only, never values of secrets). */
+  changes: z.array(z.string()),
+});
+export type AuditEntry = z.infer<typeof AuditEntry>;
+/** GET /audit (admin): newest first. */
+export const AuditFilter = PageQuery.extend({ resource: AuditResource.optional(), resourceId: z.string().max(200).optional(), actor: z.string().max(200).optional() });
+
+// ---------------------------------------------------------------- route table
+
+/** Every route, for the README, the OpenAPI document and the console (paths relative to ADMIN_API_BASE). */
+export const ADMIN_ROUTES = [
+  ['GET', '/auth/status', 'public'],
+  ['POST', '/auth/setup', 'public'],
+  ['POST', '/auth/login', 'public'],
+  ['POST', '/auth/logout', 'viewer'],
+  ['GET', '/auth/me', 'viewer'],
+  ['GET', '/users', 'admin'],
+  ['POST', '/users', 'admin'],
+  ['PATCH', '/users/:username', 'admin'],
+  ['DELETE', '/users/:username', 'admin'],
+  ['GET', '/tokens', 'admin'],
+  ['POST', '/tokens', 'admin'],
+  ['DELETE', '/tokens/:id', 'admin'],
+  ['GET', '/models', 'viewer'],
+  ['GET', '/models/:id', 'viewer'],
+  ['POST', '/models', 'admin'],
+  ['PATCH', '/models/:id', 'admin'],
+  ['DELETE', '/models/:id', 'admin'],
+  ['POST', '/models/:id/test', 'admin'],
+  ['GET', '/pipelines', 'viewer'],
+  ['GET', '/pipelines/:id', 'viewer'],
+  ['POST', '/pipelines', 'admin'],
+  ['POST', '/pipelines/validate', 'viewer'],
+  ['PATCH', '/pipelines/:id', 'admin'],
+  ['DELETE', '/pipelines/:id', 'admin'],
+  ['POST', '/pipelines/:id/copy', 'admin'],
+  ['GET', '/bots', 'viewer'],
+  ['GET', '/bots/:id', 'viewer'],
+  ['POST', '/bots', 'admin'],
+  ['PATCH', '/bots/:id', 'admin'],
+  ['DELETE', '/bots/:id', 'admin'],
+  ['GET', '/mcp-servers', 'viewer'],
+  ['GET', '/mcp-servers/:id', 'viewer'],
+  ['POST', '/mcp-servers', 'admin'],
+  ['PATCH', '/mcp-servers/:id', 'admin'],
+  ['DELETE', '/mcp-servers/:id', 'admin'],
+  ['POST', '/mcp-servers/:id/test', 'admin'],
+  ['GET', '/queries', 'viewer'],
+  ['GET', '/queries/:id', 'viewer'],
+  ['GET', '/dead-letters', 'viewer'],
+  ['GET', '/dead-letters/:seq', 'viewer'],
+  ['POST', '/dead-letters/:seq/resubmit', 'admin'],
+  ['DELETE', '/dead-letters/:seq', 'admin'],
+  ['GET', '/audit', 'admin'],
+] as const;
+
+// ---------------------------------------------------------------- parsed inputs
+
+export type ModelCreateInput = z.output<typeof ModelCreate>;
+export type ModelUpdateInput = z.output<typeof ModelUpdate>;
+export type PipelineCreateInput = z.output<typeof PipelineCreate>;
+export type PipelineUpdateInput = z.output<typeof PipelineUpdate>;
+export type BotCreateInput = z.output<typeof BotCreate>;
+export type BotUpdateInput = z.output<typeof BotUpdate>;
+export type McpServerCreateInput = z.output<typeof McpServerCreate>;
+export type McpServerUpdateInput = z.output<typeof McpServerUpdate>;
+export type AuditFilterInput = z.output<typeof AuditFilter>;
+export type DeadLetterFilterInput = z.output<typeof DeadLetterFilter>;
+export type ApiTokenCreated = z.infer<typeof ApiTokenCreated>;
+export type DeadLetterResubmitted = z.infer<typeof DeadLetterResubmitted>;
+export type ModelTestResult = z.infer<typeof ModelTestResult>;
+export type McpServerTestResult = z.infer<typeof McpServerTestResult>;
+export type PipelineValidation = z.infer<typeof PipelineValidation>;
+export type AuthStatus = z.infer<typeof AuthStatus>;
