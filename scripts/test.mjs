@@ -21,7 +21,7 @@ function testFiles(dir) {
 }
 
 const filter = process.argv.slice(2);
-const dists = ['libs', 'services']
+const dists = ['libs', 'apps', 'services']
   .flatMap((top) => readdirSync(path.join(root, top)).map((p) => path.join(root, top, p, 'dist')))
   .concat([path.join(root, 'test', 'dist')])
   .filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });

@@ -10,3 +10,4 @@ export * from './chat-key.js';
 export * from './plugins.js';
 export * from './config-events.js';
 export * as AdminApi from './admin-api.js';
+export * as DebugChat from './debug-chat.js';
