@@ -10,3 +10,4 @@ export { ConfigStore, CONSOLE_MANAGED, modelIdsNamedBy, type ConfigChangeSink, t
 export { listQueries, getQuery, listAudit } from './query-log-reader.js';
 export { DeadLetters } from './dead-letters.js';
 export { testModel, type ModelUnderTest } from './model-test.js';
+export { testMcpServer } from './mcp-test.js';

@@ -47,3 +47,4 @@ export {
   type PluginCallResult,
   type PluginHostOptions,
 } from './plugin-host.js';
+export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

@@ -17,3 +17,10 @@ export const ConfigChanged = z.object({
   revision: z.number().int().min(0),
 }).meta({ id: 'ConfigChanged/1' });
 export type ConfigChanged = z.infer<typeof ConfigChanged>;
+
+/**
+ * How long a service keeps a cached configuration row at most. Changes arrive as `ConfigChanged`
+ * events and drop the row at once; this only bounds how stale a row can get if an event is lost while
+ * the connection stays up (a reconnect drops every cache anyway).
+ */
+export const CONFIG_CACHE_SAFETY_TTL_MS = 5 * 60_000;

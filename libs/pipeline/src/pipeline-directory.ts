@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { CONFIG_CACHE_SAFETY_TTL_MS } from '@conveyor/contracts';
 import type { ConfigIssue } from './config/load.js';
 import { describeIssues, loadPipeline, type PipelineDefinition } from './pipeline.js';
 
@@ -15,8 +16,8 @@ export type BotPipeline =
   | { botId: string; enabled: boolean; pipelineId: string; ok: false; issues: ConfigIssue[]; reason: string };
 
 /**
- * A bot's pipeline, validated, cached briefly (one reply's events arrive in bursts; config changes
- * show within the TTL). An invalid pipeline is cached as invalid with its issues: it rejects its own
+ * A bot's pipeline, validated and cached (one reply's events arrive in bursts). The owner drops
+ * entries when a `ConfigChanged` event arrives; the TTL is only a safety bound. An invalid pipeline is cached as invalid with its issues: it rejects its own
  * messages and nothing else.
  */
 export class PipelineDirectory {
@@ -26,10 +27,20 @@ export class PipelineDirectory {
   constructor(
     private readonly lookup: (botId: string) => Promise<BotPipelineRow | null>,
     private readonly onRejected: (botId: string, pipelineId: string, issues: ConfigIssue[]) => void = () => undefined,
-    ttlMs = 5_000,
+    ttlMs = CONFIG_CACHE_SAFETY_TTL_MS,
     maxEntries = 10_000,
   ) {
     this.cache = new LRUCache({ max: maxEntries, ttl: ttlMs, fetchMethod: async (botId) => ({ value: await this.load(botId) }) });
+  }
+
+  /** The bot's row changed: the next lookup reads it again. */
+  invalidateBot(botId: string): void {
+    this.cache.delete(botId);
+  }
+
+  /** A pipeline changed (it may be any bot's), or changes may have been missed. */
+  clear(): void {
+    this.cache.clear();
   }
 
   async forBot(botId: string): Promise<BotPipeline | null> {

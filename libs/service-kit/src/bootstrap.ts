@@ -23,6 +23,8 @@ export interface ServiceDefinition<E extends BaseEnv = BaseEnv> {
   module: (infra: Infra & { env: E }) => DynamicModule;
   /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
   start?: (app: INestApplication, infra: Infra & { env: E }) => Promise<() => Promise<void>>;
+  /** Called before the HTTP server listens: routes added here (API docs) come before the not-found handler. */
+  configure?: (app: INestApplication, infra: Infra & { env: E }) => void | Promise<void>;
   nestOptions?: NestApplicationOptions;
 }
 
@@ -60,6 +62,7 @@ export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): 
       { bufferLogs: true, ...def.nestOptions },
     );
     app.useLogger(app.get(NestPinoLogger));
+    await def.configure?.(app, infra);
     const port = env.PORT ?? def.defaultPort;
     await app.listen(port, env.HOST);
     const operations = env.METRICS_PORT === undefined ? undefined : await serveOperations(infra, env.METRICS_PORT, env.HOST);

@@ -12,5 +12,10 @@ export class BotPipelines extends PipelineDirectory {
       (botId) => findBotWithPipeline(infra.prisma, botId),
       (botId, pipelineId, issues) => infra.logger.error({ botId, pipelineId, issues }, 'pipeline rejected: invalid config'),
     );
+    // Keyed by bot: a bot's change drops its entry; a pipeline's may concern any bot, so drops all.
+    infra.configCaches.register((event) => {
+      if (event?.kind === 'bot') this.invalidateBot(event.id);
+      else if (!event || event.kind === 'pipeline') this.clear();
+    });
   }
 }

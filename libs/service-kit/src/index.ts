@@ -10,3 +10,4 @@ export * from './outage.js';
 export * from './run-attempts.js';
 export * from './bearer-token.js';
 export * from './plugin-runtime.js';
+export * from './config-caches.js';

@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus } from '@conveyor/bus';
+import { BusPublisher, connectBus, subscribeConfigChanges } from '@conveyor/bus';
+import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import type { Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
@@ -22,6 +23,8 @@ export interface Infra {
   /** One group-committing query log per process, flushed on shutdown. */
   queryLog: QueryLog;
   redis: Redis;
+  /** This process's configuration caches, dropped on `ConfigChanged` events (and all of them on reconnect). */
+  configCaches: ConfigCaches;
 }
 
 export class DependencyUnavailableError extends Error {}
@@ -66,7 +69,16 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis,
+  const configCaches = new ConfigCaches();
+  subscribeConfigChanges(nc, topo.subjects.configChanged, {
+    onChange: (event) => configCaches.changed(event),
+    onReset: (reason) => {
+      logger.info({ reason }, 'dropping configuration caches');
+      configCaches.reset();
+    },
+    logger,
+  });
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis, configCaches,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
 
 export interface BotEntry {
   id: string;
@@ -11,7 +11,7 @@ export interface BotEntry {
 
 const MAX_ENTRIES = 10_000;
 
-/** Bots by id, read through a short-lived cache so a webhook burst does not become a Postgres burst. */
+/** Bots by id, read through a cache (dropped on `ConfigChanged`) so a webhook burst does not become a Postgres burst. */
 @Injectable()
 export class BotDirectory {
   /** Boxed, since the cache holds no null: a bot id that does not exist is remembered too. */
@@ -21,6 +21,7 @@ export class BotDirectory {
     const ttl = Number((infra.env as { BOT_CACHE_SECONDS?: number }).BOT_CACHE_SECONDS ?? 5) * 1000;
     // BOT_CACHE_SECONDS=0 means no cache (an LRUCache with ttl 0 would keep entries for ever).
     this.cache = ttl > 0 ? new LRUCache({ max: MAX_ENTRIES, ttl, fetchMethod: async (botId) => ({ entry: await this.load(botId) }) }) : undefined;
+    if (this.cache) infra.configCaches.register(dropRowsOf('bot', this.cache));
   }
 
   async find(botId: string): Promise<BotEntry | null> {

@@ -6,8 +6,11 @@ const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
 
 export const IngressEnv = z
   .object({
-    /** Seconds a bot's configuration is cached before it is read again from Postgres. */
-    BOT_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(5),
+    /**
+     * Seconds a bot's configuration is cached at most. A change drops it at once (`ConfigChanged`);
+     * this only bounds staleness if an event is lost.
+     */
+    BOT_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(300),
     /**
      * Serve the web chat playground at `/chat`. It can talk to every bot, so it is off unless switched
      * on, and then needs WEBCHAT_TOKEN; off, every `/chat` route is 404.

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
-import type { Infra } from '@conveyor/service-kit';
+import { CONFIG_CACHE_SAFETY_TTL_MS, LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
+import { dropRowsOf, type Infra } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, SessionLeases, LeasePort } from '@conveyor/pipeline';
 
@@ -19,16 +19,17 @@ export function commandPort(store: ConversationStore): CommandPort {
   };
 }
 
-/** Model abilities, cached briefly like the bot's pipeline: every chat asks, and they rarely change. */
+/** Model abilities, cached like the bot's pipeline (dropped on change): every chat asks, and they rarely change. */
 export function modelInfoPort(infra: Infra): ModelInfoPort {
   const cache = new LRUCache<string, { abilities: string[] | null }>({
     max: 10_000,
-    ttl: 5_000,
+    ttl: CONFIG_CACHE_SAFETY_TTL_MS,
     fetchMethod: async (id) => {
       const model = await infra.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
       return { abilities: model?.abilities ?? null };
     },
   });
+  infra.configCaches.register(dropRowsOf('model', cache));
   return {
     async abilities(id) {
       return (await cache.fetch(id))?.abilities ?? null;

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ToolBinding } from '@conveyor/contracts';
+import { CONFIG_CACHE_SAFETY_TTL_MS, type ToolBinding } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { emptyToolBox, filterToolBox, McpPool, type McpServerConfig, type ToolBox } from '@conveyor/agent';
 import type { RunnerEnv } from './env.js';
 
-/** McpServer rows are re-read at most this often; a changed row replaces its session. */
-const ROWS_TTL_MS = 5_000;
+/** McpServer rows are re-read when a `ConfigChanged` event names one, else at most this often; a changed row replaces its session. */
+const ROWS_TTL_MS = CONFIG_CACHE_SAFETY_TTL_MS;
 
 /** The MCP sessions of this runner process, shared by all its runs. */
 @Injectable()
@@ -21,6 +21,9 @@ export class McpRegistry {
       connectTimeoutMs: 30_000,
       callTimeoutMs: env.MCP_TOOL_CALL_TIMEOUT_MS,
       toolsTtlMs: 60_000,
+    });
+    infra.configCaches.register((event) => {
+      if (!event || event.kind === 'mcp-server') this.loadedAt = 0;
     });
   }
 

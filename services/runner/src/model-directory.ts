@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import type { ModelSelection } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { CONFIG_CACHE_SAFETY_TTL_MS, type ModelSelection } from '@conveyor/contracts';
+import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
 import type { ResolvedModel } from '@conveyor/agent';
 import { resolveApiKey } from '@conveyor/persistence';
 
-const TTL_MS = 5_000;
-
-/** Model configurations by id with their secrets resolved, cached briefly. */
+/** Model configurations by id with their secrets resolved, cached until a `ConfigChanged` event drops them. */
 @Injectable()
 export class ModelDirectory {
   /** Boxed, since the cache holds no null: a model id that does not exist is remembered too. */
-  private readonly cache = new LRUCache<string, { value: ResolvedModel | null }>({ max: 1_000, ttl: TTL_MS, fetchMethod: async (id) => ({ value: await this.load(id) }) });
+  private readonly cache = new LRUCache<string, { value: ResolvedModel | null }>({ max: 1_000, ttl: CONFIG_CACHE_SAFETY_TTL_MS, fetchMethod: async (id) => ({ value: await this.load(id) }) });
 
-  constructor(@Inject(INFRA) private readonly infra: Infra) {}
+  constructor(@Inject(INFRA) private readonly infra: Infra) {
+    infra.configCaches.register(dropRowsOf('model', this.cache));
+  }
 
   /** The primary then the fallbacks, skipping ids that do not exist (LangBot logs and skips them too). */
   async resolve(selection: ModelSelection): Promise<ResolvedModel[]> {

@@ -12,8 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
 
-export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher';
-export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
+export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'admin';
+export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'admin'];
 
 export interface Permissions {
   publish: string[];
@@ -54,8 +54,9 @@ function storedMessageApi(stream: string): string[] {
 /** What each role may do. Everything not listed is denied (NATS permissions are allow lists). */
 export function servicePermissions(topo: Topology): Record<ServiceRole, Permissions> {
   const { streams, consumers, subjects } = topo;
-  // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox.
-  const subscribe = ['_INBOX.>'];
+  // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox;
+  // every service drops its cached configuration when a change is announced.
+  const subscribe = ['_INBOX.>', subjects.configChanged];
   const consuming = (role: 'orchestrator' | 'runner' | 'dispatcher') => [...consumerApi(consumers[role]), subjects.deadLetter(role)];
   // Services that emit plugin events follow the plugins' heartbeats, ask for them at start and call them.
   const pluginHost = { publish: [subjects.plugins.discover, subjects.plugins.allCalls], subscribe: [subjects.plugins.heartbeat] };
@@ -89,6 +90,15 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     dispatcher: {
       publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, ...pluginHost.publish],
       subscribe: [...subscribe, subjects.dispatchSent, ...pluginHost.subscribe],
+    },
+    // The admin API announces configuration changes, reads and removes dead letters, and resubmits
+    // a dead letter's payload to the stream subject it failed on.
+    admin: {
+      publish: [
+        ...streamApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
+        ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
+      ],
+      subscribe,
     },
   };
 }

@@ -35,16 +35,19 @@ describe('NATS permissions', () => {
       // Knowledge base ingestion runs on the runner, which holds the embedding models' keys.
       const ingest = topo.consumers.ingest;
       assert.equal(pub.includes(`$JS.API.CONSUMER.MSG.NEXT.${ingest.stream}.${ingest.durable}`), role === 'runner', `${role} and the ingest consumer`);
-      assert.equal(pub.includes(topo.streams.ingest.subjects[0]), role === 'runner', `${role} publishing ingestion jobs`);
+      // The admin API resubmits a dead letter to the subject it failed on, whichever stream that is.
+      assert.equal(pub.includes(topo.streams.ingest.subjects[0]), role === 'runner' || role === 'admin', `${role} publishing ingestion jobs`);
       // The orchestrator publishes a message waiting for its session again, before its deliveries run out.
-      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator', `${role} and the query subjects`);
+      assert.equal(pub.includes(topo.streams.queries.subjects[0]), role === 'ingress' || role === 'orchestrator' || role === 'admin', `${role} and the query subjects`);
       // The runner has a second consumer (MAX_DELIVERIES advisories) with dead letters of its own.
       const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories'), topo.subjects.deadLetter('ingest')] : [topo.subjects.deadLetter(role)];
       assert.ok(!pub.some((s) => s.includes('.dlq.') && !ownDeadLetters.includes(s)), `${role} writes only its own dead letters`);
       assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || /^\$JS\.API\.(STREAM|CONSUMER)\.DELETE\./.test(s) || s.includes('.PURGE.')), `${role} has no admin rights`);
-      // Only the runner reads and removes single stored messages, and only runs (abandoned ones it answered).
+      // Only the runner reads and removes single stored messages of the runs (abandoned ones it answered),
+      // and only the admin API those of the dead letters (listed, resubmitted, discarded).
       const storedMessageRights = pub.filter((s) => s.startsWith('$JS.API.STREAM.MSG.') || s.startsWith('$JS.API.DIRECT.'));
-      assert.deepEqual(storedMessageRights, role === 'runner' ? [`$JS.API.STREAM.MSG.GET.${topo.streams.runs.name}`, `$JS.API.STREAM.MSG.DELETE.${topo.streams.runs.name}`] : [], `${role} and stored messages`);
+      const storedIn = (stream: string) => [`$JS.API.STREAM.MSG.GET.${stream}`, `$JS.API.STREAM.MSG.DELETE.${stream}`];
+      assert.deepEqual(storedMessageRights, role === 'runner' ? storedIn(topo.streams.runs.name) : role === 'admin' ? storedIn(topo.streams.deadLetters.name) : [], `${role} and stored messages`);
       // Core NATS reply parts: the dispatcher sends them, the ingress (holding the waiting call or the
       // browser's event stream) receives them and answers the sync ones.
       const coreReplies = [topo.subjects.allSyncReplies, topo.subjects.allWebchatSessions];
@@ -53,8 +56,10 @@ describe('NATS permissions', () => {
       const plugins = topo.subjects.plugins;
       const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [] }[role];
-      assert.deepEqual(perms[role].subscribe, ['_INBOX.>', ...ownSubscriptions], `${role} subscriptions`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], admin: [] }[role];
+      // Every service hears configuration changes; only the admin API announces them.
+      assert.deepEqual(perms[role].subscribe, ['_INBOX.>', topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
+      assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
       // Only dispatchers tell each other which events' parts went out.
       assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);
       assert.equal(perms[role].allowResponses === true, role === 'ingress', `${role} answering requests`);

@@ -6,7 +6,8 @@ import { waitUntil } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher';
+export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'admin';
+/** The message path; the admin API is started by the tests that use it. */
 export const ALL_SERVICES: ServiceName[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
 
 export interface RunningService {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SentNotice } from '@conveyor/contracts';
 import { CachedBotConfigs, Deliverer, HttpBotAdapter, TelegramAdapter, WebChatAdapter } from '@conveyor/delivery';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
 import { SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
@@ -15,6 +15,7 @@ export function createDeliverer(infra: Infra): Deliverer {
   const configs = new CachedBotConfigs(async (botId) =>
     infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
   );
+  infra.configCaches.register(dropRowsOf('bot', configs));
   const queryLog = infra.queryLog;
   // The session's next message may start once this reply's final part went out, not before.
   const leases = new SessionLeases(infra.redis, infra.topology.prefix);

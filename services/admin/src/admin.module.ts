@@ -1,0 +1,51 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { AuthStore, ConfigStore, DeadLetters } from '@conveyor/admin';
+import { publishConfigChanged } from '@conveyor/bus';
+import type { SecretBox } from '@conveyor/persistence';
+import type { Infra } from '@conveyor/service-kit';
+import { AuthController } from './auth.controller.js';
+import { BotsController, McpServersController, ModelsController, PipelinesController } from './config.controller.js';
+import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
+import { RecordsController } from './records.controller.js';
+import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
+import { CONFIG_STORE, DEAD_LETTERS, SECRET_BOX } from './tokens.js';
+import { UsersController } from './users.controller.js';
+
+export interface AdminParts {
+  auth: AuthStore;
+  box: SecretBox;
+  settings: AdminSettings;
+}
+
+/** Publishes after commit; a failed publish is logged (the safety TTL still bounds staleness). */
+export function configStore(infra: Infra, box: SecretBox): ConfigStore {
+  return new ConfigStore(infra.prisma, box, {
+    changed: async (event) => {
+      try {
+        publishConfigChanged(infra.nc, infra.topology.subjects.configChanged, event);
+      } catch (err) {
+        infra.logger.error({ err, event }, 'config change not announced; services see it within the cache safety TTL');
+      }
+    },
+  });
+}
+
+@Module({})
+export class AdminModule {
+  static register(infra: Infra, parts: AdminParts): DynamicModule {
+    return {
+      module: AdminModule,
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, BotsController, McpServersController, RecordsController],
+      providers: [
+        { provide: AUTH_STORE, useValue: parts.auth },
+        { provide: SECRET_BOX, useValue: parts.box },
+        { provide: ADMIN_SETTINGS, useValue: parts.settings },
+        { provide: CONFIG_STORE, useValue: configStore(infra, parts.box) },
+        { provide: DEAD_LETTERS, useValue: new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters) },
+        { provide: APP_GUARD, useClass: AdminAuthGuard },
+        { provide: APP_FILTER, useClass: AdminErrorFilter },
+      ],
+    };
+  }
+}

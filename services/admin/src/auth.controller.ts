@@ -1,0 +1,68 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AdminApi } from '@conveyor/contracts';
+import { AdminApiError, type AuthStore, type Principal } from '@conveyor/admin';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { AUTH_STORE, Caller, parse, Public, RequireRole, sessionCookie } from './http.js';
+import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
+
+const me = (p: Principal): AdminApi.Me => ({ username: p.username, role: p.role, via: p.via });
+
+@Controller('api/v1/auth')
+export class AuthController {
+  constructor(
+    @Inject(AUTH_STORE) private readonly auth: AuthStore,
+    @Inject(ADMIN_SETTINGS) private readonly settings: AdminSettings,
+    @Inject(INFRA) private readonly infra: Infra,
+  ) {}
+
+  @Public()
+  @Get('status')
+  async status(): Promise<AdminApi.AuthStatus> {
+    return { setupRequired: await this.auth.setupRequired() };
+  }
+
+  @Public()
+  @Post('setup')
+  @HttpCode(200)
+  async setup(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<AdminApi.Me> {
+    const input = parse(AdminApi.SetupRequest, body, 'body');
+    const { principal, session, expiresAt } = await this.auth.completeSetup(input);
+    this.infra.logger.info({ username: principal.username }, 'admin API: first admin user created through the setup link');
+    this.setCookie(res, session, expiresAt);
+    return me(principal);
+  }
+
+  @Public()
+  @Post('login')
+  @HttpCode(200)
+  async login(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AdminApi.Me> {
+    const input = parse(AdminApi.LoginRequest, body, 'body');
+    const result = await this.auth.login(input.username, input.password);
+    if (!result) {
+      this.infra.logger.warn({ username: input.username, ip: req.ip }, 'admin API: sign-in refused');
+      throw new AdminApiError('unauthenticated', 'body.password: wrong user name or password', { field: 'body.password' });
+    }
+    this.infra.logger.info({ username: input.username, ip: req.ip }, 'admin API: signed in');
+    this.setCookie(res, result.session, result.expiresAt);
+    return me(result.principal);
+  }
+
+  @RequireRole('viewer')
+  @Post('logout')
+  @HttpCode(204)
+  async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
+    const session = sessionCookie(req.headers.cookie);
+    if (session) await this.auth.logout(session);
+    res.clearCookie(AdminApi.ADMIN_SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.settings.cookieSecure });
+  }
+
+  @Get('me')
+  me(@Caller() caller: Principal): AdminApi.Me {
+    return me(caller);
+  }
+
+  private setCookie(res: Response, session: string, expiresAt: Date): void {
+    res.cookie(AdminApi.ADMIN_SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: this.settings.cookieSecure, path: '/', expires: expiresAt });
+  }
+}

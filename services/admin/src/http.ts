@@ -1,0 +1,124 @@
+// The HTTP edge of the admin API: who is calling (cookie or bearer token), what role a route needs,
+// how inputs are validated, and how every error becomes an AdminError body naming the field.
+import { Catch, HttpException, Inject, Injectable, SetMetadata, createParamDecorator, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import type { z } from 'zod';
+import { AdminApi } from '@conveyor/contracts';
+import { AdminApiError, allows, validationError, type AuthStore, type Principal, type Role } from '@conveyor/admin';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { currentTraceId } from '@conveyor/telemetry';
+
+export const AUTH_STORE = Symbol('AuthStore');
+const PUBLIC_ROUTE = 'conveyor:admin:public';
+const REQUIRED_ROLE = 'conveyor:admin:role';
+const API_PATH = '/api/';
+
+/** No sign-in needed (status, setup, login). */
+export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
+/** The role a route needs; default: `viewer` for GET, `admin` for everything else. */
+export const RequireRole = (role: Role) => SetMetadata(REQUIRED_ROLE, role);
+
+/** The caller of each authenticated request. A WeakMap, so a request object needs no extra fields. */
+const principals = new WeakMap<Request, Principal>();
+
+/** The authenticated caller, in a handler of a non-public route. */
+export const Caller = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
+  const principal = principals.get(ctx.switchToHttp().getRequest<Request>());
+  if (!principal) throw new AdminApiError('unauthenticated', 'sign in first');
+  return principal;
+});
+
+/** The session cookie's value from a Cookie header, if any. */
+export function sessionCookie(header: string | undefined): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === AdminApi.ADMIN_SESSION_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+/** `Authorization: Bearer <token>` → the token. */
+export function bearer(header: string | undefined): string | undefined {
+  return /^bearer +(\S+) *$/i.exec(header ?? '')?.[1];
+}
+
+@Injectable()
+export class AdminAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(AUTH_STORE) private readonly auth: AuthStore,
+    @Inject(INFRA) private readonly infra: Infra,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const req = ctx.switchToHttp().getRequest<Request>();
+    // Health and metrics (probes and scrapers) stay open, as on every service.
+    if (!req.path.startsWith(API_PATH)) return true;
+    const token = bearer(req.headers.authorization);
+    const session = sessionCookie(req.headers.cookie);
+    const principal = token ? await this.auth.authenticateToken(token) : session ? await this.auth.authenticateSession(session) : null;
+    // Logged without the token or cookie: the method, path, what was presented and the address.
+    const where = { method: req.method, path: req.path, ip: req.ip, traceId: currentTraceId() };
+    if (!principal) {
+      this.infra.logger.warn({ ...where, presented: token ? 'bearer' : session ? 'session' : 'nothing' }, 'admin API: unauthenticated request refused');
+      throw new AdminApiError('unauthenticated', token || session ? 'the session or token is not valid (expired, revoked or unknown); sign in again' : 'sign in (session cookie) or send Authorization: Bearer <API token>');
+    }
+    const required = this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');
+    if (!allows(principal.role, required)) {
+      this.infra.logger.warn({ ...where, actor: principal.actor, role: principal.role, required }, 'admin API: request refused for the role');
+      throw new AdminApiError('forbidden', `this needs the ${required} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`);
+    }
+    principals.set(req, principal);
+    return true;
+  }
+}
+
+/** Every failure as an AdminError body: our own errors as they are, Nest's by status, anything else 500 (logged). */
+@Catch()
+export class AdminErrorFilter implements ExceptionFilter {
+  constructor(@Inject(INFRA) private readonly infra: Infra) {}
+
+  catch(err: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const req = host.switchToHttp().getRequest<Request>();
+    if (!req.path.startsWith(API_PATH) && err instanceof HttpException) {
+      // Health and metrics answer as on every other service.
+      res.status(err.getStatus()).json(err.getResponse());
+      return;
+    }
+    const body = this.toBody(err, req);
+    res.status(body.statusCode).json(body);
+  }
+
+  private toBody(err: unknown, req: Request): AdminApi.AdminError {
+    if (err instanceof AdminApiError) return err.toBody();
+    if (err instanceof HttpException) {
+      const status = err.getStatus();
+      if (status === 404) return { statusCode: 404, code: 'not_found', message: `no route ${req.method} ${req.path}`, field: 'path' };
+      // Body parsing (malformed JSON, too large) fails before any handler.
+      if (status === 400 || status === 413) return { statusCode: status, code: 'validation_failed', message: `body: ${err.message}`, field: 'body' };
+      return { statusCode: status, code: status >= 500 ? 'internal' : 'validation_failed', message: err.message };
+    }
+    const typed = typeof err === 'object' && err !== null && 'type' in err ? String(Reflect.get(err, 'type')) : '';
+    if (typed === 'entity.parse.failed') return { statusCode: 400, code: 'validation_failed', message: 'body: is not valid JSON', field: 'body' };
+    if (typed === 'entity.too.large') return { statusCode: 413, code: 'validation_failed', message: 'body: is too large', field: 'body' };
+    this.infra.logger.error({ err, method: req.method, path: req.path, traceId: currentTraceId() }, 'admin API: request failed');
+    return { statusCode: 500, code: 'internal', message: 'internal error; the log has the details' };
+  }
+}
+
+/** Parses `value` with `schema`, or throws a 400 naming every offending field under `where`. */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query'): z.output<S> {
+  const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
+  if (!result.success) throw validationError(where, result.error.issues);
+  return result.data;
+}
+
+/** A numeric path parameter. */
+export function seqParam(value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw AdminApiError.invalid('path.seq', 'must be a positive integer');
+  return Number(value);
+}

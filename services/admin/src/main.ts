@@ -1,0 +1,52 @@
+import express from 'express';
+import { AuthStore } from '@conveyor/admin';
+import { SecretBox } from '@conveyor/persistence';
+import { runService, type BaseEnv } from '@conveyor/service-kit';
+import { AdminModule, configStore, type AdminParts } from './admin.module.js';
+import { AdminEnv } from './env.js';
+import { serveOpenApi } from './openapi.js';
+
+const DEFAULT_PORT = 8084;
+/** Expired sessions are deleted this often. */
+const SESSION_SWEEP_MS = 60 * 60_000;
+
+let parts: AdminParts | undefined;
+
+await runService<BaseEnv & AdminEnv>({
+  name: 'admin',
+  defaultPort: DEFAULT_PORT,
+  env: AdminEnv,
+  module: (infra) => {
+    const env = infra.env;
+    const publicUrl = (env.ADMIN_PUBLIC_URL ?? `http://localhost:${env.PORT ?? DEFAULT_PORT}`).replace(/\/+$/, '');
+    parts = {
+      auth: new AuthStore(infra.prisma, { sessionTtlMs: env.ADMIN_SESSION_HOURS * 3_600_000 }),
+      box: SecretBox.fromEnv({ CONVEYOR_SECRET_KEY: env.CONVEYOR_SECRET_KEY, CONVEYOR_SECRET_KEY_PREVIOUS: env.CONVEYOR_SECRET_KEY_PREVIOUS }),
+      settings: { publicUrl, cookieSecure: env.ADMIN_COOKIE_SECURE ?? publicUrl.startsWith('https:') },
+    };
+    return AdminModule.register(infra, parts);
+  },
+  // The API parses its own JSON with a size limit of its own (a pipeline config is the largest body).
+  nestOptions: { bodyParser: false },
+  configure: (app, infra) => {
+    app.use('/api', express.json({ limit: infra.env.ADMIN_BODY_LIMIT_BYTES }));
+    serveOpenApi(app);
+  },
+  start: async (_app, infra) => {
+    const { auth, box, settings } = parts!;
+    const env = infra.env;
+    const first = await auth.bootstrap({ username: env.CONVEYOR_ADMIN_USER, password: env.CONVEYOR_ADMIN_PASSWORD });
+    if (first.createdUser) infra.logger.info({ username: first.createdUser }, `admin user ${first.createdUser} created from CONVEYOR_ADMIN_PASSWORD`);
+    // Only the replica that created the token prints it, once; the password is never printed.
+    if (first.setupToken) {
+      infra.logger.warn(`no admin user yet: finish setup at ${settings.publicUrl}/setup#token=${first.setupToken} (one-time link; or set CONVEYOR_ADMIN_PASSWORD and restart)`);
+    }
+    if (!box.canEncrypt) infra.logger.warn('CONVEYOR_SECRET_KEY is not set: model API keys can be given as apiKeyEnv references only');
+    const rotated = await configStore(infra, box).reencryptModelKeys();
+    if (rotated.length) infra.logger.info({ models: rotated }, 'model API keys re-encrypted with the current CONVEYOR_SECRET_KEY');
+    const sweep = setInterval(() => void auth.sweepExpiredSessions().catch((err: unknown) => infra.logger.warn({ err }, 'expired sessions not swept')), SESSION_SWEEP_MS);
+    sweep.unref();
+    infra.logger.info({ api: `${settings.publicUrl}/api/v1`, docs: `${settings.publicUrl}/api/docs` }, `admin API at ${settings.publicUrl}/api/v1 (OpenAPI at ${settings.publicUrl}/api/docs)`);
+    return async () => clearInterval(sweep);
+  },
+});

@@ -1,0 +1,91 @@
+// The OpenAPI document at /api/docs: routes from the controllers (@nestjs/swagger), request and
+// response schemas generated from the same zod schemas the service validates with, so the document
+// cannot drift from what the API accepts.
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { z } from 'zod';
+import { AdminApi } from '@conveyor/contracts';
+
+type Operation = { requestBody?: unknown; responses?: Record<string, unknown>; security?: unknown; tags?: string[]; summary?: string };
+
+/** `METHOD path` → the schema names of its body and answer (`Page:X` for a page of X). */
+const SHAPES: Record<string, { body?: string; answer?: string }> = {
+  'GET /auth/status': { answer: 'AuthStatus' },
+  'POST /auth/setup': { body: 'SetupRequest', answer: 'Me' },
+  'POST /auth/login': { body: 'LoginRequest', answer: 'Me' },
+  'GET /auth/me': { answer: 'Me' },
+  'GET /users': { answer: 'Page:User' },
+  'POST /users': { body: 'UserCreate', answer: 'User' },
+  'PATCH /users/{username}': { body: 'UserUpdate', answer: 'User' },
+  'GET /tokens': { answer: 'Page:ApiToken' },
+  'POST /tokens': { body: 'ApiTokenCreate', answer: 'ApiTokenCreated' },
+  'GET /models': { answer: 'Page:Model' },
+  'GET /models/{id}': { answer: 'Model' },
+  'POST /models': { body: 'ModelCreate', answer: 'Model' },
+  'PATCH /models/{id}': { body: 'ModelUpdate', answer: 'Model' },
+  'POST /models/{id}/test': { answer: 'ModelTestResult' },
+  'GET /pipelines': { answer: 'Page:Pipeline' },
+  'GET /pipelines/{id}': { answer: 'Pipeline' },
+  'POST /pipelines': { body: 'PipelineCreate', answer: 'Pipeline' },
+  'POST /pipelines/validate': { body: 'PipelineValidate', answer: 'PipelineValidation' },
+  'PATCH /pipelines/{id}': { body: 'PipelineUpdate', answer: 'Pipeline' },
+  'POST /pipelines/{id}/copy': { body: 'PipelineCopy', answer: 'Pipeline' },
+  'GET /bots': { answer: 'Page:Bot' },
+  'GET /bots/{id}': { answer: 'Bot' },
+  'POST /bots': { body: 'BotCreate', answer: 'Bot' },
+  'PATCH /bots/{id}': { body: 'BotUpdate', answer: 'Bot' },
+  'GET /mcp-servers': { answer: 'Page:McpServer' },
+  'GET /mcp-servers/{id}': { answer: 'McpServer' },
+  'POST /mcp-servers': { body: 'McpServerCreate', answer: 'McpServer' },
+  'PATCH /mcp-servers/{id}': { body: 'McpServerUpdate', answer: 'McpServer' },
+  'POST /mcp-servers/{id}/test': { answer: 'McpServerTestResult' },
+  'GET /queries': { answer: 'Page:QueryLogEntry' },
+  'GET /queries/{id}': { answer: 'QueryLogEntry' },
+  'GET /dead-letters': { answer: 'Page:DeadLetterEntry' },
+  'GET /dead-letters/{seq}': { answer: 'DeadLetterEntry' },
+  'POST /dead-letters/{seq}/resubmit': { answer: 'DeadLetterResubmitted' },
+  'GET /audit': { answer: 'Page:AuditEntry' },
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const content = (name: string) => ({
+  'application/json': {
+    schema: name.startsWith('Page:') ? { type: 'object', properties: { items: { type: 'array', items: ref(name.slice(5)) }, nextCursor: { type: 'string', nullable: true } }, required: ['items', 'nextCursor'] } : ref(name),
+  },
+});
+
+export function buildOpenApi(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Conveyor admin API')
+    .setDescription('Configuration, users, tokens, the query log and dead letters. Errors are `AdminError`; writes need `If-Match` (or a body `version`).')
+    .setVersion('1')
+    .addCookieAuth(AdminApi.ADMIN_SESSION_COOKIE)
+    .addBearerAuth()
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  const schemas: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(AdminApi)) {
+    if (value instanceof z.ZodType) schemas[name] = z.toJSONSchema(value, { target: 'openapi-3.0', unrepresentable: 'any', io: name.endsWith('Create') || name.endsWith('Update') || name.endsWith('Request') ? 'input' : 'output' });
+  }
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...(schemas as NonNullable<OpenAPIObject['components']>['schemas']) } };
+  for (const [path, item] of Object.entries(document.paths)) {
+    const relative = path.replace(/^\/api\/v1/, '');
+    for (const [method, value] of Object.entries(item)) {
+      if (value === null || typeof value !== 'object' || !('responses' in value)) continue;
+      const op: Operation = value;
+      const shape = SHAPES[`${method.toUpperCase()} ${relative}`];
+      op.tags = [relative.split('/')[1] ?? 'api'];
+      if (shape?.body) op.requestBody = { required: true, content: content(shape.body) };
+      const ok = Object.keys(op.responses ?? {})[0] ?? '200';
+      op.responses = {
+        ...(shape?.answer ? { [ok]: { description: 'OK', content: content(shape.answer) } } : op.responses),
+        default: { description: 'AdminError: 400 validation_failed, 401, 403, 404, 409 version_conflict/conflict, 428', content: content('AdminError') },
+      };
+    }
+  }
+  return document;
+}
+
+export function serveOpenApi(app: INestApplication): void {
+  SwaggerModule.setup('api/docs', app, () => buildOpenApi(app), { jsonDocumentUrl: 'api/docs-json' });
+}

@@ -1,0 +1,3 @@
+export const CONFIG_STORE = Symbol('ConfigStore');
+export const SECRET_BOX = Symbol('SecretBox');
+export const DEAD_LETTERS = Symbol('DeadLetters');

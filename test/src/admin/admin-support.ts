@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { AdminApi, ConfigChanged } from '@conveyor/contracts';
+import type { RunningService } from '../harness/services.js';
+import { NATS_URL, type TestSystem } from '../harness/system.js';
+import { waitUntil } from '../harness/wait.js';
+
+export const ADMIN_PASSWORD = 'correct horse battery staple';
+
+/** Starts the admin service of a test system with a first admin user and an encryption key. */
+export async function startAdmin(sys: TestSystem, env: NodeJS.ProcessEnv = {}): Promise<RunningService> {
+  return sys.services.start('admin', { CONVEYOR_ADMIN_PASSWORD: ADMIN_PASSWORD, CONVEYOR_SECRET_KEY: randomBytes(32).toString('base64'), ...env });
+}
+
+export interface ApiAnswer<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A client of the admin API that keeps the session cookie, like a browser. */
+export class AdminClient {
+  private cookie: string | undefined;
+
+  constructor(readonly baseUrl: string, private readonly bearer?: string) {}
+
+  async call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer<T>> {
+    const res = await fetch(`${this.baseUrl}/api/v1${path}`, {
+      method,
+      headers: {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(this.cookie ? { cookie: this.cookie } : {}),
+        ...(this.bearer ? { authorization: `Bearer ${this.bearer}` } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const setCookie = res.headers.get('set-cookie');
+    if (setCookie?.startsWith(`${AdminApi.ADMIN_SESSION_COOKIE}=`)) this.cookie = setCookie.split(';')[0];
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+  }
+
+  async login(username = 'admin', password = ADMIN_PASSWORD): Promise<ApiAnswer> {
+    const answer = await this.call('POST', '/auth/login', { username, password });
+    if (answer.status !== 200) throw new Error(`login answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    return answer;
+  }
+}
+
+/** Collects the `config.changed` events of a test system's prefix. */
+export class ConfigEvents {
+  readonly received: ConfigChanged[] = [];
+
+  private constructor(private readonly nc: NatsConnection) {}
+
+  static async open(sys: TestSystem): Promise<ConfigEvents> {
+    const nc = await connect({ servers: NATS_URL });
+    const events = new ConfigEvents(nc);
+    nc.subscribe(sys.topology.subjects.configChanged, { callback: (_err, msg) => void events.received.push(ConfigChanged.parse(msg.json())) });
+    await nc.flush();
+    return events;
+  }
+
+  waitFor(kind: ConfigChanged['kind'], id: string, revision: number): Promise<ConfigChanged> {
+    return waitUntil(`config.changed ${kind} ${id} revision ${revision}`, () => this.received.find((e) => e.kind === kind && e.id === id && e.revision === revision), 15_000);
+  }
+
+  close(): Promise<void> {
+    return this.nc.close();
+  }
+}
