@@ -8,6 +8,7 @@ import { AuthController } from './auth.controller.js';
 import { BotsController, McpServersController, ModelsController, PipelinesController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
+import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
 import { CONFIG_STORE, DEAD_LETTERS, SECRET_BOX } from './tokens.js';
 import { UsersController } from './users.controller.js';
@@ -36,7 +37,7 @@ export class AdminModule {
   static register(infra: Infra, parts: AdminParts): DynamicModule {
     return {
       module: AdminModule,
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, BotsController, McpServersController, RecordsController],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, BotsController, McpServersController, RecordsController, DebugChatController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },
