@@ -29,7 +29,7 @@ function FieldView({ node, value, onChange, issues, disabled, depth }: { node: F
   if (node.kind === 'object') {
     const children = node.children ?? [];
     return (
-      <details className={`group depth-${depth}`} open={depth < 1}>
+      <details className={`group depth-${depth}`} open={depth < 1} data-path={node.path.join('.')}>
         <summary>{node.key}</summary>
         {issue ? <div className="field-issue">{issue}</div> : null}
         {children.map((c) => <FieldView key={c.key} node={c} value={value} onChange={onChange} issues={issues} disabled={disabled} depth={depth + 1} />)}

@@ -56,12 +56,14 @@ function BotList({ canWrite }: { canWrite: boolean }) {
 
 function BotLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   const one = useLoad((signal) => request('GET', `/bots/${encodeURIComponent(id)}`, AdminApi.Bot, { signal }), [id]);
+  // Kept here: a saved row comes back with a new version, which remounts the editor.
+  const [notice, setNotice] = useState<string>();
   if (one.error) return <ErrorNote error={one.error} />;
   if (!one.data) return <Busy on />;
-  return <BotEditor key={`${one.data.id}@${one.data.version}`} bot={one.data} canWrite={canWrite} onSaved={one.reload} />;
+  return <BotEditor key={`${one.data.id}@${one.data.version}`} bot={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function BotEditor({ bot, canWrite, onSaved }: { bot?: AdminApi.Bot; canWrite: boolean; onSaved?: () => void }) {
+function BotEditor({ bot, canWrite, onSaved }: { bot?: AdminApi.Bot; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const pipelines = useLoad((signal) => listAll('/pipelines', AdminApi.Pipeline, { signal }), []);
   const [name, setName] = useState(bot?.name ?? '');
   const [adapter, setAdapter] = useState<Adapter>(bot && isAdapter(bot.adapter) ? bot.adapter : 'http-bot');
@@ -83,8 +85,7 @@ function BotEditor({ bot, canWrite, onSaved }: { bot?: AdminApi.Bot; canWrite: b
         return;
       }
       await request('PATCH', `/bots/${encodeURIComponent(bot.id)}`, AdminApi.Bot, { body: { name: name.trim(), adapterConfig, pipelineId: chosenPipeline, enabled }, version: bot.version });
-      onSaved?.();
-      return 'Saved.';
+      onSaved?.('Saved.');
     });
   };
 
@@ -129,7 +130,7 @@ function BotEditor({ bot, canWrite, onSaved }: { bot?: AdminApi.Bot; canWrite: b
           ) : null}
         </div>
         <ErrorNote error={save.error ?? remove.error} />
-        <DoneNote text={save.done} />
+        <DoneNote text={save.done ?? (save.error ? undefined : notice)} />
       </form>
     </section>
   );

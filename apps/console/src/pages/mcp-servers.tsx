@@ -50,12 +50,14 @@ function McpList({ canWrite }: { canWrite: boolean }) {
 
 function McpLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   const one = useLoad((signal) => request('GET', `/mcp-servers/${encodeURIComponent(id)}`, AdminApi.McpServer, { signal }), [id]);
+  // Kept here: a saved row comes back with a new version, which remounts the editor.
+  const [notice, setNotice] = useState<string>();
   if (one.error) return <ErrorNote error={one.error} />;
   if (!one.data) return <Busy on />;
-  return <McpEditor key={`${one.data.id}@${one.data.version}`} server={one.data} canWrite={canWrite} onSaved={one.reload} />;
+  return <McpEditor key={`${one.data.id}@${one.data.version}`} server={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function McpEditor({ server, canWrite, onSaved }: { server?: AdminApi.McpServer; canWrite: boolean; onSaved?: () => void }) {
+function McpEditor({ server, canWrite, onSaved }: { server?: AdminApi.McpServer; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const [id, setId] = useState(server?.id ?? '');
   const [name, setName] = useState(server?.name ?? '');
   const [transport, setTransport] = useState<Transport>(server && isTransport(server.transport) ? server.transport : 'http');
@@ -75,8 +77,7 @@ function McpEditor({ server, canWrite, onSaved }: { server?: AdminApi.McpServer;
         return;
       }
       await request('PATCH', `/mcp-servers/${encodeURIComponent(server.id)}`, AdminApi.McpServer, { body, version: server.version });
-      onSaved?.();
-      return 'Saved.';
+      onSaved?.('Saved.');
     });
   };
 
@@ -121,7 +122,7 @@ function McpEditor({ server, canWrite, onSaved }: { server?: AdminApi.McpServer;
           ) : null}
         </div>
         <ErrorNote error={save.error ?? test.error ?? remove.error} />
-        <DoneNote text={save.done ?? test.done} />
+        <DoneNote text={save.done ?? test.done ?? (save.error ? undefined : notice)} />
       </form>
     </section>
   );

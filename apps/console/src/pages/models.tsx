@@ -41,12 +41,14 @@ function ModelList({ canWrite }: { canWrite: boolean }) {
 
 function ModelLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   const one = useLoad((signal) => request('GET', `/models/${encodeURIComponent(id)}`, AdminApi.Model, { signal }), [id]);
+  // Kept here: a saved row comes back with a new version, which remounts the editor.
+  const [notice, setNotice] = useState<string>();
   if (one.error) return <ErrorNote error={one.error} />;
   if (!one.data) return <Busy on />;
-  return <ModelEditor key={`${one.data.id}@${one.data.version}`} model={one.data} canWrite={canWrite} onSaved={one.reload} />;
+  return <ModelEditor key={`${one.data.id}@${one.data.version}`} model={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function ModelEditor({ model, canWrite, onSaved }: { model?: AdminApi.Model; canWrite: boolean; onSaved?: () => void }) {
+function ModelEditor({ model, canWrite, onSaved }: { model?: AdminApi.Model; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const [id, setId] = useState(model?.id ?? '');
   const [name, setName] = useState(model?.name ?? '');
   const [baseUrl, setBaseUrl] = useState(model?.baseUrl ?? '');
@@ -80,8 +82,7 @@ function ModelEditor({ model, canWrite, onSaved }: { model?: AdminApi.Model; can
       }
       const clear = keyMode === 'none' ? { apiKey: null, apiKeyEnv: null } : keyMode === 'key' ? { apiKeyEnv: null } : keyMode === 'env' ? { apiKey: null } : {};
       await request('PATCH', `/models/${encodeURIComponent(model.id)}`, AdminApi.Model, { body: { ...fields, ...clear, ...key }, version: model.version });
-      onSaved?.();
-      return 'Saved.';
+      onSaved?.('Saved.');
     });
   };
 
@@ -144,7 +145,7 @@ function ModelEditor({ model, canWrite, onSaved }: { model?: AdminApi.Model; can
           ) : null}
         </div>
         <ErrorNote error={save.error ?? test.error ?? remove.error} />
-        <DoneNote text={save.done ?? test.done} />
+        <DoneNote text={save.done ?? test.done ?? (save.error ? undefined : notice)} />
       </form>
     </section>
   );

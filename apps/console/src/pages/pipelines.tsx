@@ -78,14 +78,17 @@ function NewPipeline({ canWrite }: { canWrite: boolean }) {
 
 function PipelineLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   const one = useLoad((signal) => request('GET', `/pipelines/${encodeURIComponent(id)}`, AdminApi.Pipeline, { signal }), [id]);
+  // Kept here: a saved pipeline comes back with a new version, which remounts the editor.
+  const [notice, setNotice] = useState<string>();
   if (one.error) return <ErrorNote error={one.error} />;
   if (!one.data) return <Busy on />;
-  return <PipelineEditor key={`${one.data.id}@${one.data.version}`} pipeline={one.data} canWrite={canWrite} reload={one.reload} />;
+  const reload = () => { setNotice(undefined); one.reload(); };
+  return <PipelineEditor key={`${one.data.id}@${one.data.version}`} pipeline={one.data} canWrite={canWrite} reload={reload} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
 type View = 'form' | 'json';
 
-function PipelineEditor({ pipeline, canWrite, reload }: { pipeline: AdminApi.Pipeline; canWrite: boolean; reload: () => void }) {
+function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipeline: AdminApi.Pipeline; canWrite: boolean; reload: () => void; notice?: string; onSaved: (note: string) => void }) {
   const fields = usePipelineFields();
   const [view, setView] = useState<View>('form');
   const [name, setName] = useState(pipeline.name);
@@ -151,8 +154,7 @@ function PipelineEditor({ pipeline, canWrite, reload }: { pipeline: AdminApi.Pip
     void save.run(async () => {
       const b = await validate();
       await request('PATCH', `/pipelines/${encodeURIComponent(pipeline.id)}`, AdminApi.Pipeline, { body: b, version: pipeline.version });
-      reload();
-      return 'Saved. Services pick the change up without a restart.';
+      onSaved('Saved. Services pick the change up without a restart.');
     });
   };
 
@@ -195,7 +197,7 @@ function PipelineEditor({ pipeline, canWrite, reload }: { pipeline: AdminApi.Pip
           {conflict ? <button type="button" onClick={reload}>Reload</button> : null}
         </div>
         <ErrorNote error={save.error ?? check.error} />
-        <DoneNote text={save.done ?? check.done} />
+        <DoneNote text={save.done ?? check.done ?? (save.error || check.error ? undefined : notice)} />
       </form>
       {canWrite ? (
         <div className="form secondary">
