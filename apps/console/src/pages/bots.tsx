@@ -63,7 +63,7 @@ function BotLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   return <BotEditor key={`${one.data.id}@${one.data.version}`} bot={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function BotEditor({ bot, canWrite, onSaved }: { bot?: AdminApi.Bot; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
+function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const pipelines = useLoad((signal) => listAll('/pipelines', AdminApi.Pipeline, { signal }), []);
   const [name, setName] = useState(bot?.name ?? '');
   const [adapter, setAdapter] = useState<Adapter>(bot && isAdapter(bot.adapter) ? bot.adapter : 'http-bot');

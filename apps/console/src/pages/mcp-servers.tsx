@@ -57,7 +57,7 @@ function McpLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   return <McpEditor key={`${one.data.id}@${one.data.version}`} server={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function McpEditor({ server, canWrite, onSaved }: { server?: AdminApi.McpServer; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
+function McpEditor({ server, canWrite, notice, onSaved }: { server?: AdminApi.McpServer; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const [id, setId] = useState(server?.id ?? '');
   const [name, setName] = useState(server?.name ?? '');
   const [transport, setTransport] = useState<Transport>(server && isTransport(server.transport) ? server.transport : 'http');

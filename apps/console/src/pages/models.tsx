@@ -48,7 +48,7 @@ function ModelLoader({ id, canWrite }: { id: string; canWrite: boolean }) {
   return <ModelEditor key={`${one.data.id}@${one.data.version}`} model={one.data} canWrite={canWrite} notice={notice} onSaved={(n) => { setNotice(n); one.reload(); }} />;
 }
 
-function ModelEditor({ model, canWrite, onSaved }: { model?: AdminApi.Model; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
+function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Model; canWrite: boolean; notice?: string; onSaved?: (note: string) => void }) {
   const [id, setId] = useState(model?.id ?? '');
   const [name, setName] = useState(model?.name ?? '');
   const [baseUrl, setBaseUrl] = useState(model?.baseUrl ?? '');
