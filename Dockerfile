@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One multi-stage build for every Conveyor process; each final stage is one service image:
-#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, migrate)
-# docker-compose.yml builds all five targets from this file.
+#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, admin, migrate)
+# docker-compose.yml builds all six targets from this file.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- workspace manifests only: the npm layers are cached until a package.json or the lockfile changes
@@ -18,11 +18,13 @@ COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
+COPY libs/admin/package.json libs/admin/
 COPY libs/plugin-sdk/package.json libs/plugin-sdk/
 COPY services/ingress/package.json services/ingress/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
 COPY services/dispatcher/package.json services/dispatcher/
+COPY services/admin/package.json services/admin/
 COPY test/package.json test/
 COPY bench/package.json bench/
 COPY examples/keyword-plugin/package.json examples/keyword-plugin/
@@ -36,14 +38,14 @@ COPY libs libs
 COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher libs/persistence
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/admin libs/persistence
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/http-bot -w libs/delivery -w libs/redis-scripts -w libs/bus \
-      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/plugin-sdk \
-      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher \
+      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/admin \
  && npm cache clean --force
 
 # ---- runtime: non-root, production dependencies, compiled output, SQL migrations
@@ -87,4 +89,10 @@ FROM runtime AS dispatcher
 WORKDIR /app/services/dispatcher
 EXPOSE 8083
 ENV PORT=8083 OTEL_SERVICE_NAME=conveyor-dispatcher
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+FROM runtime AS admin
+WORKDIR /app/services/admin
+EXPOSE 8084
+ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-admin
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]

@@ -1,6 +1,6 @@
 // `npm start`: check that the dependencies answer and the services' ports are free, set up what is
-// missing (install, build, migrate, load conveyor.yaml), then run the four services as separate
-// processes with prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
+// missing (install, build, migrate, load conveyor.yaml), then run the four services and the admin API
+// as separate processes with prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
 // script exits once every service has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run
 // it on a tree they built, where building again would race other builds).
 import { spawn, execFileSync } from 'node:child_process';
@@ -60,6 +60,7 @@ const services = [
   ['orchestrator', 8081],
   ['runner', 8082],
   ['dispatcher', 8083],
+  ['admin', 8084],
 ].map(([name, defaultPort]) => {
   const portVariable = `${name.toUpperCase()}_PORT`;
   return { name, portVariable, port: Number(env[portVariable] ?? defaultPort) };
@@ -110,11 +111,11 @@ function stop(code) {
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
 
-const colors = [36, 35, 33, 32];
+const colors = [36, 35, 33, 32, 34];
 for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),
-    env: { ...env, PORT: String(port), OTEL_SERVICE_NAME: `conveyor-${name}` },
+    env: { ...env, PORT: String(port), OTEL_SERVICE_NAME: `conveyor-${name}`, ...(name === 'admin' ? { ADMIN_PUBLIC_URL: env.ADMIN_PUBLIC_URL ?? `http://${shownHost()}:${port}` } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A process group of its own: Ctrl-C or a signal to this script's group reaches the service only
     // through this script, exactly once, instead of twice.
@@ -140,17 +141,36 @@ for (const [i, { name, port }] of services.entries()) {
   children.push({ child, closed });
 }
 
+/** The host as a browser should write it. */
+function shownHost() {
+  return ['0.0.0.0', '::', ''].includes(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+}
+
+/** Waits until the service answers ready; false when stopping first. */
+async function whenReady(name) {
+  const { port } = services.find((s) => s.name === name);
+  const probe = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : shownHost();
+  while (!stopping) {
+    const ready = await fetch(`http://${probe}:${port}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+/** Prints where the admin API is and how to sign in, once it answers. */
+async function announceAdmin() {
+  if (!(await whenReady('admin'))) return;
+  const url = `http://${shownHost()}:${services.find((s) => s.name === 'admin').port}`;
+  console.log(`conveyor: admin API at ${url}/api/v1 (OpenAPI at ${url}/api/docs); sign in as ${env.CONVEYOR_ADMIN_USER || 'admin'} with CONVEYOR_ADMIN_PASSWORD, or on the first start through the one-time setup link in the admin's log above`);
+}
+void announceAdmin();
+
 /** Prints the web chat's link (with the token this script made; a token of your own is not echoed) once the ingress answers. */
 async function announceWebChat() {
   const ingress = services.find((s) => s.name === 'ingress');
-  const shown = ['0.0.0.0', '::', ''].includes(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  const probe = ['0.0.0.0', '::', ''].includes(host) ? '127.0.0.1' : shown;
-  while (!stopping) {
-    const ready = await fetch(`http://${probe}:${ingress.port}/health/ready`).then((r) => r.ok, () => false);
-    if (ready) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  if (stopping) return;
+  const shown = shownHost();
+  if (!(await whenReady('ingress'))) return;
   const link = `http://${shown}:${ingress.port}/chat`;
   console.log(webChatTokenMade
     ? `conveyor: web chat at ${link}#token=${env.WEBCHAT_TOKEN}  (token made for this run; set WEBCHAT_TOKEN to choose one, WEBCHAT_ENABLED=false to turn it off)`

@@ -18,11 +18,11 @@ export interface ValidatedPipeline {
 
 export function validatePipeline(input: { config?: Record<string, unknown>; stages?: string[]; mcpServers?: string[] }, refs: PipelineReferences): ValidatedPipeline {
   const issues: AdminApi.AdminIssue[] = [];
-  const stages = input.stages?.filter((name, i) => {
-    if (isPipelineStageName(name)) return true;
+  const stages = input.stages?.flatMap((name, i): PipelineStageName[] => {
+    if (isPipelineStageName(name)) return [name];
     issues.push({ path: `stages[${i}]`, message: `unknown stage ${JSON.stringify(name)}` });
-    return false;
-  }) as PipelineStageName[] | undefined;
+    return [];
+  });
   const config = withPipelineDefaults(input.config ?? {});
   const parsed = PipelineConfigSchema.safeParse(config, {
     error: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : undefined),

@@ -5,7 +5,7 @@ import { topology, type Topology } from '@conveyor/contracts';
 import { BusPublisher, connectBus, subscribeConfigChanges } from '@conveyor/bus';
 import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
-import type { Logger } from '@conveyor/telemetry';
+import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 
 /** The connections a service holds. Built before Nest starts so a missing dependency fails fast and clearly. */
@@ -28,6 +28,9 @@ export interface Infra {
 }
 
 export class DependencyUnavailableError extends Error {}
+
+const configChanges = meter.createCounter(METRIC_NAMES.configChanges, { description: 'config.changed events received, by kind' });
+const configResets = meter.createCounter(METRIC_NAMES.configCacheResets, { description: 'Times every configuration cache was dropped (reconnect, subscription error, unreadable event)' });
 
 const HOW_TO_START = {
   NATS: 'start it with `docker compose up -d nats` or Debian\'s nats-server: `nats-server -js`',
@@ -71,8 +74,12 @@ export async function connectInfra(name: string, env: BaseEnv, logger: Logger): 
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
   const configCaches = new ConfigCaches();
   subscribeConfigChanges(nc, topo.subjects.configChanged, {
-    onChange: (event) => configCaches.changed(event),
+    onChange: (event) => {
+      configChanges.add(1, { kind: event.kind });
+      configCaches.changed(event);
+    },
     onReset: (reason) => {
+      configResets.add(1, { reason });
       logger.info({ reason }, 'dropping configuration caches');
       configCaches.reset();
     },

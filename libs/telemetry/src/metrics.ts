@@ -31,6 +31,10 @@ export const METRIC_NAMES = {
   /** dispatcher: reply parts handed to a platform / not taken after all retries. */
   partsSent: 'conveyor_dispatch_parts_sent',
   partsFailed: 'conveyor_dispatch_parts_failed',
+  /** every service: config.changed events received, label kind. */
+  configChanges: 'conveyor_config_changes_received',
+  /** every service: every configuration cache dropped at once, label reason (reconnect, subscription error, unreadable event). */
+  configCacheResets: 'conveyor_config_cache_resets',
 } as const;
 
 /** Seconds, from a fast stage (ms) to a long agent run (minutes). */

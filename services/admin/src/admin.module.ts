@@ -19,12 +19,16 @@ export interface AdminParts {
   settings: AdminSettings;
 }
 
-/** Publishes after commit; a failed publish is logged (the safety TTL still bounds staleness). */
+/**
+ * Publishes after commit and waits until NATS has it, so the change is ahead of any message sent after
+ * the API answered. A failed publish is logged (the safety TTL still bounds staleness).
+ */
 export function configStore(infra: Infra, box: SecretBox): ConfigStore {
   return new ConfigStore(infra.prisma, box, {
     changed: async (event) => {
       try {
         publishConfigChanged(infra.nc, infra.topology.subjects.configChanged, event);
+        await infra.nc.flush();
       } catch (err) {
         infra.logger.error({ err, event }, 'config change not announced; services see it within the cache safety TTL');
       }

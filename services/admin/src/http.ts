@@ -47,8 +47,8 @@ export function bearer(header: string | undefined): string | undefined {
 export class AdminAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    @Inject(AUTH_STORE) private readonly auth: AuthStore,
-    @Inject(INFRA) private readonly infra: Infra,
+    @Inject(AUTH_STORE) private readonly auth: Pick<AuthStore, 'authenticateToken' | 'authenticateSession'>,
+    @Inject(INFRA) private readonly infra: { logger: { warn(obj: object, msg: string): void } },
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {

@@ -30,12 +30,11 @@ await runService<BaseEnv & AdminEnv & ConsoleEnv>({
   },
   // The API parses its own JSON with a size limit of its own (a pipeline config is the largest body).
   nestOptions: { bodyParser: false },
-  configure: (app, infra) => {
+  // Before the port opens, so the first sign-in finds the first user.
+  configure: async (app, infra) => {
     app.use('/api', express.json({ limit: infra.env.ADMIN_BODY_LIMIT_BYTES }));
     serveOpenApi(app);
     serveConsole(app, infra);
-  },
-  start: async (_app, infra) => {
     const { auth, box, settings } = parts!;
     const env = infra.env;
     const first = await auth.bootstrap({ username: env.CONVEYOR_ADMIN_USER, password: env.CONVEYOR_ADMIN_PASSWORD });
@@ -47,6 +46,9 @@ await runService<BaseEnv & AdminEnv & ConsoleEnv>({
     if (!box.canEncrypt) infra.logger.warn('CONVEYOR_SECRET_KEY is not set: model API keys can be given as apiKeyEnv references only');
     const rotated = await configStore(infra, box).reencryptModelKeys();
     if (rotated.length) infra.logger.info({ models: rotated }, 'model API keys re-encrypted with the current CONVEYOR_SECRET_KEY');
+  },
+  start: async (_app, infra) => {
+    const { auth, settings } = parts!;
     const sweep = setInterval(() => void auth.sweepExpiredSessions().catch((err: unknown) => infra.logger.warn({ err }, 'expired sessions not swept')), SESSION_SWEEP_MS);
     sweep.unref();
     infra.logger.info({ api: `${settings.publicUrl}/api/v1`, docs: `${settings.publicUrl}/api/docs` }, `admin API at ${settings.publicUrl}/api/v1 (OpenAPI at ${settings.publicUrl}/api/docs)`);

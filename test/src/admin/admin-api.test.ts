@@ -1,7 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { buildDeadLetter } from '@conveyor/bus';
+import { LIMITS } from '@conveyor/contracts';
 import { createPrismaClient, type PrismaClient } from '@conveyor/persistence';
-import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import type { RunningService } from '../harness/services.js';
 import { AdminClient, ConfigEvents, startAdmin } from './admin-support.js';
 
@@ -178,6 +182,37 @@ describe('admin API', () => {
     assert.equal(badLimit.status, 400);
     assert.equal(badLimit.body.field, 'query.limit');
     assert.deepEqual((await api.call('GET', '/dead-letters')).body, { items: [], nextCursor: null });
+  });
+
+  test('dead letters: listed, resubmitted to the subject they failed on, discarded; a truncated one cannot be resubmitted', async () => {
+    const nc = await connect({ servers: NATS_URL });
+    try {
+      const js = jetstream(nc);
+      const subject = sys.topology.subjects.query(sys.botId);
+      const original = Buffer.from(JSON.stringify({ hello: 'again' }));
+      const letter = (data: Uint8Array) => buildDeadLetter({ source: 'orchestrator', stream: sys.topology.streams.queries.name, subject, deliveryCount: 5, reason: 'max_deliver', error: 'boom', data });
+      await js.publish(sys.topology.subjects.deadLetter('orchestrator'), JSON.stringify(letter(original)));
+      await js.publish(sys.topology.subjects.deadLetter('orchestrator'), JSON.stringify(letter(new Uint8Array(LIMITS.deadLetterPayloadBytes + 10))));
+      const listed = await api.call('GET', '/dead-letters?source=orchestrator');
+      assert.equal(listed.body.items.length, 2);
+      const [whole, cut] = listed.body.items as Array<{ seq: number; payloadTruncated: boolean; subject: string }>;
+      assert.deepEqual([whole.payloadTruncated, cut.payloadTruncated, whole.subject], [false, true, subject]);
+
+      const resubmitted = await api.call('POST', `/dead-letters/${whole.seq}/resubmit`);
+      assert.equal(resubmitted.status, 200, JSON.stringify(resubmitted.body));
+      const back = await jetstreamManager(nc).then((jsm) => jsm.streams.getMessage(sys.topology.streams.queries.name, { seq: resubmitted.body.streamSeq }));
+      assert.equal(back?.subject, subject);
+      assert.deepEqual(Buffer.from(back!.data), original);
+      const refused = await api.call('POST', `/dead-letters/${cut.seq}/resubmit`);
+      assert.equal(refused.status, 409);
+      assert.equal((await api.call('DELETE', `/dead-letters/${cut.seq}`)).status, 204);
+      assert.deepEqual((await api.call('GET', '/dead-letters')).body.items, []);
+      assert.equal((await api.call('GET', `/dead-letters/${cut.seq}`)).status, 404);
+      const audit = await api.call('GET', '/audit?resource=dead-letter');
+      assert.deepEqual(audit.body.items.map((e: { action: string }) => e.action), ['discard', 'resubmit']);
+    } finally {
+      await nc.close();
+    }
   });
 
   test('the OpenAPI document lists the routes with their zod-made schemas', async () => {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../harness/services.js';
 
-const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
+const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'admin'];
 
 /** docker-compose 1.29 (Debian's package, installed by .ci/run) validates without a Docker engine. */
 function compose(file: string, ...args: string[]) {
@@ -41,12 +41,12 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('has the infrastructure, a one-shot migrate, and the four services with their own NATS users', () => {
+  test('has the infrastructure, a one-shot migrate, and the five services with their own NATS users', () => {
     const r = compose(file, 'config');
     assert.equal(r.status, 0, r.stderr);
     const cfg = parse(r.stdout) as { services: Record<string, any> };
     const names = Object.keys(cfg.services).sort();
-    assert.deepEqual(names, ['dispatcher', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'redis', 'runner']);
+    assert.deepEqual(names, ['admin', 'dispatcher', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'redis', 'runner']);
 
     const nats = cfg.services.nats;
     const [major, minor] = String(nats.image).split(':')[1].split(/[.-]/).map(Number);
@@ -68,6 +68,8 @@ describe('docker-compose.yml', () => {
       assert.equal(svc.environment.OTEL_SERVICE_NAME, `conveyor-${name}`);
       assert.ok(svc.healthcheck.test.join(' ').includes('/health/ready'));
     }
+    // The runner decrypts the model keys the admin API encrypted: both get the same key.
+    assert.equal(cfg.services.runner.environment.CONVEYOR_SECRET_KEY, cfg.services.admin.environment.CONVEYOR_SECRET_KEY);
     const grace = (s: string) => Number(String(s).replace(/s$/, ''));
     assert.ok(grace(cfg.services.runner.stop_grace_period) > Number(cfg.services.runner.environment.SHUTDOWN_GRACE_SECONDS), 'runner stop grace outlasts its drain');
   });

@@ -10,7 +10,7 @@ import { natsServerConfig } from './nats-config.js';
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
 
-const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
+const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'admin'];
 const overlaysDir = path.join(repoRoot, 'k8s/overlays');
 const overlays = readdirSync(overlaysDir).sort();
 

@@ -46,6 +46,9 @@ interface StartedConveyor {
  * tree is built already, so install and build are skipped; the setup step (migrate, load the example
  * conveyor.yaml) runs on a temporary database.
  */
+/** What `npm start` runs: the message path and the admin API. */
+const STARTED = [...ALL_SERVICES, 'admin'];
+
 describe('npm start', () => {
   let db: TempDatabase;
   let llm: FakeOpenAI;
@@ -113,7 +116,7 @@ describe('npm start', () => {
   }
 
   async function freePorts(): Promise<Record<string, number>> {
-    return Object.fromEntries(await Promise.all(ALL_SERVICES.map(async (name) => [name, await freePort()] as const)));
+    return Object.fromEntries(await Promise.all(STARTED.map(async (name) => [name, await freePort()] as const)));
   }
 
   async function waitForAllReady(run: StartedConveyor & { ports: Record<string, number> }): Promise<void> {
@@ -130,10 +133,15 @@ describe('npm start', () => {
     return Object.fromEntries([...output.matchAll(/^(\w+)\s*\| exited \((\w+)\)$/gm)].map((m) => [m[1], m[2]]));
   }
 
-  test('SIGTERM to npm drains the four services, and npm returns once they have stopped', async () => {
+  test('SIGTERM to npm drains the five services, and npm returns once they have stopped', async () => {
     const run = await start('npm', await freePorts());
     await waitForAllReady(run);
-    assert.ok(processesOfRun(run.prefix).length >= 6, 'npm, the start script and four services');
+    assert.ok(processesOfRun(run.prefix).length >= 7, 'npm, the start script and five services');
+
+    // Where the admin API is and how to sign in; on a first start without a password, the setup link.
+    const admin = await waitUntil('the admin line', () => /conveyor: admin API at (http:\/\/\S+\/api\/v1)/.exec(run.output()) ?? undefined, 30_000);
+    assert.equal(admin[1], `http://127.0.0.1:${run.ports.admin}/api/v1`);
+    assert.match(run.output(), new RegExp(`admin\\s*\\|.*finish setup at http://127\\.0\\.0\\.1:${run.ports.admin}/setup#token=cvsetup_`));
 
     // The quickstart's web chat: switched on with a token made for the run, printed in the link.
     const link = await waitUntil('the web chat link', () => /conveyor: web chat at (http:\/\/\S+\/chat)#token=(\S+)/.exec(run.output()) ?? undefined, 30_000);
@@ -146,7 +154,7 @@ describe('npm start', () => {
 
     process.kill(run.child.pid!, 'SIGTERM');
     assert.equal(await run.exited, 0, run.output().slice(-3000));
-    assert.deepEqual(exits(run.output()), Object.fromEntries(ALL_SERVICES.map((n) => [n, '0'])), run.output().slice(-3000));
+    assert.deepEqual(exits(run.output()), Object.fromEntries(STARTED.map((n) => [n, '0'])), run.output().slice(-3000));
     await waitUntil('no process of this run is left', () => processesOfRun(run.prefix).length === 0, 30_000);
   });
 
@@ -172,7 +180,7 @@ describe('npm start', () => {
     process.kill(-run.child.pid!, 'SIGTERM');
 
     assert.equal(await run.exited, 0, run.output().slice(-3000));
-    assert.deepEqual(exits(run.output()), Object.fromEntries(ALL_SERVICES.map((n) => [n, '0'])), run.output().slice(-3000));
+    assert.deepEqual(exits(run.output()), Object.fromEntries(STARTED.map((n) => [n, '0'])), run.output().slice(-3000));
     assert.match(run.output(), /runner\s*\|.*runner stopped/);
     await waitUntil('no process of this run is left', () => processesOfRun(run.prefix).length === 0, 30_000);
   });

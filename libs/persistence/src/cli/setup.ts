@@ -8,6 +8,7 @@ import { migrate } from '../migrate.js';
 import { closeDatabase, createDatabase } from '../client.js';
 import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../config-file/index.js';
 import { enablePgvector, KnowledgeStore } from '../knowledge-store.js';
+import { announceConfigChanges, configChangesOf } from './announce.js';
 
 async function main(): Promise<void> {
   const dryRun = process.argv.slice(2).includes('--dry-run');
@@ -38,6 +39,12 @@ async function main(): Promise<void> {
     const warning = notManagedWarning(file, summary);
     if (warning) console.warn(`setup: warning: ${warning}`);
     if (dryRun) return;
+    const announced = await announceConfigChanges(await configChangesOf(db.prisma, summary));
+    if (typeof announced === 'number') {
+      if (announced) console.log(`setup: announced ${announced} configuration change(s) to the running services`);
+    } else {
+      console.log(`setup: configuration changes not announced: ${announced.skipped}; running services pick them up within their cache safety TTL`);
+    }
     const kbs = await syncKnowledgeBases(db.prisma, config);
     if (kbs.created.length + kbs.updated.length) console.log(`setup: knowledge bases: created ${JSON.stringify(kbs.created)}, updated ${JSON.stringify(kbs.updated)}`);
     // Documents wait as `pending`; a runner publishes their ingestion jobs (it sweeps pending documents).

@@ -6,6 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { connect } from '@nats-io/transport-node';
+import { ConfigChanged, topology } from '@conveyor/contracts';
 import { createPrismaClient } from '../client.js';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { findMigrationsDir } from '../migrations-dir.js';
@@ -249,11 +251,14 @@ test('setup does not warn when the database holds only what the file has', async
   }
 });
 
-/** Runs `npm run setup`'s program, as `npm start` and the deployment's migrate job do. */
+/**
+ * Runs `npm run setup`'s program, as `npm start` and the deployment's migrate job do. Its change
+ * announcements go to a prefix of the test's own, never to running services.
+ */
 function runSetup(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ stdout: string; stderr: string }> {
   const program = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'setup.js');
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [program, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [program, ...args], { env: { ...process.env, CONVEYOR_SUBJECT_PREFIX: `setup${randomUUID().slice(0, 8)}`, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
       err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr }));
   });
 }
@@ -269,6 +274,27 @@ test('concurrent applies of the same file do not conflict', async () => {
     assert.equal(await clients[0].bot.count(), 1);
   } finally {
     await Promise.all(clients.map((c) => c.$disconnect()));
+    await fresh.drop();
+  }
+});
+
+test('setup announces what it changed on config.changed, so running services drop those rows', async () => {
+  const fresh = await createTempDatabase({ migrated: false });
+  const prefix = `setup${randomUUID().slice(0, 8)}`;
+  const nc = await connect({ servers: process.env.NATS_URL || 'nats://127.0.0.1:4222' });
+  const received: ConfigChanged[] = [];
+  nc.subscribe(topology(prefix).subjects.configChanged, { callback: (_err, msg) => void received.push(ConfigChanged.parse(msg.json())) });
+  await nc.flush();
+  try {
+    const setup = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: exampleFile, CONVEYOR_SUBJECT_PREFIX: prefix });
+    assert.match(setup.stdout, /announced \d+ configuration change/);
+    const deadline = Date.now() + 10_000;
+    while (!received.some((e) => e.kind === 'bot') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(received.map((e) => `${e.kind} ${e.id} ${e.revision}`).sort(), [`bot ${BOT_ID} 1`, 'model fake 1', 'pipeline default 1']);
+    const again = await runSetup({ DATABASE_URL: fresh.url, CONVEYOR_CONFIG: exampleFile, CONVEYOR_SUBJECT_PREFIX: prefix });
+    assert.doesNotMatch(again.stdout, /announced/, 'an apply that changes nothing announces nothing');
+  } finally {
+    await nc.close();
     await fresh.drop();
   }
 });
