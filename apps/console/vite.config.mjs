@@ -3,8 +3,13 @@
 // needs no history fallback. Everything is bundled: the console loads nothing from another origin.
 import { defineConfig } from 'vite';
 
+// `npm run dev -w apps/console`: the dev server passes the API and the deployment settings through to
+// an admin service (CONSOLE_DEV_ADMIN_URL, default the one `npm start` runs).
+const admin = process.env.CONSOLE_DEV_ADMIN_URL ?? 'http://localhost:8084';
+
 export default defineConfig({
   base: './',
+  server: { proxy: { '/api': admin, '/console-config.json': admin } },
   oxc: { jsx: { runtime: 'automatic' } },
   build: {
     outDir: 'web',
