@@ -284,3 +284,49 @@ describe('web console in Chromium', () => {
     assert.equal(await page.locator('#stat-dead').textContent(), '0');
   });
 });
+
+/** The first start without a password: the setup link the admin logs opens the console's setup form. */
+describe('web console first start in Chromium', () => {
+  let sys: TestSystem;
+  let admin: RunningService;
+  let browser: Browser;
+
+  before(async () => {
+    sys = await startTestSystem({ startServices: false });
+    admin = await startAdmin(sys, { CONVEYOR_ADMIN_PASSWORD: '' });
+    browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await sys?.stop();
+  });
+
+  test('the setup link creates the first admin, who stays signed in across a reload until signing out', async () => {
+    const match = await waitUntil('the setup link in the admin log', () => /\/setup#token=(\S+)/.exec(admin.logs.join('\n')) ?? undefined, UI_TIMEOUT);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(UI_TIMEOUT);
+    await page.goto(`${admin.url}/setup#token=${match[1]}`);
+    const form = page.locator('form[aria-label="Create the first admin"]');
+    await form.waitFor();
+    assert.equal(await page.inputValue('#setup-token'), match[1], 'the token comes from the link');
+    await page.fill('#username', 'owner');
+    await page.fill('#password', 'short');
+    await form.locator('button[type=submit]').click();
+    await form.locator('[role=alert]', { hasText: 'password' }).waitFor();
+    await page.fill('#password', 'a long enough first password');
+    await form.locator('button[type=submit]').click();
+    await page.locator('nav.sidebar', { hasText: 'owner (admin)' }).waitFor();
+    assert.equal(new URL(page.url()).hash, '', 'the token leaves the address bar');
+
+    await page.reload();
+    await page.locator('nav.sidebar', { hasText: 'owner (admin)' }).waitFor();
+    await page.click('nav.sidebar button:has-text("Sign out")');
+    await page.locator('form[aria-label="Sign in"]').waitFor();
+    const me = await page.evaluate(`fetch('/api/v1/auth/me').then((r) => r.status)`);
+    assert.equal(me, 401, 'signed out on the server too');
+  });
+});
