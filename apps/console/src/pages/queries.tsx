@@ -106,7 +106,7 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
             {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </Field>
-        <Field label="Launcher type" htmlFor="f-lt"><input id="f-lt" placeholder="person, group, webchat:person" value={draft.launcherType ?? ''} onChange={(e) => setField('launcherType', e.target.value)} /></Field>
+        <Field label="Launcher type" htmlFor="f-lt"><input id="f-lt" placeholder="person or group" value={draft.launcherType ?? ''} onChange={(e) => setField('launcherType', e.target.value)} /></Field>
         <Field label="Launcher id" htmlFor="f-lid"><input id="f-lid" value={draft.launcherId ?? ''} onChange={(e) => setField('launcherId', e.target.value)} /></Field>
         <Field label="From" htmlFor="f-from"><input id="f-from" type="datetime-local" value={toLocal(draft.from)} onChange={(e) => setField('from', toIso(e.target.value))} /></Field>
         <Field label="To" htmlFor="f-to"><input id="f-to" type="datetime-local" value={toLocal(draft.to)} onChange={(e) => setField('to', toIso(e.target.value))} /></Field>
