@@ -68,7 +68,7 @@ export class AuthStore {
     const passwordHash = await hashPassword(input.password);
     await this.prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
-      if ((await tx.adminUser.count()) > 0) throw new AdminApiError('conflict', 'setup is already complete; sign in instead');
+      if ((await tx.adminUser.count()) > 0) throw new AdminApiError('conflict', 'body.token: setup is already complete; sign in instead', { field: 'body.token' });
       const found = await tx.adminSetupToken.findUnique({ where: { tokenHash: hashSecret(input.token) } });
       if (!found) throw new AdminApiError('unauthenticated', 'body.token: the setup token is not valid', { field: 'body.token' });
       await tx.adminUser.create({ data: { username: input.username, passwordHash, role: 'admin' } });

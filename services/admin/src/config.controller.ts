@@ -3,7 +3,7 @@ import { AdminApi } from '@conveyor/contracts';
 import { ConfigStore, expectedVersion, testModel, testMcpServer, type Principal } from '@conveyor/admin';
 import { resolveApiKey, type SecretBox } from '@conveyor/persistence';
 import { inSpan } from '@conveyor/telemetry';
-import { Caller, parse, RequireRole } from './http.js';
+import { Caller, parse, StorableId, RequireRole } from './http.js';
 import { CONFIG_STORE, SECRET_BOX } from './tokens.js';
 
 /** A body's `version`, when the body is an object that has one (the rest is validated by the route's schema). */
@@ -26,7 +26,7 @@ export class ModelsController {
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
+  get(@Param('id', StorableId) id: string) {
     return this.store.getModel(id);
   }
 
@@ -36,20 +36,20 @@ export class ModelsController {
   }
 
   @Patch(':id')
-  update(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  update(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     const input = parse(AdminApi.ModelUpdate, body, 'body');
     return this.store.updateModel(caller, id, precondition(ifMatch, input), input);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  async remove(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     await this.store.deleteModel(caller, id, precondition(ifMatch, body));
   }
 
   @Post(':id/test')
   @HttpCode(200)
-  async test(@Param('id') id: string): Promise<AdminApi.ModelTestResult> {
+  async test(@Param('id', StorableId) id: string): Promise<AdminApi.ModelTestResult> {
     const row = await this.store.modelRow(id);
     let apiKey: string | undefined;
     try {
@@ -83,7 +83,7 @@ export class PipelinesController {
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
+  get(@Param('id', StorableId) id: string) {
     return this.store.getPipeline(id);
   }
 
@@ -93,19 +93,19 @@ export class PipelinesController {
   }
 
   @Patch(':id')
-  update(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  update(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     const { version, ...input } = parse(AdminApi.PipelineUpdate, body, 'body');
     return this.store.updatePipeline(caller, id, expectedVersion(ifMatch, version), input);
   }
 
   @Post(':id/copy')
-  copy(@Caller() caller: Principal, @Param('id') id: string, @Body() body: unknown) {
+  copy(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Body() body: unknown) {
     return this.store.copyPipeline(caller, id, parse(AdminApi.PipelineCopy, body, 'body'));
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  async remove(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     await this.store.deletePipeline(caller, id, precondition(ifMatch, body));
   }
 }
@@ -120,7 +120,7 @@ export class BotsController {
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
+  get(@Param('id', StorableId) id: string) {
     return this.store.getBot(id);
   }
 
@@ -130,14 +130,14 @@ export class BotsController {
   }
 
   @Patch(':id')
-  update(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  update(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     const { version, ...input } = parse(AdminApi.BotUpdate, body, 'body');
     return this.store.updateBot(caller, id, expectedVersion(ifMatch, version), input);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  async remove(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     await this.store.deleteBot(caller, id, precondition(ifMatch, body));
   }
 }
@@ -152,7 +152,7 @@ export class McpServersController {
   }
 
   @Get(':id')
-  get(@Param('id') id: string) {
+  get(@Param('id', StorableId) id: string) {
     return this.store.getMcpServer(id);
   }
 
@@ -162,20 +162,20 @@ export class McpServersController {
   }
 
   @Patch(':id')
-  update(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  update(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     const { version, ...input } = parse(AdminApi.McpServerUpdate, body, 'body');
     return this.store.updateMcpServer(caller, id, expectedVersion(ifMatch, version), input);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Caller() caller: Principal, @Param('id') id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+  async remove(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
     await this.store.deleteMcpServer(caller, id, precondition(ifMatch, body));
   }
 
   @Post(':id/test')
   @HttpCode(200)
-  async test(@Param('id') id: string): Promise<AdminApi.McpServerTestResult> {
+  async test(@Param('id', StorableId) id: string): Promise<AdminApi.McpServerTestResult> {
     const row = await this.store.mcpServerRow(id);
     return inSpan('admin MCP server test', { 'conveyor.mcp_server.id': row.id }, () => testMcpServer(row));
   }

@@ -1,10 +1,10 @@
 // The HTTP edge of the admin API: who is calling (cookie or bearer token), what role a route needs,
 // how inputs are validated, and how every error becomes an AdminError body naming the field.
-import { Catch, HttpException, Inject, Injectable, SetMetadata, createParamDecorator, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
+import { Catch, HttpException, Inject, Injectable, SetMetadata, type PipeTransform, createParamDecorator, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
-import { AdminApi } from '@conveyor/contracts';
+import { AdminApi, storableText } from '@conveyor/contracts';
 import { AdminApiError, allows, validationError, type AuthStore, type Principal, type Role } from '@conveyor/admin';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { currentTraceId } from '@conveyor/telemetry';
@@ -25,7 +25,7 @@ const principals = new WeakMap<Request, Principal>();
 /** The authenticated caller, in a handler of a non-public route. */
 export const Caller = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
   const principal = principals.get(ctx.switchToHttp().getRequest<Request>());
-  if (!principal) throw new AdminApiError('unauthenticated', 'sign in first');
+  if (!principal) throw new AdminApiError('unauthenticated', 'header.authorization: sign in first', { field: 'header.authorization' });
   return principal;
 });
 
@@ -64,12 +64,14 @@ export class AdminAuthGuard implements CanActivate {
     const where = { method: req.method, path: req.path, ip: req.ip, traceId: currentTraceId() };
     if (!principal) {
       this.infra.logger.warn({ ...where, presented: token ? 'bearer' : session ? 'session' : 'nothing' }, 'admin API: unauthenticated request refused');
-      throw new AdminApiError('unauthenticated', token || session ? 'the session or token is not valid (expired, revoked or unknown); sign in again' : 'sign in (session cookie) or send Authorization: Bearer <API token>');
+      const field = token ? 'header.authorization' : session ? `cookie.${AdminApi.ADMIN_SESSION_COOKIE}` : 'header.authorization';
+      throw new AdminApiError('unauthenticated', token || session ? `${field}: the session or token is not valid (expired, revoked or unknown); sign in again` : `${field}: sign in (session cookie) or send Authorization: Bearer <API token>`, { field });
     }
     const required = this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');
     if (!allows(principal.role, required)) {
       this.infra.logger.warn({ ...where, actor: principal.actor, role: principal.role, required }, 'admin API: request refused for the role');
-      throw new AdminApiError('forbidden', `this needs the ${required} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`);
+      const field = principal.via === 'token' ? 'header.authorization' : `cookie.${AdminApi.ADMIN_SESSION_COOKIE}`;
+      throw new AdminApiError('forbidden', `${field}: this needs the ${required} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`, { field });
     }
     principals.set(req, principal);
     return true;
@@ -121,4 +123,16 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'bo
 export function seqParam(value: string): number {
   if (!/^\d{1,15}$/.test(value)) throw AdminApiError.invalid('path.seq', 'must be a positive integer');
   return Number(value);
+}
+
+/**
+ * A path id: nothing Postgres cannot store (NUL, a lone surrogate) reaches a query, since no row has
+ * such an id and asking would fail the statement.
+ */
+@Injectable()
+export class StorableId implements PipeTransform<string, string> {
+  transform(value: string): string {
+    if (value.length > 500 || storableText(value) !== value) throw new AdminApiError('not_found', 'path.id: no such resource', { field: 'path.id' });
+    return value;
+  }
 }

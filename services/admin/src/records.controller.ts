@@ -6,7 +6,7 @@ import { getQuery, listAudit, listQueries, recordAudit, type DeadLetters, type P
 import { natsHeaderSetter } from '@conveyor/bus';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { inSpan } from '@conveyor/telemetry';
-import { Caller, parse, RequireRole, seqParam } from './http.js';
+import { Caller, parse, StorableId, RequireRole, seqParam } from './http.js';
 import { DEAD_LETTERS } from './tokens.js';
 
 @Controller('api/v1')
@@ -19,7 +19,7 @@ export class RecordsController {
   }
 
   @Get('queries/:id')
-  query(@Param('id') id: string) {
+  query(@Param('id', StorableId) id: string) {
     return getQuery(this.infra.prisma, id);
   }
 

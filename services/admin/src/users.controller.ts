@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post } from '@nestjs/common';
 import { AdminApi } from '@conveyor/contracts';
 import type { AuthStore, Principal } from '@conveyor/admin';
-import { AUTH_STORE, Caller, parse, RequireRole } from './http.js';
+import { AUTH_STORE, Caller, parse, StorableId, RequireRole } from './http.js';
 
 @Controller('api/v1')
 @RequireRole('admin')
@@ -19,13 +19,13 @@ export class UsersController {
   }
 
   @Patch('users/:username')
-  update(@Caller() caller: Principal, @Param('username') username: string, @Body() body: unknown) {
+  update(@Caller() caller: Principal, @Param('username', StorableId) username: string, @Body() body: unknown) {
     return this.auth.updateUser(caller, username, parse(AdminApi.UserUpdate, body, 'body'));
   }
 
   @Delete('users/:username')
   @HttpCode(204)
-  async remove(@Caller() caller: Principal, @Param('username') username: string) {
+  async remove(@Caller() caller: Principal, @Param('username', StorableId) username: string) {
     await this.auth.deleteUser(caller, username);
   }
 
@@ -41,7 +41,7 @@ export class UsersController {
 
   @Delete('tokens/:id')
   @HttpCode(204)
-  async revokeToken(@Caller() caller: Principal, @Param('id') id: string) {
+  async revokeToken(@Caller() caller: Principal, @Param('id', StorableId) id: string) {
     await this.auth.revokeToken(caller, id);
   }
 }

@@ -39,6 +39,7 @@ describe('admin API', () => {
     const refused = await anonymous.call('GET', '/models');
     assert.equal(refused.status, 401);
     assert.equal(refused.body.code, 'unauthenticated');
+    assert.equal(refused.body.field, 'header.authorization');
     assert.equal((await anonymous.call('GET', '/models', undefined, { authorization: 'Bearer cvt_not-a-token' })).status, 401);
     const wrong = await anonymous.call('POST', '/auth/login', { username: 'admin', password: 'not the password' });
     assert.equal(wrong.status, 401);
@@ -69,6 +70,9 @@ describe('admin API', () => {
     assert.equal(checked.status, 200);
     assert.equal(checked.body.valid, false);
     assert.deepEqual(checked.body.issues.map((i: { path: string }) => i.path), ['config.ai.local-agent.model']);
+    const nul = await api.call('GET', '/bots/a%00b');
+    assert.equal(nul.status, 404, 'an id Postgres cannot store is simply unknown');
+    assert.equal(nul.body.field, 'path.id');
     const notJson = await api.call('POST', '/models', '{not json');
     assert.equal(notJson.status, 400);
     assert.equal(notJson.body.field, 'body');
@@ -151,6 +155,7 @@ describe('admin API', () => {
     const write = await viewer.call('POST', '/models', { id: 'm-viewer', baseUrl: 'http://127.0.0.1:1', model: 'x' });
     assert.equal(write.status, 403);
     assert.equal(write.body.code, 'forbidden');
+    assert.equal(write.body.field, 'header.authorization');
     assert.equal((await viewer.call('GET', '/audit')).status, 403, 'the audit log is for admins');
     assert.ok(!JSON.stringify((await api.call('GET', '/tokens')).body).includes(issued.body.secret), 'the secret is shown once');
     assert.equal((await api.call('DELETE', `/tokens/${issued.body.token.id}`)).status, 204);
