@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { DeadLetter, QueryEnvelope } from '@conveyor/contracts';
+import { AdminApi, DeadLetter, QueryEnvelope } from '@conveyor/contracts';
 import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import type { RunningService } from '../harness/services.js';
 import { route } from '../harness/events.js';
@@ -194,7 +194,7 @@ describe('web console in Chromium', () => {
   async function findBotId(): Promise<string> {
     const api = new AdminClient(admin.url);
     await api.login();
-    const bots = (await api.call('GET', '/bots')).body.items as { id: string; name: string }[];
+    const bots = AdminApi.Page(AdminApi.Bot).parse((await api.call('GET', '/bots')).body).items;
     const bot = bots.find((b) => b.name === botName);
     assert.ok(bot, 'the bot made in the console exists');
     return bot.id;

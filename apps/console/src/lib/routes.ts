@@ -12,7 +12,7 @@ export interface Route {
 }
 
 function isPage(s: string): s is PageName {
-  return (PAGES as readonly string[]).includes(s);
+  return PAGES.some((p) => p === s);
 }
 
 /** `#/queries/q1?botId=b` → {page: queries, id: q1, params: {botId: b}}; anything unknown → the dashboard. */

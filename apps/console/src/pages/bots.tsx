@@ -16,7 +16,7 @@ const TEMPLATES: Record<Adapter, Record<string, unknown>> = {
 };
 
 function isAdapter(s: string): s is Adapter {
-  return (ADAPTERS as readonly string[]).includes(s);
+  return ADAPTERS.some((a) => a === s);
 }
 
 export function Bots({ route, canWrite }: { route: Route; canWrite: boolean }) {

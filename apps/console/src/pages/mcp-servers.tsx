@@ -14,7 +14,7 @@ const TEMPLATES: Record<Transport, Record<string, unknown>> = {
 };
 
 function isTransport(s: string): s is Transport {
-  return (TRANSPORTS as readonly string[]).includes(s);
+  return TRANSPORTS.some((t) => t === s);
 }
 
 export function McpServers({ route, canWrite }: { route: Route; canWrite: boolean }) {
