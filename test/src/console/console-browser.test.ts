@@ -305,7 +305,7 @@ describe('web console first start in Chromium', () => {
     await sys?.stop();
   });
 
-  test('the setup link creates the first admin, who stays signed in across a reload until signing out', async () => {
+  test('the setup link creates the first admin, who stays signed in across a reload until signing out; an unconfigured debug chat says so', async () => {
     const match = await waitUntil('the setup link in the admin log', () => /\/setup#token=(\S+)/.exec(admin.logs.join('\n')) ?? undefined, UI_TIMEOUT);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     page.setDefaultTimeout(UI_TIMEOUT);
@@ -324,6 +324,14 @@ describe('web console first start in Chromium', () => {
 
     await page.reload();
     await page.locator('nav.sidebar', { hasText: 'owner (admin)' }).waitFor();
+
+    // This admin service was given no ingress: the debug chat says what to configure.
+    await page.evaluate(`location.hash = '#/chat'`);
+    await page.locator('#chat-text').waitFor();
+    await page.fill('#chat-text', 'anyone there?');
+    await page.click('#chat-send');
+    await page.locator('.msg.error', { hasText: 'set ADMIN_INGRESS_URL and WEBCHAT_TOKEN' }).first().waitFor();
+
     await page.click('nav.sidebar button:has-text("Sign out")');
     await page.locator('form[aria-label="Sign in"]').waitFor();
     const me = await page.evaluate(`fetch('/api/v1/auth/me').then((r) => r.status)`);
