@@ -11,6 +11,7 @@ import { route } from '../harness/events.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
+import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp-server.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 30_000;
@@ -31,6 +32,7 @@ describe('web console in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let nc: NatsConnection;
+  let mcp: FakeMcpHttp;
   const webChatToken = uniqueName('webchat-token-');
   const modelId = uniqueName('console-model');
   const pipelineId = uniqueName('console-pipeline');
@@ -67,6 +69,7 @@ describe('web console in Chromium', () => {
       OTEL_SERVICE_NAME: 'conveyor-admin',
     });
     nc = await connect({ servers: NATS_URL });
+    mcp = await startFakeMcpHttp();
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
@@ -81,6 +84,7 @@ describe('web console in Chromium', () => {
     await browser?.close();
     await nc?.close();
     await sys?.stop();
+    await mcp?.close();
   });
 
   test('the console loads without sign-in only as files; a wrong password is refused, the right one signs in', async () => {
@@ -235,7 +239,7 @@ describe('web console in Chromium', () => {
     await waitUntil('the reloaded name', async () => (await page.inputValue('#pipeline-name')) === 'Renamed elsewhere', UI_TIMEOUT, 200);
   });
 
-  test('a dead letter is shown with its reason, resubmitted, and its query answered', async () => {
+  test('a dead letter is shown with its reason and resubmitted, and its query answered; another is discarded', async () => {
     // A query of the harness's HTTP-bot bot that a consumer gave up on, as the dead-letter stream keeps it.
     const session = uniqueName('dead-letter-session');
     const envelope = QueryEnvelope.parse({
@@ -270,6 +274,20 @@ describe('web console in Chromium', () => {
     await page.locator('.note.ok', { hasText: 'resubmitted' }).waitFor();
     await card.waitFor({ state: 'detached' });
     await sys.callbacks.waitFor((all) => all.some((c) => c.json?.session_id === session && c.json.is_final), UI_TIMEOUT);
+
+    // Another one is discarded (after the browser's confirmation) and gone from the stream.
+    const other = DeadLetter.parse({ ...record, error: 'a payload nobody wants back', failedAt: new Date().toISOString() });
+    await jetstream(nc).publish(sys.topology.subjects.deadLetter('orchestrator'), JSON.stringify(other));
+    await page.click('button:has-text("Refresh")');
+    const unwanted = page.locator('article.dead-letter', { hasText: 'a payload nobody wants back' });
+    await unwanted.waitFor();
+    page.once('dialog', (d) => void d.accept());
+    await unwanted.locator('button:has-text("Discard")').click();
+    await page.locator('.note.ok', { hasText: 'discarded' }).waitFor();
+    await unwanted.waitFor({ state: 'detached' });
+    const api = new AdminClient(admin.url);
+    await api.login();
+    assert.deepEqual((await api.call('GET', '/dead-letters')).body.items, [], 'both are gone from the dead-letter stream');
   });
 
   test('the dashboard counts the messages of the last hour and their latency', async () => {
@@ -282,6 +300,21 @@ describe('web console in Chromium', () => {
     }, UI_TIMEOUT, 500);
     assert.match((await page.locator('#stat-p95').textContent()) ?? '', /\d+(\.\d+)? m?s/);
     assert.equal(await page.locator('#stat-dead').textContent(), '0');
+  });
+
+  test('adds an MCP server, switched off, and tests the connection, which lists its tools', async () => {
+    await go('#/mcp-servers/new');
+    await page.fill('#mcp-id', 'console-mcp');
+    await page.selectOption('#mcp-transport', 'http');
+    await page.fill('#mcp-config', JSON.stringify({ url: mcp.url }));
+    await page.locator('form[aria-label="MCP server"] label', { hasText: 'Enabled' }).locator('input').uncheck();
+    await page.click('form[aria-label="MCP server"] button[type=submit]');
+    await page.locator('h1', { hasText: 'MCP server console-mcp' }).waitFor();
+    await page.click('form[aria-label="MCP server"] button:has-text("Test")');
+    await expectOk('tools:');
+    assert.match((await page.locator('.note.ok').textContent()) ?? '', /echo/);
+    await go('#/mcp-servers');
+    await page.locator('tr[data-id="console-mcp"]', { hasText: 'no' }).waitFor();
   });
 });
 
