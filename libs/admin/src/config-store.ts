@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AdminApi, ConfigChanged, ConfigChangeKind } from '@conveyor/contracts';
 import { AdapterConfigSchema } from '@conveyor/http-bot';
 import { TelegramConfigSchema } from '@conveyor/delivery';
-import { encryptedKeyId, FILE_MANAGED, isEncrypted, Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
+import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
 import { recordAudit } from './audit.js';
 import { deleteVersioned, updateVersioned } from './concurrency.js';
@@ -32,6 +32,7 @@ type ModelInput = { name?: string; baseUrl?: string; model?: string; abilities?:
 
 const iso = (d: Date) => d.toISOString();
 const meta = (row: { version: number; managedBy: string; createdAt: Date; updatedAt: Date }) => ({ version: row.version, managedBy: row.managedBy, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) });
+/** Values that came through a JSON body or a JSON column are JSON; Prisma's input type cannot know it. */
 const json = (value: unknown) => value as Prisma.InputJsonValue;
 const record = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 const changedFields = (input: object) => Object.keys(input).filter((k) => k !== 'version' && k !== 'id');
@@ -81,12 +82,11 @@ export class ConfigStore {
       ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
       ...(apiKeyRef !== undefined ? { apiKeyRef } : {}),
     };
-    const { before, after } = await this.write(async (tx) => {
+    const after = await this.write(async (tx) => {
       const result = await updateVersioned(tx.llmModel, 'model', id, expected, data);
       await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: id, action: 'update', versionBefore: result.before.version, versionAfter: result.after.version, changes: changedFields(input) });
-      return result;
+      return result.after;
     });
-    void before;
     await this.announce('model', id, after.version);
     return modelDto(after);
   }
@@ -440,4 +440,3 @@ function mcpDto(row: { id: string; name: string; transport: string; config: unkn
   return { id: row.id, name: row.name, transport: row.transport, config: record(maskSecrets(row.config)), enabled: row.enabled, ...meta(row) };
 }
 
-export { FILE_MANAGED };

@@ -9,6 +9,7 @@ const STATUS: Record<AdminApi.AdminErrorCode, number> = {
   conflict: 409,
   precondition_required: 428,
   setup_required: 409,
+  rate_limited: 429,
   internal: 500,
 };
 
@@ -20,7 +21,7 @@ export class AdminApiError extends Error {
   constructor(
     readonly code: AdminApi.AdminErrorCode,
     message: string,
-    readonly details: { field?: string; issues?: AdminApi.AdminIssue[]; currentVersion?: number } = {},
+    readonly details: { field?: string; issues?: AdminApi.AdminIssue[]; currentVersion?: number; retryAfterSeconds?: number } = {},
   ) {
     super(message);
     this.statusCode = STATUS[code];

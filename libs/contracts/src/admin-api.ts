@@ -43,6 +43,8 @@ export const AdminErrorCode = z.enum([
   'conflict',
   /** The first admin user does not exist yet; finish setup first. */
   'setup_required',
+  /** Too many failed sign-ins for this user name; wait (`retryAfterSeconds`). 429. */
+  'rate_limited',
   'internal',
 ]);
 export type AdminErrorCode = z.infer<typeof AdminErrorCode>;
@@ -59,6 +61,8 @@ export const AdminError = z.object({
   issues: z.array(AdminIssue).optional(),
   /** The current version, on `version_conflict`. */
   currentVersion: z.number().int().optional(),
+  /** On `rate_limited`: seconds until another try is accepted. */
+  retryAfterSeconds: z.number().int().optional(),
 });
 export type AdminError = z.infer<typeof AdminError>;
 

@@ -38,6 +38,8 @@ export function redisKeys(prefix: string) {
     sessionAggregateNewest: (s: SessionKey) => `${session(s)}:agg:newest`,
     sessionAggregateMerged: (s: SessionKey, queryId: string) => `${session(s)}:agg:merged:${queryId}`,
     pipelineSlots: () => `${prefix}:pipeline-slots`,
+    /** Failed admin sign-ins of one user name in the current window. */
+    adminLoginFailures: (username: string) => `${prefix}:admin:login-failures:${username}`,
     /** LangBot's fixed rate-limit window. */
     rateLimitWindow: (key: string) => `${prefix}:ratelimit:${key}`,
     /** One reply's delivery state: attempt, position, waiting parts, seals, the batch being sent. */

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AdminApi } from '@conveyor/contracts';
-import { AdminApiError, type AuthStore, type Principal } from '@conveyor/admin';
+import { AdminApiError, LoginThrottle, type AuthStore, type Principal } from '@conveyor/admin';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { AUTH_STORE, Caller, parse, Public, RequireRole, sessionCookie } from './http.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
@@ -10,11 +10,15 @@ const me = (p: Principal): AdminApi.Me => ({ username: p.username, role: p.role,
 
 @Controller('api/v1/auth')
 export class AuthController {
+  private readonly throttle: LoginThrottle;
+
   constructor(
     @Inject(AUTH_STORE) private readonly auth: AuthStore,
     @Inject(ADMIN_SETTINGS) private readonly settings: AdminSettings,
     @Inject(INFRA) private readonly infra: Infra,
-  ) {}
+  ) {
+    this.throttle = new LoginThrottle(infra.redis, infra.topology.prefix);
+  }
 
   @Public()
   @Get('status')
@@ -38,11 +42,14 @@ export class AuthController {
   @HttpCode(200)
   async login(@Body() body: unknown, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<AdminApi.Me> {
     const input = parse(AdminApi.LoginRequest, body, 'body');
+    await this.throttle.check(input.username);
     const result = await this.auth.login(input.username, input.password);
     if (!result) {
+      await this.throttle.failed(input.username);
       this.infra.logger.warn({ username: input.username, ip: req.ip }, 'admin API: sign-in refused');
       throw new AdminApiError('unauthenticated', 'body.password: wrong user name or password', { field: 'body.password' });
     }
+    await this.throttle.succeeded(input.username);
     this.infra.logger.info({ username: input.username, ip: req.ip }, 'admin API: signed in');
     this.setCookie(res, result.session, result.expiresAt);
     return me(result.principal);

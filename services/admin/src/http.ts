@@ -92,6 +92,7 @@ export class AdminErrorFilter implements ExceptionFilter {
       return;
     }
     const body = this.toBody(err, req);
+    if (body.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(body.retryAfterSeconds));
     res.status(body.statusCode).json(body);
   }
 

@@ -49,6 +49,16 @@ describe('admin API', () => {
     assert.ok(!admin.logs.join('\n').includes('correct horse battery staple'), 'the password is never logged');
   });
 
+  test('guessing is bounded: after 10 failed sign-ins a user name gets 429 with Retry-After, even with the right password', async () => {
+    const client = new AdminClient(admin.url);
+    await api.call('POST', '/users', { username: 'guessed', password: 'the real password', role: 'viewer' });
+    for (let i = 0; i < 10; i++) assert.equal((await client.call('POST', '/auth/login', { username: 'guessed', password: `guess ${i}` })).status, 401);
+    const locked = await client.call('POST', '/auth/login', { username: 'guessed', password: 'the real password' });
+    assert.equal(locked.status, 429);
+    assert.equal(locked.body.code, 'rate_limited');
+    assert.ok(Number(locked.headers.get('retry-after')) > 0);
+  });
+
   test('the session cookie is HTTP-only and SameSite=Lax, and names the signed-in user', async () => {
     const client = new AdminClient(admin.url);
     const login = await client.login();
