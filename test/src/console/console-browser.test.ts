@@ -302,6 +302,31 @@ describe('web console in Chromium', () => {
     assert.equal(await page.locator('#stat-dead').textContent(), '0');
   });
 
+  test('a viewer sees the configuration but no way to change it', async () => {
+    const api = new AdminClient(admin.url);
+    await api.login();
+    const created = await api.call('POST', '/users', { username: 'watcher', password: 'a viewer password', role: 'viewer' });
+    assert.equal(created.status, 201);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const viewer = await context.newPage();
+      viewer.setDefaultTimeout(UI_TIMEOUT);
+      await viewer.goto(`${admin.url}/#/pipelines/${encodeURIComponent(pipelineId)}`);
+      await viewer.fill('#username', 'watcher');
+      await viewer.fill('#password', 'a viewer password');
+      await viewer.click('form[aria-label="Sign in"] button[type=submit]');
+      await viewer.locator('nav.sidebar', { hasText: 'watcher (viewer)' }).waitFor();
+      await viewer.locator('h1', { hasText: `Pipeline ${pipelineId}` }).waitFor();
+      assert.equal(await viewer.locator('form[aria-label="pipeline"] button[type=submit]').isDisabled(), true, 'no save');
+      assert.equal(await viewer.locator('[id="cfg-ai.runner.runner"]').isDisabled(), true, 'fields read-only');
+      await viewer.evaluate(`location.hash = '#/models'`);
+      await viewer.locator(`tr[data-id="${modelId}"]`).waitFor();
+      assert.equal(await viewer.locator('a.button', { hasText: 'New model' }).count(), 0);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('adds an MCP server, switched off, and tests the connection, which lists its tools', async () => {
     await go('#/mcp-servers/new');
     await page.fill('#mcp-id', 'console-mcp');
