@@ -10,7 +10,10 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** Runs `load` now and whenever `deps` change; a newer run wins over an older one still in flight. */
+/**
+ * Runs `load` now and whenever `deps` change (the latest `load` is used; it is not a dependency itself);
+ * a newer run wins over an older one still in flight.
+ */
 export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: readonly unknown[]): Loaded<T> {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<unknown>();
@@ -26,7 +29,6 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: read
       (e: unknown) => { if (!abort.signal.aborted) { setError(e); setLoading(false); } },
     );
     return () => abort.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data, error, loading, reload };

@@ -74,12 +74,12 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
       if (!signal?.aborted) setLoading(false);
     }
   };
+  // Refetched when the filters in the URL change (`key`) or on Refresh (`tick`).
   useEffect(() => {
     setDraft(filter);
     const abort = new AbortController();
     void fetchPage(null, abort.signal);
     return () => abort.abort();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key, tick]);
 
   const apply = (e: FormEvent) => {
