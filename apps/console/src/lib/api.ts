@@ -87,7 +87,8 @@ export async function request(method: string, path: string, schema: z.ZodType | 
     const parsed = AdminApi.AdminError.safeParse(json);
     if (parsed.success) {
       const e = parsed.data;
-      throw new ApiError(res.status, e.code, e.message, e.field, e.issues ?? [], e.currentVersion);
+      const wait = e.retryAfterSeconds !== undefined ? ` Try again in ${e.retryAfterSeconds} s.` : '';
+      throw new ApiError(res.status, e.code, `${e.message}${wait}`, e.field, e.issues ?? [], e.currentVersion);
     }
     throw new ApiError(res.status, res.status === 401 ? 'unauthenticated' : 'internal', `HTTP ${res.status} from ${method} ${path}`);
   }
