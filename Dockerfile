@@ -28,6 +28,7 @@ COPY libs/platforms/line/package.json libs/platforms/line/
 COPY libs/platforms/registry/package.json libs/platforms/registry/
 COPY libs/platforms/onebot/package.json libs/platforms/onebot/
 COPY libs/gateway/package.json libs/gateway/
+COPY apps/console/package.json apps/console/
 COPY services/ingress/package.json services/ingress/
 COPY services/orchestrator/package.json services/orchestrator/
 COPY services/runner/package.json services/runner/
@@ -44,10 +45,13 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json prisma.config.ts ./
 COPY prisma prisma
 COPY libs libs
+COPY apps apps
 COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
+# The web console's static files come from vite, after tsc built the libraries it bundles.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/persistence
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/persistence \
+ && npm run build -w apps/console
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
@@ -55,7 +59,7 @@ RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
       -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/line -w libs/platforms/registry -w libs/platforms/onebot -w libs/gateway \
-      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force
 
 # ---- runtime: non-root, production dependencies, compiled output, SQL migrations
@@ -70,6 +74,10 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/prisma/migrations prisma/migrations
 COPY --from=build /app/libs libs
 COPY --from=build /app/services services
+# The console: its path module and the built files the admin service serves (no node_modules: bundled).
+COPY --from=build /app/apps/console/package.json apps/console/
+COPY --from=build /app/apps/console/dist apps/console/dist
+COPY --from=build /app/apps/console/web apps/console/web
 COPY conveyor.example.yaml /etc/conveyor/conveyor.yaml
 # The image's `node` user (uid 1000); Kubernetes' runAsNonRoot needs the numeric id.
 USER 1000:1000

@@ -1,7 +1,7 @@
 // Brings a checkout to a runnable state: installs dependencies when missing, generates the Prisma
 // client when the schema changed, and builds incrementally. Safe to run every time.
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -21,6 +21,18 @@ export function ensureBuilt() {
     run('npm', ['run', 'generate', '--silent']);
   }
   run('npx', ['tsc', '-b']);
+  // The console's static files (vite); rebuilt when a source is newer than the last build.
+  const consoleDir = path.join(root, 'apps', 'console');
+  const built = path.join(consoleDir, 'web', 'index.html');
+  const sources = [path.join(consoleDir, 'index.html'), path.join(consoleDir, 'vite.config.mjs'), ...files(path.join(consoleDir, 'src'))];
+  if (!existsSync(built) || sources.some((f) => statSync(f).mtimeMs > statSync(built).mtimeMs)) {
+    console.error('[setup] building the web console');
+    run('npm', ['run', 'build', '--silent', '-w', 'apps/console']);
+  }
+}
+
+function files(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) ensureBuilt();

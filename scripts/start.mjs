@@ -113,11 +113,20 @@ function stop(code) {
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => stop(0));
 
+/** The admin service's public URL, and the ingress its console's debug chat relays to (with the web chat token all services get). */
+function adminEnv(port) {
+  const ingressPort = services.find((s) => s.name === 'ingress').port;
+  return {
+    ADMIN_PUBLIC_URL: env.ADMIN_PUBLIC_URL ?? `http://${shownHost()}:${port}`,
+    ADMIN_INGRESS_URL: env.ADMIN_INGRESS_URL ?? `http://127.0.0.1:${ingressPort}`,
+  };
+}
+
 const colors = [36, 35, 33, 32, 34];
 for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),
-    env: { ...env, PORT: String(port), OTEL_SERVICE_NAME: `conveyor-${name}`, ...(name === 'admin' ? { ADMIN_PUBLIC_URL: env.ADMIN_PUBLIC_URL ?? `http://${shownHost()}:${port}` } : {}) },
+    env: { ...env, PORT: String(port), OTEL_SERVICE_NAME: `conveyor-${name}`, ...(name === 'admin' ? adminEnv(port) : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     // A process group of its own: Ctrl-C or a signal to this script's group reaches the service only
     // through this script, exactly once, instead of twice.
@@ -164,7 +173,7 @@ async function whenReady(name) {
 async function announceAdmin() {
   if (!(await whenReady('admin'))) return;
   const url = `http://${shownHost()}:${services.find((s) => s.name === 'admin').port}`;
-  console.log(`conveyor: admin API at ${url}/api/v1 (OpenAPI at ${url}/api/docs); sign in as ${env.CONVEYOR_ADMIN_USER || 'admin'} with CONVEYOR_ADMIN_PASSWORD, or on the first start through the one-time setup link in the admin's log above`);
+  console.log(`conveyor: admin API at ${url}/api/v1 (OpenAPI at ${url}/api/docs), web console at ${url}/; sign in as ${env.CONVEYOR_ADMIN_USER || 'admin'} with CONVEYOR_ADMIN_PASSWORD, or on the first start through the one-time setup link in the admin's log above`);
 }
 void announceAdmin();
 

@@ -28,7 +28,7 @@ const packageDirs = (dir, depth) =>
     if (!statSync(full).isDirectory()) return [];
     return [full, ...(depth > 1 && p === 'platforms' ? packageDirs(full, depth - 1) : [])];
   });
-const dists = ['libs', 'services']
+const dists = ['libs', 'apps', 'services']
   .flatMap((top) => packageDirs(path.join(root, top), 2).map((p) => path.join(p, 'dist')))
   .concat([path.join(root, 'test', 'dist')])
   .filter((d) => { try { return statSync(d).isDirectory(); } catch { return false; } });

@@ -238,6 +238,11 @@ export class ConfigStore {
 
   // ---------------------------------------------------------------- bots
 
+  /** The adapters a bot may have, as the platform registry names them. */
+  listPlatforms(): AdminApi.PlatformList {
+    return { items: platforms.configurableNames().map((name) => ({ name })) };
+  }
+
   async listBots(page: AdminApi.PageQuery): Promise<Paged<AdminApi.Bot>> {
     const rows = await this.prisma.bot.findMany({ orderBy: { id: 'asc' }, take: page.limit + 1, ...(page.cursor ? { where: { id: { gt: page.cursor } } } : {}) });
     return paged(rows, page.limit, botDto);

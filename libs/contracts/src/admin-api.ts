@@ -265,6 +265,10 @@ export const PipelineValidation = z.object({
 /** A platform's adapter name; the admin API checks it against the platform registry. */
 export const BotAdapter = AdapterName;
 
+/** The platforms a bot can be configured with (`GET /platforms`), from the platform registry. */
+export const PlatformList = z.object({ items: z.array(z.object({ name: AdapterName })) });
+export type PlatformList = z.infer<typeof PlatformList>;
+
 export const Bot = z.object({
   id: z.string(),
   name: z.string(),

@@ -11,3 +11,4 @@ export * from './plugins.js';
 export * from './gateway.js';
 export * from './config-events.js';
 export * as AdminApi from './admin-api.js';
+export * as DebugChat from './debug-chat.js';

@@ -5,9 +5,10 @@ import { publishConfigChanged } from '@conveyor/bus';
 import type { SecretBox } from '@conveyor/persistence';
 import type { Infra } from '@conveyor/service-kit';
 import { AuthController } from './auth.controller.js';
-import { BotsController, McpServersController, ModelsController, PipelinesController } from './config.controller.js';
+import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
+import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
 import { CONFIG_STORE, DEAD_LETTERS, SECRET_BOX } from './tokens.js';
 import { UsersController } from './users.controller.js';
@@ -40,7 +41,7 @@ export class AdminModule {
   static register(infra: Infra, parts: AdminParts): DynamicModule {
     return {
       module: AdminModule,
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, BotsController, McpServersController, RecordsController],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, RecordsController, DebugChatController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

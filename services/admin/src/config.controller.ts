@@ -16,6 +16,16 @@ function precondition(ifMatch: string | undefined, body: unknown): number {
   return expectedVersion(ifMatch, bodyVersion(body));
 }
 
+@Controller('api/v1/platforms')
+export class PlatformsController {
+  constructor(@Inject(CONFIG_STORE) private readonly store: ConfigStore) {}
+
+  @Get()
+  list(): AdminApi.PlatformList {
+    return this.store.listPlatforms();
+  }
+}
+
 @Controller('api/v1/models')
 export class ModelsController {
   constructor(@Inject(CONFIG_STORE) private readonly store: ConfigStore, @Inject(SECRET_BOX) private readonly box: SecretBox) {}

@@ -5,6 +5,8 @@ import { runService, type BaseEnv } from '@conveyor/service-kit';
 import { AdminModule, configStore, type AdminParts } from './admin.module.js';
 import { AdminEnv } from './env.js';
 import { serveOpenApi } from './openapi.js';
+import { ConsoleEnv } from './console-env.js';
+import { serveConsole } from './console.js';
 
 const DEFAULT_PORT = 8084;
 /** Expired sessions are deleted this often. */
@@ -12,10 +14,10 @@ const SESSION_SWEEP_MS = 60 * 60_000;
 
 let parts: AdminParts | undefined;
 
-await runService<BaseEnv & AdminEnv>({
+await runService<BaseEnv & AdminEnv & ConsoleEnv>({
   name: 'admin',
   defaultPort: DEFAULT_PORT,
-  env: AdminEnv,
+  env: AdminEnv.extend(ConsoleEnv.shape),
   module: (infra) => {
     const env = infra.env;
     const publicUrl = (env.ADMIN_PUBLIC_URL ?? `http://localhost:${env.PORT ?? DEFAULT_PORT}`).replace(/\/+$/, '');
@@ -32,6 +34,7 @@ await runService<BaseEnv & AdminEnv>({
   configure: async (app, infra) => {
     app.use('/api', express.json({ limit: infra.env.ADMIN_BODY_LIMIT_BYTES }));
     serveOpenApi(app);
+    serveConsole(app, infra);
     const { auth, box, settings } = parts!;
     const env = infra.env;
     const first = await auth.bootstrap({ username: env.CONVEYOR_ADMIN_USER, password: env.CONVEYOR_ADMIN_PASSWORD });

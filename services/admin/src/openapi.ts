@@ -30,6 +30,7 @@ const SHAPES: Record<string, { body?: string; answer?: string }> = {
   'POST /pipelines/validate': { body: 'PipelineValidate', answer: 'PipelineValidation' },
   'PATCH /pipelines/{id}': { body: 'PipelineUpdate', answer: 'Pipeline' },
   'POST /pipelines/{id}/copy': { body: 'PipelineCopy', answer: 'Pipeline' },
+  'GET /platforms': { answer: 'PlatformList' },
   'GET /bots': { answer: 'Page:Bot' },
   'GET /bots/{id}': { answer: 'Bot' },
   'POST /bots': { body: 'BotCreate', answer: 'Bot' },

@@ -143,6 +143,10 @@ describe('npm start', () => {
     const admin = await waitUntil('the admin line', () => /conveyor: admin API at (http:\/\/\S+\/api\/v1)/.exec(run.output()) ?? undefined, 30_000);
     assert.equal(admin[1], `http://127.0.0.1:${run.ports.admin}/api/v1`);
     assert.match(run.output(), new RegExp(`admin\\s*\\|.*finish setup at http://127\\.0\\.0\\.1:${run.ports.admin}/setup#token=cvsetup_`));
+    // The setup link opens the web console, which the admin service serves.
+    const setupPage = await fetch(`http://127.0.0.1:${run.ports.admin}/setup`);
+    assert.equal(setupPage.status, 200);
+    assert.match(await setupPage.text(), /<div id="root"><\/div>/);
 
     // The quickstart's web chat: switched on with a token made for the run, printed in the link.
     const link = await waitUntil('the web chat link', () => /conveyor: web chat at (http:\/\/\S+\/chat)#token=(\S+)/.exec(run.output()) ?? undefined, 30_000);

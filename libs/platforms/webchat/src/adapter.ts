@@ -1,16 +1,10 @@
 import { context, propagation } from '@opentelemetry/api';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import { plainText, type ReplyRoute, type Topology } from '@conveyor/contracts';
+import { plainText, type DebugChat, type ReplyRoute, type Topology } from '@conveyor/contracts';
 import type { DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 
 /** What the ingress streams to the browser for one part. */
-export interface WebChatPart {
-  queryId: string;
-  replyTo: string;
-  text: string;
-  isFinal: boolean;
-  stream: boolean;
-}
+export type WebChatPart = DebugChat.WebChatPart;
 
 /**
  * The web chat playground's outbound: each part goes over core NATS to the ingress replica whose

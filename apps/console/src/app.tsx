@@ -1,0 +1,129 @@
+// The console's shell: who is signed in, the navigation, and the page the URL fragment names.
+import { useEffect, useState } from 'react';
+import { z } from 'zod';
+import { AdminApi } from '@conveyor/contracts';
+import { ApiError, onUnauthenticated, request } from './lib/api.js';
+import { formatRoute, parseRoute, type PageName, type Route } from './lib/routes.js';
+import { DEFAULT_TRACE_URL_TEMPLATE } from './lib/trace-link.js';
+import { SignIn } from './auth.js';
+import { Busy, ErrorNote } from './ui.js';
+import { Dashboard } from './pages/dashboard.js';
+import { Models } from './pages/models.js';
+import { Pipelines } from './pages/pipelines.js';
+import { Bots } from './pages/bots.js';
+import { McpServers } from './pages/mcp-servers.js';
+import { Queries } from './pages/queries.js';
+import { DeadLetters } from './pages/dead-letters.js';
+import { DebugChat } from './pages/chat.js';
+
+const NAV: { page: PageName; label: string }[] = [
+  { page: 'dashboard', label: 'Dashboard' },
+  { page: 'models', label: 'Models' },
+  { page: 'pipelines', label: 'Pipelines' },
+  { page: 'bots', label: 'Bots' },
+  { page: 'mcp-servers', label: 'MCP servers' },
+  { page: 'queries', label: 'Query log' },
+  { page: 'dead-letters', label: 'Dead letters' },
+  { page: 'chat', label: 'Debug chat' },
+];
+
+/** What the admin service tells the console about its deployment (`console-config.json` beside index.html). */
+const ConsoleConfig = z.object({ traceUrlTemplate: z.string().default(DEFAULT_TRACE_URL_TEMPLATE) });
+export type ConsoleConfig = z.infer<typeof ConsoleConfig>;
+
+async function loadConsoleConfig(): Promise<ConsoleConfig> {
+  try {
+    const res = await fetch('./console-config.json', { credentials: 'same-origin' });
+    if (res.ok) return ConsoleConfig.parse(await res.json());
+  } catch {
+    // No deployment settings: the defaults serve.
+  }
+  return ConsoleConfig.parse({});
+}
+
+type Auth = { state: 'loading' } | { state: 'error'; error: unknown } | { state: 'signed-out'; setupRequired: boolean } | { state: 'signed-in'; me: AdminApi.Me };
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => setRoute(parseRoute(location.hash));
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+export function App() {
+  const [auth, setAuth] = useState<Auth>({ state: 'loading' });
+  const [config, setConfig] = useState<ConsoleConfig>(() => ConsoleConfig.parse({}));
+  const route = useRoute();
+
+  const checkSession = async () => {
+    try {
+      const me = await request('GET', '/auth/me', AdminApi.Me);
+      setAuth({ state: 'signed-in', me });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'unauthenticated') return setAuth({ state: 'error', error: err });
+      try {
+        const status = await request('GET', '/auth/status', AdminApi.AuthStatus);
+        setAuth({ state: 'signed-out', setupRequired: status.setupRequired });
+      } catch (e) {
+        setAuth({ state: 'error', error: e });
+      }
+    }
+  };
+
+  useEffect(() => {
+    void checkSession();
+    void loadConsoleConfig().then(setConfig);
+    return onUnauthenticated(() => setAuth((a) => (a.state === 'signed-in' ? { state: 'signed-out', setupRequired: false } : a)));
+  }, []);
+
+  if (auth.state === 'loading') return <Busy on label="Connecting to the admin service…" />;
+  if (auth.state === 'error') {
+    return (
+      <main className="signin">
+        <ErrorNote error={auth.error} />
+        <button onClick={() => { setAuth({ state: 'loading' }); void checkSession(); }}>Try again</button>
+      </main>
+    );
+  }
+  if (auth.state === 'signed-out') return <SignIn setupRequired={auth.setupRequired} onSignedIn={(me) => setAuth({ state: 'signed-in', me })} />;
+
+  const signOut = async () => {
+    await request('POST', '/auth/logout', null).catch(() => undefined);
+    setAuth({ state: 'signed-out', setupRequired: false });
+  };
+  const canWrite = auth.me.role === 'admin';
+
+  return (
+    <div className="shell">
+      <nav className="sidebar" aria-label="Console">
+        <div className="brand">Conveyor</div>
+        {NAV.map((n) => (
+          <a key={n.page} href={formatRoute({ page: n.page })} className={route.page === n.page ? 'active' : undefined} aria-current={route.page === n.page ? 'page' : undefined}>{n.label}</a>
+        ))}
+        <div className="who">
+          <span title={`signed in by ${auth.me.via}`}>{auth.me.username} ({auth.me.role})</span>
+          <button className="link" onClick={() => void signOut()}>Sign out</button>
+        </div>
+      </nav>
+      <main className="content">
+        <PageView route={route} canWrite={canWrite} config={config} />
+      </main>
+    </div>
+  );
+}
+
+function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean; config: ConsoleConfig }) {
+  switch (route.page) {
+    case 'dashboard': return <Dashboard />;
+    case 'models': return <Models route={route} canWrite={canWrite} />;
+    case 'pipelines': return <Pipelines route={route} canWrite={canWrite} />;
+    case 'bots': return <Bots route={route} canWrite={canWrite} />;
+    case 'mcp-servers': return <McpServers route={route} canWrite={canWrite} />;
+    case 'queries': return <Queries route={route} traceUrlTemplate={config.traceUrlTemplate} />;
+    case 'dead-letters': return <DeadLetters route={route} canWrite={canWrite} traceUrlTemplate={config.traceUrlTemplate} />;
+    case 'chat': return <DebugChat route={route} />;
+  }
+}

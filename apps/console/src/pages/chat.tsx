@@ -1,0 +1,184 @@
+// The debug chat: talk to a pipeline through one of its bots, over the ingress web chat that the
+// admin service relays behind the console's sign-in. Answers stream in; each links to its query.
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { AdminApi, DebugChat as Contract } from '@conveyor/contracts';
+import { apiUrl, describeError, listAll, request } from '../lib/api.js';
+import { formatRoute, type Route } from '../lib/routes.js';
+import { SseParser } from '../lib/sse.js';
+import { Busy, ErrorNote, Field, PageHeader, useLoad } from '../ui.js';
+
+/** How long a sent message may wait for its first part before the chat says so. */
+const REPLY_TIMEOUT_MS = 120_000;
+/** Messages kept on screen; older ones scroll away for good. */
+const MAX_MESSAGES = 200;
+
+interface Line {
+  key: string;
+  kind: 'user' | 'bot' | 'system' | 'error';
+  text: string;
+  queryId?: string;
+  streaming?: boolean;
+}
+
+function newSessionId(): string {
+  return `console-${crypto.randomUUID()}`;
+}
+
+function sessionFor(botId: string): string {
+  const k = `conveyor-console-session-${botId}`;
+  const existing = sessionStorage.getItem(k);
+  if (existing && Contract.DEBUG_CHAT_SESSION_RE.test(existing)) return existing;
+  const id = newSessionId();
+  sessionStorage.setItem(k, id);
+  return id;
+}
+
+export function DebugChat({ route }: { route: Route }) {
+  const pipelines = useLoad((signal) => listAll('/pipelines', AdminApi.Pipeline, { signal }), []);
+  const bots = useLoad((signal) => listAll('/bots', AdminApi.Bot, { signal }), []);
+  const pipelineId = route.params.pipeline ?? pipelines.data?.items[0]?.id ?? '';
+  const candidates = (bots.data?.items ?? []).filter((b) => b.pipelineId === pipelineId);
+  const botId = candidates.find((b) => b.id === route.params.bot)?.id ?? candidates.find((b) => b.enabled)?.id ?? '';
+  const go = (params: Record<string, string | undefined>) => { location.hash = formatRoute({ page: 'chat', params }); };
+
+  return (
+    <section className="chat-page">
+      <PageHeader title="Debug chat" />
+      <ErrorNote error={pipelines.error ?? bots.error} />
+      <Busy on={pipelines.loading || bots.loading} />
+      <div className="chat-pick">
+        <Field label="Pipeline" htmlFor="chat-pipeline">
+          <select id="chat-pipeline" value={pipelineId} onChange={(e) => go({ pipeline: e.target.value })}>
+            {pipelines.data?.items.map((p) => <option key={p.id} value={p.id}>{p.name} ({p.id})</option>)}
+          </select>
+        </Field>
+        <Field label="Through bot" htmlFor="chat-bot">
+          <select id="chat-bot" value={botId} onChange={(e) => go({ pipeline: pipelineId, bot: e.target.value })}>
+            {candidates.map((b) => <option key={b.id} value={b.id} disabled={!b.enabled}>{b.name}{b.enabled ? '' : ' (disabled)'}</option>)}
+          </select>
+        </Field>
+      </div>
+      {bots.data && pipelineId && !botId ? (
+        <p className="note error">No enabled bot uses pipeline {pipelineId}. <a href={formatRoute({ page: 'bots', id: 'new' })}>Create one</a> to chat with it.</p>
+      ) : null}
+      {botId ? <ChatWindow key={botId} botId={botId} /> : null}
+    </section>
+  );
+}
+
+function ChatWindow({ botId }: { botId: string }) {
+  const [sessionId, setSessionId] = useState(() => sessionFor(botId));
+  const [lines, setLines] = useState<Line[]>([]);
+  const [text, setText] = useState('');
+  const [sending, setSending] = useState(false);
+  const [connected, setConnected] = useState(false);
+  const timers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  const log = useRef<HTMLDivElement>(null);
+  const path = `${Contract.DEBUG_CHAT_PATH}/bots/${encodeURIComponent(botId)}/sessions/${encodeURIComponent(sessionId)}`;
+
+  const add = (line: Omit<Line, 'key'>) => setLines((ls) => [...ls, { ...line, key: crypto.randomUUID() }].slice(-MAX_MESSAGES));
+
+  const onPart = (part: Contract.WebChatPart) => {
+    const t = timers.current.get(part.queryId);
+    if (t && part.isFinal) { clearTimeout(t); timers.current.delete(part.queryId); }
+    setLines((ls) => {
+      // Streamed parts carry the whole text so far: the query's open bubble is replaced, never appended to.
+      const i = ls.findLastIndex((l) => l.kind === 'bot' && l.queryId === part.queryId && l.streaming);
+      const line: Line = { key: i >= 0 ? ls[i].key : crypto.randomUUID(), kind: 'bot', text: part.text, queryId: part.queryId, streaming: part.stream && !part.isFinal };
+      if (i >= 0) return ls.map((l, j) => (j === i ? line : l));
+      return [...ls, line].slice(-MAX_MESSAGES);
+    });
+  };
+
+  useEffect(() => {
+    const abort = new AbortController();
+    void (async () => {
+      let failures = 0;
+      while (!abort.signal.aborted) {
+        try {
+          const res = await fetch(apiUrl(`${path}/events`), { credentials: 'same-origin', headers: { accept: 'text/event-stream' }, signal: abort.signal });
+          if (!res.ok || !res.body) throw new Error(`the event stream answered HTTP ${res.status}`);
+          failures = 0;
+          setConnected(true);
+          const parser = new SseParser();
+          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            for (const ev of parser.push(value)) {
+              if (ev.event !== 'part') continue;
+              const part = Contract.WebChatPart.safeParse(JSON.parse(ev.data));
+              if (part.success) onPart(part.data);
+            }
+          }
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          if (++failures === 3) add({ kind: 'error', text: `Lost the answer stream (${describeError(err)}); still trying.` });
+        }
+        setConnected(false);
+        if (!abort.signal.aborted) await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
+      }
+    })();
+    const pending = timers.current;
+    return () => {
+      abort.abort();
+      for (const t of pending.values()) clearTimeout(t);
+      pending.clear();
+    };
+  }, [path]);
+
+  useEffect(() => { log.current?.scrollTo({ top: log.current.scrollHeight }); }, [lines]);
+
+  const send = async (e: FormEvent) => {
+    e.preventDefault();
+    const message = text.trim();
+    if (!message) return;
+    setText('');
+    add({ kind: 'user', text: message });
+    setSending(true);
+    try {
+      const accepted = await request('POST', `${path}/messages`, Contract.DebugChatAccepted, { body: { text: message } });
+      timers.current.set(accepted.queryId, setTimeout(() => {
+        timers.current.delete(accepted.queryId);
+        add({ kind: 'error', text: 'No complete answer in time: the query may have failed; see its entry in the query log.', queryId: accepted.queryId });
+      }, REPLY_TIMEOUT_MS));
+    } catch (err) {
+      add({ kind: 'error', text: `The message was not accepted: ${describeError(err)}` });
+    } finally {
+      setSending(false);
+    }
+  };
+
+  const reset = async () => {
+    try {
+      await request('POST', `${path}/reset`, Contract.DebugChatReset);
+      const next = newSessionId();
+      sessionStorage.setItem(`conveyor-console-session-${botId}`, next);
+      setSessionId(next);
+      setLines([{ key: crypto.randomUUID(), kind: 'system', text: 'Conversation reset: the bot has forgotten this chat.' }]);
+    } catch (err) {
+      add({ kind: 'error', text: `Reset failed: ${describeError(err)}` });
+    }
+  };
+
+  return (
+    <div className="chat">
+      <div className="chat-status">
+        <span className={connected ? 'dot on' : 'dot'} /> {connected ? 'connected' : 'connecting…'} <span className="muted mono">session {sessionId}</span>
+        <button type="button" className="link" onClick={() => void reset()}>Reset conversation</button>
+      </div>
+      <div className="chat-log" ref={log} aria-live="polite">
+        {lines.map((l) => (
+          <div key={l.key} className={`msg ${l.kind}${l.streaming ? ' streaming' : ''}`} data-query={l.queryId}>
+            <div className="msg-text">{l.text}</div>
+            {l.queryId && l.kind !== 'user' && !l.streaming ? <a className="msg-query" href={formatRoute({ page: 'queries', id: l.queryId })}>query log</a> : null}
+          </div>
+        ))}
+      </div>
+      <form className="chat-input" onSubmit={(e) => void send(e)}>
+        <input id="chat-text" aria-label="message" placeholder="Type a message" value={text} onChange={(e) => setText(e.target.value)} maxLength={10_000} autoComplete="off" />
+        <button id="chat-send" type="submit" disabled={sending || !text.trim()}>{sending ? 'Sending…' : 'Send'}</button>
+      </form>
+    </div>
+  );
+}

@@ -1,0 +1,136 @@
+// The pipeline config form, rendered from the field tree of the config schema (lib/schema-form.ts).
+import { useMemo, useState } from 'react';
+import { z } from 'zod';
+import { PipelineConfigSchema } from '@conveyor/pipeline/config';
+import { buildFields, getAt, isRecord, jsonOrText, linesToList, numberInput, setAt, type FieldNode } from './lib/schema-form.js';
+
+/** The form's field tree, built once from the pipeline config schema. */
+export function usePipelineFields(): FieldNode {
+  return useMemo(() => buildFields(z.toJSONSchema(PipelineConfigSchema, { io: 'output', unrepresentable: 'any' })), []);
+}
+
+function inputId(path: readonly string[]): string {
+  return `cfg-${path.join('.')}`;
+}
+
+export function ConfigForm({ root, value, onChange, issues, disabled }: { root: FieldNode; value: unknown; onChange: (next: unknown) => void; issues: Map<string, string>; disabled: boolean }) {
+  return (
+    <div className="config-form">
+      {root.children?.map((section) => <FieldView key={section.key} node={section} value={value} onChange={onChange} issues={issues} disabled={disabled} depth={0} />)}
+    </div>
+  );
+}
+
+function FieldView({ node, value, onChange, issues, disabled, depth }: { node: FieldNode; value: unknown; onChange: (next: unknown) => void; issues: Map<string, string>; disabled: boolean; depth: number }) {
+  const current = getAt(value, node.path);
+  const set = (v: unknown) => onChange(setAt(value, node.path, v));
+  const issue = issues.get(node.path.join('.'));
+  const id = inputId(node.path);
+  if (node.kind === 'object') {
+    const children = node.children ?? [];
+    return (
+      <details className={`group depth-${depth}`} open={depth < 1} data-path={node.path.join('.')}>
+        <summary>{node.key}</summary>
+        {issue ? <div className="field-issue">{issue}</div> : null}
+        {children.map((c) => <FieldView key={c.key} node={c} value={value} onChange={onChange} issues={issues} disabled={disabled} depth={depth + 1} />)}
+      </details>
+    );
+  }
+  let input;
+  switch (node.kind) {
+    case 'boolean':
+      input = <input id={id} type="checkbox" checked={current === true} disabled={disabled} onChange={(e) => set(e.target.checked)} />;
+      break;
+    case 'enum':
+      input = (
+        <select id={id} value={typeof current === 'string' ? current : ''} disabled={disabled} onChange={(e) => set(e.target.value)}>
+          {typeof current !== 'string' || !node.options?.includes(current) ? <option value={typeof current === 'string' ? current : ''}>{String(current ?? '(unset)')}</option> : null}
+          {node.options?.map((o) => <option key={o} value={o}>{o}</option>)}
+        </select>
+      );
+      break;
+    case 'integer':
+    case 'number': {
+      const kind = node.kind;
+      input = <input id={id} type="text" inputMode="decimal" value={current === undefined ? '' : String(current)} disabled={disabled} onChange={(e) => set(e.target.value === '' && node.optional ? undefined : numberInput(e.target.value, kind))} />;
+      break;
+    }
+    case 'string':
+      input = <StringInput id={id} value={current} disabled={disabled} onChange={(v) => set(v === '' && node.optional ? undefined : v)} />;
+      break;
+    case 'string-list':
+      input = <ListInput id={id} value={current} disabled={disabled} onChange={set} />;
+      break;
+    case 'object-list':
+      input = <ObjectListInput id={id} node={node} value={current} disabled={disabled} onChange={set} />;
+      break;
+    case 'json':
+      input = <JsonInput id={id} value={current} disabled={disabled} onChange={(v) => set(v === '' && node.optional ? undefined : v)} />;
+      break;
+  }
+  return (
+    <div className={`field cfg ${issue ? 'invalid' : ''}`}>
+      <label htmlFor={id} className="mono">{node.key}{node.optional ? ' (optional)' : ''}</label>
+      {input}
+      {node.min !== undefined || node.max !== undefined ? <small className="hint">{node.min !== undefined ? `≥ ${node.min}` : ''}{node.max !== undefined ? ` ≤ ${node.max}` : ''}</small> : null}
+      {issue ? <div className="field-issue">{issue}</div> : null}
+    </div>
+  );
+}
+
+function StringInput({ id, value, disabled, onChange }: { id: string; value: unknown; disabled: boolean; onChange: (v: string) => void }) {
+  const text = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+  return text.length > 60 || text.includes('\n')
+    ? <textarea id={id} rows={3} value={text} disabled={disabled} onChange={(e) => onChange(e.target.value)} />
+    : <input id={id} type="text" value={text} disabled={disabled} onChange={(e) => onChange(e.target.value)} />;
+}
+
+/** One item per line. Kept as typed text while focused, so a trailing newline survives. */
+function ListInput({ id, value, disabled, onChange }: { id: string; value: unknown; disabled: boolean; onChange: (v: string[]) => void }) {
+  const joined = Array.isArray(value) ? value.map(String).join('\n') : '';
+  const [text, setText] = useState<string | null>(null);
+  return (
+    <textarea id={id} rows={Math.min(6, Math.max(2, joined.split('\n').length))} placeholder="one per line" value={text ?? joined} disabled={disabled}
+      onFocus={() => setText(joined)} onBlur={() => setText(null)}
+      onChange={(e) => { setText(e.target.value); onChange(linesToList(e.target.value)); }} />
+  );
+}
+
+function JsonInput({ id, value, disabled, onChange }: { id: string; value: unknown; disabled: boolean; onChange: (v: unknown) => void }) {
+  const shown = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+  const [text, setText] = useState<string | null>(null);
+  return (
+    <input id={id} type="text" className="mono" value={text ?? shown} disabled={disabled} placeholder="a value or JSON"
+      onFocus={() => setText(shown)} onBlur={() => setText(null)}
+      onChange={(e) => { setText(e.target.value); onChange(jsonOrText(e.target.value)); }} />
+  );
+}
+
+/** A list of objects (the prompt's messages): one row per item, the item's fields side by side. */
+function ObjectListInput({ id, node, value, disabled, onChange }: { id: string; node: FieldNode; value: unknown; disabled: boolean; onChange: (v: unknown[]) => void }) {
+  const items = Array.isArray(value) ? value : [];
+  const fields = node.itemFields ?? [];
+  const update = (i: number, next: unknown) => onChange(items.map((it, j) => (j === i ? next : it)));
+  return (
+    <div className="object-list" id={id}>
+      {items.map((item, i) => (
+        <div className="object-row" key={i}>
+          {fields.map((f) => {
+            const v = isRecord(item) ? item[f.key] : undefined;
+            const fid = `${id}.${i}.${f.key}`;
+            return (
+              <label key={f.key} className="mono">
+                {f.key}
+                {f.key === 'content'
+                  ? <textarea id={fid} rows={3} value={typeof v === 'string' ? v : ''} disabled={disabled} onChange={(e) => update(i, setAt(item, [f.key], e.target.value))} />
+                  : <input id={fid} value={typeof v === 'string' ? v : ''} disabled={disabled} onChange={(e) => update(i, setAt(item, [f.key], e.target.value))} />}
+              </label>
+            );
+          })}
+          <button type="button" className="link" disabled={disabled} onClick={() => onChange(items.filter((_, j) => j !== i))}>Remove</button>
+        </div>
+      ))}
+      <button type="button" disabled={disabled} onClick={() => onChange([...items, Object.fromEntries(fields.map((f) => [f.key, f.key === 'role' ? 'system' : '']))])}>Add</button>
+    </div>
+  );
+}
