@@ -1,4 +1,5 @@
 import { httpBotPlatform } from '@conveyor/http-bot';
+import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
 import { onebotPlatform } from '@conveyor/onebot';
 import { slackPlatform } from '@conveyor/slack';
@@ -19,4 +20,5 @@ export const platforms = new PlatformRegistry([
   slackPlatform,
   linePlatform,
   onebotPlatform,
+  larkPlatform,
 ]);
