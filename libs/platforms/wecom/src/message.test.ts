@@ -39,7 +39,7 @@ test('a message that does not parse is malformed, naming the field; a DOCTYPE is
     assert.equal(r.ok, false, xml);
     if (!r.ok) assert.match(r.error, error);
   }
-  assert.deepEqual(parseXmlFields('<xml><A>1</A><B><C>2</C></B></xml>'), { ok: true, fields: { A: '1' } });
+  assert.deepEqual(parseXmlFields('<xml><A>1</A><B><C>2</C></B><D>x &amp; &lt;y&gt;</D><E>1</E><E>2</E></xml>'), { ok: true, fields: { A: '1', D: 'x & <y>' } });
 });
 
 test('replyTo carries the agent a reply goes out through', () => {

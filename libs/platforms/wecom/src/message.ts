@@ -3,12 +3,13 @@ import { z } from 'zod';
 import { storableChain, storableText, type MessageComponent } from '@conveyor/contracts';
 
 /**
- * Values stay strings (a MsgId is a 64-bit number; read as a JS number it would lose digits), and
- * no DOCTYPE is accepted (see `parseXmlFields`), so no entity can expand.
+ * Values stay strings (a MsgId is a 64-bit number; read as a JS number it would lose digits). XML's
+ * own entities (`&amp;`, `&lt;`) are decoded; no DOCTYPE is accepted (see `parseXmlFields`), so no
+ * declared entity can expand.
  */
-const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: false, processEntities: false, htmlEntities: false });
+const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: false, processEntities: true, htmlEntities: false });
 
-/** `<xml>`'s child elements as strings; an element that is not a leaf is left out. */
+/** `<xml>`'s child elements as strings; one that is not a single text leaf (nested, repeated) is left out. */
 export function parseXmlFields(xml: string): { ok: true; fields: Record<string, string> } | { ok: false; error: string } {
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) return { ok: false, error: 'a DOCTYPE is not accepted' };
   let doc: unknown;
