@@ -105,7 +105,7 @@ describe('WeCom app callback at /bots/{bot_id}', () => {
     assert.equal(unsigned.status, 401);
     const otherCorp = await sendWecomCallback(url, creds, text(user, 'x'), { receiverId: 'ww-another-corp' });
     assert.equal(otherCorp.status, 400);
-    assert.equal(await otherCorp.text(), 'bad corp id message: the message is encrypted for another corp id');
+    assert.equal(await otherCorp.text(), 'bad corp id: the message is encrypted for another corp id');
     const otherKey = await sendWecomCallback(url, { ...creds, encodingAesKey: aesKey() }, text(user, 'x'));
     assert.equal(otherKey.status, 400);
     assert.match(await otherKey.text(), /^undecryptable message: /);

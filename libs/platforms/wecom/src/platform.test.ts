@@ -41,7 +41,7 @@ test('refusals: signature 401, another corp 400, other methods 405', () => {
   const bad = callback(msg);
   assert.deepEqual(status({ ...bad, query: { ...bad.query, msg_signature: 'a'.repeat(40) } }), [401, 'invalid signature']);
   assert.deepEqual(status({ ...bad, query: { timestamp: '1', nonce: '2' } }), [401, 'invalid signature: missing msg_signature']);
-  assert.deepEqual(status(callback(msg, 'ww2')), [400, 'bad corp id message: the message is encrypted for another corp id']);
+  assert.deepEqual(status(callback(msg, 'ww2')), [400, 'bad corp id: the message is encrypted for another corp id']);
   assert.equal(status({ ...bad, method: 'PUT' })[0], 405);
   assert.deepEqual(status(callback('<xml><MsgType>event</MsgType><Event>subscribe</Event></xml>')), ['drop', '']);
 });

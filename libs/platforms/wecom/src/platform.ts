@@ -32,8 +32,8 @@ function open(config: WecomConfig, p: { signature: string; timestamp: string; no
   if (!verifyWecomSignature(config.token, p.timestamp, p.nonce, encrypted, p.signature)) return { ok: false, outcome: refuse(401, 'invalid signature') };
   const d = decryptWecom(config.EncodingAESKey, encrypted, config.corpid);
   if (d.ok) return { ok: true, plain: d.message };
-  const label = d.code === 'wrong_receiver' ? 'bad corp id' : 'undecryptable';
-  return { ok: false, outcome: refuse(400, `${label} ${what}: ${d.reason}`) };
+  const label = d.code === 'wrong_receiver' ? 'bad corp id' : `undecryptable ${what}`;
+  return { ok: false, outcome: refuse(400, `${label}: ${d.reason}`) };
 }
 
 /**
