@@ -106,8 +106,8 @@ export function wecomTextXml(m: { corpId: string; from: string; agentId: number;
   return `<xml><ToUserName><![CDATA[${m.corpId}]]></ToUserName><FromUserName><![CDATA[${m.from}]]></FromUserName><CreateTime>${time}</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[${m.content}]]></Content><MsgId>${m.msgId}</MsgId><AgentID>${m.agentId}</AgentID></xml>`;
 }
 
-/** A fresh 64-bit-looking MsgId, as WeCom numbers messages. */
-export const wecomMsgId = () => `${randomInt(1, 2 ** 47)}${randomInt(100000, 999999)}`;
+/** A fresh MsgId: WeCom numbers messages with 64-bit integers (up to 19 digits here). */
+export const wecomMsgId = () => (randomBytes(8).readBigUInt64BE() >> 1n).toString();
 
 const signedQuery = (creds: WecomCallbackCredentials, encrypted: string, opts: { signature?: string }) => {
   const timestamp = String(Math.floor(Date.now() / 1000));
