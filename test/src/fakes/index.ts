@@ -8,3 +8,4 @@ export * from './slack-server.js';
 export * from './lark-server.js';
 export * from './line-server.js';
 export * from './onebot-server.js';
+export * from './wecom-server.js';

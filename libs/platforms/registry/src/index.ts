@@ -5,6 +5,7 @@ import { onebotPlatform } from '@conveyor/onebot';
 import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
+import { wecomPlatform } from '@conveyor/wecom';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -21,4 +22,5 @@ export const platforms = new PlatformRegistry([
   linePlatform,
   onebotPlatform,
   larkPlatform,
+  wecomPlatform,
 ]);
