@@ -7,3 +7,4 @@ export * from './image-host.js';
 export * from './slack-server.js';
 export * from './line-server.js';
 export * from './onebot-server.js';
+export * from './discord-server.js';

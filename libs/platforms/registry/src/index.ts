@@ -1,3 +1,4 @@
+import { discordPlatform } from '@conveyor/discord';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { linePlatform } from '@conveyor/line';
 import { onebotPlatform } from '@conveyor/onebot';
@@ -19,4 +20,5 @@ export const platforms = new PlatformRegistry([
   slackPlatform,
   linePlatform,
   onebotPlatform,
+  discordPlatform,
 ]);
