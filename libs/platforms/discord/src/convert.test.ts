@@ -15,7 +15,7 @@ test('a DM becomes a person query of the author; the message id is the reply tar
   assert.equal(q.sessionId, '333');
   assert.equal(q.senderName, 'alice');
   assert.equal(q.replyTo, '111');
-  assert.equal(q.dedupId, 'discord:111');
+  assert.equal(q.dedupId, '111');
   assert.deepEqual(q.messageChain, [{ type: 'Source', id: '111', timestamp: 1767225600 }, { type: 'Plain', text: 'hi there' }]);
 });
 

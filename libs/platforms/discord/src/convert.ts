@@ -76,7 +76,7 @@ export function messageToQuery(m: DiscordMessage, botUserId: string, botId: stri
     ...(group ? { groupName: cut(`#${m.channel_id}`) } : {}),
     messageChain: storableChain(messageToChain(m, botUserId, botId)),
     replyTo: m.id,
-    dedupId: `discord:${m.id}`,
+    dedupId: m.id,
     stream,
   };
 }
