@@ -24,7 +24,7 @@ describe('Discord through the gateway', () => {
     discord = await startFakeDiscord({ tokens: [STREAM_TOKEN, WHOLE_TOKEN] });
     sys.llm.setDefault(async (body, n) => {
       const echo = await echoResponder(body, n);
-      if (echo.text?.includes('stream please')) return { text: STREAMED, tokensPerSecond: 40 };
+      if (echo.text?.includes('stream please')) return { text: STREAMED, tokensPerSecond: 20 };
       if (echo.text?.includes('long please')) return { text: LONG };
       return echo;
     });
