@@ -66,17 +66,21 @@ describe('Discord through the gateway', () => {
 
   test('a guild mention is streamed into one message edited in place, the final edit holding the whole text', async () => {
     const channel = '700000000000000001';
+    // A group reply mentions its asker first (the pipeline's at-sender), as LangBot does.
+    const whole = `<@300000000000000003>${STREAMED}`;
     const asked = discord.emitMessage(STREAM_TOKEN, {
       guildId: '800000000000000001', channelId: channel, authorId: '300000000000000003',
       content: `<@${discord.botUserId}> stream please`, mentions: [{ id: discord.botUserId, username: 'conveyor-bot' }],
     });
-    await discord.waitFor(() => discord.channel(channel)[0]?.content === STREAMED, 60_000);
+    await discord.waitFor(() => discord.channel(channel)[0]?.content === whole, 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}; calls: ${JSON.stringify(discord.calls.slice(-10))}\n${sys.services.allLogs().split('\n').filter((l) => /"level":[45]0/.test(l)).slice(-30).join('\n')}`);
+    });
     assert.equal(postsTo(channel).length, 1, 'one message, created once');
     assert.equal(discord.channel(channel)[0].replyTo, asked);
     const edits = discord.calls.filter((c) => c.method === 'PATCH' && c.path.startsWith(`/channels/${channel}/messages/`));
     assert.ok(edits.length >= 1, 'edited in place');
-    assert.equal(edits.at(-1)!.body.content, STREAMED);
-    assert.ok(String(postsTo(channel)[0].body.content).length < STREAMED.length, 'created with a first snapshot, not the whole text');
+    assert.equal(edits.at(-1)!.body.content, whole);
+    assert.ok(String(postsTo(channel)[0].body.content).length < whole.length, 'created with a first snapshot, not the whole text');
   });
 
   test('two replicas hold one Gateway session per bot; SIGKILL of the owner, the other takes over and answers once', async () => {
