@@ -83,6 +83,22 @@ describe('Discord through the gateway', () => {
     assert.ok(String(postsTo(channel)[0].body.content).length < whole.length, 'created with a first snapshot, not the whole text');
   });
 
+  test('a dropped Gateway socket is resumed: a message sent while it was down is replayed and answered once', async () => {
+    const before = discord.gateway.identified.get(WHOLE_TOKEN)!;
+    const resumes = before.resumes;
+    const identifies = before.identifies;
+    discord.dropConnections(WHOLE_TOKEN);
+    const user = '300000000000000006';
+    const dm = discord.dmChannelOf(user);
+    discord.emitMessage(WHOLE_TOKEN, { authorId: user, content: 'while you were away' });
+    await discord.waitForGateway((g) => g.identified.get(WHOLE_TOKEN)!.resumes > resumes && g.identified.get(WHOLE_TOKEN)!.open === 1, 60_000);
+    await discord.waitFor(() => discord.channel(dm).some((m) => m.content === 'Echo: while you were away'), 60_000);
+    discord.emitMessage(WHOLE_TOKEN, { authorId: user, content: 'back again' });
+    await discord.waitFor(() => discord.channel(dm).some((m) => m.content === 'Echo: back again'), 60_000);
+    assert.equal(discord.channel(dm).filter((m) => m.content === 'Echo: while you were away').length, 1);
+    assert.equal(discord.gateway.identified.get(WHOLE_TOKEN)!.identifies, identifies, 'resumed, not identified anew');
+  });
+
   test('two replicas hold one Gateway session per bot; SIGKILL of the owner, the other takes over and answers once', async () => {
     for (const token of [STREAM_TOKEN, WHOLE_TOKEN]) assert.equal(discord.gateway.identified.get(token)?.maxOpen, 1, 'never two sessions of one bot');
     const owner = await waitUntil('the owner of the bot', () => sys.services.services.find((s) => s.name === 'gateway' && s.logs.some((l) => l.includes('platform connection open') && l.includes(wholeBot)))?.instance, 30_000);

@@ -45,8 +45,13 @@ export interface FakeDiscord {
   calls: DiscordCall[];
   /** Gateway sockets ever opened, open now, and per token the identified sessions open now and at most at once. */
   gateway: { opened: number; open: number; identified: Map<string, { open: number; maxOpen: number; identifies: number; resumes: number }>; rejected: Map<string, number> };
-  /** Sends MESSAGE_CREATE to every identified session of `token`; returns the message id. */
+  /**
+   * Sends MESSAGE_CREATE to the latest session of `token`; returns the message id. A session whose
+   * socket is gone keeps it for a RESUME, as Discord does.
+   */
   emitMessage(token: string, m: DiscordMessageInput): string;
+  /** Cuts the sockets of `token`'s sessions without a close frame (a network drop); the sessions stay resumable. */
+  dropConnections(token: string): void;
   /** The DM channel id the fake gives a user. */
   dmChannelOf(userId: string): string;
   /** Messages a channel shows, oldest first. */
@@ -240,8 +245,12 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
         attachments: (m.attachments ?? []).map((a) => ({ id: snowflake(), filename: a.filename, url: a.url, ...(a.content_type ? { content_type: a.content_type } : {}), size: 1 })),
         type: 0,
       };
-      for (const s of sessions.values()) if (s.token === token && s.socket) dispatch(s, 'MESSAGE_CREATE', d);
+      const latest = [...sessions.values()].filter((s) => s.token === token).at(-1);
+      if (latest) dispatch(latest, 'MESSAGE_CREATE', d);
       return id;
+    },
+    dropConnections(token) {
+      for (const s of sessions.values()) if (s.token === token) s.socket?.terminate();
     },
     dmChannelOf,
     channel: (id) => shown.get(id) ?? [],

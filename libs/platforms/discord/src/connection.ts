@@ -76,6 +76,7 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
     let queued = 0;
     let chain: Promise<void> = Promise.resolve();
     let socket: DiscordGatewaySocket | undefined;
+    const resume = sessions.get(deps.botId);
     const onMessage = (raw: unknown) => {
       const parsed = DiscordMessage.safeParse(raw);
       if (!parsed.success) {
@@ -83,7 +84,7 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
         return deps.malformed(`MESSAGE_CREATE: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
       }
       const m = parsed.data;
-      const self = socket?.botUserId ?? '';
+      const self = socket?.botUserId ?? resume?.botUserId ?? '';
       if (m.author.bot || m.author.id === self) return;
       if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { messageId: m.id });
       queued++;
@@ -92,7 +93,6 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
         .catch((err: unknown) => deps.logger.warn({ err, botId: deps.botId, messageId: m.id }, 'Discord message not published'))
         .finally(() => void queued--);
     };
-    const resume = sessions.get(deps.botId);
     const connect = (withResume: DiscordSession | undefined) => DiscordGatewaySocket.connect({
       url,
       token: deps.config.token,

@@ -122,7 +122,8 @@ export class DiscordGatewaySocket {
             isReady = true;
             return ready.resolve();
           }
-          if (isReady && t) o.onDispatch(t, d);
+          // Discord replays what a resumed session missed before RESUMED: those are messages too.
+          if ((isReady || o.resume) && t) o.onDispatch(t, d);
           return;
         }
         default:
