@@ -90,6 +90,8 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
   const gatewayWaiters = new Set<() => void>();
   const notifyGateway = () => { for (const w of [...gatewayWaiters]) w(); };
   const sessions = new Map<string, Session>();
+  /** Sockets counted as an open session of a token, so a late close never counts twice or is lost. */
+  const counted = new Map<WebSocket, string>();
   const shown = new Map<string, DiscordShownMessage[]>();
   const dms = new Map<string, string>();
   let nextId = 1_100_000_000_000_000_000n;
@@ -195,6 +197,7 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
         const st = stats(session.token);
         st.identifies++;
         st.open++;
+        counted.set(ws, session.token);
         st.maxOpen = Math.max(st.maxOpen, st.open);
         notifyGateway();
         const { port } = new URL(base);
@@ -208,6 +211,7 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
         const st = stats(session.token);
         st.resumes++;
         st.open++;
+        counted.set(ws, session.token);
         st.maxOpen = Math.max(st.maxOpen, st.open);
         notifyGateway();
         for (const e of session.events) if (e.s > Number(p.d?.seq ?? 0)) ws.send(e.frame);
@@ -216,9 +220,11 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
     });
     ws.on('close', () => {
       gatewayState.open--;
-      if (session && session.socket === ws) {
-        session.socket = undefined;
-        stats(session.token).open--;
+      if (session && session.socket === ws) session.socket = undefined;
+      const token = counted.get(ws);
+      if (token !== undefined) {
+        counted.delete(ws);
+        stats(token).open--;
       }
       notifyGateway();
     });

@@ -79,7 +79,7 @@ export class DiscordAdapter implements PlatformAdapter {
       }
       return { delivered: true };
     } catch (err) {
-      return { delivered: false, reason: (err as Error).message };
+      return { delivered: false, reason: err instanceof Error ? err.message : String(err) };
     }
   }
 }
