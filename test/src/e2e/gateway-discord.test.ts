@@ -77,6 +77,7 @@ describe('Discord through the gateway', () => {
     });
     assert.equal(postsTo(channel).length, 1, 'one message, created once');
     assert.equal(discord.channel(channel)[0].replyTo, asked);
+    assert.ok(discord.calls.some((c) => c.method === 'GET' && c.path === `/channels/${channel}`), 'the channel\'s name read for the group name');
     const edits = discord.calls.filter((c) => c.method === 'PATCH' && c.path.startsWith(`/channels/${channel}/messages/`));
     assert.ok(edits.length >= 1, 'edited in place');
     assert.equal(edits.at(-1)!.body.content, whole);

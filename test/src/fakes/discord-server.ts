@@ -75,7 +75,7 @@ interface Session {
 }
 
 /**
- * A fake Discord: REST below `/api/v10` (`GET /gateway/bot`, DM channels, message create and edit,
+ * A fake Discord: REST below `/api/v10` (`GET /gateway/bot`, channels (guild ones named `channel-<id>`), DM channels, message create and edit,
  * every call recorded; `Authorization: Bot <token>` required, any token accepted there so the
  * Gateway's own check can be exercised) and the Gateway WebSocket at `/gateway` (v10, JSON): HELLO,
  * IDENTIFY checked (unknown token → close 4004, missing intents → 4014), READY with a session, heartbeat
@@ -130,6 +130,8 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
       if (typeof body.recipient_id !== 'string') return reply(400, { code: 50035, message: 'Invalid Form Body: recipient_id' });
       return reply(200, { id: dmChannelOf(body.recipient_id), type: 1 });
     }
+    const ch = /^\/channels\/(\d+)$/.exec(path);
+    if (req.method === 'GET' && ch) return reply(200, { id: ch[1], type: [...dms.values()].includes(ch[1]) ? 1 : 0, ...([...dms.values()].includes(ch[1]) ? {} : { name: `channel-${ch[1]}` }) });
     let m = /^\/channels\/(\d+)\/messages$/.exec(path);
     if (req.method === 'POST' && m) {
       if (limited.count > 0) {

@@ -11,6 +11,12 @@ const MAX_QUEUED_INBOUND = 1_000;
 const MAX_SESSIONS = 10_000;
 /** DM channels remembered per connection (user id → channel id). */
 const MAX_DM_CHANNELS = 4_096;
+/** Channel names as the OneBot group names are cached: an hour when read, a minute when the lookup failed. */
+const CHANNEL_NAME_TTL_MS = 3_600_000;
+const CHANNEL_NAME_MISS_TTL_MS = 60_000;
+const CHANNEL_NAME_CACHE = 4_096;
+/** A channel name lookup must not hold up the chat for long. */
+const CHANNEL_NAME_TIMEOUT_MS = 2_000;
 
 /**
  * The last session of each bot this replica held, so reconnecting after a dropped socket resumes
@@ -73,6 +79,19 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
   async open(deps) {
     const rest = restOf(deps.config, deps.logger, deps.botId);
     const url = await rest.gatewayUrl();
+    const names = new Map<string, { name: string; until: number }>();
+    const channelName = async (channelId: string): Promise<string> => {
+      const hit = names.get(channelId);
+      if (hit && hit.until > Date.now()) return hit.name;
+      const name = await Promise.race([
+        rest.channelName(channelId).catch(() => ''),
+        new Promise<string>((resolve) => setTimeout(() => resolve(''), CHANNEL_NAME_TIMEOUT_MS).unref()),
+      ]);
+      names.delete(channelId);
+      if (names.size >= CHANNEL_NAME_CACHE) names.delete(names.keys().next().value ?? '');
+      names.set(channelId, { name, until: Date.now() + (name ? CHANNEL_NAME_TTL_MS : CHANNEL_NAME_MISS_TTL_MS) });
+      return name;
+    };
     let queued = 0;
     let chain: Promise<void> = Promise.resolve();
     let socket: DiscordGatewaySocket | undefined;
@@ -89,7 +108,7 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
       if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { messageId: m.id });
       queued++;
       chain = chain
-        .then(() => deps.publish(messageToQuery(m, self, deps.botId, deps.config['enable-stream-reply'])))
+        .then(async () => deps.publish(messageToQuery(m, self, deps.botId, deps.config['enable-stream-reply'], m.guild_id !== undefined ? await channelName(m.channel_id) : '')))
         .catch((err: unknown) => deps.logger.warn({ err, botId: deps.botId, messageId: m.id }, 'Discord message not published'))
         .finally(() => void queued--);
     };

@@ -24,8 +24,9 @@ test('a guild message is a group query of the channel; mentions become At (the b
     guild_id: '444', member: { nick: 'Ali' }, content: `<@${BOT_USER}> look <@!555> @everyone`,
     mentions: [{ id: BOT_USER, username: 'bot' }, { id: '555', username: 'bob' }],
     attachments: [{ id: '1', filename: 'cat.png', url: 'https://cdn/cat.png' }, { id: '2', filename: 'notes.txt', url: 'https://cdn/notes.txt', content_type: 'text/plain', size: 9 }],
-  }), BOT_USER, 'bot-1', true);
+  }), BOT_USER, 'bot-1', true, 'general');
   assert.equal(q.launcherType, 'group');
+  assert.equal(q.groupName, 'general');
   assert.equal(q.sessionId, '222');
   assert.equal(q.senderName, 'Ali');
   assert.equal(q.stream, true);

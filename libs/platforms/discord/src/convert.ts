@@ -65,7 +65,7 @@ export function messageToChain(m: DiscordMessage, botUserId: string, botId: stri
  * author, a guild channel → a group chat of the channel (every message; the pipeline's group rules
  * decide which to answer). The de-duplication id is the message id, unique per bot.
  */
-export function messageToQuery(m: DiscordMessage, botUserId: string, botId: string, stream: boolean): InboundQuery {
+export function messageToQuery(m: DiscordMessage, botUserId: string, botId: string, stream: boolean, channelName = ''): InboundQuery {
   const group = m.guild_id !== undefined;
   const name = (group ? m.member?.nick : undefined) || m.author.global_name || m.author.username || m.author.id;
   return {
@@ -73,7 +73,8 @@ export function messageToQuery(m: DiscordMessage, botUserId: string, botId: stri
     launcherType: group ? 'group' : 'person',
     senderId: m.author.id,
     senderName: cut(name),
-    ...(group ? { groupName: cut(`#${m.channel_id}`) } : {}),
+    // LangBot names the group after the channel; a name that could not be read falls back to its id.
+    ...(group ? { groupName: cut(channelName || `#${m.channel_id}`) } : {}),
     messageChain: storableChain(messageToChain(m, botUserId, botId)),
     replyTo: m.id,
     dedupId: m.id,

@@ -29,7 +29,7 @@ const RateLimited = z.looseObject({ retry_after: z.number().nonnegative().option
 const ErrorBody = z.looseObject({ code: z.number().int().optional(), message: z.string().max(10_000).optional() });
 export const GatewayBot = z.looseObject({ url: z.string().regex(/^wss?:\/\//, 'url: a ws(s) URL') });
 export const SentMessage = z.looseObject({ id: z.string().min(1).max(64) });
-const Channel = z.looseObject({ id: z.string().min(1).max(64) });
+const Channel = z.looseObject({ id: z.string().min(1).max(64), name: z.string().max(1_000).nullish() });
 
 export interface DiscordRestOptions {
   baseUrl: string;
@@ -90,6 +90,11 @@ export class DiscordRest {
   /** The DM channel with a user (Discord returns the existing one). */
   dmChannel(userId: string): Promise<string> {
     return this.call('POST', '/users/@me/channels', Channel, { recipient_id: userId }).then((c) => c.id);
+  }
+
+  /** A channel's name (a guild text channel has one; a DM has none). */
+  channelName(channelId: string): Promise<string> {
+    return this.call('GET', `/channels/${enc(channelId)}`, Channel).then((c) => c.name ?? '');
   }
 
   createMessage(channelId: string, content: string, replyTo?: string, onWritten?: () => void): Promise<string> {
