@@ -11,3 +11,4 @@ export * from './run-attempts.js';
 export * from './bearer-token.js';
 export * from './plugin-runtime.js';
 export * from './config-caches.js';
+export * from './instance-settings.js';
