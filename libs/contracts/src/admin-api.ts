@@ -103,7 +103,13 @@ const ResourceMeta = {
 
 // ---------------------------------------------------------------- auth
 
-export const User = z.object({ username: z.string(), role: Role, createdAt: Timestamp });
+export const User = z.object({
+  username: z.string(),
+  role: Role,
+  /** A disabled user cannot sign in (their sessions end when disabled); API tokens are separate. */
+  disabled: z.boolean(),
+  createdAt: Timestamp,
+});
 export type User = z.infer<typeof User>;
 
 const Username = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
@@ -126,7 +132,7 @@ export type Me = z.infer<typeof Me>;
 /** POST /users (admin). GET /users: `Page<User>`. DELETE /users/:username. */
 export const UserCreate = z.strictObject({ username: Username, password: Password, role: Role });
 /** PATCH /users/:username (admin; or anyone for their own password). */
-export const UserUpdate = z.strictObject({ password: Password.optional(), role: Role.optional() });
+export const UserUpdate = z.strictObject({ password: Password.optional(), role: Role.optional(), disabled: z.boolean().optional() });
 
 /** An API token for automation: `Authorization: Bearer <secret>`. */
 export const ApiToken = z.object({

@@ -68,7 +68,7 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, config);
   const schemas: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(AdminApi)) {
-    if (value instanceof z.ZodType) schemas[name] = z.toJSONSchema(value, { target: 'openapi-3.0', unrepresentable: 'any', io: name.endsWith('Create') || name.endsWith('Update') || name === 'InstanceSettingsValues' || name.endsWith('Request') ? 'input' : 'output' });
+    if (value instanceof z.ZodType) schemas[name] = z.toJSONSchema(value, { target: 'openapi-3.0', unrepresentable: 'any', io: name.endsWith('Create') || name.endsWith('Update') || name.endsWith('Request') ? 'input' : 'output' });
   }
   // zod's JSON Schema type and Nest's SchemaObject describe the same OpenAPI 3.0 objects.
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...(schemas as NonNullable<OpenAPIObject['components']>['schemas']) } };

@@ -344,7 +344,10 @@ describe('web console in Chromium', () => {
 
   test('an API token created in the console works against the API; a setting changed in the console; the audit log shows both writes', async () => {
     await go('#/users');
-    await page.locator('tr[data-id="watcher"]').waitFor();
+    await page.locator('tr[data-id="watcher"]').locator('button:has-text("Disable")').click();
+    await expectOk('watcher disabled');
+    await page.locator('tr[data-id="watcher"] .user-status', { hasText: 'disabled' }).waitFor();
+    assert.equal((await new AdminClient(admin.url).call('POST', '/auth/login', { username: 'watcher', password: 'a viewer password' })).status, 401, 'a disabled user cannot sign in');
 
     await go('#/tokens');
     await page.fill('#token-name', 'console automation');

@@ -1,5 +1,5 @@
 // Users of the console and the API: create one with a role, change the role, set a new password,
-// delete. The last admin cannot be demoted or deleted (the API says so).
+// disable (sign-in refused, sessions ended) or enable again, delete. The last admin cannot be demoted or deleted (the API says so).
 import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
@@ -37,6 +37,11 @@ export function Users() {
       return `Password of ${u.username} changed.`;
     });
   };
+  const toggle = (u: AdminApi.User) => void action.run(async () => {
+    await request('PATCH', `/users/${encodeURIComponent(u.username)}`, AdminApi.User, { body: { disabled: !u.disabled } });
+    list.reload();
+    return `${u.username} ${u.disabled ? 'enabled' : 'disabled'}.`;
+  });
   const remove = (u: AdminApi.User) => {
     if (!confirm(`Delete user ${u.username}? Their sessions end.`)) return;
     void action.run(async () => {
@@ -56,7 +61,7 @@ export function Users() {
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>User</th><th>Role</th><th>Created</th><th /></tr></thead>
+          <thead><tr><th>User</th><th>Role</th><th>Status</th><th>Created</th><th /></tr></thead>
           <tbody>
             {list.data.items.map((u) => (
               <tr key={u.username} data-id={u.username}>
@@ -67,9 +72,11 @@ export function Users() {
                     <option value="viewer">viewer</option>
                   </select>
                 </td>
+                <td className="user-status">{u.disabled ? 'disabled' : 'active'}</td>
                 <td>{fmtTime(u.createdAt)}</td>
                 <td className="buttons">
                   <button onClick={() => resetPassword(u)} disabled={action.busy}>Set password</button>
+                  <button onClick={() => toggle(u)} disabled={action.busy}>{u.disabled ? 'Enable' : 'Disable'}</button>
                   <button className="danger" onClick={() => remove(u)} disabled={action.busy}>Delete</button>
                 </td>
               </tr>
