@@ -5,11 +5,18 @@ import { AdminApi, CONFIG_CACHE_SAFETY_TTL_MS } from '@conveyor/contracts';
 import { effectiveInstanceSettings, type EffectiveInstanceSettings, type InstanceDefaults } from '@conveyor/pipeline';
 import type { Infra } from './infra.js';
 
+/** What the source needs of the service's infrastructure (a test passes these alone). */
+export interface InstanceSettingsDeps {
+  prisma: Pick<Infra['prisma'], 'instanceSettings'>;
+  configCaches: Infra['configCaches'];
+  logger: { error(obj: object, msg: string): void };
+}
+
 export class InstanceSettingsSource {
   private pending: Promise<EffectiveInstanceSettings> | undefined;
   private loadedAt = 0;
 
-  constructor(private readonly infra: Pick<Infra, 'prisma' | 'configCaches' | 'logger'>, private readonly defaults: InstanceDefaults, private readonly ttlMs = CONFIG_CACHE_SAFETY_TTL_MS) {
+  constructor(private readonly infra: InstanceSettingsDeps, private readonly defaults: InstanceDefaults, private readonly ttlMs = CONFIG_CACHE_SAFETY_TTL_MS) {
     infra.configCaches.register((event) => {
       if (!event || event.kind === 'settings') this.pending = undefined;
     });
