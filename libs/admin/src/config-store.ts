@@ -8,7 +8,7 @@ import { platforms } from '@conveyor/platforms';
 import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
 import { recordAudit } from './audit.js';
-import { deleteVersioned, updateVersioned, versionConflict } from './concurrency.js';
+import { deleteVersioned, updateVersioned } from './concurrency.js';
 import { AdminApiError, keyPath } from './errors.js';
 import { maskSecrets, unmaskSecrets } from './masking.js';
 import { validatePipeline } from './pipeline-validation.js';
@@ -365,12 +365,9 @@ export class ConfigStore {
   /** Replaces every value (PUT): one left out or null goes back to the services' own default. */
   async putSettings(actor: Principal, expected: number, input: AdminApi.InstanceSettingsValues): Promise<AdminApi.InstanceSettings> {
     const after = await this.write(async (tx) => {
-      const before = await this.settingsRow(tx);
       const id = AdminApi.INSTANCE_SETTINGS_ID;
-      if (before.version !== expected) throw versionConflict('settings', id, expected, before.version);
-      const { count } = await tx.instanceSettings.updateMany({ where: { id, version: expected }, data: { values: json(input), version: { increment: 1 } } });
-      if (count === 0) throw versionConflict('settings', id, expected, (await this.settingsRow(tx)).version);
-      const row = await this.settingsRow(tx);
+      await this.settingsRow(tx);
+      const { before, after: row } = await updateVersioned(tx.instanceSettings, 'settings', id, expected, { values: json(input) });
       const old = AdminApi.storedSettings(before.values);
       const changes = [
         ...(JSON.stringify(old.command.enable) !== JSON.stringify(input.command.enable) ? ['command.enable'] : []),

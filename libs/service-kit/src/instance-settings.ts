@@ -3,6 +3,7 @@
 // message. The safety TTL bounds staleness if an event is lost while the connection stays up.
 import { AdminApi, CONFIG_CACHE_SAFETY_TTL_MS } from '@conveyor/contracts';
 import { effectiveInstanceSettings, type EffectiveInstanceSettings, type InstanceDefaults } from '@conveyor/pipeline';
+import { currentTraceId } from '@conveyor/telemetry';
 import type { Infra } from './infra.js';
 
 /** What the source needs of the service's infrastructure (a test passes these alone). */
@@ -39,7 +40,7 @@ export class InstanceSettingsSource {
   private async load(): Promise<EffectiveInstanceSettings> {
     const row = await this.infra.prisma.instanceSettings.findUnique({ where: { id: AdminApi.INSTANCE_SETTINGS_ID } });
     const parsed = AdminApi.InstanceSettingsValues.safeParse(row?.values ?? {});
-    if (!parsed.success) this.infra.logger.error({ issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`) }, 'stored instance settings are invalid; using the deployment defaults');
+    if (!parsed.success) this.infra.logger.error({ traceId: currentTraceId(), issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`) }, 'stored instance settings are invalid; using the deployment defaults');
     return effectiveInstanceSettings(parsed.success ? parsed.data : AdminApi.InstanceSettingsValues.parse({}), this.defaults);
   }
 }
