@@ -30,6 +30,8 @@ describe('admin API: instance settings', () => {
     assert.equal(got.status, 200, JSON.stringify(got.body));
     assert.deepEqual({ command: got.body.command, banWords: got.body.banWords }, { command: { enable: null, prefix: null }, banWords: null });
     assert.equal(got.body.version, 1);
+    const doc = (await (await fetch(`${api.baseUrl}/api/docs-json`)).json()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
+    assert.ok(doc.paths['/api/v1/settings']?.put?.requestBody, 'the OpenAPI document has the settings routes');
   });
 
   test('a new command prefix makes the next #help a command; the old prefix is plain text again', async () => {
