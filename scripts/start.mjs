@@ -122,7 +122,7 @@ function adminEnv(port) {
   };
 }
 
-const colors = [36, 35, 33, 32, 34];
+const colors = [36, 35, 33, 32, 34, 31];
 for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),
@@ -132,7 +132,7 @@ for (const [i, { name, port }] of services.entries()) {
     // through this script, exactly once, instead of twice.
     detached: true,
   });
-  const tag = `\x1b[${colors[i]}m${name.padEnd(12)}\x1b[0m| `;
+  const tag = `\x1b[${colors[i % colors.length]}m${name.padEnd(12)}\x1b[0m| `;
   for (const stream of [child.stdout, child.stderr]) {
     let buf = '';
     stream.on('data', (d) => {

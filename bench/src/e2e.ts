@@ -13,7 +13,7 @@
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
 // CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase,
 // CPU per streamed reply the same way around the streaming phase.
-import { mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestSystem, uniqueName } from '@conveyor/test';
 import { natsRequestReplyP50 } from './nats-floor.js';
@@ -45,6 +45,8 @@ const tracingEnv: NodeJS.ProcessEnv = tracing === 'off'
   ? { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_TRACES_EXPORTER: 'none', OTEL_TRACES_SAMPLER: 'always_off' }
   : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: tracing, OTEL_BSP_SCHEDULE_DELAY: '1000' };
 if (profileDir) mkdirSync(profileDir, { recursive: true });
+/** The monotonic clock V8 stamps profile samples with, in microseconds. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${profileDir}`] : [];
 
 const sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'warn', ...tracingEnv }, serviceNodeArgs: profileArgs });
@@ -93,11 +95,14 @@ try {
   // Throughput: C concurrent senders.
   const before = finals().length;
   cpu.start();
+  const phaseStartUs = monotonicUs();
   const started = performance.now();
   await pushAll(total);
   await sys.callbacks.waitFor(() => finals().length >= before + total, 900_000);
   const elapsedS = (performance.now() - started) / 1000;
   const cpuMs = cpu.stop();
+  // The profiles' summary keeps to this phase (see profile-summary.ts).
+  if (profileDir) writeFileSync(path.join(profileDir, 'window.json'), JSON.stringify({ startUs: phaseStartUs, endUs: monotonicUs() }));
   const finalsPerReply = new Map<string, number>();
   for (const c of finals()) finalsPerReply.set(c.json.reply_to, (finalsPerReply.get(c.json.reply_to) ?? 0) + 1);
   const duplicated = [...finalsPerReply.values()].filter((n) => n > 1).length;

@@ -1,6 +1,9 @@
 // Summarises V8 CPU profiles (`--cpu-prof` output): self time per package and the top functions.
 //
 // Usage: node bench/dist/profile-summary.js <folder of .cpuprofile files> [top=12]
+//
+// A `window.json` in the folder ({ startUs, endUs } on the monotonic clock, as `process.hrtime` reads
+// it and V8 stamps its samples) limits the summary to that phase, leaving start-up and other phases out.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -12,8 +15,16 @@ interface ProfileNode {
 }
 interface CpuProfile {
   nodes: ProfileNode[];
+  /** Microseconds on the monotonic clock. */
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
+}
+
+/** A phase on the monotonic clock, in microseconds. */
+export interface ProfileWindow {
+  startUs: number;
+  endUs: number;
 }
 
 /** The package a script belongs to: the npm package, the workspace (libs/x, services/x), node internals, or a V8 marker. */
@@ -40,7 +51,7 @@ export interface ProfileShares {
 
 const isRuntime = (p: string) => p.startsWith('node:') || p.startsWith('(');
 
-export function summarise(profile: CpuProfile): ProfileShares {
+export function summarise(profile: CpuProfile, window?: ProfileWindow): ProfileShares {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -56,7 +67,10 @@ export function summarise(profile: CpuProfile): ProfileShares {
   const pkg = new Map<string, number>();
   const fn = new Map<string, number>();
   let total = 0;
+  let at = profile.startTime;
   for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i] ?? 0;
+    if (window && (at < window.startUs || at > window.endUs)) continue;
     const node = byId.get(profile.samples[i]);
     const dt = (profile.timeDeltas[i] ?? 0) / 1000;
     if (!node || node.callFrame.functionName === '(idle)' || node.callFrame.functionName === '(program)') continue;
@@ -75,8 +89,11 @@ export function summarise(profile: CpuProfile): ProfileShares {
 /** One block of text per profile in the folder; file names start with the service name. */
 export function summariseFolder(dir: string, top = 12): string {
   const out: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
-    const s = summarise(JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile);
+  const files = readdirSync(dir);
+  const window = files.includes('window.json') ? (JSON.parse(readFileSync(path.join(dir, 'window.json'), 'utf8')) as ProfileWindow) : undefined;
+  if (window) out.push(`(samples of the measured phase only: ${((window.endUs - window.startUs) / 1e6).toFixed(1)} s)`);
+  for (const file of files.filter((f) => f.endsWith('.cpuprofile')).sort()) {
+    const s = summarise(JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile, window);
     const pct = (ms: number) => `${((100 * ms) / s.totalMs).toFixed(1).padStart(5)} %`;
     out.push(`== ${file}: ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)`);
     out.push('  packages (self time):');

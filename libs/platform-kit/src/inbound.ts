@@ -3,8 +3,15 @@ import type { LauncherType, MessageChain } from '@conveyor/contracts';
 /** Request headers as Node gives them (lower-case names). */
 export type WebhookHeaders = Record<string, string | readonly string[] | undefined>;
 
-/** One webhook call to `POST /bots/{bot_id}[/{subPath}]` (or a platform's legacy path), body unparsed. */
+/** One webhook call to `/bots/{bot_id}[/{subPath}]` (or a platform's legacy path), body unparsed. */
 export interface WebhookRequest {
+  /**
+   * The HTTP method, upper-case. Most platforms only POST; some check the URL with a GET first
+   * (WeCom's `echostr`), and a platform answers methods it does not expect itself.
+   */
+  method: string;
+  /** The URL's query parameters (the first of a repeated one); some platforms sign with them. */
+  query: Readonly<Record<string, string>>;
   /** The bot the URL names (a normalised UUID); a platform uses it e.g. as the bot's account id. */
   botId: string;
   /** What follows the bot id in the path, without the leading slash; '' for the bare path. */
@@ -86,6 +93,15 @@ export interface PlatformInbound<C> {
     /** Anything else went wrong on our side. */
     failed: HttpAnswer;
   };
+}
+
+/** A URL's query parameters, the first value of each, as `WebhookRequest.query` carries them. */
+export function queryOf(url: string): Record<string, string> {
+  const q = url.indexOf('?');
+  const query: Record<string, string> = {};
+  if (q < 0) return query;
+  for (const [k, v] of new URLSearchParams(url.slice(q + 1))) if (!Object.hasOwn(query, k)) query[k] = v;
+  return query;
 }
 
 /** A header's value (the first, if repeated), or undefined. */

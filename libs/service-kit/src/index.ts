@@ -12,3 +12,4 @@ export * from './bearer-token.js';
 export * from './plugin-runtime.js';
 export * from './config-caches.js';
 export * from './instance-settings.js';
+export * from './query-intake.js';

@@ -1,11 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { SpanKind } from '@opentelemetry/api';
 import { PayloadValidationError } from '@conveyor/bus';
-import { QueryEnvelope } from '@conveyor/contracts';
 import { isLeaseLost, type ConnectionLease } from '@conveyor/gateway';
 import type { InboundQuery } from '@conveyor/platform-kit';
-import { SessionLeases } from '@conveyor/pipeline';
-import type { Infra } from '@conveyor/service-kit';
+import { QueryIntake, type Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 
 const inbound = meter.createCounter('conveyor_gateway_inbound_messages', { description: 'Inbound messages from held platform connections, by outcome' });
@@ -20,10 +17,10 @@ const PUBLISH_ATTEMPTS = 5;
  * replicas around a takeover becomes one query.
  */
 export class GatewayInbound {
-  private readonly leases: SessionLeases;
+  private readonly intake: QueryIntake;
 
   constructor(private readonly infra: Infra) {
-    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+    this.intake = new QueryIntake(infra);
   }
 
   publish(adapter: string, lease: ConnectionLease, q: InboundQuery): Promise<void> {
@@ -34,40 +31,26 @@ export class GatewayInbound {
         throw err;
       });
       span.setAttribute('conveyor.gateway.fencing_token', token);
-      const queryId = randomUUID();
-      const envelope: QueryEnvelope = {
-        v: 1,
-        queryId,
-        receivedAt: new Date().toISOString(),
-        route: {
-          botId,
-          adapter,
-          sessionId: q.sessionId,
-          launcherType: q.launcherType,
-          launcherId: q.sessionId,
-          senderId: q.senderId,
-          replyTo: q.replyTo,
-          ...(q.stream !== undefined ? { stream: q.stream } : {}),
-        },
+      const message = {
+        botId,
+        adapter,
+        sessionId: q.sessionId,
+        launcherType: q.launcherType,
+        senderId: q.senderId,
         senderName: q.senderName,
         ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
+        replyTo: q.replyTo,
+        ...(q.stream !== undefined ? { stream: q.stream } : {}),
         messageChain: q.messageChain,
+        // The same id the ingress gives a webhook delivery: adapter, bot and the platform's own id.
+        msgId: `${adapter}:${botId}:${q.dedupId}`,
       };
-      const subject = this.infra.topology.subjects.query(botId);
-      // The same id the ingress gives a webhook delivery: adapter, bot and the platform's own id.
-      const msgId = `${adapter}:${botId}:${q.dedupId}`;
       for (let attempt = 1; ; attempt++) {
         try {
-          const ack = await this.infra.publisher.publish(subject, QueryEnvelope, envelope, { msgId, queryId });
-          inbound.add(1, { adapter, outcome: ack.duplicate ? 'duplicate' : 'accepted' });
+          const { queryId, duplicate } = await this.intake.publish(message);
+          inbound.add(1, { adapter, outcome: duplicate ? 'duplicate' : 'accepted' });
           span.setAttribute('conveyor.query_id', queryId);
-          if (ack.duplicate) {
-            this.infra.logger.info({ botId, dedupId: q.dedupId }, 'inbound message already published; dropped as a duplicate');
-            return;
-          }
-          await this.leases.register(envelope.route, queryId, ack.seq).catch((err: unknown) =>
-            this.infra.logger.warn({ err, queryId }, 'could not register the message in its session queue'),
-          );
+          if (duplicate) this.infra.logger.info({ botId, dedupId: q.dedupId }, 'inbound message already published; dropped as a duplicate');
           return;
         } catch (err) {
           if (attempt >= PUBLISH_ATTEMPTS || err instanceof PayloadValidationError) {

@@ -1,8 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
-import { QueryEnvelope, type MessageChain, type LauncherType, type ReplyRoute } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
-import { SessionLeases } from '@conveyor/pipeline';
+import { type MessageChain, type LauncherType, type ReplyRoute } from '@conveyor/contracts';
+import { INFRA, QueryIntake, type Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
 
 export interface InboundMessage {
@@ -46,10 +44,10 @@ const accepted = meter.createCounter('conveyor_ingress_messages', { description:
 /** Turns an accepted inbound message into a query on the bus. */
 @Injectable()
 export class QueryPublisher {
-  private readonly leases: SessionLeases;
+  private readonly intake: QueryIntake;
 
   constructor(@Inject(INFRA) private readonly infra: Infra) {
-    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+    this.intake = new QueryIntake(infra);
   }
 
   /** Returns false when the idempotency key was already accepted. */
@@ -73,46 +71,22 @@ export class QueryPublisher {
   }
 
   private async publishNow(m: InboundMessage): Promise<{ duplicate: boolean; queryId: string }> {
-    const queryId = randomUUID();
-    const envelope: QueryEnvelope = {
-      v: 1,
-      queryId,
-      receivedAt: new Date().toISOString(),
-      route: {
-        botId: m.botId,
-        adapter: m.adapter ?? 'http-bot',
-        sessionId: m.sessionId,
-        launcherType: m.launcherType,
-        // LangBot's launcher id: the group for group chats, the person otherwise; both are the session id here.
-        launcherId: m.sessionId,
-        senderId: m.senderId,
-        replyTo: m.acceptedMessageId,
-        ...(m.stream !== undefined ? { stream: m.stream } : {}),
-      },
+    const { queryId, duplicate, seq } = await this.intake.publish({
+      botId: m.botId,
+      adapter: m.adapter ?? 'http-bot',
+      sessionId: m.sessionId,
+      launcherType: m.launcherType,
+      senderId: m.senderId,
       senderName: m.senderName,
       ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+      replyTo: m.acceptedMessageId,
+      ...(m.stream !== undefined ? { stream: m.stream } : {}),
       messageChain: m.messageChain,
-    };
-    const msgId = m.msgId ?? (m.idempotencyKey ? `idem:${m.botId}:${m.idempotencyKey}` : queryId);
-    const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId, queryId });
-    accepted.add(1, { bot: m.botId, outcome: ack.duplicate ? 'duplicate' : 'accepted' });
+      ...(m.msgId ?? m.idempotencyKey ? { msgId: m.msgId ?? `idem:${m.botId}:${m.idempotencyKey}` } : {}),
+    });
+    accepted.add(1, { bot: m.botId, outcome: duplicate ? 'duplicate' : 'accepted' });
     // The one line that ties what the platform knows (its reply_to) to the query id every later log line carries.
-    this.infra.logger.debug?.({ queryId, replyTo: m.acceptedMessageId, botId: m.botId, streamSeq: ack.seq, duplicate: ack.duplicate }, 'message accepted');
-    if (!ack.duplicate) await this.registerInSession(envelope, ack.seq);
-    return { duplicate: ack.duplicate, queryId };
-  }
-
-  /**
-   * Puts the message in its session's queue before the caller hears 202, so the orchestrator can run
-   * it without waiting out the settle time. Best effort: without it the orchestrator registers the
-   * message itself and only waits longer.
-   */
-  private async registerInSession(envelope: QueryEnvelope, streamSeq: number): Promise<void> {
-    const { route } = envelope;
-    try {
-      await this.leases.register(route, envelope.queryId, streamSeq);
-    } catch (err) {
-      this.infra.logger.warn({ err, queryId: envelope.queryId }, 'could not register the message in its session queue');
-    }
+    this.infra.logger.debug?.({ queryId, replyTo: m.acceptedMessageId, botId: m.botId, streamSeq: seq, duplicate }, 'message accepted');
+    return { duplicate, queryId };
   }
 }

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { LIMITS } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
-import type { HttpAnswer, LogRef, Platform, PlatformInbound } from '@conveyor/platform-kit';
+import { queryOf, type HttpAnswer, type LogRef, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
@@ -65,7 +65,7 @@ export class WebhookHandler {
         if (err instanceof BodyTooLargeError) return drop(`the body is larger than ${limit} bytes`, undefined, inbound.answers.tooLarge);
         throw err;
       }
-      const outcome = inbound.handle({ botId, subPath, headers: req.headers, rawBody, now: new Date() }, config.data);
+      const outcome = inbound.handle({ botId, subPath, method: req.method.toUpperCase(), query: queryOf(req.originalUrl), headers: req.headers, rawBody, now: new Date() }, config.data);
       span.setAttribute('conveyor.webhook.outcome', outcome.kind);
       if (outcome.kind === 'publish') span.setAttribute('conveyor.webhook.queries', outcome.queries.length);
       if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);

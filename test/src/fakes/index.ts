@@ -5,5 +5,7 @@ export { Waiters } from './http-util.js';
 export * from './telegram-server.js';
 export * from './image-host.js';
 export * from './slack-server.js';
+export * from './lark-server.js';
 export * from './line-server.js';
 export * from './onebot-server.js';
+export * from './wecom-server.js';

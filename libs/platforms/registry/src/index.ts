@@ -1,9 +1,11 @@
 import { httpBotPlatform } from '@conveyor/http-bot';
+import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
 import { onebotPlatform } from '@conveyor/onebot';
 import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
+import { wecomPlatform } from '@conveyor/wecom';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -19,4 +21,6 @@ export const platforms = new PlatformRegistry([
   slackPlatform,
   linePlatform,
   onebotPlatform,
+  larkPlatform,
+  wecomPlatform,
 ]);

@@ -7,7 +7,7 @@ const config = slackPlatform.botConfigSchema.parse({ bot_token: 'xoxb-1', signin
 const now = new Date();
 const ts = String(Math.floor(now.getTime() / 1000));
 const request = (body: string, sign = 'shh') => ({
-  botId: 'bot-1', subPath: '', now, rawBody: Buffer.from(body),
+  botId: 'bot-1', subPath: '', method: 'POST', query: {}, now, rawBody: Buffer.from(body),
   headers: { 'x-slack-signature': slackSignature(sign, ts, Buffer.from(body)), 'x-slack-request-timestamp': ts },
 });
 const handle = (body: string, sign?: string) => slackInbound.handle(request(body, sign), config);

@@ -1,0 +1,5 @@
+export * from './config.js';
+export * from './crypto.js';
+export * from './events.js';
+export * from './adapter.js';
+export * from './platform.js';

@@ -1,0 +1,212 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { z } from 'zod';
+import { plainText, type ReplyRoute } from '@conveyor/contracts';
+import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import { WecomConfigSchema, type WecomConfig } from './config.js';
+import { agentIdOf } from './message.js';
+import { WECOM } from './name.js';
+
+/** WeCom refuses a text message's `content` over 2,048 bytes (UTF-8). */
+export const WECOM_TEXT_BYTES = 2048;
+/** Parts of one reply, at most: a reply longer than this many messages is cut, and says so. */
+const MAX_PARTS = 20;
+const TRUNCATED = '\n\n… (truncated)';
+const CALL_TIMEOUT_MS = 10_000;
+const MAX_ATTEMPTS = 3;
+/** The access token is renewed this long before WeCom's `expires_in` says it ends. */
+const TOKEN_MARGIN_MS = 5 * 60_000;
+/** Access tokens of this many apps are kept per replica; the oldest goes first. */
+const MAX_CACHED_TOKENS = 1_000;
+/** `access_token` invalid (40014) or expired (42001): fetch a new one and send again. */
+const TOKEN_ERRCODES: ReadonlySet<number> = new Set([40014, 42001]);
+
+/** How many UTF-16 units of `text`'s start fit in `maxBytes` UTF-8 bytes without cutting a character. */
+function fittingLength(text: string, maxBytes: number): number {
+  let end = 0;
+  let bytes = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch, 'utf8');
+    if (bytes > maxBytes) break;
+    end += ch.length;
+  }
+  return end;
+}
+
+/**
+ * `text` cut into pieces of at most `maxBytes` UTF-8 bytes, never inside a character, preferring to
+ * end a piece after a line break in its second half; at most `maxParts` pieces (the last says it was cut).
+ */
+export function splitUtf8(text: string, maxBytes = WECOM_TEXT_BYTES, maxParts = MAX_PARTS): string[] {
+  const parts: string[] = [];
+  let rest = text;
+  while (rest && parts.length < maxParts) {
+    // At least one character, so a limit below one character's size cannot stall the loop.
+    let end = Math.max(fittingLength(rest, maxBytes), (rest.codePointAt(0) ?? 0) > 0xffff ? 2 : 1);
+    if (end < rest.length) {
+      const newline = rest.lastIndexOf('\n', end - 1);
+      if (newline >= end / 2) end = newline + 1;
+    }
+    parts.push(rest.slice(0, end));
+    rest = rest.slice(end);
+  }
+  if (rest) {
+    const last = parts.pop() ?? '';
+    parts.push(`${last.slice(0, fittingLength(last, maxBytes - Buffer.byteLength(TRUNCATED, 'utf8')))}${TRUNCATED}`);
+  }
+  return parts;
+}
+
+const ApiAnswer = z.object({ errcode: z.number().int().default(0), errmsg: z.string().default('') }).loose();
+const TokenAnswer = ApiAnswer.extend({ access_token: z.string().min(1).optional(), expires_in: z.number().int().positive().optional() });
+
+/** A WeCom API error: `errcode` as WeCom gave it; HTTP-level failures have none. */
+export class WecomApiError extends Error {
+  constructor(
+    message: string,
+    readonly errcode: number | undefined,
+    /** Whether the same call may pass later (5xx, network, WeCom's "system busy" -1). */
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'WecomApiError';
+  }
+}
+
+interface CachedToken {
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * WeCom outbound through the app API, whole replies only (an app message cannot be edited): a
+ * streamed reply shows when its final part arrives. A reply goes to the member through the agent
+ * (app) the message came to, as `message/send` text messages of at most 2,048 bytes each. How many
+ * of a part's messages went out is kept with the reply, so a part sent again after a crash goes on
+ * where it stopped. Access tokens (`gettoken`) are cached per app until shortly before they expire
+ * and fetched again when WeCom says one is invalid or expired.
+ */
+export class WecomAdapter implements PlatformAdapter {
+  readonly name = WECOM;
+  /** Insertion-ordered, so the first key is the oldest when the cache is full. */
+  private readonly tokens = new Map<string, CachedToken>();
+  private readonly pending = new Map<string, Promise<string>>();
+
+  constructor(
+    private readonly configs: CachedBotConfigs,
+    private readonly fetchImpl: typeof fetch = fetch,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
+    const bot = await this.configs.get(route.botId);
+    if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
+    const parsed = WecomConfigSchema.safeParse(bot.adapterConfig ?? {});
+    if (!parsed.success) return { delivered: false, reason: `wecom bot ${route.botId} misconfigured: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
+    if (reply.stream && !reply.isFinal) return { delivered: true };
+    const agentId = agentIdOf(route.replyTo);
+    if (agentId === undefined) return { delivered: false, reason: `wecom: the route names no agent (replyTo ${JSON.stringify(route.replyTo.slice(0, 50))})` };
+    const parts = splitUtf8(plainText(reply.message));
+    try {
+      const sent = Number((await ctx.state.get('wecom:sent')) ?? '0');
+      for (let i = sent; i < parts.length; i++) {
+        await this.send(parsed.data, { touser: route.sessionId, msgtype: 'text', agentid: agentId, text: { content: parts[i] } }, ctx.signal);
+        await ctx.state.set('wecom:sent', String(i + 1));
+      }
+      return { delivered: true };
+    } catch (err) {
+      return { delivered: false, reason: `wecom: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  /** `message/send`, with a fresh token once if WeCom says the cached one is no longer valid. */
+  private async send(config: WecomConfig, body: object, signal?: AbortSignal): Promise<void> {
+    for (let fresh = false; ; fresh = true) {
+      const token = await this.accessToken(config, signal);
+      try {
+        await this.call(config, `/message/send?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, ApiAnswer, signal);
+        return;
+      } catch (err) {
+        if (fresh || !(err instanceof WecomApiError) || err.errcode === undefined || !TOKEN_ERRCODES.has(err.errcode)) throw err;
+        this.tokens.delete(tokenKey(config));
+      }
+    }
+  }
+
+  private async accessToken(config: WecomConfig, signal?: AbortSignal): Promise<string> {
+    const key = tokenKey(config);
+    const cached = this.tokens.get(key);
+    if (cached && cached.expiresAt > this.now()) return cached.token;
+    // Parts of many replies may ask at once: one gettoken for them all.
+    const inFlight = this.pending.get(key);
+    if (inFlight) return inFlight;
+    const fetching = this.fetchToken(config, key, signal).finally(() => this.pending.delete(key));
+    this.pending.set(key, fetching);
+    return fetching;
+  }
+
+  private async fetchToken(config: WecomConfig, key: string, signal?: AbortSignal): Promise<string> {
+    const query = new URLSearchParams({ corpid: config.corpid, corpsecret: config.secret });
+    const answer = await this.call(config, `/gettoken?${query.toString()}`, { method: 'GET' }, TokenAnswer, signal);
+    if (!answer.access_token) throw new WecomApiError('gettoken answered without access_token', undefined, false);
+    const lifetimeMs = (answer.expires_in ?? 7200) * 1000;
+    this.tokens.delete(key);
+    if (this.tokens.size >= MAX_CACHED_TOKENS) {
+      const oldest = this.tokens.keys().next();
+      if (!oldest.done) this.tokens.delete(oldest.value);
+    }
+    this.tokens.set(key, { token: answer.access_token, expiresAt: this.now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2) });
+    return answer.access_token;
+  }
+
+  /**
+   * One API call, retried (bounded, with backoff) while it may pass later. Errors name the API path,
+   * never its query: that holds the secret or the access token.
+   */
+  private async call<T extends z.infer<typeof ApiAnswer>>(config: WecomConfig, pathAndQuery: string, init: { method: string; body?: string }, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    const path = pathAndQuery.split('?')[0] ?? '';
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.callOnce(`${config.api_base_url.replace(/\/+$/, '')}${pathAndQuery}`, path, init, schema, signal);
+      } catch (err) {
+        const retryable = !(err instanceof WecomApiError) || err.retryable;
+        if (!retryable || attempt >= MAX_ATTEMPTS || signal?.aborted) throw err;
+        await delay(500 * 2 ** (attempt - 1), undefined, signal ? { signal } : undefined);
+      }
+    }
+  }
+
+  private async callOnce<T extends z.infer<typeof ApiAnswer>>(url: string, path: string, init: { method: string; body?: string }, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
+    let res: Response;
+    try {
+      res = await this.fetchImpl(url, {
+        method: init.method,
+        ...(init.body !== undefined ? { body: init.body, headers: { 'content-type': 'application/json' } } : {}),
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (err) {
+      throw new WecomApiError(`${path}: ${err instanceof Error ? err.name : 'network error'}`, undefined, true);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new WecomApiError(`${path}: HTTP ${res.status}`, undefined, res.status === 429 || res.status >= 500);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new WecomApiError(`${path}: the answer is not JSON`, undefined, false);
+    }
+    const answer = schema.safeParse(json);
+    if (!answer.success) throw new WecomApiError(`${path}: unexpected answer`, undefined, false);
+    if (answer.data.errcode !== 0) {
+      // -1: "system busy, try again".
+      throw new WecomApiError(`${path}: errcode ${answer.data.errcode} ${answer.data.errmsg.slice(0, 200)}`, answer.data.errcode, answer.data.errcode === -1);
+    }
+    return answer.data;
+  }
+}
+
+/** The token cache's key: the app's credentials and API base, hashed so the secret is not kept as a key. */
+function tokenKey(config: WecomConfig): string {
+  return createHash('sha256').update(`${config.api_base_url}\u0000${config.corpid}\u0000${config.secret}`).digest('hex');
+}

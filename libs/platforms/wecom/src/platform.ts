@@ -1,0 +1,106 @@
+import type { HttpAnswer, Platform, PlatformInbound, WebhookOutcome, WebhookRequest } from '@conveyor/platform-kit';
+import { WecomAdapter } from './adapter.js';
+import { WecomConfigSchema, type WecomConfig } from './config.js';
+import { decryptWecom, verifyWecomSignature } from './crypto.js';
+import { EncryptedEnvelope, parseWecomMessage, parseXmlFields, wecomReplyTo } from './message.js';
+import { WECOM } from './name.js';
+
+export { WECOM } from './name.js';
+
+/** WeCom treats any 200 as received; an empty body means no passive reply (the answer is sent later). */
+const received: HttpAnswer = { status: 200, body: '', type: 'text' };
+const refuse = (status: number, error: string): WebhookOutcome => ({ kind: 'answer', answer: { status, body: error, type: 'text' } });
+
+/** A callback message is a few hundred bytes; anything near this is not WeCom. */
+const BODY_LIMIT = 64 * 1024;
+
+/** The signed query parameters, or the answer naming the one missing. */
+function signedParams(req: WebhookRequest): { ok: true; signature: string; timestamp: string; nonce: string } | { ok: false; outcome: WebhookOutcome } {
+  const { msg_signature: signature, timestamp, nonce } = req.query;
+  if (!signature) return { ok: false, outcome: refuse(401, 'invalid signature: missing msg_signature') };
+  const bad = (name: string) => ({ ok: false as const, outcome: refuse(400, `bad query parameter: ${name} is missing or too long`) });
+  if (!timestamp || timestamp.length > 64) return bad('timestamp');
+  if (!nonce || nonce.length > 64) return bad('nonce');
+  return { ok: true, signature, timestamp, nonce };
+}
+
+/**
+ * Signature, then decryption for this bot's corp id; the codes of a refused ciphertext become the
+ * reasons the caller sees (400: retrying the same bytes cannot help).
+ */
+function open(config: WecomConfig, p: { signature: string; timestamp: string; nonce: string }, encrypted: string, what: string): { ok: true; plain: string } | { ok: false; outcome: WebhookOutcome } {
+  if (!verifyWecomSignature(config.token, p.timestamp, p.nonce, encrypted, p.signature)) return { ok: false, outcome: refuse(401, 'invalid signature') };
+  const d = decryptWecom(config.EncodingAESKey, encrypted, config.corpid);
+  if (d.ok) return { ok: true, plain: d.message };
+  const label = d.code === 'wrong_receiver' ? 'bad corp id' : `undecryptable ${what}`;
+  return { ok: false, outcome: refuse(400, `${label}: ${d.reason}`) };
+}
+
+/**
+ * The callback of a WeCom self-built app (its 接收消息 URL is `/bots/{bot_id}`). A GET is the URL
+ * check: the signed `echostr` is decrypted and its plaintext returned. A POST carries an encrypted
+ * message, signed over its ciphertext; a text or image message becomes a person query keyed by the
+ * member (app messages are 1:1), de-duplicated by MsgId (WeCom sends a callback again when it had
+ * no answer within 5 s), and WeCom gets an empty 200 at once: the reply goes out through the API.
+ */
+export const wecomInbound: PlatformInbound<WecomConfig> = {
+  bodyLimitBytes: BODY_LIMIT,
+  handle(req, config): WebhookOutcome {
+    if (req.method !== 'GET' && req.method !== 'POST') return { kind: 'answer', answer: { status: 405, body: 'method not allowed: GET (URL check) or POST (messages)', type: 'text', headers: { Allow: 'GET, POST' } } };
+    const p = signedParams(req);
+    if (!p.ok) return p.outcome;
+    if (req.method === 'GET') {
+      const echostr = req.query['echostr'];
+      if (!echostr) return refuse(400, 'bad query parameter: echostr is missing');
+      const opened = open(config, p, echostr, 'echostr');
+      return opened.ok ? { kind: 'answer', answer: { status: 200, body: opened.plain, type: 'text' } } : opened.outcome;
+    }
+    const outer = parseXmlFields(req.rawBody.toString('utf8'));
+    if (!outer.ok) return refuse(400, `malformed callback: ${outer.error}`);
+    const envelope = EncryptedEnvelope.safeParse(outer.fields);
+    if (!envelope.success) return refuse(400, `malformed callback: ${envelope.error.issues.map((i) => `${i.path.join('.') || 'xml'}: ${i.message}`).join('; ')}`);
+    const opened = open(config, p, envelope.data.Encrypt, 'message');
+    if (!opened.ok) return opened.outcome;
+    const parsed = parseWecomMessage(opened.plain);
+    if (!parsed.ok) return refuse(400, `malformed message: ${parsed.error}`);
+    const m = parsed.message;
+    if (!m) return { kind: 'drop', reason: `not a message a query is made of: ${parsed.skipped ?? 'unknown'}` };
+    return {
+      kind: 'publish',
+      ref: { msgId: m.msgId, agentId: m.agentId },
+      queries: [
+        {
+          sessionId: m.userId,
+          launcherType: 'person',
+          senderId: m.userId,
+          // LangBot's adapter looks the member's name up in the contacts API and falls back to the id.
+          senderName: m.userId,
+          messageChain: m.messageChain,
+          replyTo: wecomReplyTo(m.agentId, m.msgId),
+          dedupId: m.msgId,
+          stream: false,
+        },
+      ],
+    };
+  },
+  answers: {
+    notFound: { status: 404, body: 'bot not found', type: 'text' },
+    disabled: { status: 403, body: 'bot is disabled', type: 'text' },
+    misconfigured: { status: 500, body: 'bot misconfigured', type: 'text' },
+    tooLarge: { status: 413, body: 'body too large', type: 'text', headers: { Connection: 'close' } },
+    dropped: received,
+    accepted: received,
+    // Not answered with 200, WeCom sends the callback again (three times in all).
+    overloaded: { status: 503, body: 'overloaded', type: 'text' },
+    failed: { status: 500, body: 'internal error', type: 'text' },
+  },
+};
+
+export const wecomPlatform: Platform<WecomConfig> = {
+  name: WECOM,
+  botConfigSchema: WecomConfigSchema,
+  configurable: true,
+  streamsByDefault: false,
+  inbound: wecomInbound,
+  outbound: (deps) => new WecomAdapter(deps.configs, deps.fetchImpl),
+};

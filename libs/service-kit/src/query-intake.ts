@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { QueryEnvelope, type LauncherType, type MessageChain } from '@conveyor/contracts';
+import { SessionLeases } from '@conveyor/pipeline';
+import type { Infra } from './infra.js';
+
+/** A message a platform handed over (a webhook at the ingress, a held connection at the gateway). */
+export interface InboundQueryMessage {
+  botId: string;
+  adapter: string;
+  /** LangBot's launcher id: the group for group chats, the person otherwise; the session is the same. */
+  sessionId: string;
+  launcherType: LauncherType;
+  senderId: string;
+  senderName: string;
+  groupName?: string;
+  /** What the platform calls the message, for the replies (HTTP-bot's accepted_message_id). */
+  replyTo: string;
+  /** Whether replies stream to this platform; absent lets the pipeline decide. */
+  stream?: boolean;
+  messageChain: MessageChain;
+  /**
+   * JetStream's de-duplication id: the platform's own message id or the caller's idempotency key, so a
+   * redelivered message becomes one query on any replica; absent, the new query id.
+   */
+  msgId?: string;
+}
+
+export interface IntakeResult {
+  queryId: string;
+  duplicate: boolean;
+  /** The query's sequence on the queries stream. */
+  seq: number;
+}
+
+/**
+ * The one publisher of `QueryEnvelope`: builds the envelope of an inbound message, publishes it
+ * (de-duplicated by `msgId`) and puts the new query in its session's queue before the caller answers
+ * the platform, so the orchestrator can run it without waiting out the settle time.
+ */
+export class QueryIntake {
+  private readonly leases: SessionLeases;
+
+  constructor(private readonly infra: Infra) {
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+  }
+
+  async publish(m: InboundQueryMessage): Promise<IntakeResult> {
+    const queryId = randomUUID();
+    const envelope: QueryEnvelope = {
+      v: 1,
+      queryId,
+      receivedAt: new Date().toISOString(),
+      route: {
+        botId: m.botId,
+        adapter: m.adapter,
+        sessionId: m.sessionId,
+        launcherType: m.launcherType,
+        launcherId: m.sessionId,
+        senderId: m.senderId,
+        replyTo: m.replyTo,
+        ...(m.stream !== undefined ? { stream: m.stream } : {}),
+      },
+      senderName: m.senderName,
+      ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+      messageChain: m.messageChain,
+    };
+    const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId: m.msgId ?? queryId, queryId });
+    // Best effort: without it the orchestrator registers the message itself and only waits longer.
+    if (!ack.duplicate) {
+      await this.leases.register(envelope.route, queryId, ack.seq).catch((err: unknown) =>
+        this.infra.logger.warn({ err, queryId }, 'could not register the message in its session queue'),
+      );
+    }
+    return { queryId, duplicate: ack.duplicate, seq: ack.seq };
+  }
+}

@@ -1,0 +1,134 @@
+import { createServer } from 'node:http';
+import { randomBytes, randomInt } from 'node:crypto';
+import { z } from 'zod';
+import { encryptWecom, wecomSignature } from '@conveyor/wecom';
+import { Waiters, closeServer, listen, readBody } from './http-util.js';
+
+/** A text message the fake WeCom delivered to a member through an app. */
+export interface WecomDelivered {
+  touser: string;
+  agentid: number;
+  content: string;
+}
+
+export interface FakeWecom {
+  /** The API base (what a bot's `api_base_url` is set to), ending in `/cgi-bin`. */
+  apiBaseUrl: string;
+  delivered: WecomDelivered[];
+  /** How many access tokens were handed out. */
+  tokensIssued(): number;
+  /** Every token handed out so far is expired from now on (`message/send` answers errcode 42001). */
+  expireTokens(): void;
+  waitFor(predicate: (delivered: WecomDelivered[]) => boolean, timeoutMs?: number): Promise<WecomDelivered[]>;
+  close(): Promise<void>;
+}
+
+/** A WeCom app's callback settings as the sender signs and encrypts with them. */
+export interface WecomCallbackCredentials {
+  token: string;
+  encodingAesKey: string;
+  corpId: string;
+}
+
+/** WeCom's text limit on `message/send`: 2,048 bytes of content. */
+const TEXT_LIMIT_BYTES = 2048;
+
+const SendRequest = z.object({
+  touser: z.string().min(1),
+  msgtype: z.literal('text'),
+  agentid: z.number().int(),
+  text: z.object({ content: z.string().min(1) }),
+}).loose();
+
+/**
+ * A fake WeCom app API speaking the real wire format: `GET /cgi-bin/gettoken?corpid&corpsecret`
+ * issues an access token (errcode 40001 for a wrong secret), `POST /cgi-bin/message/send?access_token`
+ * takes a JSON text message (40014 for an unknown token, 42001 for an expired one, 45002 for content
+ * over 2,048 bytes) and records it. Errors are HTTP 200 with an `errcode`, as WeCom answers.
+ */
+export async function startFakeWecom(opts: { corpId: string; secret: string }): Promise<FakeWecom> {
+  const delivered: WecomDelivered[] = [];
+  const waiters = new Waiters(() => delivered, 'WeCom messages');
+  const valid = new Set<string>();
+  const expired = new Set<string>();
+  let issued = 0;
+  const server = createServer(async (req, res) => {
+    const raw = (await readBody(req, 1024 * 1024)).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const answer = (body: object) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+      waiters.notify();
+    };
+    if (req.method === 'GET' && url.pathname === '/cgi-bin/gettoken') {
+      if (url.searchParams.get('corpid') !== opts.corpId) return answer({ errcode: 40013, errmsg: 'invalid corpid' });
+      if (url.searchParams.get('corpsecret') !== opts.secret) return answer({ errcode: 40001, errmsg: 'invalid credential' });
+      const token = randomBytes(24).toString('hex');
+      valid.add(token);
+      issued++;
+      return answer({ errcode: 0, errmsg: 'ok', access_token: token, expires_in: 7200 });
+    }
+    if (req.method === 'POST' && url.pathname === '/cgi-bin/message/send') {
+      const token = url.searchParams.get('access_token') ?? '';
+      if (expired.has(token)) return answer({ errcode: 42001, errmsg: 'access_token expired' });
+      if (!valid.has(token)) return answer({ errcode: 40014, errmsg: 'invalid access_token' });
+      let json: unknown;
+      try {
+        json = JSON.parse(raw);
+      } catch {
+        return answer({ errcode: 47001, errmsg: 'data format error' });
+      }
+      const m = SendRequest.safeParse(json);
+      if (!m.success) return answer({ errcode: 40008, errmsg: 'invalid message type' });
+      if (Buffer.byteLength(m.data.text.content, 'utf8') > TEXT_LIMIT_BYTES) return answer({ errcode: 45002, errmsg: 'content size out of limit' });
+      delivered.push({ touser: m.data.touser, agentid: m.data.agentid, content: m.data.text.content });
+      return answer({ errcode: 0, errmsg: 'ok', invaliduser: '', msgid: randomBytes(8).toString('hex') });
+    }
+    res.writeHead(404).end();
+  });
+  const url = await listen(server);
+  return {
+    apiBaseUrl: `${url}/cgi-bin`,
+    delivered,
+    tokensIssued: () => issued,
+    expireTokens: () => {
+      for (const t of valid) expired.add(t);
+      valid.clear();
+    },
+    waitFor: (p, t) => waiters.waitFor(p, t),
+    close: () => closeServer(server),
+  };
+}
+
+/** A member's message to an app, as the XML WeCom encrypts into a callback. */
+export function wecomTextXml(m: { corpId: string; from: string; agentId: number; msgId: string; content: string; createTime?: number }): string {
+  const time = m.createTime ?? Math.floor(Date.now() / 1000);
+  return `<xml><ToUserName><![CDATA[${m.corpId}]]></ToUserName><FromUserName><![CDATA[${m.from}]]></FromUserName><CreateTime>${time}</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[${m.content}]]></Content><MsgId>${m.msgId}</MsgId><AgentID>${m.agentId}</AgentID></xml>`;
+}
+
+/** A fresh MsgId: WeCom numbers messages with 64-bit integers (up to 19 digits here). */
+export const wecomMsgId = () => (randomBytes(8).readBigUInt64BE() >> 1n).toString();
+
+const signedQuery = (creds: WecomCallbackCredentials, encrypted: string, opts: { signature?: string }) => {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const nonce = String(randomInt(1, 2 ** 31));
+  return new URLSearchParams({ msg_signature: opts.signature ?? wecomSignature(creds.token, timestamp, nonce, encrypted), timestamp, nonce });
+};
+
+/**
+ * A message callback as WeCom sends it: the XML encrypted for `receiverId` (the corp id unless a test
+ * says otherwise), wrapped in `<xml><ToUserName/><AgentID/><Encrypt/></xml>`, signed in the query.
+ */
+export function sendWecomCallback(url: string, creds: WecomCallbackCredentials, messageXml: string, opts: { receiverId?: string; encrypted?: string; signature?: string; agentId?: number } = {}): Promise<Response> {
+  const encrypted = opts.encrypted ?? encryptWecom(creds.encodingAesKey, messageXml, opts.receiverId ?? creds.corpId);
+  const body = `<xml><ToUserName><![CDATA[${creds.corpId}]]></ToUserName><AgentID><![CDATA[${opts.agentId ?? ''}]]></AgentID><Encrypt><![CDATA[${encrypted}]]></Encrypt></xml>`;
+  return fetch(`${url}?${signedQuery(creds, encrypted, opts).toString()}`, { method: 'POST', headers: { 'content-type': 'text/xml' }, body });
+}
+
+/** The URL check WeCom makes when the callback URL is saved: a GET with an encrypted, signed `echostr`. */
+export function sendWecomUrlCheck(url: string, creds: WecomCallbackCredentials, echo: string, opts: { signature?: string } = {}): Promise<Response> {
+  const echostr = encryptWecom(creds.encodingAesKey, echo, creds.corpId);
+  const query = signedQuery(creds, echostr, opts);
+  query.set('echostr', echostr);
+  return fetch(`${url}?${query.toString()}`);
+}
