@@ -7,7 +7,7 @@ import { larkInbound } from './platform.js';
 
 const BOT = '00000000-0000-4000-8000-000000000001';
 const config = (extra: Record<string, unknown> = {}) => LarkConfigSchema.parse({ app_id: 'cli_1', app_secret: 's', bot_name: 'Bot', 'enable-webhook': true, 'verification-token': 'vt', ...extra });
-const request = (body: unknown, headers: Record<string, string> = {}) => ({ botId: BOT, subPath: '', headers, rawBody: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), now: new Date() });
+const request = (body: unknown, headers: Record<string, string> = {}) => ({ botId: BOT, subPath: '', method: 'POST', query: {}, headers, rawBody: Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)), now: new Date() });
 const message = (content: unknown, extra: Record<string, unknown> = {}) => ({
   schema: '2.0',
   header: { event_id: 'ev1', event_type: 'im.message.receive_v1', token: 'vt' },
