@@ -9,3 +9,4 @@ export * from './lark-server.js';
 export * from './line-server.js';
 export * from './onebot-server.js';
 export * from './wecom-server.js';
+export * from './discord-server.js';

@@ -1,3 +1,4 @@
+import { discordPlatform } from '@conveyor/discord';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
@@ -23,4 +24,5 @@ export const platforms = new PlatformRegistry([
   onebotPlatform,
   larkPlatform,
   wecomPlatform,
+  discordPlatform,
 ]);
