@@ -15,6 +15,10 @@ import { McpServers } from './pages/mcp-servers.js';
 import { Queries } from './pages/queries.js';
 import { DeadLetters } from './pages/dead-letters.js';
 import { DebugChat } from './pages/chat.js';
+import { Settings } from './pages/settings.js';
+import { Users } from './pages/users.js';
+import { Tokens } from './pages/tokens.js';
+import { Audit } from './pages/audit.js';
 
 const NAV: { page: PageName; label: string }[] = [
   { page: 'dashboard', label: 'Dashboard' },
@@ -25,6 +29,13 @@ const NAV: { page: PageName; label: string }[] = [
   { page: 'queries', label: 'Query log' },
   { page: 'dead-letters', label: 'Dead letters' },
   { page: 'chat', label: 'Debug chat' },
+  { page: 'settings', label: 'Settings' },
+];
+/** Pages only an admin can read (the API answers 403 to a viewer). */
+const ADMIN_NAV: { page: PageName; label: string }[] = [
+  { page: 'users', label: 'Users' },
+  { page: 'tokens', label: 'API tokens' },
+  { page: 'audit', label: 'Audit log' },
 ];
 
 /** What the admin service tells the console about its deployment (`console-config.json` beside index.html). */
@@ -100,7 +111,7 @@ export function App() {
     <div className="shell">
       <nav className="sidebar" aria-label="Console">
         <div className="brand">Conveyor</div>
-        {NAV.map((n) => (
+        {[...NAV, ...(canWrite ? ADMIN_NAV : [])].map((n) => (
           <a key={n.page} href={formatRoute({ page: n.page })} className={route.page === n.page ? 'active' : undefined} aria-current={route.page === n.page ? 'page' : undefined}>{n.label}</a>
         ))}
         <div className="who">
@@ -125,5 +136,9 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'queries': return <Queries route={route} traceUrlTemplate={config.traceUrlTemplate} />;
     case 'dead-letters': return <DeadLetters route={route} canWrite={canWrite} traceUrlTemplate={config.traceUrlTemplate} />;
     case 'chat': return <DebugChat route={route} />;
+    case 'settings': return <Settings canWrite={canWrite} />;
+    case 'users': return <Users />;
+    case 'tokens': return <Tokens />;
+    case 'audit': return <Audit route={route} />;
   }
 }

@@ -64,3 +64,21 @@ test('API tokens carry their role until revoked; the last admin cannot be remove
   await auth.updateUser(boss, 'boss', { role: 'viewer' });
   assert.deepEqual((await prisma.auditEntry.findMany({ orderBy: { id: 'asc' } })).map((e) => `${e.resource} ${e.action}`), ['user create', 'api-token create', 'api-token revoke', 'user create', 'user update']);
 });
+
+test('a disabled user cannot sign in and their sessions end; enabled again, they can; the last active admin cannot be disabled', async () => {
+  const prisma = await fresh();
+  const auth = new AuthStore(prisma, { sessionTtlMs: 60_000 });
+  await auth.bootstrap({ username: 'chief', password: PASSWORD });
+  const chief = { username: 'chief', role: 'admin' as const, via: 'session' as const, actor: 'user:chief' };
+  await assert.rejects(auth.updateUser(chief, 'chief', { disabled: true }), (err: AdminApiError) => err.code === 'conflict');
+  await auth.createUser(chief, { username: 'deputy', password: PASSWORD, role: 'admin' });
+  const session = await auth.login('deputy', PASSWORD);
+  assert.ok(session);
+  assert.equal((await auth.updateUser(chief, 'deputy', { disabled: true })).disabled, true);
+  assert.equal(await auth.authenticateSession(session.session), null, 'the session ended');
+  assert.equal(await auth.login('deputy', PASSWORD), null, 'sign-in refused like a wrong password');
+  await assert.rejects(auth.updateUser(chief, 'chief', { role: 'viewer' }), (err: AdminApiError) => err.code === 'conflict', 'a disabled admin does not count');
+  assert.deepEqual((await auth.listUsers()).map((u) => `${u.username}:${u.disabled}`), ['chief:false', 'deputy:true']);
+  await auth.updateUser(chief, 'deputy', { disabled: false });
+  assert.ok(await auth.login('deputy', PASSWORD));
+});

@@ -82,7 +82,7 @@ export class AuthStore {
   async login(username: string, password: string): Promise<{ principal: Principal; session: string; expiresAt: Date } | null> {
     const user = await this.prisma.adminUser.findUnique({ where: { username } });
     const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
-    if (!user || !ok) return null;
+    if (!user || !ok || user.disabled) return null;
     return this.startSession(user.username, parseRole(user.role));
   }
 
@@ -93,7 +93,7 @@ export class AuthStore {
   async authenticateSession(session: string): Promise<Principal | null> {
     if (!session.startsWith(SESSION_PREFIX)) return null;
     const row = await this.prisma.adminSession.findUnique({ where: { tokenHash: hashSecret(session) }, include: { user: true } });
-    if (!row || row.expiresAt <= this.now()) return null;
+    if (!row || row.expiresAt <= this.now() || row.user.disabled) return null;
     return { username: row.username, role: parseRole(row.user.role), via: 'session', actor: `user:${row.username}` };
   }
 
@@ -117,7 +117,7 @@ export class AuthStore {
 
   async listUsers(): Promise<AdminApi.User[]> {
     const rows = await this.prisma.adminUser.findMany({ orderBy: { username: 'asc' }, take: 1000 });
-    return rows.map((u) => ({ username: u.username, role: parseRole(u.role), createdAt: u.createdAt.toISOString() }));
+    return rows.map(userDto);
   }
 
   async createUser(actor: Principal, input: { username: string; password: string; role: Role }): Promise<AdminApi.User> {
@@ -128,22 +128,26 @@ export class AuthStore {
       }
       const u = await tx.adminUser.create({ data: { username: input.username, passwordHash, role: input.role } });
       await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: u.username, action: 'create', changes: ['password', 'role'] });
-      return { username: u.username, role: input.role, createdAt: u.createdAt.toISOString() };
+      return userDto(u);
     });
   }
 
-  async updateUser(actor: Principal, username: string, input: { password?: string; role?: Role }): Promise<AdminApi.User> {
+  async updateUser(actor: Principal, username: string, input: { password?: string; role?: Role; disabled?: boolean }): Promise<AdminApi.User> {
     const passwordHash = input.password ? await hashPassword(input.password) : undefined;
     return this.prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);
       const existing = await tx.adminUser.findUnique({ where: { username } });
       if (!existing) throw AdminApiError.notFound('user', username);
-      if (input.role === 'viewer' && existing.role === 'admin') await assertAnotherAdmin(tx, username);
-      const u = await tx.adminUser.update({ where: { username }, data: { ...(passwordHash ? { passwordHash } : {}), ...(input.role ? { role: input.role } : {}) } });
-      // A new password ends the user's other sessions.
-      if (passwordHash) await tx.adminSession.deleteMany({ where: { username } });
+      const demoted = input.role === 'viewer' || input.disabled === true;
+      if (demoted && existing.role === 'admin' && !existing.disabled) await assertAnotherAdmin(tx, username);
+      const u = await tx.adminUser.update({
+        where: { username },
+        data: { ...(passwordHash ? { passwordHash } : {}), ...(input.role ? { role: input.role } : {}), ...(input.disabled !== undefined ? { disabled: input.disabled } : {}) },
+      });
+      // A new password ends the user's other sessions; disabling ends all of them.
+      if (passwordHash || input.disabled) await tx.adminSession.deleteMany({ where: { username } });
       await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: username, action: 'update', changes: Object.keys(input) });
-      return { username: u.username, role: parseRole(u.role), createdAt: u.createdAt.toISOString() };
+      return userDto(u);
     });
   }
 
@@ -193,10 +197,15 @@ export class AuthStore {
   }
 }
 
-async function assertAnotherAdmin(tx: { adminUser: { count(args: { where: { role: string; username: { not: string } } }): Promise<number> } }, username: string): Promise<void> {
-  if ((await tx.adminUser.count({ where: { role: 'admin', username: { not: username } } })) === 0) {
+/** Someone must still be able to administer: another admin who is not disabled. */
+async function assertAnotherAdmin(tx: { adminUser: { count(args: { where: { role: string; disabled: boolean; username: { not: string } } }): Promise<number> } }, username: string): Promise<void> {
+  if ((await tx.adminUser.count({ where: { role: 'admin', disabled: false, username: { not: username } } })) === 0) {
     throw new AdminApiError('conflict', `user ${JSON.stringify(username)} is the last admin; make another admin first`, { field: 'path.username' });
   }
+}
+
+function userDto(u: { username: string; role: string; disabled: boolean; createdAt: Date }): AdminApi.User {
+  return { username: u.username, role: parseRole(u.role), disabled: u.disabled, createdAt: u.createdAt.toISOString() };
 }
 
 function parseRole(role: string): Role {

@@ -3,7 +3,7 @@
 // apply leaves them alone), and after commit announces the change on the bus so every service drops its
 // cached copy. Secrets: model keys are encrypted and never returned; bot and MCP settings are masked.
 import { randomUUID } from 'node:crypto';
-import type { AdminApi, ConfigChanged, ConfigChangeKind } from '@conveyor/contracts';
+import { AdminApi, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import { platforms } from '@conveyor/platforms';
 import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
@@ -356,6 +356,42 @@ export class ConfigStore {
     await this.announce('mcp-server', id, 0);
   }
 
+  // ---------------------------------------------------------------- instance settings
+
+  async getSettings(): Promise<AdminApi.InstanceSettings> {
+    return settingsDto(await this.settingsRow(this.prisma));
+  }
+
+  /** Replaces every value (PUT): one left out or null goes back to the services' own default. */
+  async putSettings(actor: Principal, expected: number, input: AdminApi.InstanceSettingsValues): Promise<AdminApi.InstanceSettings> {
+    const after = await this.write(async (tx) => {
+      const id = AdminApi.INSTANCE_SETTINGS_ID;
+      await this.settingsRow(tx);
+      const { before, after: row } = await updateVersioned(tx.instanceSettings, 'settings', id, expected, { values: json(input) });
+      const old = AdminApi.storedSettings(before.values);
+      const changes = [
+        ...(JSON.stringify(old.command.enable) !== JSON.stringify(input.command.enable) ? ['command.enable'] : []),
+        ...(JSON.stringify(old.command.prefix) !== JSON.stringify(input.command.prefix) ? ['command.prefix'] : []),
+        ...(JSON.stringify(old.banWords) !== JSON.stringify(input.banWords) ? ['banWords'] : []),
+      ];
+      await recordAudit(tx, { actor: actor.actor, resource: 'settings', resourceId: id, action: 'update', versionBefore: before.version, versionAfter: row.version, changes });
+      return row;
+    });
+    await this.announce('settings', AdminApi.INSTANCE_SETTINGS_ID, after.version);
+    return settingsDto(after);
+  }
+
+  /** The row, created at version 1 (nothing set) the first time anyone reads it. */
+  private async settingsRow(db: Pick<Prisma.TransactionClient, 'instanceSettings'>) {
+    const id = AdminApi.INSTANCE_SETTINGS_ID;
+    const row = await db.instanceSettings.findUnique({ where: { id } });
+    if (row) return row;
+    await db.instanceSettings.createMany({ data: [{ id, values: json(AdminApi.storedSettings({})) }], skipDuplicates: true });
+    const created = await db.instanceSettings.findUnique({ where: { id } });
+    if (!created) throw new AdminApiError('internal', 'the instance settings row could not be created');
+    return created;
+  }
+
   // ---------------------------------------------------------------- shared
 
   private write<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
@@ -447,3 +483,7 @@ function mcpDto(row: { id: string; name: string; transport: string; config: unkn
   return { id: row.id, name: row.name, transport: row.transport, config: record(maskSecrets(row.config)), enabled: row.enabled, ...meta(row) };
 }
 
+
+function settingsDto(row: { values: unknown; version: number; updatedAt: Date }): AdminApi.InstanceSettings {
+  return { ...AdminApi.storedSettings(row.values), version: row.version, updatedAt: iso(row.updatedAt) };
+}

@@ -103,7 +103,13 @@ const ResourceMeta = {
 
 // ---------------------------------------------------------------- auth
 
-export const User = z.object({ username: z.string(), role: Role, createdAt: Timestamp });
+export const User = z.object({
+  username: z.string(),
+  role: Role,
+  /** A disabled user cannot sign in (their sessions end when disabled); API tokens are separate. */
+  disabled: z.boolean(),
+  createdAt: Timestamp,
+});
 export type User = z.infer<typeof User>;
 
 const Username = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
@@ -126,7 +132,7 @@ export type Me = z.infer<typeof Me>;
 /** POST /users (admin). GET /users: `Page<User>`. DELETE /users/:username. */
 export const UserCreate = z.strictObject({ username: Username, password: Password, role: Role });
 /** PATCH /users/:username (admin; or anyone for their own password). */
-export const UserUpdate = z.strictObject({ password: Password.optional(), role: Role.optional() });
+export const UserUpdate = z.strictObject({ password: Password.optional(), role: Role.optional(), disabled: z.boolean().optional() });
 
 /** An API token for automation: `Authorization: Bearer <secret>`. */
 export const ApiToken = z.object({
@@ -327,6 +333,57 @@ export const McpServerUpdate = z.strictObject({
 /** POST /mcp-servers/:id/test: connect and list the tools (http and sse only; stdio is not started by the admin). */
 export const McpServerTestResult = z.object({ ok: z.boolean(), latencyMs: z.number(), tools: z.array(z.string()).optional(), error: z.string().optional() });
 
+// ---------------------------------------------------------------- instance settings
+
+/** The id of the one instance settings row (also the `id` of its `config.changed` events). */
+export const INSTANCE_SETTINGS_ID = 'instance';
+
+const compiles = (pattern: string) => {
+  try {
+    new RegExp(pattern, 'u');
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** LangBot's sensitive-words (data/metadata/sensitive-words.json): each word a regular expression. */
+export const BanWordsSetting = z.strictObject({
+  words: z.array(z.string().min(1).max(200).refine(compiles, 'must be a valid regular expression')).max(64),
+  /** Each character of a match is replaced by this (when `mask_word` is empty). */
+  mask: z.string().max(8).default('*'),
+  /** When set, a whole match is replaced by this instead. */
+  mask_word: z.string().max(200).default(''),
+});
+
+/**
+ * LangBot's config.yaml keys that matter at run time. `null` means "not set here": the services use their
+ * own default (the orchestrator's COMMAND_ENABLE / COMMAND_PREFIX, the CONVEYOR_BAN_WORDS_FILE file).
+ */
+export const InstanceSettingsValues = z.strictObject({
+  command: z.strictObject({
+    /** `command.enable`: whether a message starting with a prefix is a command. */
+    enable: z.boolean().nullable().default(null),
+    /** `command.prefix`: what marks a command. */
+    prefix: z.array(z.string().trim().min(1).max(16)).min(1).max(16).nullable().default(null),
+  }).default({ enable: null, prefix: null }),
+  banWords: BanWordsSetting.nullable().default(null),
+});
+export type InstanceSettingsValues = z.output<typeof InstanceSettingsValues>;
+
+/** The stored values read back; a value that no longer validates (a hand-edited row) counts as not set. */
+export function storedSettings(raw: unknown): InstanceSettingsValues {
+  const parsed = InstanceSettingsValues.safeParse(raw);
+  return parsed.success ? parsed.data : InstanceSettingsValues.parse({});
+}
+
+/** GET /settings (viewer). */
+export const InstanceSettings = InstanceSettingsValues.extend({ version: Version, updatedAt: Timestamp });
+export type InstanceSettings = z.infer<typeof InstanceSettings>;
+/** PUT /settings (admin): replaces all values (`null` or left out: back to the service default). */
+export const InstanceSettingsUpdate = InstanceSettingsValues.extend({ version: Version.optional() });
+export type InstanceSettingsUpdateInput = z.output<typeof InstanceSettingsUpdate>;
+
 // ---------------------------------------------------------------- query log
 
 export const QueryStatus = z.enum(['accepted', 'running', 'succeeded', 'failed']);
@@ -384,7 +441,7 @@ export const DeadLetterResubmitted = z.object({ seq: z.number().int(), subject: 
 
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,
@@ -450,6 +507,8 @@ export const ADMIN_ROUTES = [
   ['POST', '/dead-letters/:seq/resubmit', 'admin'],
   ['DELETE', '/dead-letters/:seq', 'admin'],
   ['GET', '/audit', 'admin'],
+  ['GET', '/settings', 'viewer'],
+  ['PUT', '/settings', 'admin'],
 ] as const;
 
 // ---------------------------------------------------------------- parsed inputs

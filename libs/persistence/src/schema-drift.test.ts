@@ -62,7 +62,7 @@ after(async () => {
 });
 
 test('the schema parser found every model', () => {
-  assert.deepEqual([...modelNames].sort(), ['AdminSession', 'AdminSetupToken', 'AdminUser', 'ApiToken', 'AuditEntry', 'Bot', 'Conversation', 'ConversationMessage', 'KnowledgeBase', 'KnowledgeChunk', 'KnowledgeDocument', 'LlmModel', 'McpServer', 'Pipeline', 'QueryRecord']);
+  assert.deepEqual([...modelNames].sort(), ['AdminSession', 'AdminSetupToken', 'AdminUser', 'ApiToken', 'AuditEntry', 'Bot', 'Conversation', 'ConversationMessage', 'InstanceSettings', 'KnowledgeBase', 'KnowledgeChunk', 'KnowledgeDocument', 'LlmModel', 'McpServer', 'Pipeline', 'QueryRecord']);
 });
 
 test('tables are exactly the models plus the ledger', async () => {

@@ -10,6 +10,7 @@ export * from './engine/stage.js';
 export * from './engine/execute.js';
 export * from './engine/run.js';
 export * from './engine/new-query.js';
+export * from './engine/instance-settings.js';
 export * from './regex/safe-regex.js';
 export * from './text/chain.js';
 export * from './stages/registry.js';

@@ -11,4 +11,5 @@ export * from './run-attempts.js';
 export * from './bearer-token.js';
 export * from './plugin-runtime.js';
 export * from './config-caches.js';
+export * from './instance-settings.js';
 export * from './query-intake.js';

@@ -5,7 +5,7 @@ import { publishConfigChanged } from '@conveyor/bus';
 import type { SecretBox } from '@conveyor/persistence';
 import type { Infra } from '@conveyor/service-kit';
 import { AuthController } from './auth.controller.js';
-import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController } from './config.controller.js';
+import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController, SettingsController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
@@ -41,7 +41,7 @@ export class AdminModule {
   static register(infra: Infra, parts: AdminParts): DynamicModule {
     return {
       module: AdminModule,
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, RecordsController, DebugChatController],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

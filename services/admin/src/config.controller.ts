@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { AdminApi } from '@conveyor/contracts';
 import { ConfigStore, expectedVersion, testModel, testMcpServer, type Principal } from '@conveyor/admin';
 import { resolveApiKey, type SecretBox } from '@conveyor/persistence';
@@ -188,5 +188,21 @@ export class McpServersController {
   async test(@Param('id', StorableId) id: string): Promise<AdminApi.McpServerTestResult> {
     const row = await this.store.mcpServerRow(id);
     return inSpan('admin MCP server test', { 'conveyor.mcp_server.id': row.id }, () => testMcpServer(row));
+  }
+}
+
+@Controller('api/v1/settings')
+export class SettingsController {
+  constructor(@Inject(CONFIG_STORE) private readonly store: ConfigStore) {}
+
+  @Get()
+  get() {
+    return this.store.getSettings();
+  }
+
+  @Put()
+  update(@Caller() caller: Principal, @Headers('if-match') ifMatch: string | undefined, @Body() body: unknown) {
+    const { version, ...values } = parse(AdminApi.InstanceSettingsUpdate, body, 'body');
+    return this.store.putSettings(caller, expectedVersion(ifMatch, version), values);
   }
 }

@@ -46,6 +46,8 @@ const SHAPES: Record<string, { body?: string; answer?: string }> = {
   'GET /dead-letters/{seq}': { answer: 'DeadLetterEntry' },
   'POST /dead-letters/{seq}/resubmit': { answer: 'DeadLetterResubmitted' },
   'GET /audit': { answer: 'Page:AuditEntry' },
+  'GET /settings': { answer: 'InstanceSettings' },
+  'PUT /settings': { body: 'InstanceSettingsUpdate', answer: 'InstanceSettings' },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

@@ -7,10 +7,10 @@ import type { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import {
   checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
-  type BanWords, type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
+  type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
-import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
+import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { StreamedFlag } from './streamed-flag.js';
 import type { DispatcherEnv } from './env.js';
 
@@ -44,7 +44,7 @@ export class EventHandler {
   private readonly perSession = new KeyedSerial();
   private readonly leases: SessionLeases;
   private readonly streamed: StreamedFlag;
-  private readonly banWords: BanWords;
+  private readonly settings: InstanceSettingsSource;
   private readonly env: DispatcherEnv;
   private readonly recentlyExtended: LRUCache<string, true>;
 
@@ -58,7 +58,8 @@ export class EventHandler {
     this.queryLog = infra.queryLog;
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
-    this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
+    // Only the ban words matter here (commands end in the orchestrator); the command defaults are unused.
+    this.settings = new InstanceSettingsSource(infra, { commandEnable: false, commandPrefix: [], banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.recentlyExtended = new LRUCache({ max: 10_000, ttl: this.env.SESSION_LEASE_TTL_MS / 10 });
   }
 
@@ -88,7 +89,7 @@ export class EventHandler {
     const { pipeline } = bot;
     const item = itemOf(event);
     const q = itemQuery(event.queryId, event.route, pipeline, item);
-    const deps = this.deps();
+    const deps = await this.deps();
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
       if (item.kind === 'chunk') await this.streamed.set(event.queryId);
@@ -120,8 +121,9 @@ export class EventHandler {
     return this.leases.release(event.route, event.queryId);
   }
 
-  private deps(): PipelineDeps {
-    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords: this.banWords, plugins: this.plugins.port };
+  private async deps(): Promise<PipelineDeps> {
+    const { banWords } = await this.settings.current();
+    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords, plugins: this.plugins.port };
   }
 
   /** The outbound port, with failures counted and recorded on the query. */

@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { EnvError, loadEnv } from '@conveyor/service-kit';
-import { commandPrefixes, OrchestratorEnv } from './env.js';
+import { OrchestratorEnv } from './env.js';
 
-test('commands use LangBot\'s prefixes unless configured, and none when switched off', () => {
-  assert.deepEqual(commandPrefixes(loadEnv(OrchestratorEnv, {})), ['!', '！']);
-  assert.deepEqual(commandPrefixes(loadEnv(OrchestratorEnv, { COMMAND_PREFIX: '/, #' })), ['/', '#']);
-  assert.deepEqual(commandPrefixes(loadEnv(OrchestratorEnv, { COMMAND_ENABLE: 'false' })), []);
-  assert.deepEqual(commandPrefixes(loadEnv(OrchestratorEnv, { COMMAND_ENABLE: 'true', COMMAND_PREFIX: '/' })), ['/']);
+test('commands use LangBot\'s prefixes unless configured (the defaults when no instance setting is stored)', () => {
+  assert.deepEqual(loadEnv(OrchestratorEnv, {}).COMMAND_PREFIX, ['!', '！']);
+  assert.deepEqual(loadEnv(OrchestratorEnv, { COMMAND_PREFIX: '/, #' }).COMMAND_PREFIX, ['/', '#']);
+  assert.equal(loadEnv(OrchestratorEnv, { COMMAND_ENABLE: 'false' }).COMMAND_ENABLE, false);
+  assert.equal(loadEnv(OrchestratorEnv, {}).COMMAND_ENABLE, true);
 });
 
 test('a prefix list with no prefix, or a switch that is not a boolean, stops the service with the reason', () => {

@@ -24,7 +24,3 @@ export const OrchestratorEnv = z.object({
 });
 export type OrchestratorEnv = z.infer<typeof OrchestratorEnv>;
 
-/** The prefixes MessageProcessor treats as commands; none when commands are off. */
-export function commandPrefixes(env: Pick<OrchestratorEnv, 'COMMAND_ENABLE' | 'COMMAND_PREFIX'>): string[] {
-  return env.COMMAND_ENABLE ? env.COMMAND_PREFIX : [];
-}

@@ -4,15 +4,15 @@ import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason,
-  type AggregationTurn, type BanWords, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
+  type AggregationTurn, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, currentTraceId, inSpan } from '@conveyor/telemetry';
-import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
+import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { waitForTurn } from './session-turn.js';
-import { commandPrefixes, type OrchestratorEnv } from './env.js';
+import type { OrchestratorEnv } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
@@ -30,8 +30,7 @@ export class QueryHandler {
   private readonly queryLog: QueryLog;
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
-  private readonly banWords: BanWords;
-  private readonly commandPrefixes: string[];
+  private readonly settings: InstanceSettingsSource;
   private readonly models: ModelInfoPort;
   private readonly env: OrchestratorEnv;
 
@@ -50,8 +49,7 @@ export class QueryHandler {
       staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
     });
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
-    this.banWords = loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE);
-    this.commandPrefixes = commandPrefixes(this.env);
+    this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
   }
 
@@ -164,6 +162,7 @@ export class QueryHandler {
     const q = newQuery(merged, def);
     const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
     try {
+      const settings = await this.settings.current();
       const deps: PipelineDeps = {
         logger: this.infra.logger,
         isOutage: isDependencyOutage,
@@ -174,8 +173,8 @@ export class QueryHandler {
         leases: leasePort(this.leases),
         handoff: handoffPort(this.infra, () => (handedOff = true)),
         commands: commandPort(this.conversations),
-        banWords: this.banWords,
-        commandPrefixes: this.commandPrefixes,
+        banWords: settings.banWords,
+        commandPrefixes: settings.commandPrefixes,
         plugins: this.plugins.port,
       };
       // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.

@@ -341,6 +341,48 @@ describe('web console in Chromium', () => {
     await go('#/mcp-servers');
     await page.locator('tr[data-id="console-mcp"]', { hasText: 'no' }).waitFor();
   });
+
+  test('an API token created in the console works against the API; a setting changed in the console; the audit log shows both writes', async () => {
+    await go('#/users');
+    await page.locator('tr[data-id="watcher"]').locator('button:has-text("Disable")').click();
+    await expectOk('watcher disabled');
+    await page.locator('tr[data-id="watcher"] .user-status', { hasText: 'disabled' }).waitFor();
+    assert.equal((await new AdminClient(admin.url).call('POST', '/auth/login', { username: 'watcher', password: 'a viewer password' })).status, 401, 'a disabled user cannot sign in');
+
+    await go('#/tokens');
+    await page.fill('#token-name', 'console automation');
+    await page.selectOption('#token-role', 'admin');
+    await page.click('form[aria-label="new token"] button[type=submit]');
+    const secret = ((await page.locator('#token-secret').textContent()) ?? '').trim();
+    assert.match(secret, /\S{20,}/);
+    const bearer = { authorization: `Bearer ${secret}` };
+    const before = await fetch(`${admin.url}/api/v1/settings`, { headers: bearer });
+    assert.equal(before.status, 200, 'the new token signs API calls in');
+    const tokenRow = page.locator('tr', { hasText: 'console automation' });
+    await tokenRow.waitFor();
+
+    await go('#/settings');
+    await page.locator('#settings-command-prefix').waitFor();
+    await page.selectOption('#settings-command-enable', 'on');
+    await page.fill('#settings-command-prefix', '/ #');
+    await page.click('form[aria-label="settings"] button[type=submit]');
+    await expectOk('Settings saved');
+    const after = AdminApi.InstanceSettings.parse(await (await fetch(`${admin.url}/api/v1/settings`, { headers: bearer })).json());
+    assert.deepEqual(after.command, { enable: true, prefix: ['/', '#'] });
+
+    await go('#/audit?resource=settings');
+    await page.locator('tr[data-resource="settings"]', { hasText: 'command.prefix' }).waitFor();
+    await page.selectOption('#audit-resource', 'api-token');
+    await page.locator('tr[data-resource="api-token"]', { hasText: 'create' }).waitFor();
+    assert.equal(await page.locator('tr[data-resource="settings"]').count(), 0, 'the filter shows one resource');
+
+    // Revoked in the console, the token stops working at once.
+    await go('#/tokens');
+    page.once('dialog', (d) => void d.accept());
+    await tokenRow.locator('button:has-text("Revoke")').click();
+    await expectOk('revoked');
+    assert.equal((await fetch(`${admin.url}/api/v1/settings`, { headers: bearer })).status, 401);
+  });
 });
 
 /** The first start without a password: the setup link the admin logs opens the console's setup form. */

@@ -1,0 +1,108 @@
+// Instance settings: LangBot's command switch and prefixes and the ban words. Each value left at
+// "default" uses the deployment's own (the orchestrator's environment, the ban-word file).
+import { useEffect, useState, type FormEvent } from 'react';
+import { AdminApi } from '@conveyor/contracts';
+import { request } from '../lib/api.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, useAction, useLoad } from '../ui.js';
+
+type Enable = 'default' | 'on' | 'off';
+
+interface Draft {
+  enable: Enable;
+  prefix: string;
+  storeBanWords: boolean;
+  words: string;
+  mask: string;
+  maskWord: string;
+}
+
+function draftOf(s: AdminApi.InstanceSettings): Draft {
+  return {
+    enable: s.command.enable === null ? 'default' : s.command.enable ? 'on' : 'off',
+    prefix: (s.command.prefix ?? []).join(' '),
+    storeBanWords: s.banWords !== null,
+    words: (s.banWords?.words ?? []).join('\n'),
+    mask: s.banWords?.mask ?? '*',
+    maskWord: s.banWords?.mask_word ?? '',
+  };
+}
+
+/** The PUT body: every value, null where the form says "default". */
+function bodyOf(d: Draft): AdminApi.InstanceSettingsValues {
+  const prefix = d.prefix.split(/\s+/).filter(Boolean);
+  const words = d.words.split('\n').map((w) => w.trim()).filter(Boolean);
+  return {
+    command: { enable: d.enable === 'default' ? null : d.enable === 'on', prefix: prefix.length ? prefix : null },
+    banWords: d.storeBanWords ? { words, mask: d.mask, mask_word: d.maskWord } : null,
+  };
+}
+
+export function Settings({ canWrite }: { canWrite: boolean }) {
+  const loaded = useLoad(() => request('GET', '/settings', AdminApi.InstanceSettings), []);
+  const [draft, setDraft] = useState<Draft>();
+  const action = useAction();
+  useEffect(() => {
+    if (loaded.data) setDraft(draftOf(loaded.data));
+  }, [loaded.data]);
+
+  const save = (e: FormEvent) => {
+    e.preventDefault();
+    if (!draft || !loaded.data) return;
+    const version = loaded.data.version;
+    void action.run(async () => {
+      const saved = await request('PUT', '/settings', AdminApi.InstanceSettings, { body: bodyOf(draft), version });
+      loaded.reload();
+      return `Settings saved (version ${saved.version}); the next message uses them.`;
+    });
+  };
+  const set = (patch: Partial<Draft>) => setDraft((d) => (d ? { ...d, ...patch } : d));
+
+  return (
+    <section>
+      <PageHeader title="Settings">
+        <button onClick={loaded.reload} disabled={loaded.loading}>Reload</button>
+      </PageHeader>
+      <ErrorNote error={loaded.error ?? action.error} />
+      <DoneNote text={action.done} />
+      <Busy on={loaded.loading} />
+      {draft && loaded.data ? (
+        <form aria-label="settings" onSubmit={save}>
+          <fieldset disabled={!canWrite}>
+            <legend>Commands</legend>
+            <Field label="Commands" htmlFor="settings-command-enable" hint="LangBot's command.enable; default: the orchestrator's COMMAND_ENABLE">
+              <select id="settings-command-enable" value={draft.enable} onChange={(e) => set({ enable: e.target.value === 'on' ? 'on' : e.target.value === 'off' ? 'off' : 'default' })}>
+                <option value="default">default</option>
+                <option value="on">on</option>
+                <option value="off">off</option>
+              </select>
+            </Field>
+            <Field label="Prefixes" htmlFor="settings-command-prefix" hint="LangBot's command.prefix, separated by spaces; empty: the orchestrator's COMMAND_PREFIX">
+              <input id="settings-command-prefix" value={draft.prefix} onChange={(e) => set({ prefix: e.target.value })} />
+            </Field>
+          </fieldset>
+          <fieldset disabled={!canWrite}>
+            <legend>Ban words</legend>
+            <Field label="Store ban words here" htmlFor="settings-banwords-on" hint="Off: the file CONVEYOR_BAN_WORDS_FILE names (if any)">
+              <input id="settings-banwords-on" type="checkbox" checked={draft.storeBanWords} onChange={(e) => set({ storeBanWords: e.target.checked })} />
+            </Field>
+            {draft.storeBanWords ? (
+              <>
+                <Field label="Words" htmlFor="settings-banwords-words" hint="One regular expression per line">
+                  <textarea id="settings-banwords-words" rows={6} value={draft.words} onChange={(e) => set({ words: e.target.value })} />
+                </Field>
+                <Field label="Mask" htmlFor="settings-banwords-mask" hint="Replaces each character of a match">
+                  <input id="settings-banwords-mask" value={draft.mask} onChange={(e) => set({ mask: e.target.value })} />
+                </Field>
+                <Field label="Mask word" htmlFor="settings-banwords-mask-word" hint="When set, replaces a whole match instead">
+                  <input id="settings-banwords-mask-word" value={draft.maskWord} onChange={(e) => set({ maskWord: e.target.value })} />
+                </Field>
+              </>
+            ) : null}
+          </fieldset>
+          <p className="hint">Version {loaded.data.version}, updated {fmtTime(loaded.data.updatedAt)}</p>
+          <button type="submit" disabled={!canWrite || action.busy}>Save</button>
+        </form>
+      ) : null}
+    </section>
+  );
+}
