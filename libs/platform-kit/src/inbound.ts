@@ -95,6 +95,24 @@ export interface PlatformInbound<C> {
   };
 }
 
+/**
+ * The usual answers for the ingress' own outcomes: `ok` for a message taken or dropped, and for the
+ * rest the platform's error shape (`error`) around the status and a short reason. A non-2xx answer
+ * makes the platforms that retry send the message again.
+ */
+export function webhookAnswers(ok: HttpAnswer, error: (status: number, message: string) => HttpAnswer): PlatformInbound<unknown>['answers'] {
+  return {
+    notFound: error(404, 'bot not found'),
+    disabled: error(403, 'bot is disabled'),
+    misconfigured: error(500, 'bot misconfigured'),
+    tooLarge: { ...error(413, 'body too large'), headers: { Connection: 'close' } },
+    dropped: ok,
+    accepted: ok,
+    overloaded: error(503, 'overloaded'),
+    failed: error(500, 'internal error'),
+  };
+}
+
 /** A URL's query parameters, the first value of each, as `WebhookRequest.query` carries them. */
 export function queryOf(url: string): Record<string, string> {
   const q = url.indexOf('?');

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { headerOf, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
+import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
 import { LarkAdapter } from './adapter.js';
 import { LarkConfigSchema, type LarkConfig } from './config.js';
 import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './crypto.js';
@@ -92,17 +92,8 @@ export const larkInbound: PlatformInbound<LarkConfig> = {
       }
     }
   },
-  answers: {
-    notFound: { status: 404, body: { code: 404, msg: 'bot not found' } },
-    disabled: { status: 403, body: { code: 403, msg: 'bot is disabled' } },
-    misconfigured: { status: 500, body: { code: 500, msg: 'bot misconfigured' } },
-    tooLarge: { status: 413, body: { code: 413, msg: 'body too large' }, headers: { Connection: 'close' } },
-    dropped: ok,
-    accepted: ok,
-    // Lark redelivers an event that got no 2xx answer (backing off over hours).
-    overloaded: { status: 503, body: { code: 503, msg: 'overloaded' } },
-    failed: { status: 500, body: { code: 500, msg: 'internal error' } },
-  },
+  // Lark redelivers an event that got no 2xx answer (backing off over hours).
+  answers: webhookAnswers(ok, (status, error) => ({ status, body: { code: status, msg: error } })),
 };
 
 export const larkPlatform: Platform<LarkConfig> = {

@@ -1,4 +1,4 @@
-import { headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { LineAdapter } from './adapter.js';
 import { LineConfigSchema, type LineConfig } from './config.js';
 import { parseLineBody } from './events.js';
@@ -45,17 +45,8 @@ export const lineInbound: PlatformInbound<LineConfig> = {
       })),
     };
   },
-  answers: {
-    notFound: { status: 404, body: { ok: false, error: 'bot not found' } },
-    disabled: { status: 403, body: { ok: false, error: 'bot is disabled' } },
-    misconfigured: { status: 500, body: { ok: false, error: 'bot misconfigured' } },
-    tooLarge: { status: 413, body: { ok: false, error: 'body too large' }, headers: { Connection: 'close' } },
-    dropped: ok,
-    accepted: ok,
-    // LINE redelivers a webhook that failed, when redelivery is switched on for the channel.
-    overloaded: { status: 503, body: { ok: false, error: 'overloaded' } },
-    failed: { status: 500, body: { ok: false, error: 'internal error' } },
-  },
+  // LINE redelivers a webhook that failed, when redelivery is switched on for the channel.
+  answers: webhookAnswers(ok, (status, error) => ({ status, body: { ok: false, error } })),
 };
 
 export const linePlatform: Platform<LineConfig> = {

@@ -1,4 +1,4 @@
-import { headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { SlackAdapter } from './adapter.js';
 import { SlackConfigSchema, type SlackConfig } from './config.js';
 import { parseSlackBody } from './events.js';
@@ -57,17 +57,8 @@ export const slackInbound: PlatformInbound<SlackConfig> = {
       }
     }
   },
-  answers: {
-    notFound: { status: 404, body: { ok: false, error: 'bot not found' } },
-    disabled: { status: 403, body: { ok: false, error: 'bot is disabled' } },
-    misconfigured: { status: 500, body: { ok: false, error: 'bot misconfigured' } },
-    tooLarge: { status: 413, body: { ok: false, error: 'body too large' }, headers: { Connection: 'close' } },
-    dropped: ok,
-    accepted: ok,
-    // Slack retries a non-2xx answer (three times, backing off).
-    overloaded: { status: 503, body: { ok: false, error: 'overloaded' } },
-    failed: { status: 500, body: { ok: false, error: 'internal error' } },
-  },
+  // Slack retries a non-2xx answer (three times, backing off).
+  answers: webhookAnswers(ok, (status, error) => ({ status, body: { ok: false, error } })),
 };
 
 export const slackPlatform: Platform<SlackConfig> = {

@@ -1,4 +1,4 @@
-import type { HttpAnswer, Platform, PlatformInbound, WebhookOutcome, WebhookRequest } from '@conveyor/platform-kit';
+import { webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
 import { WecomAdapter } from './adapter.js';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
 import { decryptWecom, verifyWecomSignature } from './crypto.js';
@@ -83,17 +83,8 @@ export const wecomInbound: PlatformInbound<WecomConfig> = {
       ],
     };
   },
-  answers: {
-    notFound: { status: 404, body: 'bot not found', type: 'text' },
-    disabled: { status: 403, body: 'bot is disabled', type: 'text' },
-    misconfigured: { status: 500, body: 'bot misconfigured', type: 'text' },
-    tooLarge: { status: 413, body: 'body too large', type: 'text', headers: { Connection: 'close' } },
-    dropped: received,
-    accepted: received,
-    // Not answered with 200, WeCom sends the callback again (three times in all).
-    overloaded: { status: 503, body: 'overloaded', type: 'text' },
-    failed: { status: 500, body: 'internal error', type: 'text' },
-  },
+  // Not answered with 200, WeCom sends the callback again (three times in all).
+  answers: webhookAnswers(received, (status, error) => ({ status, body: error, type: 'text' })),
 };
 
 export const wecomPlatform: Platform<WecomConfig> = {
