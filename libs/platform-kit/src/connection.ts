@@ -51,5 +51,12 @@ export interface OpenConnection {
  * The gateway service opens it for the bots it owns, exactly one replica per bot.
  */
 export interface PlatformConnection<C> {
+  /**
+   * Whether a bot with these settings is reached over the held connection. A platform that offers
+   * both a webhook and a connection (Slack Socket Mode, Lark long connection, DingTalk Stream mode)
+   * decides per bot from its settings; absent means every bot of the platform is.
+   */
+  holds?(config: C): boolean;
   open(deps: ConnectionDeps<C>): Promise<OpenConnection>;
 }
+

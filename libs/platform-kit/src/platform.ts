@@ -41,3 +41,15 @@ export interface Platform<C = unknown> {
 export function parseBotConfig<C>(platform: Platform<C>, raw: unknown): C {
   return platform.botConfigSchema.parse(raw ?? {});
 }
+
+/**
+ * Whether the gateway holds a connection for a bot of this platform with these raw settings. Settings
+ * the platform's schema refuses count as held, so the gateway tries them and logs why they fail.
+ */
+export function holdsConnection<C>(platform: Platform<C>, rawConfig: unknown): boolean {
+  const connection = platform.connection;
+  if (!connection) return false;
+  if (!connection.holds) return true;
+  const parsed = platform.botConfigSchema.safeParse(rawConfig ?? {});
+  return parsed.success ? connection.holds(parsed.data) : true;
+}

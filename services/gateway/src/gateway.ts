@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { describeIssues } from '@conveyor/bus';
 import { ConnectionSupervisor, serveGatewaySends, type ConnectionLease, type ConnectionTarget, type LiveConnection } from '@conveyor/gateway';
+import { holdsConnection } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
 import type { Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
@@ -79,7 +80,12 @@ export async function startGateway(_app: INestApplication, infra: Infra & { env:
     maxConnections: env.GATEWAY_MAX_CONNECTIONS,
     targets: async () => {
       const bots = await infra.prisma.bot.findMany({ where: { enabled: true, adapter: { in: adapters } }, select: { id: true, adapter: true, adapterConfig: true } });
-      return bots.map((b) => ({ botId: b.id, adapter: b.adapter, config: b.adapterConfig }));
+      return bots
+        .filter((b) => {
+          const platform = platforms.get(b.adapter);
+          return platform !== undefined && holdsConnection(platform, b.adapterConfig);
+        })
+        .map((b) => ({ botId: b.id, adapter: b.adapter, config: b.adapterConfig }));
     },
     connect,
     logger: infra.logger,
