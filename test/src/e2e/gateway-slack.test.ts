@@ -97,6 +97,22 @@ describe('Slack Socket Mode through the gateway', () => {
     await slack.waitFor(() => posted(ch).includes('Echo: after the refresh'), 60_000);
     await slack.waitForSocketMode((s) => s.acks.includes(envelopeId), 30_000);
     assert.equal(slack.socketMode.maxOpen, 1, 'the old connection was closed before the new one opened');
+    assert.ok(gateway().logs.some((l) => l.includes('platform connection ended; reconnecting') && l.includes('refresh_requested') && l.includes(bot)), 'the reason is logged with the bot id');
+  });
+
+  test('a wrong app token: apps.connections.open is refused, logged with the bot id and retried with backoff; the other bot goes on', async () => {
+    const wrongToken = `xapp-1-AFAKE-${uniqueName('wrong')}`;
+    const wrong = await addBot(sys, 'Slack (wrong app token)', 'slack', { bot_token: BOT_TOKEN, signing_secret: SIGNING_SECRET, app_token: wrongToken, api_base_url: slack.url });
+    const refused = () => gateway().logs.filter((l) => l.includes('platform connection failed') && l.includes(wrong));
+    const started = Date.now();
+    await waitUntil('three refused attempts logged', () => refused().length >= 3, 90_000, 250);
+    // 1 s, 2 s, 4 s ... between attempts: three of them take seconds, not a tight loop.
+    assert.ok(Date.now() - started >= 2_000, 'attempts are spaced out');
+    assert.ok(refused().every((l) => l.includes('invalid_auth')), refused().join('\n'));
+    const ch = channel();
+    slack.sendEnvelope(dm(eventId(), ch, 'still here'));
+    await slack.waitFor(() => posted(ch).includes('Echo: still here'), 60_000);
+    assert.ok(!gateway().logs.join('\n').includes(wrongToken), 'the wrong token is not logged either');
   });
 
   test('tokens and the socket URL never reach the logs', () => {
