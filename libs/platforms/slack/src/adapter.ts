@@ -22,13 +22,18 @@ export function isSlackPlatformError(err: unknown): boolean {
 }
 
 /** A Web API client for one token against the bot's `api_base_url`; errors only in its own log, never the token. */
-export function slackWebClient(token: string, config: SlackConfig, opts: { fetchImpl?: typeof fetch | undefined; retries?: number } = {}): WebClient {
+export function slackWebClient(
+  token: string,
+  config: SlackConfig,
+  opts: { fetchImpl?: typeof fetch | undefined; retries?: number; rejectRateLimited?: boolean } = {},
+): WebClient {
   return new WebClient(token, {
     slackApiUrl: config.api_base_url,
     timeout: 15_000,
     // Bounded: the delivery layer reports a part that still fails, rather than the client retrying for half an hour.
     retryConfig: { retries: opts.retries ?? 3, factor: 2, minTimeout: 1_000, maxTimeout: 30_000 },
     logLevel: LogLevel.ERROR,
+    rejectRateLimitedCalls: opts.rejectRateLimited ?? false,
     ...(opts.fetchImpl ? { fetch: opts.fetchImpl } : {}),
   });
 }

@@ -81,8 +81,8 @@ export const slackConnection: PlatformConnection<SlackConfig> = {
   holds: inSocketMode,
   async open(deps): Promise<OpenConnection> {
     const config = deps.config;
-    // No retries here: a failed open is retried by the supervisor with its backoff.
-    const apps = slackWebClient(config.app_token, config, { retries: 0 });
+    // No retries or rate-limit waits here: a failed open is retried by the supervisor with its backoff.
+    const apps = slackWebClient(config.app_token, config, { retries: 0, rejectRateLimited: true });
     const response = await apps.apps.connections.open().catch((err: unknown) => {
       throw new Error(`Slack apps.connections.open failed: ${describeSlackError(err)}`);
     });
