@@ -152,19 +152,14 @@ export class DingtalkStreamSocket {
     if (!ep.success) throw new Error(`DingTalk's connections/open answer: ${ep.error.issues[0]?.message ?? 'no endpoint and ticket'}`);
     const sep = ep.data.endpoint.includes('?') ? '&' : '?';
     const ws = new WebSocket(`${ep.data.endpoint}${sep}ticket=${encodeURIComponent(ep.data.ticket)}`, { handshakeTimeout: OPEN_TIMEOUT_MS, maxPayload: MAX_FRAME_BYTES });
+    // Listening from the start: DingTalk may send a frame right behind the handshake.
+    const socket = new DingtalkStreamSocket(ws, o);
     await new Promise<void>((resolve, reject) => {
-      const failed = (err: Error) => {
-        ws.off('open', opened);
-        reject(new Error(`Stream WebSocket: ${err.message}`));
-      };
-      const opened = () => {
-        ws.off('error', failed);
-        resolve();
-      };
-      ws.once('open', opened);
-      ws.once('error', failed);
+      if (ws.readyState === WebSocket.OPEN) return resolve();
+      ws.once('open', () => resolve());
+      void socket.ended.then((reason) => reject(new Error(reason)));
     });
-    return new DingtalkStreamSocket(ws, o);
+    return socket;
   }
 
   close(reason: string): Promise<void> {
