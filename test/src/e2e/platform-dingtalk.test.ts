@@ -10,6 +10,8 @@ import { waitUntil } from '../harness/wait.js';
 
 const HTTP_APP = { clientId: 'dinghttpapp', clientSecret: `http-secret-${randomUUID()}` };
 const STREAM_APP = { clientId: 'dingstreamapp', clientSecret: `stream-secret-${randomUUID()}` };
+const CARD_APP = { clientId: 'dingcardapp', clientSecret: `card-secret-${randomUUID()}` };
+const STREAMED = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
 
 /**
  * DingTalk through all services against the fake DingTalk. HTTP mode: a signed callback at
@@ -32,13 +34,17 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
   before(async () => {
     sys = await startTestSystem();
     nc = await connect({ servers: NATS_URL });
-    dingtalk = await startFakeDingtalk({ apps: [HTTP_APP, STREAM_APP] });
-    sys.llm.setDefault(echoResponder);
+    dingtalk = await startFakeDingtalk({ apps: [HTTP_APP, STREAM_APP, CARD_APP] });
+    sys.llm.setDefault(async (body, n) => {
+      const echo = await echoResponder(body, n);
+      return echo.text?.includes('stream please') ? { text: STREAMED, tokensPerSecond: 20 } : echo;
+    });
     httpBot = await addBot(sys, 'DingTalk (HTTP)', 'dingtalk', { client_id: HTTP_APP.clientId, client_secret: HTTP_APP.clientSecret, robot_code: 'dingrobot', robot_name: 'Conveyor', markdown_card: false, mode: 'http', api_base_url: dingtalk.apiBaseUrl });
     streamBot = await addBot(sys, 'DingTalk (Stream)', 'dingtalk', { client_id: STREAM_APP.clientId, client_secret: STREAM_APP.clientSecret, robot_code: 'dingrobot', robot_name: 'Conveyor', api_base_url: dingtalk.apiBaseUrl });
+    await addBot(sys, 'DingTalk (AI card)', 'dingtalk', { client_id: CARD_APP.clientId, client_secret: CARD_APP.clientSecret, robot_code: 'dingrobot', 'enable-stream-reply': true, card_template_id: 'tpl.schema', api_base_url: dingtalk.apiBaseUrl });
     url = `${sys.services.get('ingress').url}/bots/${httpBot}`;
     await sys.services.start('gateway', {}, 'gateway-1');
-    await dingtalk.waitForStream((f) => f.stream.get(STREAM_APP.clientId)?.open === 1, 60_000);
+    await dingtalk.waitForStream((f) => f.stream.get(STREAM_APP.clientId)?.open === 1 && f.stream.get(CARD_APP.clientId)?.open === 1, 60_000);
   });
 
   after(async () => {
@@ -136,5 +142,17 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
     dingtalk.sendCallback(STREAM_APP.clientId, dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'after reconnecting' }));
     await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text === 'Echo: after reconnecting'), 60_000);
     for (const secret of [HTTP_APP.clientSecret, STREAM_APP.clientSecret]) assert.ok(!sys.services.allLogs().includes(secret), 'secrets never reach the logs');
+  });
+
+  test('Stream mode with enable-stream-reply and a card template: the answer streams into one AI card, finalized with the whole text', async () => {
+    const user = staff();
+    dingtalk.sendCallback(CARD_APP.clientId, dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'stream please' }));
+    const space = `dtv1.card//IM_ROBOT.${user}`;
+    await dingtalk.waitFor((s) => s.some((m) => m.to === space && m.finalized === true), 60_000);
+    const cards = dingtalk.shown.filter((m) => m.to === space);
+    assert.equal(cards.length, 1, 'one card');
+    assert.equal(cards[0]!.text, STREAMED);
+    assert.ok(cards[0]!.updates!.length >= 2, `updated as the answer grew: ${cards[0]!.updates!.length} updates`);
+    assert.ok(cards[0]!.updates![0]!.length < STREAMED.length, 'the first update is a snapshot, not the whole text');
   });
 });
