@@ -125,6 +125,12 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
     await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text === 'Echo: next one'), 60_000);
     assert.equal(dingtalk.shown.filter((m) => m.text === 'Echo: hello over stream').length, 1, 'answered once');
 
+    // A picture's download code is exchanged for its URL before the message is published.
+    const code = `dc-${randomUUID()}`;
+    dingtalk.sendCallback(STREAM_APP.clientId, dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'what is this', pictureCode: code }));
+    await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text.startsWith('Echo: what is this')), 60_000);
+    assert.deepEqual(dingtalk.downloads.filter((d) => d.downloadCode === code), [{ downloadCode: code, robotCode: 'dingrobot' }]);
+
     const ping = dingtalk.ping(STREAM_APP.clientId);
     await dingtalk.waitForStream((f) => f.pongs.has(ping), 30_000);
     assert.equal(dingtalk.pongs.get(ping)!.data, JSON.stringify({ opaque: ping }));

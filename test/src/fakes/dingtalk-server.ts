@@ -27,6 +27,8 @@ export interface DingtalkRobotMessageInput {
   text: string;
   /** The bot was mentioned (group). */
   atBot?: boolean;
+  /** A picture message (its download code) instead of text; with `text` too, rich text: the text, then the picture. */
+  pictureCode?: string;
   /** When the message's session webhook stops working; default an hour from now. */
   webhookExpiresAt?: number;
 }
@@ -38,6 +40,8 @@ export interface FakeDingtalk {
   shown: DingtalkShown[];
   /** Access tokens handed out. */
   tokensIssued(): number;
+  /** Download codes exchanged through `/v1.0/robot/messageFiles/download`, with the robot code named. */
+  downloads: { downloadCode: string; robotCode: string }[];
   /** Stream connections per client id: open now, at most at once, ever opened, and the subscriptions each asked for. */
   stream: Map<string, { open: number; maxOpen: number; opened: number; subscriptions: unknown[] }>;
   /** Acknowledgements received, by the frame's messageId, with their frames as sent. */
@@ -58,12 +62,14 @@ export interface FakeDingtalk {
 }
 
 const ROBOT_TOPIC = '/v1.0/im/bot/messages/get';
+/** A 1×1 PNG, what a downloaded picture is here. */
+const PNG_1PX = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 /**
  * A fake DingTalk speaking its documented wire format. OpenAPI: `POST /v1.0/oauth2/accessToken`
  * ({appKey, appSecret} → {accessToken, expireIn}), `POST /v1.0/robot/oToMessages/batchSend`,
  * `POST /v1.0/robot/groupMessages/send`, `POST /v1.0/card/instances/createAndDeliver` and
- * `PUT /v1.0/card/streaming`, each with `x-acs-dingtalk-access-token` (401 InvalidAuthentication
+ * `PUT /v1.0/card/streaming`, `POST /v1.0/robot/messageFiles/download` (→ a download URL of this fake), each with `x-acs-dingtalk-access-token` (401 InvalidAuthentication
  * otherwise); session webhooks at `POST /robot/sendBySession?session=…` ({errcode, errmsg}, errcode
  * 300001 once expired). Stream mode: `POST /v1.0/gateway/connections/open` ({clientId, clientSecret,
  * subscriptions, ua} → {endpoint, ticket}), a WebSocket at the endpoint taking a one-time ticket, and
@@ -88,6 +94,7 @@ export async function startFakeDingtalk(opts: { apps: { clientId: string; client
     chatbotUserId,
     shown,
     tokensIssued: () => issued,
+    downloads: [],
     stream: new Map(),
     acks: new Map(),
     pongs: new Map(),
@@ -113,9 +120,12 @@ export async function startFakeDingtalk(opts: { apps: { clientId: string; client
         senderId: `$:LWCP_v1:$${m.senderStaffId}`,
         isInAtList: m.atBot === true,
         sessionWebhook: `${base}/robot/sendBySession?session=${session}`,
-        text: { content: m.atBot ? ` ${m.text}` : m.text },
         robotCode: 'dingrobot',
-        msgtype: 'text',
+        ...(m.pictureCode === undefined
+          ? { msgtype: 'text', text: { content: m.atBot ? ` ${m.text}` : m.text } }
+          : m.text
+            ? { msgtype: 'richText', content: { richText: [{ text: m.text }, { type: 'picture', downloadCode: m.pictureCode, pictureDownloadCode: m.pictureCode }] } }
+            : { msgtype: 'picture', content: { downloadCode: m.pictureCode, pictureDownloadCode: m.pictureCode } }),
       };
     },
     sendCallback: (clientId, message) => {
@@ -198,6 +208,10 @@ export async function startFakeDingtalk(opts: { apps: { clientId: string; client
       else return reply(200, { errcode: 40035, errmsg: 'invalid msgtype or content' });
       return reply(200, { errcode: 0, errmsg: 'ok' });
     }
+    if (req.method === 'GET' && url.pathname.startsWith('/files/')) {
+      res.writeHead(200, { 'content-type': 'image/png' }).end(PNG_1PX);
+      return;
+    }
     if (!tokens.has(String(req.headers['x-acs-dingtalk-access-token'] ?? ''))) return refuse(401, 'InvalidAuthentication', 'access token is invalid');
     const robotMessage = () => {
       const param = JSON.parse(String(body.msgParam ?? '{}'));
@@ -216,6 +230,11 @@ export async function startFakeDingtalk(opts: { apps: { clientId: string; client
       if (!m || !body.openConversationId || !body.robotCode) return refuse(400, 'InvalidParameter', 'robotCode, openConversationId, msgKey and msgParam are required');
       shown.push({ via: 'groupSend', to: String(body.openConversationId), ...m, atUserIds: [] });
       return reply(200, { processQueryKey: randomUUID() });
+    }
+    if (req.method === 'POST' && url.pathname === '/v1.0/robot/messageFiles/download') {
+      if (!body.downloadCode || !body.robotCode) return refuse(400, 'InvalidParameter', 'downloadCode and robotCode are required');
+      fake.downloads.push({ downloadCode: String(body.downloadCode), robotCode: String(body.robotCode) });
+      return reply(200, { downloadUrl: `${base}/files/${encodeURIComponent(String(body.downloadCode))}.png` });
     }
     if (req.method === 'POST' && url.pathname === '/v1.0/card/instances/createAndDeliver') {
       if (!body.cardTemplateId || !body.outTrackId || !body.openSpaceId) return refuse(400, 'InvalidParameter', 'cardTemplateId, outTrackId and openSpaceId are required');

@@ -33,6 +33,7 @@ const TokenAnswer = z.looseObject({ accessToken: z.string().min(1).max(2_000), e
 const OpenApiError = z.looseObject({ code: z.string().max(200).optional(), message: z.string().max(10_000).optional() });
 const WebhookAnswer = z.looseObject({ errcode: z.number().int().default(0), errmsg: z.string().max(10_000).default('') });
 const Anything = z.unknown();
+const DownloadAnswer = z.looseObject({ downloadUrl: z.string().regex(/^https?:\/\/\S+$/).max(4_000) });
 
 /** A reply as DingTalk's robot messages carry it: markdown (with a title for the notification) or text, and who it mentions. */
 export interface RobotReply {
@@ -119,6 +120,13 @@ export class DingtalkApi {
       isFinalize: update.finalize,
       isError: false,
     }, signal);
+  }
+
+  /** The download URL of a file a robot message names by its download code (`/v1.0/robot/messageFiles/download`). */
+  async downloadUrl(config: DingtalkConfig, downloadCode: string, signal?: AbortSignal): Promise<string> {
+    const answer = DownloadAnswer.safeParse(await this.openApi(config, 'POST', '/v1.0/robot/messageFiles/download', { downloadCode, robotCode: robotCodeOf(config) }, signal));
+    if (!answer.success) throw new DingtalkApiError('/v1.0/robot/messageFiles/download: no downloadUrl in the answer', 200, undefined, false);
+    return answer.data.downloadUrl;
   }
 
   /** An OpenAPI call with the app's access token, once more with a fresh token if DingTalk refused the cached one. */

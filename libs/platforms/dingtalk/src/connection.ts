@@ -2,18 +2,18 @@ import type { PlatformConnection } from '@conveyor/platform-kit';
 import { DingtalkApi } from './api.js';
 import { sendWholeReply } from './adapter.js';
 import { streamsReplies, type DingtalkConfig } from './config.js';
-import { parseRobotMessage } from './message.js';
+import { parseRobotMessage, resolvePictures } from './message.js';
 import { DINGTALK_ROBOT_TOPIC, DingtalkStreamSocket } from './stream.js';
 
 /** Inbound messages of one connection waiting to be published; past this a message is not acknowledged, so DingTalk delivers it again later. */
 const MAX_QUEUED_INBOUND = 1_000;
 
-/** Replies the gateway itself sends (none in normal operation: the dispatcher answers over HTTP). */
+/** Pictures' download URLs, and replies the gateway itself sends (none in normal operation: the dispatcher answers over HTTP). */
 const api = new DingtalkApi();
 
 /**
  * DingTalk Stream mode: the gateway replica holding a `mode: stream` bot keeps the app's Stream
- * connection. Each robot message becomes a query (published in arrival order, fenced and
+ * connection. Each robot message becomes a query (its pictures' download codes exchanged for URLs) (published in arrival order, fenced and
  * de-duplicated by msgId, so a message DingTalk delivers again, or to a new holder, is one query)
  * and its CALLBACK is acknowledged once published; a message that can never become a query is
  * logged, counted and acknowledged. Replies do not need the connection: the dispatcher's adapter
@@ -48,7 +48,12 @@ export const dingtalkConnection: PlatformConnection<DingtalkConfig> = {
           throw new Error('inbound queue full');
         }
         queued++;
-        const published = chain.then(() => deps.publish(query)).finally(() => void queued--);
+        const published = chain
+          .then(async () => {
+            const messageChain = await resolvePictures(query.messageChain, (code) => api.downloadUrl(config, code), (reason) => deps.malformed(`picture not downloaded: ${reason}`, parsed.ref));
+            await deps.publish({ ...query, messageChain });
+          })
+          .finally(() => void queued--);
         chain = published.catch(() => undefined);
         return published;
       },

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DingtalkConfigSchema } from './config.js';
-import { dingtalkReplyTo, parseRobotMessage, sessionWebhookOf } from './message.js';
+import { dingtalkReplyTo, MAX_PICTURES_PER_MESSAGE, parseRobotMessage, picturePlaceholders, resolvePictures, sessionWebhookOf } from './message.js';
 
 const BOT = '5b0c8f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f';
 const config = DingtalkConfigSchema.parse({ client_id: 'dingappkey', client_secret: 'secret', robot_name: 'Conveyor' });
@@ -56,10 +56,11 @@ test('an At of the bot by atUsers alone counts; a group message mentioning only 
   assert.deepEqual(other.query.messageChain, [{ type: 'Plain', text: 'hi' }]);
 });
 
-test('rich text keeps its order with pictures as placeholders; audio is its transcription; a file is a File', () => {
+test('rich text keeps its order with pictures as Images holding their download code; audio is its transcription; a file is a File', () => {
   const rich = parseRobotMessage({ ...base, conversationType: '1', msgtype: 'richText', content: { richText: [{ text: 'look' }, { type: 'picture', downloadCode: 'dc1' }, { text: 'there' }] } }, config, BOT, false);
   assert.ok(rich.ok && rich.query);
-  assert.deepEqual(rich.query.messageChain.map((c) => (c.type === 'Plain' ? c.text : c.type)), ['look', '[Image]', 'there']);
+  assert.deepEqual(rich.query.messageChain.map((c) => (c.type === 'Plain' ? c.text : c.type)), ['look', 'Image', 'there']);
+  assert.deepEqual(rich.query.messageChain[1], { type: 'Image', image_id: 'dc1', url: '', path: '', base64: '' });
   const audio = parseRobotMessage({ ...base, conversationType: '1', msgtype: 'audio', content: JSON.stringify({ downloadCode: 'dc2', recognition: '你好' }) }, config, BOT, false);
   assert.ok(audio.ok && audio.query);
   assert.deepEqual(audio.query.messageChain, [{ type: 'Plain', text: '你好' }]);
@@ -88,4 +89,18 @@ test('a webhook that does not fit the route, or is no http(s) URL, is left out o
   assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: `https://x.test/${'a'.repeat(200)}`, sessionWebhookExpiredTime: 1 }), 'm1');
   assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: 'javascript:alert(1)', sessionWebhookExpiredTime: 1 }), 'm1');
   assert.equal(sessionWebhookOf('m1'), undefined);
+});
+
+test('pictures become [Image] when not downloaded; downloaded ones get their URL, at most four per message, a failed one a placeholder', async () => {
+  const pics = Array.from({ length: 6 }, (_, i) => ({ type: 'Image' as const, image_id: `dc${i}`, url: '', path: '', base64: '' }));
+  const chain = [{ type: 'Plain' as const, text: 'see' }, ...pics];
+  assert.deepEqual(picturePlaceholders(chain).map((c) => (c.type === 'Plain' ? c.text : c.type)), ['see', ...Array(6).fill('[Image]')]);
+  const failures: string[] = [];
+  const resolved = await resolvePictures(chain, async (code) => {
+    if (code === 'dc1') throw new Error('HTTP 403');
+    return `https://files.test/${code}`;
+  }, (reason) => failures.push(reason));
+  assert.deepEqual(resolved.map((c) => (c.type === 'Plain' ? c.text : c.type === 'Image' ? c.url : c.type)), ['see', 'https://files.test/dc0', '[Image]', 'https://files.test/dc2', 'https://files.test/dc3', '[Image]', '[Image]']);
+  assert.equal(MAX_PICTURES_PER_MESSAGE, 4);
+  assert.deepEqual(failures, ['HTTP 403']);
 });

@@ -89,9 +89,10 @@ function withoutMention(text: string, robotName: string): string {
 
 /**
  * The message's chain as LangBot's dingtalk converter builds it: an At of the bot first when it was
- * mentioned, then the text (rich text in order). Pictures, which DingTalk gives only as a download
- * code to exchange through the OpenAPI, become an `[Image]` placeholder; a voice message its
- * transcription (DingTalk's `recognition`), else `[Voice]`; a file a File named as sent.
+ * mentioned, then the text (rich text in order). A picture, which DingTalk gives only as a download
+ * code, becomes an Image holding that code as `image_id` and no URL yet (see `resolvePictures` and
+ * `picturePlaceholders`); a voice message its transcription (DingTalk's `recognition`), else
+ * `[Voice]`; a file a File named as sent.
  */
 function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): MessageComponent[] {
   const chain: MessageComponent[] = [];
@@ -108,12 +109,12 @@ function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): Messag
       break;
     case 'richText':
       for (const item of content?.richText ?? []) {
-        if (item.type === 'picture') chain.push({ type: 'Plain', text: '[Image]' });
+        if (item.type === 'picture') chain.push(picture(item.downloadCode));
         else if (item.text !== undefined && item.text !== '\n') plain(item.text);
       }
       break;
     case 'picture':
-      chain.push({ type: 'Plain', text: '[Image]' });
+      chain.push(picture(content?.downloadCode ?? content?.pictureDownloadCode));
       break;
     case 'audio':
       if (content?.recognition) plain(content.recognition);
@@ -126,6 +127,48 @@ function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): Messag
       break;
   }
   return storableChain(chain);
+}
+
+/** A picture still to be downloaded: its download code, no URL. */
+const picture = (downloadCode: string | undefined): MessageComponent => ({ type: 'Image', image_id: downloadCode ?? '', url: '', path: '', base64: '' });
+const isPending = (c: MessageComponent) => c.type === 'Image' && c.url === '' && c.base64 === '';
+/** What stands for a picture that was not downloaded. */
+export const IMAGE_PLACEHOLDER = '[Image]';
+
+/** The chain with every picture not downloaded replaced by `[Image]` (an HTTP callback is answered before anything is downloaded). */
+export function picturePlaceholders(chain: MessageComponent[]): MessageComponent[] {
+  return chain.map((c) => (isPending(c) ? { type: 'Plain', text: IMAGE_PLACEHOLDER } : c));
+}
+
+/** Pictures downloaded per message, at most (a runner reads at most a few images per run anyway); the rest stay placeholders. */
+export const MAX_PICTURES_PER_MESSAGE = 4;
+
+/**
+ * The chain with its pictures' download codes exchanged for download URLs (`download`), which the
+ * runner reads for a vision model as it reads any image URL. A picture past the bound, without a code,
+ * or whose exchange fails (`failed` is told why) becomes `[Image]`.
+ */
+export async function resolvePictures(chain: MessageComponent[], download: (code: string) => Promise<string>, failed: (reason: string) => void): Promise<MessageComponent[]> {
+  let resolved = 0;
+  const out: MessageComponent[] = [];
+  for (const c of chain) {
+    if (!isPending(c) || c.type !== 'Image') {
+      out.push(c);
+      continue;
+    }
+    if (!c.image_id || resolved >= MAX_PICTURES_PER_MESSAGE) {
+      out.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
+      continue;
+    }
+    resolved++;
+    try {
+      out.push({ ...c, url: await download(c.image_id) });
+    } catch (err) {
+      failed(err instanceof Error ? err.message : String(err));
+      out.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
+    }
+  }
+  return out;
 }
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['text', 'richText', 'picture', 'audio', 'file']);

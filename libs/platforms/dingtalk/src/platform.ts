@@ -2,7 +2,7 @@ import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type Platform
 import { DingtalkAdapter } from './adapter.js';
 import { DingtalkConfigSchema, streamsReplies, type DingtalkConfig } from './config.js';
 import { dingtalkConnection } from './connection.js';
-import { parseRobotMessage } from './message.js';
+import { parseRobotMessage, picturePlaceholders } from './message.js';
 import { DINGTALK } from './name.js';
 import { DINGTALK_SIGN_HEADER, DINGTALK_TIMESTAMP_HEADER, verifyDingtalkSignature } from './signature.js';
 
@@ -38,7 +38,8 @@ export const dingtalkInbound: PlatformInbound<DingtalkConfig> = {
     const parsed = parseRobotMessage(json, config, req.botId, streamsReplies(config));
     if (!parsed.ok) return refuse(400, `malformed message: ${parsed.error}`);
     if (!parsed.query) return { kind: 'drop', reason: `not a message a query is made of: ${parsed.skipped}`, ref: parsed.ref };
-    return { kind: 'publish', queries: [parsed.query], ref: parsed.ref };
+    // Answered before anything could be downloaded: pictures stay placeholders.
+    return { kind: 'publish', queries: [{ ...parsed.query, messageChain: picturePlaceholders(parsed.query.messageChain) }], ref: parsed.ref };
   },
   // Not answered with 200, DingTalk sends the message again.
   answers: webhookAnswers(received, (status, errmsg) => ({ status, body: { errcode: status, errmsg } })),
