@@ -147,7 +147,13 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
     await waitUntil('the malformed message logged', () => sys.services.allLogs().includes('robot message: msgId'), 30_000);
     dingtalk.sendCallback(STREAM_APP.clientId, dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'after reconnecting' }));
     await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text === 'Echo: after reconnecting'), 60_000);
-    for (const secret of [HTTP_APP.clientSecret, STREAM_APP.clientSecret]) assert.ok(!sys.services.allLogs().includes(secret), 'secrets never reach the logs');
+
+    // Wrong credentials: DingTalk refuses to open the connection; logged with the bot id, retried with backoff.
+    const wrongSecret = `wrong-secret-${randomUUID()}`;
+    const wrong = await addBot(sys, 'DingTalk (wrong secret)', 'dingtalk', { client_id: STREAM_APP.clientId, client_secret: wrongSecret, api_base_url: dingtalk.apiBaseUrl });
+    await waitUntil('the refusal logged with the bot id', () => sys.services.allLogs().split('\n').some((l) => l.includes('platform connection failed') && l.includes(wrong) && l.includes('Forbidden.AccessDenied')), 60_000);
+    assert.equal(dingtalk.stream.get(STREAM_APP.clientId)!.open, 1, 'the refused bot opened nothing');
+    for (const secret of [HTTP_APP.clientSecret, STREAM_APP.clientSecret, CARD_APP.clientSecret, wrongSecret]) assert.ok(!sys.services.allLogs().includes(secret), 'secrets never reach the logs');
   });
 
   test('Stream mode with enable-stream-reply and a card template: the answer streams into one AI card, finalized with the whole text', async () => {

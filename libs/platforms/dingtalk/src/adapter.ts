@@ -141,12 +141,16 @@ export class DingtalkAdapter implements PlatformAdapter {
   private async streamToCard(config: DingtalkConfig, route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const text = renderReply(reply.message, true).text;
     const cardId = cardIdOf(ctx.queryId);
-    let created = (await ctx.state.get('dt:card')) === '1';
-    if (!created) {
+    if ((await ctx.state.get('dt:card')) !== '1') {
       if (!text.trim() && !reply.isFinal) return { delivered: true };
-      await this.api.createCard(config, cardId, targetOf(route), ctx.signal);
+      try {
+        await this.api.createCard(config, cardId, targetOf(route), ctx.signal);
+      } catch (err) {
+        // Sent again after a crash that came between the creation and its note: DingTalk refuses the
+        // card id it already has, and the update below shows whether the card is there.
+        if (!(err instanceof DingtalkApiError) || err.retryable) throw err;
+      }
       await ctx.state.set('dt:card', '1');
-      created = true;
     }
     const last = Number((await ctx.state.get('dt:ord')) ?? '0');
     const bucket = (n: number) => Math.floor((n - 1) / DINGTALK_CARD_UPDATE_EVERY);

@@ -85,9 +85,12 @@ test('the bot\'s own message, an unknown type and an empty text are skipped; a m
   assert.ok(!parseRobotMessage('not an object', config, BOT, false).ok);
 });
 
-test('a webhook that does not fit the route, or is no http(s) URL, is left out of replyTo: the msgId stands instead', () => {
-  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: `https://x.test/${'a'.repeat(200)}`, sessionWebhookExpiredTime: 1 }), 'm1');
-  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: 'javascript:alert(1)', sessionWebhookExpiredTime: 1 }), 'm1');
+test('a webhook that does not fit the route, is no http(s) URL or not DingTalk\'s is left out of replyTo: the msgId stands instead', () => {
+  const api = 'https://api.dingtalk.com';
+  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: `https://oapi.dingtalk.com/${'a'.repeat(200)}`, sessionWebhookExpiredTime: 1 }, api), 'm1');
+  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: 'javascript:alert(1)', sessionWebhookExpiredTime: 1 }, api), 'm1');
+  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: 'https://attacker.test/robot/sendBySession?session=x', sessionWebhookExpiredTime: 1 }, api), 'm1');
+  assert.equal(dingtalkReplyTo({ msgId: 'm1', sessionWebhook: 'http://127.0.0.1:9/robot/sendBySession?session=x', sessionWebhookExpiredTime: 1 }, 'http://127.0.0.1:9/'), '1 http://127.0.0.1:9/robot/sendBySession?session=x');
   assert.equal(sessionWebhookOf('m1'), undefined);
 });
 

@@ -61,15 +61,33 @@ export type ParsedMessage =
 
 const issues = (e: z.ZodError) => e.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 
+/** Where DingTalk's session webhooks live. */
+const SESSION_WEBHOOK_ORIGIN = 'https://oapi.dingtalk.com';
+
+/**
+ * Whether replies may be POSTed to this session webhook: DingTalk's own host, or the bot's API base
+ * (a proxy, or a fake in tests). An HTTP callback's sign covers only its timestamp, not its body, so a
+ * captured sign could carry a body naming any URL; the answer must not go there.
+ */
+export function isDingtalkWebhook(url: string, apiBaseUrl: string): boolean {
+  if (!/^https?:\/\/\S+$/.test(url)) return false;
+  try {
+    const origin = new URL(url).origin;
+    return origin === SESSION_WEBHOOK_ORIGIN || origin === new URL(apiBaseUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Where a reply goes while DingTalk lets the bot answer in the conversation: the message's
  * `sessionWebhook` and when it expires, carried in the route's `replyTo` as `<expires ms> <url>`.
  * A webhook that does not fit the route's 200 characters is left out (the reply then goes through the
- * robot OpenAPI), and so is one that is no http(s) URL.
+ * robot OpenAPI), and so is one that is not DingTalk's (see `isDingtalkWebhook`).
  */
-export function dingtalkReplyTo(m: Pick<RobotMessage, 'msgId' | 'sessionWebhook' | 'sessionWebhookExpiredTime'>): string {
+export function dingtalkReplyTo(m: Pick<RobotMessage, 'msgId' | 'sessionWebhook' | 'sessionWebhookExpiredTime'>, apiBaseUrl: string): string {
   const url = m.sessionWebhook;
-  if (url && m.sessionWebhookExpiredTime !== undefined && /^https?:\/\/\S+$/.test(url)) {
+  if (url && m.sessionWebhookExpiredTime !== undefined && isDingtalkWebhook(url, apiBaseUrl)) {
     const replyTo = `${m.sessionWebhookExpiredTime} ${url}`;
     if (replyTo.length <= 200) return replyTo;
   }
@@ -200,7 +218,7 @@ export function parseRobotMessage(json: unknown, config: DingtalkConfig, botId: 
       senderName: m.senderNick || sender,
       ...(group ? { groupName: m.conversationTitle ?? '' } : {}),
       messageChain,
-      replyTo: dingtalkReplyTo(m),
+      replyTo: dingtalkReplyTo(m, config.api_base_url),
       dedupId: m.msgId,
       stream,
     },
