@@ -92,7 +92,8 @@ export class EventHandler {
     const deps = await this.deps();
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
-      if (item.kind === 'chunk') await this.streamed.set(event.queryId);
+      // Read only for a reply that streams (see noticeSink), so a whole reply costs no write.
+      if (item.kind === 'chunk' && q.streamOutput) await this.streamed.set(event.queryId);
       if (!isFinalItem(item)) await this.keepSession(event);
       return;
     }
