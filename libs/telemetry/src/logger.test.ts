@@ -48,7 +48,7 @@ test('credential fields are written as [Redacted] at the top level and one level
   const { logger, lines } = capture();
   logger.warn({ token: 'LEAK-token', botId: 'b1' }, 'top level');
   logger.warn({
-    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', bot_token: 'LEAK-slack-token', signing_secret: 'LEAK-slack-secret', channel_access_token: 'LEAK-line-token', channel_secret: 'LEAK-line-secret', 'access-token': 'LEAK-onebot-token', app_secret: 'LEAK-lark-secret', 'encrypt-key': 'LEAK-lark-encrypt', 'verification-token': 'LEAK-lark-vtoken', EncodingAESKey: 'LEAK-wecom-aes-key', contacts_secret: 'LEAK-wecom-contacts', access_token: 'LEAK-wecom-access-token', callback_url: 'http://cb' },
+    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', bot_token: 'LEAK-slack-token', signing_secret: 'LEAK-slack-secret', channel_access_token: 'LEAK-line-token', channel_secret: 'LEAK-line-secret', 'access-token': 'LEAK-onebot-token', app_secret: 'LEAK-lark-secret', AppSecret: 'LEAK-lark-ws-secret', 'encrypt-key': 'LEAK-lark-encrypt', 'verification-token': 'LEAK-lark-vtoken', EncodingAESKey: 'LEAK-wecom-aes-key', contacts_secret: 'LEAK-wecom-contacts', access_token: 'LEAK-wecom-access-token', callback_url: 'http://cb' },
     settings: { 'api-key': 'LEAK-dify-key', apiKey: 'LEAK-model-key', api_key: 'LEAK-key', 'header-value': 'LEAK-n8n', password: 'LEAK-password', secret: 'LEAK-plain' },
   }, 'nested');
 
