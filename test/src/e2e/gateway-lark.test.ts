@@ -101,6 +101,23 @@ describe('Lark long connection through the gateway', () => {
     assert.deepEqual(lark.repliesTo(messageId).map((m) => m.text), [answer], 'one reply to the redelivered event');
   });
 
+  test('a frame that is no pbbp2 frame and an event that is no JSON are logged and counted; the connection goes on', async () => {
+    lark.emitRaw(Buffer.from('definitely not protobuf'));
+    const broken = lark.emitEvent('{"schema": "2.0", "header": ');
+    await lark.waitForWs(() => acksOf(broken).length === 1, 30_000);
+    assert.equal(acksOf(broken)[0]!.code, 200, 'taken: delivering it again would not help');
+    await waitUntil('both logged with the bot id', () => {
+      const lines = gatewayLogs().filter((l) => l.includes('malformed event from the platform connection') && l.includes(botId));
+      return lines.some((l) => l.includes('not a pbbp2 frame')) && lines.some((l) => l.includes('not valid JSON'));
+    }, 30_000);
+    const answer = `Lark still here ${uniqueName('h')}`;
+    sys.llm.setDefault({ text: answer });
+    const { messageId, body } = messageEvent({ chatType: 'p2p', text: 'still there?' });
+    lark.emitEvent(body);
+    await lark.waitFor(() => lark.repliesTo(messageId).some((m) => m.text === answer), 60_000);
+    assert.equal(lark.ws.open, 1);
+  });
+
   test('Lark closing the socket: the gateway connects again and the next event is answered', async () => {
     const opened = lark.ws.opened;
     lark.dropConnections();
@@ -113,6 +130,18 @@ describe('Lark long connection through the gateway', () => {
     await lark.waitFor(() => lark.repliesTo(messageId).some((m) => m.text === answer), 60_000);
     await lark.waitForWs(() => acksOf(frameId).length === 1, 30_000);
     assert.equal(lark.ws.open, 1, 'one long connection per bot');
-    assert.ok(!gatewayLogs().some((l) => l.includes(appSecret)), 'the app secret never reaches the logs');
+  });
+
+  test('a wrong app secret: the endpoint refuses, the gateway logs the code with the bot id and backs off', async () => {
+    const bad = await addBot(sys, 'Lark (wrong secret)', 'lark', { app_id: appId, app_secret: 'not-the-secret', bot_name: botName, domain: 'custom', custom_domain: lark.url });
+    const started = Date.now();
+    const refused = lark.ws.refused;
+    await lark.waitForWs((w) => w.refused >= refused + 3, 90_000);
+    assert.ok(Date.now() - started >= 2_000, 'attempts are spaced out (1 s, 2 s, ...)');
+    await waitUntil('the refusal logged with the bot id', () => gatewayLogs().some((l) => l.includes('platform connection failed') && l.includes(bad) && l.includes('code 514')), 30_000).catch((err: Error) => {
+      throw new Error(`${err.message}; gateway said: ${gatewayLogs().filter((l) => l.includes(bad)).slice(-3).join('\n')}`);
+    });
+    assert.equal(lark.ws.open, 1, 'the good bot keeps its connection');
+    for (const secret of [appSecret, 'not-the-secret']) assert.ok(!gatewayLogs().some((l) => l.includes(secret)), 'app secrets never reach the logs');
   });
 });

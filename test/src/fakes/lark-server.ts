@@ -53,9 +53,12 @@ export interface FakeLark {
   ws: FakeLarkWs;
   /**
    * Delivers an event over the newest open long connection as Lark does: a data frame of type
-   * `event`, split in `parts` frames (`sum`/`seq`) when asked. Returns the frames' `message_id`.
+   * `event`, split in `parts` frames (`sum`/`seq`) when asked; a string body is sent as it is.
+   * Returns the frames' `message_id`.
    */
   emitEvent(body: unknown, opts?: { parts?: number }): string;
+  /** Sends `data` as one binary WebSocket message on the newest open long connection (bad frames). */
+  emitRaw(data: Uint8Array): void;
   /** Closes every long connection from Lark's side. */
   dropConnections(): void;
   waitForWs(predicate: (ws: FakeLarkWs) => boolean, timeoutMs?: number): Promise<void>;
@@ -255,16 +258,20 @@ export async function startFakeLark(opts: { appId: string; appSecret: string; pi
       });
     });
   });
+  const newest = () => {
+    const client = sockets.filter((c) => c.readyState === WebSocket.OPEN).at(-1);
+    if (!client) throw new Error('no open long connection to deliver on');
+    return client;
+  };
   const base = await listen(server);
   return {
     url: base,
     calls,
     ws,
     emitEvent(body, o = {}) {
-      const client = sockets.filter((c) => c.readyState === WebSocket.OPEN).at(-1);
-      if (!client) throw new Error('no open long connection to deliver the event on');
+      const client = newest();
       const messageId = `ws_${randomBytes(8).toString('hex')}`;
-      const bytes = Buffer.from(JSON.stringify(body), 'utf8');
+      const bytes = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body), 'utf8');
       const parts = Math.max(1, Math.min(o.parts ?? 1, bytes.length));
       const size = Math.ceil(bytes.length / parts);
       for (let seq = 0; seq < parts; seq++) {
@@ -275,6 +282,9 @@ export async function startFakeLark(opts: { appId: string; appSecret: string; pi
         }));
       }
       return messageId;
+    },
+    emitRaw(data) {
+      newest().send(data, { binary: true });
     },
     dropConnections() {
       for (const c of sockets) c.terminate();

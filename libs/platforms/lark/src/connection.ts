@@ -80,7 +80,7 @@ export const larkConnection: PlatformConnection<LarkConfig> = {
       send: async (route, message, onWritten) => {
         const text = plainText(message);
         if (!text) return {};
-        await deps.fence();
+        // The Open API call gives no sign between leaving and being answered: from here it may show.
         onWritten?.();
         try {
           return await sendLarkText(client, route, text);

@@ -43,11 +43,10 @@ const ClientConfig = z.object({
   ReconnectNonce: z.number().optional(),
 }).loose();
 
-const EndpointAnswer = z.object({
-  code: z.number().int(),
-  msg: z.string().max(2_000).optional(),
-  data: z.object({ URL: z.string().regex(/^wss?:\/\//).max(4_000), ClientConfig: ClientConfig.nullish() }).loose().nullish(),
-}).loose();
+/** Lark's answer; `data` is only read when `code` is 0 (a refusal carries an empty one). */
+const EndpointAnswer = z.object({ code: z.number().int(), msg: z.string().max(2_000).optional(), data: z.unknown() }).loose();
+const EndpointData = z.object({ URL: z.string().regex(/^wss?:\/\//).max(4_000), ClientConfig: ClientConfig.nullish() }).loose();
+const firstIssue = (e: z.ZodError) => `${e.issues[0]?.path.join('.') || 'body'}: ${e.issues[0]?.message ?? 'invalid'}`;
 
 const pingMs = (seconds: number | undefined) => Math.min(MAX_PING_INTERVAL_MS, Math.max(MIN_PING_INTERVAL_MS, seconds !== undefined && seconds > 0 ? seconds * 1000 : DEFAULT_PING_INTERVAL_MS));
 
@@ -77,9 +76,12 @@ export async function fetchLarkEndpoint(apiBase: string, appId: string, appSecre
     throw new Error(`Lark long-connection endpoint answered HTTP ${res.status} without JSON`);
   }
   const answer = EndpointAnswer.safeParse(json);
-  if (!answer.success) throw new Error(`Lark long-connection endpoint answered HTTP ${res.status}: ${answer.error.issues[0]?.path.join('.') || 'body'}: ${answer.error.issues[0]?.message ?? 'invalid'}`);
-  const { code, msg, data } = answer.data;
-  if (code !== 0 || !data) throw new LarkEndpointError(code, `Lark refused the long connection: code ${code}${msg ? ` ${msg}` : ''}`);
+  if (!answer.success) throw new Error(`Lark long-connection endpoint answered HTTP ${res.status}: ${firstIssue(answer.error)}`);
+  const { code, msg } = answer.data;
+  if (code !== 0) throw new LarkEndpointError(code, `Lark refused the long connection: code ${code}${msg ? ` ${msg}` : ''}`);
+  const parsed = EndpointData.safeParse(answer.data.data);
+  if (!parsed.success) throw new Error(`Lark long-connection endpoint answered code 0 without a usable data.${firstIssue(parsed.error)}`);
+  const data = parsed.data;
   const service = Number(new URL(data.URL).searchParams.get('service_id') ?? '0');
   return { url: data.URL, service: Number.isSafeInteger(service) ? service : 0, pingIntervalMs: pingMs(data.ClientConfig?.PingInterval) };
 }
