@@ -11,14 +11,17 @@
 //        [--stream-replies=60] [--stream-parallel=4] [--stream-deltas=200] [--stream-rate=50 deltas/s]
 //        (--stream-replies=0 skips the streaming phase; so does --profile unless --stream-replies is given)
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
+//        [--round-trips]   (the throughput phase's Redis commands, NATS messages and Postgres
+//                           transactions per message, against a Redis and a NATS of the run's own)
 // CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase,
 // CPU per streamed reply the same way around the streaming phase.
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { startTestSystem, uniqueName } from '@conveyor/test';
+import { startOwnedNats, startOwnedRedis, startTestSystem, uniqueName, type OwnedDependency } from '@conveyor/test';
 import { natsRequestReplyP50 } from './nats-floor.js';
 import { CpuMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
+import { formatRoundTrips, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
 import { fmtMs, percentile } from './stats.js';
 import { measureStreaming, type StreamingResult } from './streaming.js';
 
@@ -49,7 +52,16 @@ if (profileDir) mkdirSync(profileDir, { recursive: true });
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${profileDir}`] : [];
 
-const sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'warn', ...tracingEnv }, serviceNodeArgs: profileArgs });
+const countRoundTrips = flags.has('round-trips');
+const ownNats = countRoundTrips ? await startOwnedNats({ monitor: true }) : undefined;
+const ownRedis: OwnedDependency | undefined = countRoundTrips ? await startOwnedRedis() : undefined;
+const natsUrl = ownNats?.url ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const sys = await startTestSystem({
+  serviceEnv: { LOG_LEVEL: 'warn', ...tracingEnv },
+  serviceNodeArgs: profileArgs,
+  ...(ownNats ? { natsUrl: ownNats.url } : {}),
+  ...(ownRedis ? { redisUrl: ownRedis.url } : {}),
+});
 let stopped = false;
 try {
   const cpu = new CpuMeter(new Map(sys.services.services.map((s) => [s.instance, s.child.pid!])));
@@ -94,6 +106,8 @@ try {
 
   // Throughput: C concurrent senders.
   const before = finals().length;
+  const roundTrips = ownNats?.monitorUrl && ownRedis ? new RoundTripMeter({ redisUrl: ownRedis.url, natsMonitorUrl: ownNats.monitorUrl, databaseUrl: sys.db.url }) : undefined;
+  await roundTrips?.start();
   cpu.start();
   const phaseStartUs = monotonicUs();
   const started = performance.now();
@@ -101,6 +115,7 @@ try {
   await sys.callbacks.waitFor(() => finals().length >= before + total, 900_000);
   const elapsedS = (performance.now() - started) / 1000;
   const cpuMs = cpu.stop();
+  const trips: RoundTripCounts | undefined = await roundTrips?.stop();
   // The profiles' summary keeps to this phase (see profile-summary.ts).
   if (profileDir) writeFileSync(path.join(profileDir, 'window.json'), JSON.stringify({ startUs: phaseStartUs, endUs: monotonicUs() }));
   const finalsPerReply = new Map<string, number>();
@@ -115,7 +130,7 @@ try {
     streaming = await measureStreaming(sys, cpu, streamOpts);
   }
 
-  const floor = await natsRequestReplyP50(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', `${uniqueName('bench')}.floor`);
+  const floor = await natsRequestReplyP50(natsUrl, `${uniqueName('bench')}.floor`);
   const seqP50 = percentile(seqLatencies, 50);
   console.log(JSON.stringify({ messages: total, concurrency, sequential, tracing, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size }));
   console.log(`NATS req/reply p50          ${fmtMs(floor)} (other process, 1 KiB)`);
@@ -129,6 +144,7 @@ try {
     console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
   }
   console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
+  if (trips) for (const line of formatRoundTrips(trips, total)) console.log(line);
   if (streaming) {
     const s = streaming;
     console.log(`streaming                   ${s.replies} replies of ${s.deltas} deltas at ${s.rate} deltas/s, ${s.parallel} at a time, ${s.elapsedS.toFixed(1)} s; failed ${s.failures}, lost finals ${s.lost}`);
@@ -160,4 +176,6 @@ try {
   }
 } finally {
   if (!stopped) await sys.stop();
+  await ownNats?.stop();
+  await ownRedis?.stop();
 }

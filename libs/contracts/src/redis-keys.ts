@@ -38,6 +38,11 @@ export function redisKeys(prefix: string) {
     sessionAggregateNewest: (s: SessionKey) => `${session(s)}:agg:newest`,
     sessionAggregateMerged: (s: SessionKey, queryId: string) => `${session(s)}:agg:merged:${queryId}`,
     pipelineSlots: () => `${prefix}:pipeline-slots`,
+    /**
+     * A pub/sub channel, not a key: the release script publishes a session's lease key on it when it
+     * frees a session or a pipeline slot, so waiting queries ask again at once instead of polling.
+     */
+    sessionFreedChannel: () => `${prefix}:session-freed`,
     /** Failed admin sign-ins of one user name in the current window. */
     adminLoginFailures: (username: string) => `${prefix}:admin:login-failures:${username}`,
     /** LangBot's fixed rate-limit window. */

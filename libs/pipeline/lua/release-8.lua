@@ -15,14 +15,17 @@
   ARGV[1] query id
   ARGV[2] '1' when the query finished (its reply ended), '0' when it only gives the session up
   ARGV[3] how long finished queries are remembered, ms
+  ARGV[4] the channel told when something was freed                 redisKeys.sessionFreedChannel
 
-  Returns 1 when the query held the lease.
+  Returns 1 when the query held the lease. When it held the lease or a pipeline slot, or waited in the
+  queue (a waiter behind it may now head it), KEYS[2] is published on ARGV[4]: queries waiting for
+  this session or for a slot ask again at once.
 ]]
-redis.call('ZREM', KEYS[1], ARGV[1])
+local left = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
 redis.call('HDEL', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[7], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
+local slot = redis.call('ZREM', KEYS[3], ARGV[1])
 if ARGV[2] == '1' then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -31,5 +34,10 @@ if ARGV[2] == '1' then
   redis.call('PEXPIRE', KEYS[6], ARGV[3])
   redis.call('DEL', KEYS[8])
 end
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) return 1 end
-return 0
+local held = 0
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+  held = 1
+end
+if held == 1 or slot == 1 or left == 1 then redis.call('PUBLISH', ARGV[4], KEYS[2]) end
+return held

@@ -27,3 +27,4 @@ export * from './engine/dispatch-query.js';
 export * from './pipeline-directory.js';
 export * from './plugins/events.js';
 export * from './aggregation.js';
+export * from './redis/session-turn.js';

@@ -25,6 +25,8 @@ const credentialHeaders = {
   'x-slack-signature': 'v0=LEAK-slack-signature',
   'x-line-signature': 'LEAK-line-signature',
   'x-lark-signature': 'LEAK-lark-signature',
+  sign: 'LEAK-dingtalk-sign',
+  'x-acs-dingtalk-access-token': 'LEAK-dingtalk-access-token',
 };
 
 test('credential headers of requests and responses are written as [Redacted], other headers as they are', () => {
@@ -48,7 +50,7 @@ test('credential fields are written as [Redacted] at the top level and one level
   const { logger, lines } = capture();
   logger.warn({ token: 'LEAK-token', botId: 'b1' }, 'top level');
   logger.warn({
-    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', bot_token: 'LEAK-slack-token', signing_secret: 'LEAK-slack-secret', channel_access_token: 'LEAK-line-token', channel_secret: 'LEAK-line-secret', 'access-token': 'LEAK-onebot-token', app_secret: 'LEAK-lark-secret', AppSecret: 'LEAK-lark-ws-secret', 'encrypt-key': 'LEAK-lark-encrypt', 'verification-token': 'LEAK-lark-vtoken', EncodingAESKey: 'LEAK-wecom-aes-key', contacts_secret: 'LEAK-wecom-contacts', access_token: 'LEAK-wecom-access-token', callback_url: 'http://cb' },
+    adapterConfig: { token: 'LEAK-bot-token', webhook_secret: 'LEAK-webhook', inbound_secret: 'LEAK-inbound', bot_token: 'LEAK-slack-token', signing_secret: 'LEAK-slack-secret', channel_access_token: 'LEAK-line-token', channel_secret: 'LEAK-line-secret', 'access-token': 'LEAK-onebot-token', app_secret: 'LEAK-lark-secret', AppSecret: 'LEAK-lark-ws-secret', 'encrypt-key': 'LEAK-lark-encrypt', 'verification-token': 'LEAK-lark-vtoken', EncodingAESKey: 'LEAK-wecom-aes-key', contacts_secret: 'LEAK-wecom-contacts', access_token: 'LEAK-wecom-access-token', client_secret: 'LEAK-dingtalk-secret', clientSecret: 'LEAK-dingtalk-client-secret', appSecret: 'LEAK-dingtalk-app-secret', accessToken: 'LEAK-dingtalk-token', sessionWebhook: 'https://oapi.dingtalk.com/robot/sendBySession?session=LEAK', ticket: 'LEAK-dingtalk-ticket', callback_url: 'http://cb' },
     settings: { 'api-key': 'LEAK-dify-key', apiKey: 'LEAK-model-key', api_key: 'LEAK-key', 'header-value': 'LEAK-n8n', password: 'LEAK-password', secret: 'LEAK-plain' },
   }, 'nested');
 

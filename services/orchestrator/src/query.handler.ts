@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, unusableReason,
+  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, TurnWakeups, unusableReason, waitForTurn,
   type AggregationTurn, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -11,7 +11,6 @@ import { conveyorMetrics, currentTraceId, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
-import { waitForTurn } from './session-turn.js';
 import type { OrchestratorEnv } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
@@ -25,8 +24,9 @@ const MAX_STASHED_PER_SESSION = LIMITS.aggregatedMessages * 2;
  * with the final item); anything that ends here frees it here.
  */
 @Injectable()
-export class QueryHandler {
+export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly conversations: ConversationStore;
+  private readonly wakeups: TurnWakeups;
   private readonly queryLog: QueryLog;
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
@@ -48,9 +48,19 @@ export class QueryHandler {
       pipelineCap: this.env.PIPELINE_CONCURRENCY,
       staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
     });
+    this.wakeups = new TurnWakeups(infra.redis.duplicate(), infra.topology.prefix);
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
+  }
+
+  onModuleInit(): void {
+    // Without the subscription waiting queries ask again on their own, only later.
+    this.wakeups.start().catch((err: unknown) => this.infra.logger.warn({ err }, 'could not subscribe to freed sessions; waiting queries will poll'));
+  }
+
+  onApplicationShutdown(): void {
+    this.wakeups.close();
   }
 
   /**
@@ -146,7 +156,7 @@ export class QueryHandler {
       return;
     }
     const aggregation = await this.stashForAggregation(envelope, def);
-    const turn = await waitForTurn(this.leases, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation).catch(async (err: unknown) => {
+    const turn = await waitForTurn(this.leases, this.wakeups, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation).catch(async (err: unknown) => {
       if (!(err instanceof RetryableError) || !this.mayWaitAgain(envelope, ctx)) throw err;
       await this.requeue(envelope, ctx);
       return 'requeued' as const;

@@ -10,3 +10,4 @@ export * from './line-server.js';
 export * from './onebot-server.js';
 export * from './wecom-server.js';
 export * from './discord-server.js';
+export * from './dingtalk-server.js';

@@ -64,13 +64,16 @@ async function ownedProcess(name: string, port: number, spawnIt: () => ChildProc
   };
 }
 
-export async function startOwnedNats(): Promise<OwnedDependency> {
+/** `monitor`: also serve the server's HTTP monitoring endpoints (`/varz`), whose URL is then `monitorUrl`. */
+export async function startOwnedNats(options: { monitor?: boolean } = {}): Promise<OwnedDependency & { monitorUrl?: string }> {
   const port = await freePort();
+  const monitorPort = options.monitor ? await freePort() : undefined;
   const storeDir = await mkdtemp(path.join(tmpdir(), 'conveyor-nats-'));
+  const monitorArgs = monitorPort !== undefined ? ['-m', String(monitorPort)] : [];
   const dep = await ownedProcess('nats-server', port, () =>
-    spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn('nats-server', ['-a', '127.0.0.1', '-p', String(port), ...monitorArgs, '-js', '-sd', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] }),
   () => rm(storeDir, { recursive: true, force: true }));
-  return { ...dep, url: `nats://127.0.0.1:${port}` };
+  return { ...dep, url: `nats://127.0.0.1:${port}`, ...(monitorPort !== undefined ? { monitorUrl: `http://127.0.0.1:${monitorPort}` } : {}) };
 }
 
 export async function startOwnedRedis(): Promise<OwnedDependency> {

@@ -125,12 +125,12 @@ export class SessionLeases {
 
   /** Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe to call any number of times. */
   async release(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '0', FINISHED_MEMORY_MS])) === 1;
+    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '0', FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()])) === 1;
   }
 
   /** Releases for good: the query's reply ended, and a redelivered copy of it will not take the session again. */
   async finish(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '1', FINISHED_MEMORY_MS])) === 1;
+    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '1', FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()])) === 1;
   }
 
   /** Keeps a held lease alive for at least `ms` more. */

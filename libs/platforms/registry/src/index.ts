@@ -1,3 +1,4 @@
+import { dingtalkPlatform } from '@conveyor/dingtalk';
 import { discordPlatform } from '@conveyor/discord';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
@@ -25,4 +26,5 @@ export const platforms = new PlatformRegistry([
   larkPlatform,
   wecomPlatform,
   discordPlatform,
+  dingtalkPlatform,
 ]);

@@ -1,4 +1,4 @@
-import { LogLevel, WebClient, type ChatPostMessageResponse } from '@slack/web-api';
+import { ErrorCode, LogLevel, WebClient, type ChatPostMessageResponse } from '@slack/web-api';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { SlackConfigSchema, type SlackConfig } from './config.js';
@@ -6,14 +6,36 @@ import { SLACK } from './name.js';
 
 /** Slack truncates a message's `text` past 40,000 characters; cut it ourselves and say so. */
 const MAX_TEXT = 40_000;
-const truncate = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 20)}\n\n… (truncated)` : text);
+export const truncateSlackText = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 20)}\n\n… (truncated)` : text);
 
 /** The Web API error a failed call carries (`code` from @slack/web-api's ErrorCode, `data.error` from Slack). */
-function describe(err: unknown): string {
+export function describeSlackError(err: unknown): string {
   if (typeof err !== 'object' || err === null) return String(err);
   const code = 'code' in err ? String(err.code) : 'error';
   const data = 'data' in err && typeof err.data === 'object' && err.data !== null && 'error' in err.data ? ` ${String(err.data.error)}` : '';
   return `${code}${data}`;
+}
+
+/** Slack answered the call with `ok: false` (a refusal such as `channel_not_found`), as opposed to a transport failure. */
+export function isSlackPlatformError(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === ErrorCode.PlatformError;
+}
+
+/** A Web API client for one token against the bot's `api_base_url`; errors only in its own log, never the token. */
+export function slackWebClient(
+  token: string,
+  config: SlackConfig,
+  opts: { fetchImpl?: typeof fetch | undefined; retries?: number; rejectRateLimited?: boolean } = {},
+): WebClient {
+  return new WebClient(token, {
+    slackApiUrl: config.api_base_url,
+    timeout: 15_000,
+    // Bounded: the delivery layer reports a part that still fails, rather than the client retrying for half an hour.
+    retryConfig: { retries: opts.retries ?? 3, factor: 2, minTimeout: 1_000, maxTimeout: 30_000 },
+    logLevel: LogLevel.ERROR,
+    rejectRateLimitedCalls: opts.rejectRateLimited ?? false,
+    ...(opts.fetchImpl ? { fetch: opts.fetchImpl } : {}),
+  });
 }
 
 /**
@@ -36,8 +58,8 @@ export class SlackAdapter implements PlatformAdapter {
     if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
     const parsed = SlackConfigSchema.safeParse(bot.adapterConfig ?? {});
     if (!parsed.success) return { delivered: false, reason: `slack bot ${route.botId} misconfigured: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
-    const client = this.client(parsed.data);
-    const text = truncate(plainText(reply.message));
+    const client = slackWebClient(parsed.data.bot_token, parsed.data, { fetchImpl: this.fetchImpl });
+    const text = truncateSlackText(plainText(reply.message));
     const streaming = reply.stream && parsed.data['enable-stream-reply'];
     try {
       // Stream off: only the final part of a streamed reply shows.
@@ -55,18 +77,7 @@ export class SlackAdapter implements PlatformAdapter {
       }
       return { delivered: true };
     } catch (err) {
-      return { delivered: false, reason: `slack: ${describe(err)}` };
+      return { delivered: false, reason: `slack: ${describeSlackError(err)}` };
     }
-  }
-
-  private client(config: SlackConfig): WebClient {
-    return new WebClient(config.bot_token, {
-      slackApiUrl: config.api_base_url,
-      timeout: 15_000,
-      // Bounded: the delivery layer reports a part that still fails, rather than the client retrying for half an hour.
-      retryConfig: { retries: 3, factor: 2, minTimeout: 1_000, maxTimeout: 30_000 },
-      logLevel: LogLevel.ERROR,
-      ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}),
-    });
   }
 }

@@ -6,6 +6,12 @@ export const SlackConfigSchema = z.object({
   bot_token: z.string().min(1),
   /** The app's signing secret: every Events API request is signed with it. */
   signing_secret: z.string().min(1),
+  /**
+   * An app-level token (`xapp-...`, scope `connections:write`) turns on Socket Mode: the gateway
+   * holds the app's Socket Mode WebSocket and events arrive there instead of at the webhook. Empty:
+   * events come to the webhook.
+   */
+  app_token: z.union([z.literal(''), z.string().regex(/^xapp-[\w-]{1,500}$/, 'an app-level token (xapp-...)')]).default(''),
   /** LangBot shows the webhook URL to paste into Slack's event subscription; here it is `/bots/{bot_id}`. */
   webhook_url: z.string().default(''),
   /** Web API base URL, ending in `/`; tests point it at a fake server. */

@@ -37,3 +37,14 @@ test('a bot needs its token and signing secret', () => {
   assert.equal(r.success, false);
   if (!r.success) assert.deepEqual(r.error.issues.map((i) => i.path.join('.')), ['signing_secret']);
 });
+
+test('a bot in Socket Mode is held by the gateway, and its webhook still checks signatures if called', () => {
+  const socket = slackPlatform.botConfigSchema.parse({ bot_token: 'xoxb-1', signing_secret: 'shh', app_token: 'xapp-1-A1-1-abc' });
+  assert.equal(slackPlatform.connection?.holds?.(socket), true);
+  assert.equal(slackPlatform.connection?.holds?.(config), false, 'without an app token the webhook serves the bot');
+  const body = '{"type":"url_verification","challenge":"c"}';
+  const forged = slackInbound.handle(request(body, 'wrong'), socket);
+  assert.equal(forged.kind, 'answer');
+  if (forged.kind === 'answer') assert.equal(forged.answer.status, 401);
+  assert.equal(slackInbound.handle(request(body), socket).kind, 'answer');
+});

@@ -1,7 +1,8 @@
 import { headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { SlackAdapter } from './adapter.js';
 import { SlackConfigSchema, type SlackConfig } from './config.js';
-import { parseSlackBody } from './events.js';
+import { parseSlackBody, slackQuery } from './events.js';
+import { slackConnection } from './connection.js';
 import { SLACK } from './name.js';
 import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackRequest } from './signature.js';
 
@@ -35,26 +36,8 @@ export const slackInbound: PlatformInbound<SlackConfig> = {
         return { kind: 'answer', answer: { status: 200, body: parsed.challenge, type: 'text' } };
       case 'ignored':
         return { kind: 'publish', queries: [] };
-      case 'message': {
-        const m = parsed.inbound;
-        return {
-          kind: 'publish',
-          ref: { eventId: m.eventId },
-          queries: [
-            {
-              sessionId: m.sessionId,
-              launcherType: m.launcherType,
-              senderId: m.senderId,
-              senderName: m.senderName,
-              ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-              messageChain: m.messageChain,
-              replyTo: m.messageTs,
-              dedupId: m.eventId,
-              stream: config['enable-stream-reply'],
-            },
-          ],
-        };
-      }
+      case 'message':
+        return { kind: 'publish', ref: { eventId: parsed.inbound.eventId }, queries: [slackQuery(parsed.inbound, config['enable-stream-reply'])] };
     }
   },
   // Slack retries a non-2xx answer (three times, backing off).
@@ -67,5 +50,6 @@ export const slackPlatform: Platform<SlackConfig> = {
   configurable: true,
   streamsByDefault: false,
   inbound: slackInbound,
+  connection: slackConnection,
   outbound: (deps) => new SlackAdapter(deps.configs, deps.fetchImpl),
 };

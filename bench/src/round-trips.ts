@@ -1,0 +1,104 @@
+// Round trips the services make per message, counted at the servers: Redis commands by name
+// (`INFO commandstats`), NATS messages published by clients and delivered to them (`/varz`), and
+// Postgres transactions and rows written per table (`pg_stat_database`, `pg_stat_user_tables`).
+// The counts are only the services' own when the Redis and NATS servers serve this run alone, so the
+// e2e bench starts its own for `--round-trips`; the database is the run's own anyway.
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+export interface RoundTripCounts {
+  redis: Map<string, number>;
+  natsIn: number;
+  natsOut: number;
+  pgTransactions: number;
+  /** Rows inserted and updated per table. */
+  pgRows: Map<string, number>;
+}
+
+export interface RoundTripEndpoints {
+  redisUrl: string;
+  natsMonitorUrl: string;
+  databaseUrl: string;
+}
+
+async function redisCommandCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const calls = new Map<string, number>();
+  // Lines such as `cmdstat_evalsha:calls=123,usec=...`.
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
+  return calls;
+}
+
+async function natsMessages(monitorUrl: string): Promise<{ in: number; out: number }> {
+  const res = await fetch(`${monitorUrl}/varz`);
+  const varz: unknown = await res.json();
+  const field = (name: string) => (typeof varz === 'object' && varz !== null && name in varz ? Number(Reflect.get(varz, name)) : NaN);
+  return { in: field('in_msgs'), out: field('out_msgs') };
+}
+
+async function pgCounts(client: pg.Client): Promise<{ transactions: number; rows: Map<string, number> }> {
+  const db = await client.query<{ n: string }>('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()');
+  const tables = await client.query<{ relname: string; n: string }>('SELECT relname, n_tup_ins + n_tup_upd AS n FROM pg_stat_user_tables');
+  return { transactions: Number(db.rows[0]?.n ?? 0), rows: new Map(tables.rows.map((r) => [r.relname, Number(r.n)])) };
+}
+
+function diff(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) out.set(k, d);
+  }
+  return out;
+}
+
+/** Counts between `start()` and `stop()`. */
+export class RoundTripMeter {
+  private readonly redis: Redis;
+  private readonly pg: pg.Client;
+  private before?: { redis: Map<string, number>; nats: { in: number; out: number }; pg: { transactions: number; rows: Map<string, number> } };
+
+  constructor(private readonly endpoints: RoundTripEndpoints) {
+    this.redis = new Redis(endpoints.redisUrl, { lazyConnect: true });
+    this.pg = new pg.Client({ connectionString: endpoints.databaseUrl });
+  }
+
+  async start(): Promise<void> {
+    await Promise.all([this.redis.connect(), this.pg.connect()]);
+    this.before = await this.read();
+  }
+
+  async stop(): Promise<RoundTripCounts> {
+    // Backends report their statistics when idle, at most a second late (PostgreSQL 15).
+    await new Promise((r) => setTimeout(r, 2_000));
+    const after = await this.read();
+    const before = this.before!;
+    await Promise.all([this.redis.quit(), this.pg.end()]);
+    return {
+      redis: diff(after.redis, before.redis),
+      natsIn: after.nats.in - before.nats.in,
+      natsOut: after.nats.out - before.nats.out,
+      // This meter's own two reads are transactions too.
+      pgTransactions: after.pg.transactions - before.pg.transactions - 2,
+      pgRows: diff(after.pg.rows, before.pg.rows),
+    };
+  }
+
+  private async read() {
+    // This meter's INFO call is counted too: one per read, subtracted by `formatRoundTrips`.
+    const [redis, nats, pgc] = await Promise.all([redisCommandCalls(this.redis), natsMessages(this.endpoints.natsMonitorUrl), pgCounts(this.pg)]);
+    return { redis, nats, pg: pgc };
+  }
+}
+
+/** Lines for the bench's report: each count divided by the messages of the phase. */
+export function formatRoundTrips(c: RoundTripCounts, messages: number): string[] {
+  const per = (n: number) => (n / messages).toFixed(2);
+  const redis = [...c.redis].map(([k, v]) => [k, k === 'info' ? v - 1 : v] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
+  const redisTotal = redis.reduce((a, [, v]) => a + v, 0);
+  const rows = [...c.pgRows].sort((a, b) => b[1] - a[1]);
+  return [
+    `round trips per message     Redis ${per(redisTotal)} commands (${redis.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
+    `                            NATS ${per(c.natsIn)} messages published, ${per(c.natsOut)} delivered`,
+    `                            Postgres ${per(c.pgTransactions)} transactions; rows written ${rows.map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
+  ];
+}

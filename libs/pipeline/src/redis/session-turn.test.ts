@@ -1,0 +1,98 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { redisKeys } from '@conveyor/contracts';
+import { SessionLeases } from './leases.js';
+import { TurnWakeups, waitForTurn } from './session-turn.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+/** Longer than any test here may take: a wait that ends did so because of a notice, not its timer. */
+const NEVER_MS = 10 * 60_000;
+let redis: Redis;
+const wakeupsToClose: TurnWakeups[] = [];
+before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
+after(async () => {
+  for (const w of wakeupsToClose) w.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+const session = (id: string) => ({ botId: 'b', adapter: 'http-bot' as const, launcherType: 'person' as const, launcherId: id, sessionId: id, senderId: id, replyTo: 'm' });
+
+async function subscribed(): Promise<TurnWakeups> {
+  // No fallback recheck within the test: only a notice can end a wait.
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix, NEVER_MS);
+  wakeupsToClose.push(wakeups);
+  await wakeups.start();
+  return wakeups;
+}
+
+test('a notice wakes every waiter of its session and the longest-waiting slot waiter, no one else', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const never = new AbortController().signal;
+  const woke: string[] = [];
+  const track = (name: string, p: Promise<void>) => p.then(() => woke.push(name));
+  const since = wakeups.mark();
+  const a1 = track('a1', wakeups.wait(session('a'), false, NEVER_MS, never, since));
+  const a2 = track('a2', wakeups.wait(session('a'), true, NEVER_MS, never, since));
+  const slotOld = track('slot-old', wakeups.wait(session('b'), true, NEVER_MS, never, since));
+  track('slot-new', wakeups.wait(session('c'), true, NEVER_MS, never, since));
+  track('busy-d', wakeups.wait(session('d'), false, NEVER_MS, never, since));
+  wakeups.freed(redisKeys(prefix).sessionLease(session('a')));
+  await Promise.all([a1, a2, slotOld]);
+  assert.deepEqual(woke.sort(), ['a1', 'a2', 'slot-old']);
+  assert.equal(wakeups.waiting, 2, 'the newer slot waiter and the other session still wait');
+  wakeups.close();
+  assert.equal(wakeups.waiting, 0, 'closing wakes everyone');
+});
+
+test('a notice that came while the query asked is not missed: the wait returns at once', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const since = wakeups.mark();
+  wakeups.freed('some other session');
+  await wakeups.wait(session('e'), false, NEVER_MS, new AbortController().signal, since);
+  assert.equal(wakeups.waiting, 0);
+});
+
+test('finishing a reply wakes the query waiting for that session at once, across connections', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const wakeups = await subscribed();
+  const s = session('f');
+  await leases.register(s, 'first', 1);
+  await leases.register(s, 'second', 2);
+  assert.equal(await leases.acquire(s, 'first', 1), 'acquired');
+  // Held for ten minutes unless a notice ends the wait: only the release's notice can make it return.
+  const turn = waitForTurn(leases, wakeups, s, 'second', 2, NEVER_MS, new AbortController().signal);
+  await waitUntil(() => wakeups.waiting === 1);
+  assert.equal(await leases.finish(s, 'first'), true);
+  assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
+});
+
+test('a freed pipeline slot wakes a query of another session waiting for one', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 1, staleMs: 60_000 });
+  const wakeups = await subscribed();
+  const slots = redisKeys(prefix).pipelineSlots();
+  await redis.del(slots);
+  const [g, h] = [session('g'), session('h')];
+  await leases.register(g, 'holder', 1);
+  await leases.register(h, 'waiter', 2);
+  assert.equal(await leases.acquire(g, 'holder', 1), 'acquired');
+  const turn = waitForTurn(leases, wakeups, h, 'waiter', 2, NEVER_MS, new AbortController().signal);
+  await waitUntil(() => wakeups.waiting === 1);
+  assert.equal(await leases.finish(g, 'holder'), true);
+  assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
+  await leases.finish(h, 'waiter');
+  await redis.del(slots);
+});
+
+async function waitUntil(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
