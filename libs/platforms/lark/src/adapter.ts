@@ -40,6 +40,43 @@ interface LarkResult {
 }
 const failed = (res: LarkResult) => `lark: code ${res.code ?? '?'} ${res.msg ?? ''}`.trim();
 
+/** An Open API client of one app; the SDK obtains and caches its tenant token. */
+export function larkClient(config: LarkConfig): Client {
+  return new Client({ appId: config.app_id, appSecret: config.app_secret, domain: larkApiBase(config), logger: silent });
+}
+
+/**
+ * Sends one whole text reply: an answer to the route's message (`im.message.reply`), or a new
+ * message to the chat. Resolves with Lark's message id; a refusal by Lark (a `code` other than 0)
+ * rejects with the code and message, never the request.
+ */
+export async function sendLarkText(client: Client, route: ReplyRoute, text: string): Promise<{ messageId?: string }> {
+  const content = JSON.stringify({ text: truncate(text) });
+  let res: LarkResult & { data?: { message_id?: string | undefined } | undefined };
+  try {
+    res = route.replyTo
+      ? await client.im.message.reply({ path: { message_id: route.replyTo }, data: { msg_type: 'text', content } })
+      : await client.im.message.create({
+          params: { receive_id_type: route.launcherType === 'group' ? 'chat_id' : 'open_id' },
+          data: { receive_id: route.sessionId, msg_type: 'text', content },
+        });
+  } catch (err) {
+    throw new Error(`lark: ${describe(err)}`);
+  }
+  if (res.code !== 0) throw new LarkRefusedError(res.code ?? -1, failed(res));
+  return res.data?.message_id ? { messageId: res.data.message_id } : {};
+}
+
+/** Lark answered an Open API call with a `code` other than 0. Recognised by `code`. */
+export class LarkRefusedError extends Error {
+  readonly code = 'LARK_REFUSED';
+
+  constructor(readonly larkCode: number, message: string) {
+    super(message);
+    this.name = 'LarkRefusedError';
+  }
+}
+
 /**
  * Lark / Feishu outbound through `@larksuiteoapi/node-sdk`, which obtains and caches the tenant
  * access token. A whole reply answers the message (`im.message.reply`, text). With
@@ -102,7 +139,7 @@ export class LarkAdapter implements PlatformAdapter {
       const oldest = this.clients.keys().next();
       if (!oldest.done) this.clients.delete(oldest.value);
     }
-    const client = new Client({ appId: config.app_id, appSecret: config.app_secret, domain, logger: silent });
+    const client = larkClient(config);
     this.clients.set(key, client);
     return client;
   }

@@ -9,7 +9,10 @@ export const LarkConfigSchema = z.object({
   app_secret: z.string().min(1),
   /** The bot's name as Lark shows it in a mention; a mention by this name is a mention of the bot. */
   bot_name: z.string().default(''),
-  /** Events arrive at `POST /bots/{bot_id}`. LangBot's other mode (a long connection) is not offered here. */
+  /**
+   * On: events arrive at the ingress, `POST /bots/{bot_id}`. Off (LangBot's default): over Lark's long
+   * connection, which the gateway holds.
+   */
   'enable-webhook': z.boolean().default(false),
   /** LangBot shows the webhook URL to paste into Lark's event subscription; here it is `/bots/{bot_id}`. */
   webhook_url: z.string().default(''),

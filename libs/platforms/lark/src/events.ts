@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
+import type { InboundQuery } from '@conveyor/platform-kit';
 
 const Id = z.string().min(1).max(200);
 
@@ -173,5 +174,24 @@ export function parseLarkBody(raw: unknown, botName: string, botAccountId: strin
       messageId: message.message_id,
       messageChain: storableChain(chain),
     },
+  };
+}
+
+/**
+ * The query a message becomes, the same whether it came to the webhook or over the long connection:
+ * the reply answers the message, and the event_id (the same in every delivery of one event) is the
+ * dedup id, so a redelivery is dropped as a duplicate.
+ */
+export function larkQuery(m: LarkInbound, stream: boolean): InboundQuery {
+  return {
+    sessionId: m.sessionId,
+    launcherType: m.launcherType,
+    senderId: m.senderId,
+    senderName: m.senderName,
+    ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+    messageChain: m.messageChain,
+    replyTo: m.messageId,
+    dedupId: m.eventId,
+    stream,
   };
 }

@@ -4,7 +4,8 @@ import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type Platform
 import { LarkAdapter } from './adapter.js';
 import { LarkConfigSchema, type LarkConfig } from './config.js';
 import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './crypto.js';
-import { parseLarkBody } from './events.js';
+import { larkQuery, parseLarkBody } from './events.js';
+import { larkConnection } from './connection.js';
 import { LARK } from './name.js';
 
 export { LARK } from './name.js';
@@ -41,7 +42,7 @@ const Encrypted = z.object({ encrypt: z.string().min(1).max(1_000_000) }).loose(
  */
 export const larkInbound: PlatformInbound<LarkConfig> = {
   handle(req: WebhookRequest, config: LarkConfig): WebhookOutcome {
-    if (!config['enable-webhook']) return refuse(403, 'enable-webhook is off for this bot');
+    if (!config['enable-webhook']) return refuse(403, 'enable-webhook is off for this bot: its events come over the long connection the gateway holds');
     const encryptKey = config['encrypt-key'];
     const token = config['verification-token'];
     if (!encryptKey && !token) return refuse(403, 'the bot sets neither encrypt-key nor verification-token, so events cannot be verified');
@@ -72,23 +73,7 @@ export const larkInbound: PlatformInbound<LarkConfig> = {
         return { kind: 'publish', queries: [], ...(parsed.eventId ? { ref: { eventId: parsed.eventId } } : {}) };
       case 'message': {
         const m = parsed.inbound;
-        return {
-          kind: 'publish',
-          ref: { eventId: m.eventId, messageId: m.messageId },
-          queries: [
-            {
-              sessionId: m.sessionId,
-              launcherType: m.launcherType,
-              senderId: m.senderId,
-              senderName: m.senderName,
-              ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-              messageChain: m.messageChain,
-              replyTo: m.messageId,
-              dedupId: m.eventId,
-              stream: config['enable-stream-reply'],
-            },
-          ],
-        };
+        return { kind: 'publish', ref: { eventId: m.eventId, messageId: m.messageId }, queries: [larkQuery(m, config['enable-stream-reply'])] };
       }
     }
   },
@@ -102,5 +87,6 @@ export const larkPlatform: Platform<LarkConfig> = {
   configurable: true,
   streamsByDefault: false,
   inbound: larkInbound,
+  connection: larkConnection,
   outbound: (deps) => new LarkAdapter(deps.configs),
 };
