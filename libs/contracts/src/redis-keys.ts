@@ -73,6 +73,11 @@ export function redisKeys(prefix: string) {
     connectionLease: (botId: string) => `${prefix}:gw:{${botId}}:lease`,
     /** The bot's fencing token counter: only rises, never expires, so a later owner always holds a larger token. */
     connectionFence: (botId: string) => `${prefix}:gw:{${botId}}:fence`,
+    /**
+     * What a bot's held connection keeps for the replica holding it next (Discord: the session to
+     * resume); written only by the lease holder, expiring a while after the lease.
+     */
+    connectionState: (botId: string) => `${prefix}:gw:{${botId}}:state`,
     /** A reply part a gateway already handed to the platform, so a retried send is not shown twice. */
     gatewaySent: (botId: string, partId: string) => `${prefix}:gw:{${botId}}:sent:${partId}`,
   };

@@ -1,4 +1,5 @@
-export { ConnectionLease, LeaseLostError, isLeaseLost, type ConnectionLeaseOptions } from './lease.js';
+export { ConnectionLease, LeaseLostError, isLeaseLost, CONNECTION_STATE_GRACE_MS, type ConnectionLeaseOptions } from './lease.js';
+export { ConnectionStateStore, ConnectionStateTooLargeError, MAX_CONNECTION_STATE_BYTES, type ConnectionStateStoreOptions } from './state.js';
 export {
   ConnectionSupervisor,
   type ConnectionSupervisorOptions,

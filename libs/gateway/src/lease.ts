@@ -4,6 +4,14 @@ import { loadScripts } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['acquire', 'renew', 'release'] as const);
 
+/**
+ * How long a connection's state (ConnectionStateStore) outlives the lease: long enough for a replica
+ * to take over a bot whose holder died and resume its platform session, short enough that a
+ * successor does not try a session the platform has long forgotten (Discord resumes a session only
+ * for a limited time; a refused resume falls back to a new session anyway).
+ */
+export const CONNECTION_STATE_GRACE_MS = 5 * 60_000;
+
 /** Why an owner must stop acting for a bot; recognised by `code`, never by the message. */
 export class LeaseLostError extends Error {
   readonly code = 'CONNECTION_LEASE_LOST';
@@ -40,11 +48,13 @@ export class ConnectionLease {
   private held: number | null = null;
   private readonly lease: string;
   private readonly fence: string;
+  private readonly state: string;
 
   constructor(private readonly o: ConnectionLeaseOptions) {
     const keys = redisKeys(o.prefix);
     this.lease = keys.connectionLease(o.botId);
     this.fence = keys.connectionFence(o.botId);
+    this.state = keys.connectionState(o.botId);
   }
 
   get botId(): string {
@@ -54,6 +64,16 @@ export class ConnectionLease {
   /** The fencing token while held (as far as this replica knows), else null. */
   get token(): number | null {
     return this.held;
+  }
+
+  /** The lease's value in Redis while this owner holds it (`<owner>|<token>`), for fenced scripts; else null. */
+  get holder(): string | null {
+    return this.held === null ? null : this.value(this.held);
+  }
+
+  /** How long the connection's state lives past its last write or lease renewal. */
+  get stateTtlMs(): number {
+    return this.o.ttlMs + CONNECTION_STATE_GRACE_MS;
   }
 
   private value(token: number): string {
@@ -67,10 +87,13 @@ export class ConnectionLease {
     return this.held !== null;
   }
 
-  /** Extends the lease; false (and no longer held) when it expired or another owner took it. */
+  /**
+   * Extends the lease, and the connection's state with it; false (and no longer held) when it expired
+   * or another owner took it.
+   */
   async renew(): Promise<boolean> {
     if (this.held === null) return false;
-    const ok = Number(await scripts.renew.run(this.o.redis, [this.lease], [this.value(this.held), this.o.ttlMs])) === 1;
+    const ok = Number(await scripts.renew.run(this.o.redis, [this.lease, this.state], [this.value(this.held), this.o.ttlMs, this.stateTtlMs])) === 1;
     if (!ok) this.held = null;
     return ok;
   }

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
 import type { InboundQuery } from './inbound.js';
 
@@ -5,6 +6,28 @@ export interface ConnectionLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
 }
+
+/**
+ * A little JSON a held connection keeps for whichever replica holds its bot next (Discord: the
+ * session to resume), in the platform's own shape. Writes are fenced: only the replica holding the
+ * bot's lease stores anything, so a former holder that was paused past its lease cannot overwrite
+ * what its successor wrote. It lives as long as the lease and a grace after it (a successor of a
+ * holder that died finds it), then expires.
+ */
+export interface ConnectionState<S> {
+  /** What a holder stored last; undefined when nothing is stored or the stored value is not what the schema accepts. */
+  get(): Promise<S | undefined>;
+  /**
+   * Replaces it. Rejects when this replica no longer holds the bot (a LeaseLostError, code
+   * `CONNECTION_LEASE_LOST`) and when the JSON is over the size bound (code `CONNECTION_STATE_TOO_LARGE`).
+   */
+  put(value: S): Promise<void>;
+  /** Removes it; fenced like `put`. */
+  clear(): Promise<void>;
+}
+
+/** The zod schema a platform gives its connection state: the store parses what it reads with it. */
+export type ConnectionStateSchema<S> = z.ZodType<S>;
 
 /** What the gateway hands a platform's connection when it opens one for a bot it owns. */
 export interface ConnectionDeps<C> {
@@ -21,6 +44,8 @@ export interface ConnectionDeps<C> {
   publish(query: InboundQuery): Promise<void>;
   /** An event that can never become a query or be understood (logged and counted by the gateway). */
   malformed(reason: string, detail?: object): void;
+  /** The bot's connection state, read and written in the shape the platform's schema gives it. */
+  state<S>(schema: ConnectionStateSchema<S>): ConnectionState<S>;
 }
 
 /** The platform refused a reply part; retrying it does not help. Recognised by `code`. */

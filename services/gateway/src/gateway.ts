@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { describeIssues } from '@conveyor/bus';
-import { ConnectionSupervisor, serveGatewaySends, type ConnectionLease, type ConnectionTarget, type LiveConnection } from '@conveyor/gateway';
+import { ConnectionStateStore, ConnectionSupervisor, isLeaseLost, serveGatewaySends, type ConnectionLease, type ConnectionTarget, type LiveConnection } from '@conveyor/gateway';
 import { holdsConnection } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
 import type { Infra } from '@conveyor/service-kit';
@@ -11,7 +11,7 @@ import type { GatewayEnv } from './env.js';
 import { GatewayInbound } from './inbound.publisher.js';
 
 const connections = meter.createUpDownCounter('conveyor_gateway_connections', { description: 'Platform connections this replica holds open' });
-const leaseEvents = meter.createCounter('conveyor_gateway_lease_events', { description: 'Connection lease acquisitions and losses, and connection failures' });
+const leaseEvents = meter.createCounter('conveyor_gateway_lease_events', { description: 'Connection lease acquisitions and losses, connection failures, and connection state writes that failed' });
 const malformed = meter.createCounter('conveyor_gateway_malformed_events', { description: 'Frames from a platform connection that could not be understood or were dropped' });
 const sends = meter.createCounter('conveyor_gateway_sends', { description: 'Outbound reply parts answered by this replica, by outcome' });
 
@@ -47,6 +47,17 @@ export async function startGateway(_app: INestApplication, infra: Infra & { env:
         malformed.add(1, { adapter: platform.name });
         infra.logger.warn({ botId: target.botId, adapter: platform.name, reason, ...detail }, 'malformed event from the platform connection');
       },
+      state: (schema) => new ConnectionStateStore({
+        redis: infra.redis,
+        prefix: infra.topology.prefix,
+        lease,
+        schema,
+        onInvalid: (reason) => {
+          malformed.add(1, { adapter: platform.name });
+          infra.logger.warn({ botId: target.botId, adapter: platform.name, reason }, 'stored connection state not understood; connecting afresh');
+        },
+        onWriteFailed: (err) => leaseEvents.add(1, { event: isLeaseLost(err) ? 'state_write_fenced' : 'state_write_failed' }),
+      }),
     });
     const sub = serveGatewaySends({
       nc: infra.nc, topology: infra.topology, redis: infra.redis, prefix: infra.topology.prefix, botId: target.botId, lease, connection: open, logger: infra.logger,

@@ -40,6 +40,18 @@ describe('Discord through the gateway', () => {
   });
 
   const postsTo = (channel: string) => discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages` && c.status === 200);
+  /** The live replica that opened the bot's connection last. */
+  const holderOf = (botId: string): string | undefined => {
+    let best: { instance: string; at: string } | undefined;
+    for (const s of sys.services.services.filter((x) => x.name === 'gateway' && x.child.exitCode === null && x.child.signalCode === null)) {
+      for (const line of s.logs) {
+        if (!line.includes('platform connection open') || !line.includes(botId)) continue;
+        const at = (JSON.parse(line) as { time: string }).time;
+        if (!best || at > best.at) best = { instance: s.instance, at };
+      }
+    }
+    return best?.instance;
+  };
   const gatewayLogs = () => sys.services.services.filter((s) => s.name === 'gateway').flatMap((s) => s.logs);
 
   test('a DM is answered in the DM channel as a reply to the message; long text split at 2,000 characters; a 429 waited out', async () => {
@@ -100,23 +112,34 @@ describe('Discord through the gateway', () => {
     assert.equal(discord.gateway.identified.get(WHOLE_TOKEN)!.identifies, identifies, 'resumed, not identified anew');
   });
 
-  test('two replicas hold one Gateway session per bot; SIGKILL of the owner, the other takes over and answers once', async () => {
+  test('two replicas hold one Gateway session per bot; SIGKILL of the owner, the other takes over with RESUME and answers what was sent meanwhile once', async () => {
     for (const token of [STREAM_TOKEN, WHOLE_TOKEN]) assert.equal(discord.gateway.identified.get(token)?.maxOpen, 1, 'never two sessions of one bot');
-    const owner = await waitUntil('the owner of the bot', () => sys.services.services.find((s) => s.name === 'gateway' && s.logs.some((l) => l.includes('platform connection open') && l.includes(wholeBot)))?.instance, 30_000);
-    const sessionsBefore = (discord.gateway.identified.get(WHOLE_TOKEN)?.identifies ?? 0) + (discord.gateway.identified.get(WHOLE_TOKEN)?.resumes ?? 0);
+    const owner = await waitUntil('the owner of the bot', () => holderOf(wholeBot), 30_000);
+    const before = { ...discord.gateway.identified.get(WHOLE_TOKEN)! };
+    const session = discord.latestSession(WHOLE_TOKEN);
     await sys.services.kill(owner, 'SIGKILL');
-    await discord.waitForGateway((g) => {
-      const s = g.identified.get(WHOLE_TOKEN);
-      return s !== undefined && s.open === 1 && s.identifies + s.resumes > sessionsBefore;
-    }, 60_000);
+    // Sent while no replica holds the bot's Gateway session: only a RESUME of that session delivers it.
+    await discord.waitForGateway((g) => g.identified.get(WHOLE_TOKEN)?.open === 0, 30_000);
     const user = '300000000000000004';
     const dm = discord.dmChannelOf(user);
+    discord.emitMessage(WHOLE_TOKEN, { authorId: user, content: 'while nobody held the bot' });
+    await discord.waitForGateway((g) => {
+      const s = g.identified.get(WHOLE_TOKEN);
+      return s !== undefined && s.open === 1 && s.identifies + s.resumes > before.identifies + before.resumes;
+    }, 60_000);
+    const after = discord.gateway.identified.get(WHOLE_TOKEN)!;
+    assert.equal(after.identifies, before.identifies, 'the replica taking over resumed the session instead of identifying anew');
+    assert.equal(after.resumes, before.resumes + 1);
+    assert.equal(after.lastResumed, session, 'the session the killed owner held was resumed');
+    await discord.waitFor(() => discord.channel(dm).some((m) => m.content === 'Echo: while nobody held the bot'), 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${gatewayLogs().filter((l) => /"level":[45]0|Discord/.test(l)).slice(-30).join('\n')}`);
+    });
     discord.emitMessage(WHOLE_TOKEN, { authorId: user, content: 'after the takeover' });
     await discord.waitFor(() => discord.channel(dm).some((m) => m.content === 'Echo: after the takeover'), 60_000);
     // A duplicate would trail the first answer closely: one more round trip is the yardstick.
     discord.emitMessage(WHOLE_TOKEN, { authorId: user, content: 'and once more' });
     await discord.waitFor(() => discord.channel(dm).some((m) => m.content === 'Echo: and once more'), 60_000);
-    assert.equal(discord.channel(dm).filter((m) => m.content === 'Echo: after the takeover').length, 1);
+    for (const text of ['while nobody held the bot', 'after the takeover']) assert.equal(discord.channel(dm).filter((m) => m.content === `Echo: ${text}`).length, 1, `${text}: answered once`);
     assert.equal(discord.gateway.identified.get(WHOLE_TOKEN)?.maxOpen, 1);
     assert.equal(discord.gateway.identified.get(STREAM_TOKEN)?.maxOpen, 1);
   });

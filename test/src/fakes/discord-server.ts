@@ -44,12 +44,14 @@ export interface FakeDiscord {
   botUserId: string;
   calls: DiscordCall[];
   /** Gateway sockets ever opened, open now, and per token the identified sessions open now and at most at once. */
-  gateway: { opened: number; open: number; identified: Map<string, { open: number; maxOpen: number; identifies: number; resumes: number }>; rejected: Map<string, number> };
+  gateway: { opened: number; open: number; identified: Map<string, { open: number; maxOpen: number; identifies: number; resumes: number; lastResumed?: string }>; rejected: Map<string, number> };
   /**
    * Sends MESSAGE_CREATE to the latest session of `token`; returns the message id. A session whose
    * socket is gone keeps it for a RESUME, as Discord does.
    */
   emitMessage(token: string, m: DiscordMessageInput): string;
+  /** The id of `token`'s latest session (the one `emitMessage` sends to). */
+  latestSession(token: string): string | undefined;
   /** Cuts the sockets of `token`'s sessions without a close frame (a network drop); the sessions stay resumable. */
   dropConnections(token: string): void;
   /** The DM channel id the fake gives a user. */
@@ -212,6 +214,7 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
         session.socket = ws;
         const st = stats(session.token);
         st.resumes++;
+        st.lastResumed = session.id;
         st.open++;
         counted.set(ws, session.token);
         st.maxOpen = Math.max(st.maxOpen, st.open);
@@ -257,6 +260,7 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
       if (latest) dispatch(latest, 'MESSAGE_CREATE', d);
       return id;
     },
+    latestSession: (token) => [...sessions.values()].filter((s) => s.token === token).at(-1)?.id,
     dropConnections(token) {
       for (const s of sessions.values()) if (s.token === token) s.socket?.terminate();
     },

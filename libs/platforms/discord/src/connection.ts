@@ -2,13 +2,12 @@ import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import type { DiscordConfig } from './config.js';
 import { chainToContent, DiscordMessage, messageToQuery } from './convert.js';
-import { DiscordGatewaySocket, type DiscordSession } from './gateway.js';
+import { DiscordGatewaySocket, DiscordSession } from './gateway.js';
 import { DiscordApiError, DiscordRest, splitContent } from './rest.js';
+import { DiscordSessionKeeper } from './session-keeper.js';
 
 /** Inbound messages of one connection waiting to be published; past this a burst is refused, not buffered without bound. */
 const MAX_QUEUED_INBOUND = 1_000;
-/** Bots whose last session this process remembers for a RESUME. */
-const MAX_SESSIONS = 10_000;
 /** DM channels remembered per connection (user id → channel id). */
 const MAX_DM_CHANNELS = 4_096;
 /** Channel names as the OneBot group names are cached: an hour when read, a minute when the lookup failed. */
@@ -17,20 +16,6 @@ const CHANNEL_NAME_MISS_TTL_MS = 60_000;
 const CHANNEL_NAME_CACHE = 4_096;
 /** A channel name lookup must not hold up the chat for long. */
 const CHANNEL_NAME_TIMEOUT_MS = 2_000;
-
-/**
- * The last session of each bot this replica held, so reconnecting after a dropped socket resumes
- * (missed events replayed by Discord) instead of identifying anew. A replica taking a bot over has
- * none and identifies; Discord then delivers from that moment on.
- */
-const sessions = new Map<string, DiscordSession>();
-
-function remember(botId: string, session: DiscordSession | undefined) {
-  sessions.delete(botId);
-  if (!session) return;
-  if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value ?? '');
-  sessions.set(botId, session);
-}
 
 export function restOf(config: DiscordConfig, logger?: ConnectionDeps<DiscordConfig>['logger'], botId?: string): DiscordRest {
   return new DiscordRest({
@@ -92,53 +77,89 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
       names.set(channelId, { name, until: Date.now() + (name ? CHANNEL_NAME_TTL_MS : CHANNEL_NAME_MISS_TTL_MS) });
       return name;
     };
+    // The session is kept in the connection's fenced state, so the next connection of the bot resumes
+    // it (Discord replays what it missed) whether it runs on this replica or on one taking the bot over.
+    const state = deps.state(DiscordSession);
+    const resume = await state.get();
+    const keeper = new DiscordSessionKeeper(state, (err) => deps.logger.warn({ err, botId: deps.botId }, 'Discord session not stored; the next connection may identify anew'));
+    /** The session the events belong to, and the sequence number up to which every event was handled (its message published). */
+    let session: DiscordSession | undefined = resume;
+    let handledSeq: number | null = resume?.seq ?? null;
+    let latestSeq: number | null = handledSeq;
+    const handled = (seq: number | null) => {
+      if (seq === null || !session || (handledSeq !== null && seq <= handledSeq)) return;
+      handledSeq = seq;
+      keeper.soon({ ...session, seq });
+    };
+    const lastWord = () => (session ? { ...session, seq: handledSeq } : null);
     let queued = 0;
     let chain: Promise<void> = Promise.resolve();
-    let socket: DiscordGatewaySocket | undefined;
-    const resume = sessions.get(deps.botId);
-    const onMessage = (raw: unknown) => {
+    /** Queues a message for publishing; false when it is not one to publish (nothing waits for it). */
+    const onMessage = (raw: unknown, seq: number | null): boolean => {
       const parsed = DiscordMessage.safeParse(raw);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        return deps.malformed(`MESSAGE_CREATE: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+        deps.malformed(`MESSAGE_CREATE: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+        return false;
       }
       const m = parsed.data;
-      const self = socket?.botUserId ?? resume?.botUserId ?? '';
-      if (m.author.bot || m.author.id === self) return;
-      if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { messageId: m.id });
+      const self = session?.botUserId ?? '';
+      if (m.author.bot || m.author.id === self) return false;
+      if (queued >= MAX_QUEUED_INBOUND) {
+        deps.malformed('inbound queue full; message dropped', { messageId: m.id });
+        return false;
+      }
       queued++;
       chain = chain
         .then(async () => deps.publish(messageToQuery(m, self, deps.botId, deps.config['enable-stream-reply'], m.guild_id !== undefined ? await channelName(m.channel_id) : '')))
         .catch((err: unknown) => deps.logger.warn({ err, botId: deps.botId, messageId: m.id }, 'Discord message not published'))
-        .finally(() => void queued--);
+        .finally(() => {
+          queued--;
+          // Messages are published in order: with none waiting, every event seen so far is handled.
+          handled(queued === 0 ? latestSeq : seq);
+        });
+      return true;
     };
-    const connect = (withResume: DiscordSession | undefined) => DiscordGatewaySocket.connect({
-      url,
-      token: deps.config.token,
-      ...(withResume ? { resume: withResume } : {}),
-      onDispatch: (event, data) => {
-        if (event === 'MESSAGE_CREATE') onMessage(data);
-      },
-      onMalformed: (reason) => deps.malformed(reason),
-    });
+    let open: DiscordGatewaySocket;
     try {
-      socket = await connect(resume);
+      open = await DiscordGatewaySocket.connect({
+        url,
+        token: deps.config.token,
+        ...(resume ? { resume } : {}),
+        onDispatch: (event, data, seq) => {
+          latestSeq = seq;
+          if (event === 'MESSAGE_CREATE' && onMessage(data, seq)) return;
+          if (queued === 0) handled(seq);
+        },
+        onSession: (begun) => {
+          session = begun;
+          if (!begun) {
+            handledSeq = null;
+            latestSeq = null;
+            void keeper.now(null);
+            return;
+          }
+          handledSeq ??= begun.seq;
+          void keeper.now({ ...begun, seq: handledSeq });
+        },
+        onMalformed: (reason) => deps.malformed(reason),
+      });
     } catch (err) {
-      sessions.delete(deps.botId);
+      // A session that could not be resumed (or begun) is not tried again: the next connection identifies.
+      await keeper.finish(null);
       throw err;
     }
-    const open = socket;
-    deps.logger.info({ botId: deps.botId, resumed: resume !== undefined, botUserId: open.botUserId }, 'Discord Gateway session ready');
+    deps.logger.info({ botId: deps.botId, resumed: resume !== undefined && open.resumable()?.sessionId === resume.sessionId, botUserId: open.botUserId }, 'Discord Gateway session ready');
     const dms = new Map<string, string>();
-    const ended = open.ended.then((reason) => {
-      remember(deps.botId, open.resumable());
+    const ended = open.ended.then(async (reason) => {
+      await keeper.finish(lastWord());
       return reason;
     });
     return {
       ended,
       close: async (reason) => {
         await open.close(reason);
-        remember(deps.botId, open.resumable());
+        await keeper.finish(lastWord());
       },
       send: (route, message, onWritten) => sendWhole(rest, route, message, dms, onWritten),
     };

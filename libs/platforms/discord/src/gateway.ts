@@ -30,21 +30,33 @@ const Payload = z.looseObject({ op: z.number().int(), d: z.unknown().optional(),
 const Hello = z.looseObject({ heartbeat_interval: z.number().positive().max(600_000) });
 const Ready = z.looseObject({ session_id: z.string().min(1).max(256), resume_gateway_url: z.string().regex(/^wss?:\/\//).optional(), user: z.looseObject({ id: z.string().min(1).max(64) }) });
 
-/** What a session needs to be resumed by the next connection of the same bot. */
-export interface DiscordSession {
-  sessionId: string;
-  seq: number | null;
-  resumeUrl: string;
-  botUserId: string;
-}
+/**
+ * What a session needs to be resumed by the next connection of the same bot, on this replica or the
+ * one taking the bot over (stored between them as the connection's state, so parsed on the way back).
+ */
+export const DiscordSession = z.object({
+  sessionId: z.string().min(1).max(256),
+  /** The last sequence number handled; a RESUME replays the events after it. */
+  seq: z.number().int().nonnegative().nullable(),
+  resumeUrl: z.string().max(2048).regex(/^wss?:\/\//),
+  /** The bot's own user id, to ignore its own messages among the events replayed before RESUMED. */
+  botUserId: z.string().max(64),
+});
+export type DiscordSession = z.infer<typeof DiscordSession>;
 
 export interface DiscordGatewayOptions {
   url: string;
   token: string;
   /** Resumed (op 6) instead of identifying anew when given. */
   resume?: DiscordSession;
-  /** Every dispatch (op 0) after READY, with its event name. */
-  onDispatch: (event: string, data: unknown) => void;
+  /** Every dispatch (op 0) after READY (and those replayed before RESUMED), with its event name and sequence number. */
+  onDispatch: (event: string, data: unknown, seq: number | null) => void;
+  /**
+   * The session begins (READY), is resumed (RESUMED, with the session given), or is gone for good
+   * (undefined: Discord invalidated it or refused the bot), so the caller keeps what the next
+   * connection resumes with.
+   */
+  onSession?: (session: DiscordSession | undefined) => void;
   /** A frame that is no Gateway payload. */
   onMalformed: (reason: string) => void;
   readyTimeoutMs?: number;
@@ -102,7 +114,10 @@ export class DiscordGatewaySocket {
           return this.fail(4000, 'Discord asked for a reconnection');
         case 9: {
           // Not resumable: this bot's session is gone; identifying anew on the same socket is allowed.
-          if (d !== true) this.session = undefined;
+          if (d !== true) {
+            this.session = undefined;
+            o.onSession?.(undefined);
+          }
           if (!isReady && d !== true) {
             this.seq = null;
             return identify();
@@ -115,15 +130,17 @@ export class DiscordGatewaySocket {
             if (!r.success) return this.fail(4002, 'READY without session_id or user');
             this.session = { sessionId: r.data.session_id, seq: this.seq, resumeUrl: r.data.resume_gateway_url ?? o.url, botUserId: r.data.user.id };
             isReady = true;
+            o.onSession?.(this.session);
             return ready.resolve();
           }
           if (t === 'RESUMED') {
             this.session = o.resume;
             isReady = true;
+            o.onSession?.(this.session);
             return ready.resolve();
           }
           // Discord replays what a resumed session missed before RESUMED: those are messages too.
-          if ((isReady || o.resume) && t) o.onDispatch(t, d);
+          if ((isReady || o.resume) && t) o.onDispatch(t, d, this.seq);
           return;
         }
         default:
@@ -132,7 +149,10 @@ export class DiscordGatewaySocket {
     });
     ws.on('close', (code, reason) => {
       const fatal = FATAL_CLOSE[code];
-      if (fatal) this.session = undefined;
+      if (fatal) {
+        this.session = undefined;
+        o.onSession?.(undefined);
+      }
       const why = fatal ? `Discord closed the Gateway with ${code}: ${fatal}` : `Gateway closed (${code}${reason.length ? ` ${reason.toString().slice(0, 200)}` : ''})`;
       if (!isReady) ready.reject(fatal ? new DiscordGatewayError(code, why) : new Error(why));
       this.end(why);

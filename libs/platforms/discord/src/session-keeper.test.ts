@@ -1,0 +1,95 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { ConnectionLease, ConnectionStateStore, isLeaseLost } from '@conveyor/gateway';
+import type { ConnectionState } from '@conveyor/platform-kit';
+import { DiscordSession } from './gateway.js';
+import { DiscordSessionKeeper, SESSION_STORE_EVERY_MS } from './session-keeper.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+let redis: Redis;
+before(() => {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+});
+after(async () => {
+  const found = await redis.keys(`${prefix}:*`);
+  if (found.length) await redis.del(...found);
+  redis.disconnect();
+});
+
+const session = (seq: number | null): DiscordSession => ({ sessionId: 'session-1', seq, resumeUrl: 'wss://gateway.example/', botUserId: '900' });
+
+/** The real Redis store of a held bot, with every write it was asked for recorded (value and time). */
+async function heldStore(botId: string) {
+  const lease = new ConnectionLease({ redis, prefix, botId, ownerId: 'replica-1', ttlMs: 30_000 });
+  assert.equal(await lease.acquire(), true);
+  const store = new ConnectionStateStore({ redis, prefix, lease, schema: DiscordSession });
+  const writes: { seq: number | null | undefined; at: number }[] = [];
+  const recorded: ConnectionState<DiscordSession> = {
+    get: () => store.get(),
+    put: (value) => {
+      writes.push({ seq: value.seq, at: Date.now() });
+      return store.put(value);
+    },
+    clear: () => {
+      writes.push({ seq: undefined, at: Date.now() });
+      return store.clear();
+    },
+  };
+  return { lease, store, writes, recorded };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('a burst of sequence numbers is one write of the latest; the next waits out the interval', async () => {
+  const { store, writes, recorded } = await heldStore('bot-burst');
+  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  for (let seq = 1; seq <= 100; seq++) keeper.soon(session(seq));
+  await until('the burst stored', async () => (await store.get())?.seq === 100);
+  assert.deepEqual(writes.map((w) => w.seq), [100]);
+  keeper.soon(session(101));
+  await until('the next one stored', async () => (await store.get())?.seq === 101);
+  assert.equal(writes.length, 2);
+  // Timers never fire early by more than Node's millisecond rounding.
+  assert.ok(writes[1].at - writes[0].at >= SESSION_STORE_EVERY_MS - 5, `${writes[1].at - writes[0].at} ms between writes`);
+});
+
+test('the last word is written at once, replaces what waits, and nothing is written after it', async () => {
+  const { store, writes, recorded } = await heldStore('bot-finish');
+  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  await keeper.now(session(1));
+  keeper.soon(session(2));
+  await keeper.finish(session(3));
+  assert.equal((await store.get())?.seq, 3);
+  keeper.soon(session(4));
+  await keeper.now(session(5));
+  await keeper.finish(null);
+  assert.equal((await store.get())?.seq, 3);
+  assert.deepEqual(writes.map((w) => w.seq), [1, 3]);
+});
+
+test('a session gone for good clears the state', async () => {
+  const { store, recorded } = await heldStore('bot-gone');
+  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  await keeper.now(session(7));
+  await keeper.now(null);
+  assert.equal(await store.get(), undefined);
+});
+
+test('a write refused because the lease is gone is reported and does not stop the writes after it', async () => {
+  const { lease, recorded } = await heldStore('bot-lost');
+  const failures: unknown[] = [];
+  const keeper = new DiscordSessionKeeper(recorded, (err) => failures.push(err));
+  await lease.release();
+  await keeper.now(session(1));
+  await keeper.finish(session(2));
+  assert.equal(failures.length, 2);
+  assert.ok(failures.every(isLeaseLost));
+});
