@@ -15,6 +15,9 @@ test('fake Lark long connection: a wrong secret is refused by code; events are p
     config: LarkConfigSchema.parse({ app_id: 'cli_conn', app_secret: appSecret, bot_name: 'Bot', domain: 'custom', custom_domain: fake.url }),
     logger: { info: () => {}, warn: () => {} },
     fence: async () => 1,
+    state: () => {
+      throw new Error('the long connection keeps no state');
+    },
     publish: async (q: InboundQuery) => void published.push(q),
     malformed: (reason: string) => void malformed.push(reason),
   });

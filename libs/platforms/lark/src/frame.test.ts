@@ -104,6 +104,9 @@ function deps(config: LarkConfig, publish: (q: InboundQuery) => Promise<void> = 
     config,
     logger: { info: () => {}, warn: () => {} },
     fence: async () => 1,
+    state: () => {
+      throw new Error('the long connection keeps no state');
+    },
     publish: async (q) => {
       await publish(q);
       published.push(q);
