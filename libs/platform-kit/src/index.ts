@@ -3,3 +3,4 @@ export * from './inbound.js';
 export * from './outbound.js';
 export * from './bot-configs.js';
 export * from './connection.js';
+export * from './websocket.js';

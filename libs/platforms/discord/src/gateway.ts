@@ -1,3 +1,4 @@
+import { closeWebSocket } from '@conveyor/platform-kit';
 import WebSocket from 'ws';
 import { z } from 'zod';
 
@@ -203,19 +204,9 @@ export class DiscordGatewaySocket {
 
   close(reason: string): Promise<void> {
     // 4000 keeps the session resumable for the replica taking over; 1000 would end it.
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(4000, reason.slice(0, 100));
+    const closed = closeWebSocket(this.ws, 4000, reason);
     this.end(reason);
-    return new Promise((resolve) => {
-      if (this.ws.readyState === WebSocket.CLOSED) return resolve();
-      const t = setTimeout(() => {
-        this.ws.terminate();
-        resolve();
-      }, 2_000);
-      this.ws.once('close', () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    return closed;
   }
 
   private startHeartbeat(intervalMs: number) {

@@ -1,3 +1,4 @@
+import { closeWebSocket } from '@conveyor/platform-kit';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import {
@@ -144,19 +145,9 @@ export class LarkSocket {
   }
 
   close(reason: string): Promise<void> {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000, reason.slice(0, 100));
+    const closed = closeWebSocket(this.ws, 1000, reason);
     this.end(reason);
-    return new Promise((resolve) => {
-      if (this.ws.readyState === WebSocket.CLOSED) return resolve();
-      const t = setTimeout(() => {
-        this.ws.terminate();
-        resolve();
-      }, 2_000);
-      this.ws.once('close', () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    return closed;
   }
 
   private onMessage(data: WebSocket.RawData, isBinary: boolean) {

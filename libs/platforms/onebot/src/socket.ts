@@ -1,3 +1,4 @@
+import { closeWebSocket } from '@conveyor/platform-kit';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { parseFrame, type ActionResponse, type Frame } from './events.js';
@@ -118,13 +119,7 @@ export class OneBotSocket {
   }
 
   async close(reason: string): Promise<void> {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) {
-      const closed = new Promise<void>((resolve) => this.ws.once('close', () => resolve()));
-      this.ws.close(1000, reason.slice(0, 120));
-      const timer = setTimeout(() => this.ws.terminate(), 2_000);
-      await closed;
-      clearTimeout(timer);
-    }
+    await closeWebSocket(this.ws, 1000, reason);
     this.end(`closed: ${reason}`);
   }
 

@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { z } from 'zod';
+import { closeWebSocket } from '@conveyor/platform-kit';
 
 /** Frames larger than this are refused by the socket; an Events API body is far smaller. */
 const MAX_FRAME_BYTES = 4 * 1024 * 1024;
@@ -10,8 +11,6 @@ const HELLO_TIMEOUT_MS = 15_000;
  * (no close ever arrives on a half-open TCP connection), so it ends and the supervisor reconnects.
  */
 const PING_INTERVAL_MS = 20_000;
-/** A close by us that Slack does not answer within this time is cut. */
-const CLOSE_WAIT_MS = 2_000;
 
 /**
  * One Socket Mode envelope as Slack sends it: `events_api` (payload = the Events API body a webhook
@@ -152,19 +151,9 @@ export class SlackSocketModeSocket {
   }
 
   close(reason: string): Promise<void> {
-    this.finish(reason);
-    return new Promise((resolve) => {
-      if (this.ws.readyState === WebSocket.CLOSED) return resolve();
-      const t = setTimeout(() => {
-        this.ws.terminate();
-        resolve();
-      }, CLOSE_WAIT_MS);
-      t.unref();
-      this.ws.once('close', () => {
-        clearTimeout(t);
-        resolve();
-      });
-    });
+    const closed = closeWebSocket(this.ws, 1000, reason);
+    this.end(reason);
+    return closed;
   }
 
   private startPings() {
@@ -182,7 +171,7 @@ export class SlackSocketModeSocket {
 
   /** Ends the connection from our side: a normal close, and nothing more is handed on or acknowledged. */
   private finish(reason: string) {
-    if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
+    void closeWebSocket(this.ws, 1000, reason);
     this.end(reason);
   }
 
