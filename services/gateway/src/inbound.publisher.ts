@@ -25,7 +25,8 @@ export class GatewayInbound {
 
   publish(adapter: string, lease: ConnectionLease, q: InboundQuery): Promise<void> {
     const botId = lease.botId;
-    return inSpan(`${adapter} receive`, { 'conveyor.bot.id': botId, 'conveyor.adapter': adapter, 'messaging.message.id': q.replyTo }, async (span) => {
+    // The platform's message id, not `replyTo`: a reply handle can be a credential (DingTalk's session webhook).
+    return inSpan(`${adapter} receive`, { 'conveyor.bot.id': botId, 'conveyor.adapter': adapter, 'messaging.message.id': q.dedupId }, async (span) => {
       const token = await lease.check().catch((err: unknown) => {
         inbound.add(1, { adapter, outcome: isLeaseLost(err) ? 'fenced' : 'failed' });
         throw err;

@@ -85,8 +85,10 @@ export class QueryPublisher {
       ...(m.msgId ?? m.idempotencyKey ? { msgId: m.msgId ?? `idem:${m.botId}:${m.idempotencyKey}` } : {}),
     });
     accepted.add(1, { bot: m.botId, outcome: duplicate ? 'duplicate' : 'accepted' });
-    // The one line that ties what the platform knows (its reply_to) to the query id every later log line carries.
-    this.infra.logger.debug?.({ queryId, replyTo: m.acceptedMessageId, botId: m.botId, streamSeq: seq, duplicate }, 'message accepted');
+    // The one line that ties what the platform knows (its message id) to the query id every later log
+    // line carries. Not the reply handle: for some platforms (LINE's reply token, DingTalk's session
+    // webhook) that is a credential.
+    this.infra.logger.debug?.({ queryId, messageId: m.msgId ?? m.acceptedMessageId, botId: m.botId, streamSeq: seq, duplicate }, 'message accepted');
     return { duplicate, queryId };
   }
 }

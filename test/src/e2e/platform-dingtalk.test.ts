@@ -32,7 +32,8 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
   const staff = () => uniqueName('staff').replace(/[^\w-]/g, '_');
 
   before(async () => {
-    sys = await startTestSystem();
+    // Debug lines too: the session webhook a reply goes to is a credential and must not reach them either.
+    sys = await startTestSystem({ serviceEnv: { LOG_LEVEL: 'debug' } });
     nc = await connect({ servers: NATS_URL });
     dingtalk = await startFakeDingtalk({ apps: [HTTP_APP, STREAM_APP, CARD_APP] });
     sys.llm.setDefault(async (body, n) => {
@@ -154,6 +155,7 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
     await waitUntil('the refusal logged with the bot id', () => sys.services.allLogs().split('\n').some((l) => l.includes('platform connection failed') && l.includes(wrong) && l.includes('Forbidden.AccessDenied')), 60_000);
     assert.equal(dingtalk.stream.get(STREAM_APP.clientId)!.open, 1, 'the refused bot opened nothing');
     for (const secret of [HTTP_APP.clientSecret, STREAM_APP.clientSecret, CARD_APP.clientSecret, wrongSecret]) assert.ok(!sys.services.allLogs().includes(secret), 'secrets never reach the logs');
+    assert.ok(!sys.services.allLogs().includes('sendBySession?session='), 'session webhooks never reach the logs');
   });
 
   test('Stream mode with enable-stream-reply and a card template: the answer streams into one AI card, finalized with the whole text', async () => {
