@@ -115,3 +115,53 @@ test('a dropped or refused connection is retried while the bot is owned; a disab
     await a.stop();
   }
 });
+
+test('changed settings: the new connection opens only once the old one has closed', async () => {
+  const opened: string[] = [];
+  let live = 0;
+  let mostLive = 0;
+  let finishClosing: (() => void) | undefined;
+  let config = { version: 1 };
+  let ticks = 0;
+  let closeAtOnce = false;
+  const s = new ConnectionSupervisor({
+    redis, prefix, ownerId: 'settings', leaseTtlMs: 60_000, tickMs: 50, logger: quiet, backoff: () => 50,
+    targets: async () => {
+      ticks++;
+      return [{ botId: 'settings-bot', adapter: 'onebot', config }];
+    },
+    connect: async (target) => {
+      opened.push(JSON.stringify(target.config));
+      live++;
+      mostLive = Math.max(mostLive, live);
+      return {
+        ended: new Promise<string>(() => undefined),
+        // A close the test finishes when it chooses (the platform is slow to answer it); at once after the test.
+        close: () => new Promise<void>((resolve) => {
+          finishClosing = () => {
+            live--;
+            resolve();
+          };
+          if (closeAtOnce) finishClosing();
+        }),
+      };
+    },
+  });
+  try {
+    s.start();
+    await until('the first connection is open', () => s.owned().includes('settings-bot') && opened.length === 1);
+    config = { version: 2 };
+    const changedAt = ticks;
+    await until('three rounds after the change', () => ticks >= changedAt + 3);
+    assert.ok(finishClosing, 'the old connection was asked to close');
+    assert.deepEqual(opened, ['{"version":1}'], 'nothing new opens while the old connection is closing');
+    finishClosing();
+    await until('the new connection opens', () => opened.length === 2);
+    assert.equal(opened[1], '{"version":2}');
+    assert.equal(mostLive, 1, 'never two connections at once');
+  } finally {
+    closeAtOnce = true;
+    finishClosing?.();
+    await s.stop();
+  }
+});

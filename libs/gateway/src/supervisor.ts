@@ -64,6 +64,11 @@ interface Slot {
   lease: ConnectionLease;
   connection?: LiveConnection;
   connecting: boolean;
+  /**
+   * The previous connection is still closing: a new one waits for it, so the platform never sees two
+   * at once and what the old one writes last (its connection state) lands before the new one starts.
+   */
+  closing: boolean;
   failures: number;
   nextAttemptAt: number;
   lastRenewedAt: number;
@@ -149,6 +154,7 @@ export class ConnectionSupervisor {
           configKey,
           lease: new ConnectionLease({ redis: this.o.redis, prefix: this.o.prefix, botId: target.botId, ownerId: this.o.ownerId, ttlMs: this.o.leaseTtlMs }),
           connecting: false,
+          closing: false,
           failures: 0,
           nextAttemptAt: 0,
           lastRenewedAt: 0,
@@ -191,7 +197,7 @@ export class ConnectionSupervisor {
         this.o.logger.warn({ err, botId }, 'could not try the connection lease');
       }
     }
-    if (slot.lease.token !== null && !slot.connection && !slot.connecting && Date.now() >= slot.nextAttemptAt && this.running) {
+    if (slot.lease.token !== null && !slot.connection && !slot.connecting && !slot.closing && Date.now() >= slot.nextAttemptAt && this.running) {
       // Not awaited: a slow handshake must not hold back the renewals of the other bots.
       void this.open(slot);
     }
@@ -231,7 +237,12 @@ export class ConnectionSupervisor {
     const connection = slot.connection;
     slot.connection = undefined;
     if (!connection) return;
-    await connection.close(reason).catch((err: unknown) => this.o.logger.warn({ err, botId: slot.target.botId }, 'closing a platform connection failed'));
+    slot.closing = true;
+    try {
+      await connection.close(reason).catch((err: unknown) => this.o.logger.warn({ err, botId: slot.target.botId }, 'closing a platform connection failed'));
+    } finally {
+      slot.closing = false;
+    }
     this.o.events?.disconnected?.(slot.target.botId, reason);
   }
 
