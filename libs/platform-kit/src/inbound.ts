@@ -52,6 +52,24 @@ export interface InboundQuery {
   stream?: boolean;
 }
 
+/** Who sent a message and what it says, as every platform's parser reads it. */
+export type InboundMessage = Pick<InboundQuery, 'sessionId' | 'launcherType' | 'senderId' | 'senderName' | 'groupName' | 'messageChain'>;
+
+/** The query a parsed message becomes, given what the reply answers and the delivery's dedup id. */
+export function inboundQuery(m: InboundMessage, delivery: { replyTo: string; dedupId: string; stream?: boolean }): InboundQuery {
+  return {
+    sessionId: m.sessionId,
+    launcherType: m.launcherType,
+    senderId: m.senderId,
+    senderName: m.senderName,
+    ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
+    messageChain: m.messageChain,
+    replyTo: delivery.replyTo,
+    dedupId: delivery.dedupId,
+    ...(delivery.stream !== undefined ? { stream: delivery.stream } : {}),
+  };
+}
+
 /**
  * What a webhook call comes to. `answer`: reply at once and publish nothing (a challenge, a bad
  * signature, an event that is no message). `publish`: publish the queries, then answer by outcome.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
-import type { InboundQuery } from '@conveyor/platform-kit';
+import { inboundQuery, type InboundQuery } from '@conveyor/platform-kit';
 
 const Id = z.string().min(1).max(200);
 
@@ -183,15 +183,5 @@ export function parseLarkBody(raw: unknown, botName: string, botAccountId: strin
  * dedup id, so a redelivery is dropped as a duplicate.
  */
 export function larkQuery(m: LarkInbound, stream: boolean): InboundQuery {
-  return {
-    sessionId: m.sessionId,
-    launcherType: m.launcherType,
-    senderId: m.senderId,
-    senderName: m.senderName,
-    ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-    messageChain: m.messageChain,
-    replyTo: m.messageId,
-    dedupId: m.eventId,
-    stream,
-  };
+  return inboundQuery(m, { replyTo: m.messageId, dedupId: m.eventId, stream });
 }

@@ -1,4 +1,4 @@
-import { headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { inboundQuery, headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { LineAdapter } from './adapter.js';
 import { LineConfigSchema, type LineConfig } from './config.js';
 import { parseLineBody } from './events.js';
@@ -32,17 +32,7 @@ export const lineInbound: PlatformInbound<LineConfig> = {
     return {
       kind: 'publish',
       ...(parsed.inbound.length ? { ref: { eventIds: parsed.inbound.map((m) => m.eventId).join(',') } } : {}),
-      queries: parsed.inbound.map((m) => ({
-        sessionId: m.sessionId,
-        launcherType: m.launcherType,
-        senderId: m.senderId,
-        senderName: m.senderName,
-        ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-        messageChain: m.messageChain,
-        replyTo: m.replyToken ?? m.eventId,
-        dedupId: m.eventId,
-        stream: false,
-      })),
+      queries: parsed.inbound.map((m) => (inboundQuery(m, { replyTo: m.replyToken ?? m.eventId, dedupId: m.eventId, stream: false }))),
     };
   },
   // LINE redelivers a webhook that failed, when redelivery is switched on for the channel.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
-import type { InboundQuery } from '@conveyor/platform-kit';
+import { inboundQuery, type InboundQuery } from '@conveyor/platform-kit';
 
 /** Slack ids (users, channels, bots, teams) are short upper-case alphanumerics. */
 const SlackId = z.string().regex(/^[A-Z0-9]{1,64}$/, 'a Slack id');
@@ -128,15 +128,5 @@ export function parseSlackBody(raw: unknown, botAccountId: string): SlackParsed 
  * answers the message's ts, and the event_id de-duplicates Slack's redeliveries on either path.
  */
 export function slackQuery(m: SlackInbound, stream: boolean): InboundQuery {
-  return {
-    sessionId: m.sessionId,
-    launcherType: m.launcherType,
-    senderId: m.senderId,
-    senderName: m.senderName,
-    ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-    messageChain: m.messageChain,
-    replyTo: m.messageTs,
-    dedupId: m.eventId,
-    stream,
-  };
+  return inboundQuery(m, { replyTo: m.messageTs, dedupId: m.eventId, stream });
 }

@@ -1,4 +1,4 @@
-import { headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { inboundQuery, headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { TelegramAdapter } from './adapter.js';
 import { TELEGRAM_SECRET_HEADER, TelegramConfigSchema, verifyTelegramSecret, type TelegramConfig } from './config.js';
 import { checkTelegramInbound } from './inbound-check.js';
@@ -39,17 +39,7 @@ export const telegramInbound: PlatformInbound<TelegramConfig> = {
       kind: 'publish',
       ref,
       queries: [
-        {
-          sessionId: m.sessionId,
-          launcherType: m.launcherType,
-          senderId: m.senderId,
-          senderName: m.senderName,
-          ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
-          messageChain: m.messageChain,
-          replyTo: m.messageId,
-          dedupId: String(m.updateId),
-          stream: config['enable-stream-reply'],
-        },
+        inboundQuery(m, { replyTo: m.messageId, dedupId: String(m.updateId), stream: config['enable-stream-reply'] }),
       ],
     };
   },
