@@ -43,6 +43,11 @@ export function redisKeys(prefix: string) {
      * frees a session or a pipeline slot, so waiting queries ask again at once instead of polling.
      */
     sessionFreedChannel: () => `${prefix}:session-freed`,
+    /**
+     * A pub/sub channel, not a key: the register script publishes a session's lease key on it when it
+     * registers a message the orchestrator already saw, which then is settling and may run at once.
+     */
+    sessionRegisteredChannel: () => `${prefix}:session-registered`,
     /** Failed admin sign-ins of one user name in the current window. */
     adminLoginFailures: (username: string) => `${prefix}:admin:login-failures:${username}`,
     /** LangBot's fixed rate-limit window. */

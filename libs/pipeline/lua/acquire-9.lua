@@ -33,8 +33,8 @@
 
   Returns {code, wait ms, merged envelope JSON...}: code 1 acquired (or already held; the envelopes
   merged into it follow), 0 another query holds the session, -1 not the head of the queue, -2 still
-  settling, -3 the pipeline is full, -4 the query already finished, -5 aggregating: ask again after
-  the wait.
+  settling (the wait: until it has settled), -3 the pipeline is full, -4 the query already finished,
+  -5 aggregating: ask again after the wait.
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -68,7 +68,8 @@ for _ = 1, 16 do
   redis.call('HDEL', KEYS[7], head)
 end
 if head ~= id then return {-1, 0} end
-if now - tonumber(redis.call('HGET', KEYS[4], id)) < tonumber(ARGV[4]) then return {-2, 0} end
+local settled = tonumber(redis.call('HGET', KEYS[4], id)) + tonumber(ARGV[4]) - now
+if settled > 0 then return {-2, settled} end
 local merged = {}
 -- A head that already merged (it gave the session up for a retry) keeps what it merged and takes no more.
 if delay > 0 and redis.call('EXISTS', KEYS[9]) == 0 then

@@ -1,5 +1,7 @@
 --[[
   Registers an accepted message in its session's queue, settled from the start (first seen at 0).
+  When the orchestrator saw the message first (it is settling there), says so on ARGV[3], so the
+  waiting query asks again at once instead of waiting out the settle time.
 
   KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
   KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
@@ -10,11 +12,14 @@
 
   ARGV[1] query id
   ARGV[2] its stream sequence
+  ARGV[3] the channel a settling query is woken on    redisKeys.sessionRegisteredChannel
 ]]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local seen = redis.call('HGET', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], 0)
 redis.call('HSET', KEYS[5], ARGV[1], now)
 for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
+if seen and seen ~= '0' then redis.call('PUBLISH', ARGV[3], KEYS[2]) end
 return 1

@@ -36,7 +36,7 @@ export interface AggregationTurn {
 
 export interface TurnResult {
   outcome: AcquireOutcome;
-  /** When `aggregating`: how long until the head may run. */
+  /** When `aggregating`: how long until the head may run; when `settling`: until it has settled. */
   waitMs: number;
   /** When `acquired`: the envelopes (JSON) of the messages merged into this query, in order. */
   merged: string[];
@@ -120,7 +120,7 @@ export class SessionLeases {
    * out the settle time (which only covers messages that reach the bus by other paths).
    */
   async register(s: SessionRef, queryId: string, streamSeq: number): Promise<void> {
-    await scripts.register.run(this.redis, this.keys(s), [queryId, streamSeq]);
+    await scripts.register.run(this.redis, this.keys(s), [queryId, streamSeq, this.redisKeys.sessionRegisteredChannel()]);
   }
 
   /** Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe to call any number of times. */

@@ -36,11 +36,11 @@ test('a notice wakes every waiter of its session and the longest-waiting slot wa
   const woke: string[] = [];
   const track = (name: string, p: Promise<void>) => p.then(() => woke.push(name));
   const since = wakeups.mark();
-  const a1 = track('a1', wakeups.wait(session('a'), false, NEVER_MS, never, since));
-  const a2 = track('a2', wakeups.wait(session('a'), true, NEVER_MS, never, since));
-  const slotOld = track('slot-old', wakeups.wait(session('b'), true, NEVER_MS, never, since));
-  track('slot-new', wakeups.wait(session('c'), true, NEVER_MS, never, since));
-  track('busy-d', wakeups.wait(session('d'), false, NEVER_MS, never, since));
+  const a1 = track('a1', wakeups.wait(session('a'), 'session', NEVER_MS, never, since));
+  const a2 = track('a2', wakeups.wait(session('a'), 'slot', NEVER_MS, never, since));
+  const slotOld = track('slot-old', wakeups.wait(session('b'), 'slot', NEVER_MS, never, since));
+  track('slot-new', wakeups.wait(session('c'), 'slot', NEVER_MS, never, since));
+  track('busy-d', wakeups.wait(session('d'), 'session', NEVER_MS, never, since));
   wakeups.freed(redisKeys(prefix).sessionLease(session('a')));
   await Promise.all([a1, a2, slotOld]);
   assert.deepEqual(woke.sort(), ['a1', 'a2', 'slot-old']);
@@ -54,7 +54,7 @@ test('a notice that came while the query asked is not missed: the wait returns a
   wakeupsToClose.push(wakeups);
   const since = wakeups.mark();
   wakeups.freed('some other session');
-  await wakeups.wait(session('e'), false, NEVER_MS, new AbortController().signal, since);
+  await wakeups.wait(session('e'), 'session', NEVER_MS, new AbortController().signal, since);
   assert.equal(wakeups.waiting, 0);
 });
 
@@ -87,6 +87,55 @@ test('a freed pipeline slot wakes a query of another session waiting for one', a
   assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
   await leases.finish(h, 'waiter');
   await redis.del(slots);
+});
+
+test('a registration wakes only the settling waiters of its session', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const never = new AbortController().signal;
+  const since = wakeups.mark();
+  const settling = wakeups.wait(session('r'), 'settling', NEVER_MS, never, since);
+  void wakeups.wait(session('r'), 'session', NEVER_MS, never, since);
+  void wakeups.wait(session('s'), 'slot', NEVER_MS, never, since);
+  wakeups.registered(redisKeys(prefix).sessionLease(session('r')));
+  await settling;
+  assert.equal(wakeups.waiting, 2, 'the session and slot waiters still wait');
+  wakeups.close();
+});
+
+/** Counts the acquire calls, the Redis round trips a wait costs. */
+function counting(leases: SessionLeases): { leases: SessionLeases; asks: () => number } {
+  let asks = 0;
+  const acquireTurn = leases.acquireTurn.bind(leases);
+  leases.acquireTurn = (...args) => {
+    asks++;
+    return acquireTurn(...args);
+  };
+  return { leases, asks: () => asks };
+}
+
+test('a query the orchestrator saw before the ingress registered it runs once registered, without asking in a loop', async () => {
+  // Settling for ten minutes: only the registration's notice can let it run within the test.
+  const { leases, asks } = counting(new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: NEVER_MS, pipelineCap: 20, staleMs: 60_000 }));
+  const wakeups = await subscribed();
+  const s = session('t');
+  const turn = waitForTurn(leases, wakeups, s, 'early', 7, NEVER_MS, new AbortController().signal);
+  await waitUntil(() => wakeups.waiting === 1);
+  await leases.register(s, 'early', 7);
+  assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
+  assert.equal(asks(), 2, 'asked once settling and once after the notice');
+  await leases.finish(s, 'early');
+});
+
+test('a query no one registers waits out the settle time in one wait', async () => {
+  const { leases, asks } = counting(new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 400, pipelineCap: 20, staleMs: 60_000 }));
+  const wakeups = await subscribed();
+  const s = session('u');
+  const started = Date.now();
+  assert.deepEqual(await waitForTurn(leases, wakeups, s, 'bus-only', 3, NEVER_MS, new AbortController().signal), { outcome: 'acquired', merged: [] });
+  assert.ok(Date.now() - started >= 390, 'it settled first');
+  assert.ok(asks() <= 3, `asked ${asks()} times`);
+  await leases.finish(s, 'bus-only');
 });
 
 async function waitUntil(cond: () => boolean, timeoutMs = 30_000): Promise<void> {

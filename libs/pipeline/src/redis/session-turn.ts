@@ -9,62 +9,71 @@ import type { AggregationTurn, SessionLeases, SessionRef } from './leases.js';
  */
 const DEFAULT_FALLBACK_RECHECK_MS = 1_000;
 /**
- * How soon a query that is settling asks again. It usually settles at once: the ingress registers every
- * message right after the bus took it, and the orchestrator often sees the message a moment before
- * that registration lands; waiting out the whole settle time then cost every such message 150 ms.
- */
-const SETTLING_RECHECK_MS = 5;
-/**
  * An aggregation wait up to this long is waited out here; a longer one goes back to the bus with that
  * delay, so no handler is held for the seconds of a debounce.
  */
 const AGGREGATION_WAIT_IN_PLACE_MS = 250;
 
+/**
+ * What a waiting query waits for: its session to be freed, a pipeline slot, or its own registration
+ * by the ingress (it is `settling`: the orchestrator saw the message before the ingress's registration
+ * landed, which is the usual order, and must not run before the session's earlier messages are queued).
+ */
+export type WaitReason = 'session' | 'slot' | 'settling';
+
 interface Waiter {
-  /** The session's lease key, as the release script publishes it. */
+  /** The session's lease key, as the release and register scripts publish it. */
   session: string;
-  /** Waiting for a pipeline slot rather than for its session. */
-  forSlot: boolean;
+  reason: WaitReason;
   wake(): void;
 }
 
 /**
- * Wakes the queries this process holds waiting for their turn when the release script says a session
- * or a pipeline slot was freed (Redis pub/sub on `sessionFreedChannel`), so a freed slot is taken at
- * once instead of after a poll interval, and waiting costs no Redis calls. A notice wakes every waiter
- * of its session and the longest-waiting one for a slot; each replica gets every notice, so across
- * replicas a slot wakes one waiter per replica and the script decides who takes it.
+ * Wakes the queries this process holds waiting for their turn (Redis pub/sub): when the release script
+ * says a session or a pipeline slot was freed (`sessionFreedChannel`), every waiter of that session and
+ * the longest-waiting one for a slot; when the register script says a message this process saw first
+ * was registered (`sessionRegisteredChannel`), that session's settling waiters. So a freed slot is taken
+ * at once instead of after a poll interval, a settling query runs as soon as it is queued, and waiting
+ * costs no Redis calls. Each replica gets every notice: across replicas a slot wakes one waiter per
+ * replica and the script decides who takes it.
  */
 export class TurnWakeups {
-  /** Insertion order is waiting order. Bounded by the handlers the process runs at once. */
-  private readonly waiters = new Set<Waiter>();
+  /** Waiters by session lease key. Bounded by the handlers the process runs at once. */
+  private readonly bySession = new Map<string, Set<Waiter>>();
+  /** Slot waiters; insertion order is waiting order. */
+  private readonly slotWaiters = new Set<Waiter>();
   private readonly keys: RedisKeys;
-  private readonly channel: string;
+  private readonly freedChannel: string;
+  private readonly registeredChannel: string;
   /** Notices seen so far: a notice that came while a query asked is not missed by its wait. */
   private notices = 0;
+  private count = 0;
 
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
-   * `fallbackRecheckMs`: how long a wait lasts without a notice (jittered up to twice that).
+   * `fallbackRecheckMs`: how long a wait for a session or a slot lasts without a notice (jittered up to
+   * twice that); a settling wait lasts at most until the query has settled by time.
    */
   constructor(private readonly subscriber: Redis, prefix: string, readonly fallbackRecheckMs: number = DEFAULT_FALLBACK_RECHECK_MS) {
     this.keys = redisKeys(prefix);
-    this.channel = this.keys.sessionFreedChannel();
+    this.freedChannel = this.keys.sessionFreedChannel();
+    this.registeredChannel = this.keys.sessionRegisteredChannel();
     // The process's main connection reports Redis going away and coming back; this one reconnects on
     // its own and waits fall back to asking again meanwhile, so its errors need no line of their own.
     this.subscriber.on('error', () => undefined);
     this.subscriber.on('message', (channel: string, session: string) => {
-      if (channel === this.channel) this.freed(session);
+      if (channel === this.freedChannel) this.freed(session);
+      else if (channel === this.registeredChannel) this.registered(session);
     });
   }
 
   /** Subscribes; ioredis subscribes again after every reconnection. */
   async start(): Promise<void> {
-    await this.subscriber.subscribe(this.channel);
+    await this.subscriber.subscribe(this.freedChannel, this.registeredChannel);
   }
 
   close(): void {
-    for (const w of this.waiters) w.wake();
+    for (const set of [...this.bySession.values()]) for (const w of [...set]) w.wake();
     this.subscriber.disconnect();
   }
 
@@ -73,38 +82,51 @@ export class TurnWakeups {
     return this.notices;
   }
 
-  /** Resolves on a notice for the session (or a slot, when `forSlot`), after `ms`, or on abort. */
-  wait(s: SessionRef, forSlot: boolean, ms: number, signal: AbortSignal, since: number): Promise<void> {
+  /** Resolves on a notice for what the query waits for, after `ms`, or on abort. */
+  wait(s: SessionRef, reason: WaitReason, ms: number, signal: AbortSignal, since: number): Promise<void> {
     if (this.notices !== since || signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
+      const session = this.keys.sessionLease(s);
       const wake = () => {
         clearTimeout(timer);
-        this.waiters.delete(waiter);
+        const set = this.bySession.get(session);
+        if (set?.delete(waiter)) this.count--;
+        if (set?.size === 0) this.bySession.delete(session);
+        this.slotWaiters.delete(waiter);
         signal.removeEventListener('abort', wake);
         resolve();
       };
-      const waiter: Waiter = { session: this.keys.sessionLease(s), forSlot, wake };
+      const waiter: Waiter = { session, reason, wake };
       const timer = setTimeout(wake, ms);
       signal.addEventListener('abort', wake, { once: true });
-      this.waiters.add(waiter);
+      let set = this.bySession.get(session);
+      if (!set) this.bySession.set(session, (set = new Set()));
+      set.add(waiter);
+      this.count++;
+      if (reason === 'slot') this.slotWaiters.add(waiter);
     });
   }
 
-  /** Exposed for unit tests; the subscription calls it. */
+  /** A session or a slot was freed. Exposed for unit tests; the subscription calls it. */
   freed(session: string): void {
     this.notices++;
-    let slotWaiterWoken = false;
-    for (const w of [...this.waiters]) {
-      if (w.session === session) w.wake();
-      else if (w.forSlot && !slotWaiterWoken) {
-        slotWaiterWoken = true;
-        w.wake();
-      }
+    const own = this.bySession.get(session);
+    for (const w of own ? [...own] : []) w.wake();
+    for (const w of this.slotWaiters) {
+      w.wake();
+      break;
     }
   }
 
+  /** A message of the session was registered. Exposed for unit tests; the subscription calls it. */
+  registered(session: string): void {
+    this.notices++;
+    const own = this.bySession.get(session);
+    for (const w of own ? [...own] : []) if (w.reason === 'settling') w.wake();
+  }
+
   get waiting(): number {
-    return this.waiters.size;
+    return this.count;
   }
 }
 
@@ -131,12 +153,14 @@ export async function waitForTurn(
       throw new RetryableError(turn.waitMs, `waiting ${turn.waitMs} ms for more messages to merge`);
     }
     if (Date.now() >= deadline || signal.aborted) throw new RetryableError(turn.outcome === 'aggregating' ? turn.waitMs : 1_000, `session busy (${turn.outcome})`);
-    if (turn.outcome === 'aggregating' || turn.outcome === 'settling') {
-      const wait = turn.outcome === 'aggregating' ? turn.waitMs : SETTLING_RECHECK_MS;
-      await new Promise((r) => setTimeout(r, wait));
+    const left = Math.max(0, deadline - Date.now());
+    if (turn.outcome === 'aggregating') {
+      await new Promise((r) => setTimeout(r, turn.waitMs));
+    } else if (turn.outcome === 'settling') {
+      await wakeups.wait(route, 'settling', Math.min(turn.waitMs, left), signal, since);
     } else {
-      const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), Math.max(0, deadline - Date.now()));
-      await wakeups.wait(route, turn.outcome === 'pipeline-full', fallback, signal, since);
+      const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), left);
+      await wakeups.wait(route, turn.outcome === 'pipeline-full' ? 'slot' : 'session', fallback, signal, since);
     }
   }
 }
