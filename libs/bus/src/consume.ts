@@ -7,6 +7,7 @@ import {
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Link,
   type Span,
   type SpanContext,
@@ -314,14 +315,17 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       },
       parent,
     );
-    attempts.remember(attemptKey, span.spanContext());
+    // A link to a span the sampler dropped leads nowhere: only sampled attempts are worth a store write
+    // (with the shared store, a Redis write and delete per message that would otherwise buy nothing).
+    const recorded = (span.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+    if (recorded) attempts.remember(attemptKey, span.spanContext());
     const started = performance.now();
     let outcome: Outcome = 'nacked';
     const timer = setInterval(() => safely('working', m, () => m.working()), heartbeatMs);
     timer.unref();
     try {
       outcome = await context.with(trace.setSpan(parent, span), () => handle(m, span));
-      if (outcome !== 'nacked') attempts.forget(attemptKey);
+      if (recorded && outcome !== 'nacked') attempts.forget(attemptKey);
     } catch (err) {
       // Only reached by a bug in this file; the message is left to ack_wait redelivery.
       logger.error({ ...log, ...errorFields(err), seq: m.seq }, 'message processing failed unexpectedly');

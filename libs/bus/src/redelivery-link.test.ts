@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpanKind } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { z } from 'zod';
+import type { AttemptStore } from './attempt-store.js';
 import { startConsumer } from './consume.js';
 import { RetryableError } from './errors.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
@@ -48,4 +49,42 @@ test('a redelivered message links its CONSUMER span to the earlier attempt, in t
   assert.equal(second.links[0].context.spanId, first.spanContext().spanId);
   assert.equal(second.links[0].attributes?.['conveyor.link.type'], 'previous_attempt');
   assert.equal(second.spanContext().traceId, first.spanContext().traceId, 'both attempts belong to the message trace');
+});
+
+test('only sampled attempts are recorded: a link to a span no one kept would lead nowhere', async (t) => {
+  const bus = await testBus();
+  const streams = Object.values(bus.topo.streams);
+  await ensureStreams(bus.jsm, streams);
+  const spec = bus.topo.consumers.orchestrator;
+  await ensureConsumers(bus.jsm, [spec]);
+  const pub = new BusPublisher(bus.js, { streams });
+  const calls: string[] = [];
+  const store: AttemptStore = {
+    remember: (key: string, span: SpanContext) => void calls.push(`remember ${span.traceFlags}`),
+    recall: async () => undefined,
+    forget: () => void calls.push('forget'),
+  };
+  let handled = 0;
+  const h = await startConsumer({
+    js: bus.js,
+    spec,
+    schema: Ping,
+    source: 'orchestrator',
+    deadLetterSubject: bus.topo.subjects.deadLetter('orchestrator'),
+    publisherForDeadLetters: pub,
+    attempts: store,
+    handler: () => void handled++,
+  });
+  t.after(async () => {
+    await h.stop();
+    await bus.cleanup();
+  });
+
+  // A message whose trace the sampler dropped upstream (traceparent flags 00), then one it kept.
+  const unsampled = trace.setSpanContext(ROOT_CONTEXT, { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: TraceFlags.NONE, isRemote: true });
+  await context.with(unsampled, () => pub.publish(bus.topo.subjects.query('bot'), Ping, { v: 1, n: 1 }, { msgId: 'sampling-1' }));
+  await pub.publish(bus.topo.subjects.query('bot'), Ping, { v: 1, n: 2 }, { msgId: 'sampling-2' });
+  await waitFor(() => handled === 2, 10_000, 'both handled');
+  await h.stop(); // lets both finish
+  assert.deepEqual(calls, [`remember ${TraceFlags.SAMPLED}`, 'forget']);
 });

@@ -92,8 +92,9 @@ export class EventHandler {
     const deps = await this.deps();
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
-      // Read only for a reply that streams (see noticeSink), so a whole reply costs no write.
-      if (item.kind === 'chunk' && q.streamOutput) await this.streamed.set(event.queryId);
+      // Read only by a later notice of a reply that streams (see noticeSink): a whole reply, or the
+      // run's last event, after which nothing of the reply follows, costs no write.
+      if (item.kind === 'chunk' && q.streamOutput && event.last !== true) await this.streamed.set(event.queryId);
       if (!isFinalItem(item)) await this.keepSession(event);
       return;
     }
