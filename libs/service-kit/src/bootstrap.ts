@@ -6,25 +6,25 @@ import { LoggerModule, Logger as NestPinoLogger } from 'nestjs-pino';
 import type { z } from 'zod';
 import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
 import { ensureStreams } from '@conveyor/bus';
-import { BaseEnv, loadEnv } from './env.js';
+import { loadServiceEnv, type ServiceEnv } from './env.js';
 import { closeInfra, connectInfra, type Infra } from './infra.js';
 import { InfraModule } from './infra.module.js';
 import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
 import { requestLogging } from './request-logging.js';
 
-export interface ServiceDefinition<E extends BaseEnv = BaseEnv> {
+export interface ServiceDefinition<S extends z.ZodObject> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
   name: string;
   defaultPort: number;
-  /** Extra settings of this service, merged into the base schema. */
-  env?: z.ZodObject;
+  /** The role's own settings, beside every service's (`BaseEnv`); `infra.env` holds both. */
+  env: S;
   /** The service's own module, built once the connections exist. */
-  module: (infra: Infra & { env: E }) => DynamicModule;
+  module: (infra: Infra<ServiceEnv<S>>) => DynamicModule;
   /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
-  start?: (app: INestApplication, infra: Infra & { env: E }) => Promise<() => Promise<void>>;
+  start?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => Promise<() => Promise<void>>;
   /** Called before the HTTP server listens: routes added here (API docs) come before the not-found handler. */
-  configure?: (app: INestApplication, infra: Infra & { env: E }) => void | Promise<void>;
+  configure?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => void | Promise<void>;
   nestOptions?: NestApplicationOptions;
 }
 
@@ -38,15 +38,12 @@ class OperationsRootModule {}
  * One entry point per role: validate env, connect NATS/Redis/Postgres (failing fast with the URL and
  * how to start it), provision streams, serve health and metrics, run the role, drain on SIGTERM.
  */
-export async function runService<E extends BaseEnv>(def: ServiceDefinition<E>): Promise<void> {
+export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S>): Promise<void> {
   const logger = createLogger(def.name);
-  let infra: (Infra & { env: E }) | undefined;
+  let infra: Infra<ServiceEnv<S>> | undefined;
   try {
-    const schema = def.env ? BaseEnv.extend(def.env.shape) : BaseEnv;
-    const env = loadEnv(schema) as E;
-    // Extending by shape leaves out the role schema's rules across settings (its refinements).
-    if (def.env) loadEnv(def.env);
-    infra = (await connectInfra(def.name, env, logger)) as Infra & { env: E };
+    const env = loadServiceEnv(def.env);
+    infra = await connectInfra(def.name, env, logger);
     await ensureStreams(infra.jsm, Object.values(infra.topology.streams));
     const app = await NestFactory.create(
       {

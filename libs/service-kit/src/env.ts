@@ -19,10 +19,27 @@ export type BaseEnv = z.infer<typeof BaseEnv>;
 
 export class EnvError extends Error {}
 
+/** A service's settings: every service's (`BaseEnv`) and those of its role's schema. */
+export type ServiceEnv<S extends z.ZodObject> = BaseEnv & z.infer<S>;
+
 /** Validates the environment at start; a bad value stops the service with every problem named. */
 export function loadEnv<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const parsed = schema.safeParse(env);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
-  throw new EnvError(`invalid environment:\n${problems}`);
+  throw invalidEnvironment(parsed.error.issues);
+}
+
+/**
+ * Validates every service's settings and the role's own (each schema with its own rules, refinements
+ * included); a bad value in either stops the service with every problem of both named.
+ */
+export function loadServiceEnv<S extends z.ZodObject>(role: S, env: NodeJS.ProcessEnv = process.env): ServiceEnv<S> {
+  const base = BaseEnv.safeParse(env);
+  const own = role.safeParse(env);
+  if (base.success && own.success) return { ...base.data, ...own.data };
+  throw invalidEnvironment([...(base.success ? [] : base.error.issues), ...(own.success ? [] : own.error.issues)]);
+}
+
+function invalidEnvironment(issues: readonly z.core.$ZodIssue[]): EnvError {
+  return new EnvError(`invalid environment:\n${issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
 }

@@ -8,9 +8,12 @@ import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClie
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 
-/** The connections a service holds. Built before Nest starts so a missing dependency fails fast and clearly. */
-export interface Infra {
-  env: BaseEnv;
+/**
+ * The connections a service holds, and its settings (`E`: every service's and its role's). Built
+ * before Nest starts so a missing dependency fails fast and clearly.
+ */
+export interface Infra<E extends BaseEnv = BaseEnv> {
+  env: E;
   logger: Logger;
   topology: Topology;
   nc: NatsConnection;
@@ -43,7 +46,7 @@ function unavailable(what: keyof typeof HOW_TO_START, url: string, err: unknown)
   return new DependencyUnavailableError(`${what} is not reachable at ${safeUrl} (${(err as Error).message}); ${HOW_TO_START[what]}`);
 }
 
-export async function connectInfra(name: string, env: BaseEnv, logger: Logger): Promise<Infra> {
+export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger): Promise<Infra<E>> {
   const nc = await connectBus({ url: env.NATS_URL, name, logger }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
   });

@@ -1,7 +1,7 @@
 import express from 'express';
 import { AuthStore } from '@conveyor/admin';
 import { SecretBox } from '@conveyor/persistence';
-import { runService, type BaseEnv } from '@conveyor/service-kit';
+import { runService } from '@conveyor/service-kit';
 import { AdminModule, configStore, type AdminParts } from './admin.module.js';
 import { AdminEnv } from './env.js';
 import { serveOpenApi } from './openapi.js';
@@ -14,7 +14,7 @@ const SESSION_SWEEP_MS = 60 * 60_000;
 
 let parts: AdminParts | undefined;
 
-await runService<BaseEnv & AdminEnv & ConsoleEnv>({
+await runService({
   name: 'admin',
   defaultPort: DEFAULT_PORT,
   env: AdminEnv.extend(ConsoleEnv.shape),

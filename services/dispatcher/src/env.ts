@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 
 export const DispatcherEnv = z.object({
   /** Events this replica handles at once (different sessions; one session is always serial). */
@@ -9,3 +10,6 @@ export const DispatcherEnv = z.object({
   CONVEYOR_BAN_WORDS_FILE: z.string().optional(),
 });
 export type DispatcherEnv = z.infer<typeof DispatcherEnv>;
+
+/** The dispatcher's connections and settings, as `runService` builds them from `DispatcherEnv`. */
+export type DispatcherInfra = Infra<ServiceEnv<typeof DispatcherEnv>>;

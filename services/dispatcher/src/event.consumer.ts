@@ -1,13 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
-import type { z } from 'zod';
 import { RunnerEvent } from '@conveyor/contracts';
-import { startRoleConsumer, type Infra } from '@conveyor/service-kit';
+import { startRoleConsumer } from '@conveyor/service-kit';
 import { EventHandler } from './event.handler.js';
-import type { DispatcherEnv } from './env.js';
+import type { DispatcherInfra } from './env.js';
 
-export async function startEventConsumer(app: INestApplication, infra: Infra) {
+export async function startEventConsumer(app: INestApplication, infra: DispatcherInfra) {
   const handler = app.get(EventHandler);
-  const env = infra.env as typeof infra.env & z.infer<typeof DispatcherEnv>;
+  const { env } = infra;
   return startRoleConsumer(infra, {
     role: 'dispatcher',
     schema: RunnerEvent,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import type { RunnerEvent } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
 import type { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
@@ -12,7 +12,7 @@ import {
 import { PlatformOutbound } from './platform.outbound.js';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { StreamedFlag } from './streamed-flag.js';
-import type { DispatcherEnv } from './env.js';
+import type { DispatcherInfra } from './env.js';
 
 const staleEvents = meter.createCounter('conveyor_dispatch_stale_events', { description: 'Events dropped because a newer attempt of their run exists' });
 const sendFailures = meter.createCounter('conveyor_dispatch_send_failures', { description: 'Replies the platform did not accept after all retries' });
@@ -45,16 +45,16 @@ export class EventHandler {
   private readonly leases: SessionLeases;
   private readonly streamed: StreamedFlag;
   private readonly settings: InstanceSettingsSource;
-  private readonly env: DispatcherEnv;
+  private readonly env: DispatcherInfra['env'];
   private readonly recentlyExtended: LRUCache<string, true>;
 
   constructor(
-    @Inject(INFRA) private readonly infra: Infra,
+    @Inject(INFRA) private readonly infra: DispatcherInfra,
     private readonly httpBot: PlatformOutbound,
     private readonly pipelines: BotPipelines,
     private readonly plugins: PluginRuntime,
   ) {
-    this.env = infra.env as unknown as DispatcherEnv;
+    this.env = infra.env;
     this.queryLog = infra.queryLog;
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 
 export const GatewayEnv = z.object({
   /**
@@ -14,3 +15,6 @@ export const GatewayEnv = z.object({
   GATEWAY_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/).optional(),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
+
+/** The gateway's connections and settings, as `runService` builds them from `GatewayEnv`. */
+export type GatewayInfra = Infra<ServiceEnv<typeof GatewayEnv>>;

@@ -5,9 +5,8 @@ import { describeIssues } from '@conveyor/bus';
 import { ConnectionStateStore, ConnectionSupervisor, isLeaseLost, serveGatewaySends, type ConnectionLease, type ConnectionTarget, type LiveConnection } from '@conveyor/gateway';
 import { holdsConnection } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
-import type { Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
-import type { GatewayEnv } from './env.js';
+import type { GatewayInfra } from './env.js';
 import { GatewayInbound } from './inbound.publisher.js';
 
 const connections = meter.createUpDownCounter('conveyor_gateway_connections', { description: 'Platform connections this replica holds open' });
@@ -25,7 +24,7 @@ function connectionAdapters(): string[] {
  * one replica per bot (ConnectionSupervisor), publishes what arrives as queries and answers the
  * dispatcher's outbound requests for the bots it holds.
  */
-export async function startGateway(_app: INestApplication, infra: Infra & { env: GatewayEnv }): Promise<() => Promise<void>> {
+export async function startGateway(_app: INestApplication, infra: GatewayInfra): Promise<() => Promise<void>> {
   const env = infra.env;
   const ownerId = env.GATEWAY_INSTANCE_ID ?? `${hostname()}-${randomBytes(4).toString('hex')}`;
   const inbound = new GatewayInbound(infra);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
+import { dropRowsOf, INFRA } from '@conveyor/service-kit';
+import type { IngressInfra } from './env.js';
 
 export interface BotEntry {
   id: string;
@@ -17,8 +18,8 @@ export class BotDirectory {
   /** Boxed, since the cache holds no null: a bot id that does not exist is remembered too. */
   private readonly cache: LRUCache<string, { entry: BotEntry | null }> | undefined;
 
-  constructor(@Inject(INFRA) private readonly infra: Infra) {
-    const ttl = Number((infra.env as { BOT_CACHE_SECONDS?: number }).BOT_CACHE_SECONDS ?? 5) * 1000;
+  constructor(@Inject(INFRA) private readonly infra: IngressInfra) {
+    const ttl = infra.env.BOT_CACHE_SECONDS * 1000;
     // BOT_CACHE_SECONDS=0 means no cache (an LRUCache with ttl 0 would keep entries for ever).
     this.cache = ttl > 0 ? new LRUCache({ max: MAX_ENTRIES, ttl, fetchMethod: async (botId) => ({ entry: await this.load(botId) }) }) : undefined;
     if (this.cache) infra.configCaches.register(dropRowsOf('bot', this.cache));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 import { MIN_BEARER_TOKEN_CHARS } from '@conveyor/service-kit';
 
 /** An empty value counts as unset, as compose's `${NAME:-}` and an empty Secret key hand it over. */
@@ -36,3 +37,6 @@ export type WebChatAccess = { enabled: false } | { enabled: true; token: string 
 export function webChatAccess(env: IngressEnv): WebChatAccess {
   return env.WEBCHAT_ENABLED && env.WEBCHAT_TOKEN !== undefined ? { enabled: true, token: env.WEBCHAT_TOKEN } : { enabled: false };
 }
+
+/** The ingress's connections and settings, as `runService` builds them from `IngressEnv`. */
+export type IngressInfra = Infra<ServiceEnv<typeof IngressEnv>>;

@@ -1,9 +1,9 @@
-import { runService, type BaseEnv } from '@conveyor/service-kit';
+import { runService } from '@conveyor/service-kit';
 import { IngressModule } from './ingress.module.js';
 import { IngressEnv, webChatAccess } from './env.js';
 import { answerClientErrors } from './client-errors.js';
 
-await runService<BaseEnv & IngressEnv>({
+await runService({
   name: 'ingress',
   defaultPort: 8080,
   env: IngressEnv,

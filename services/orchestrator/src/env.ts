@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 
 export const OrchestratorEnv = z.object({
   /** Queries this replica works on at once. */
@@ -24,3 +25,6 @@ export const OrchestratorEnv = z.object({
 });
 export type OrchestratorEnv = z.infer<typeof OrchestratorEnv>;
 
+
+/** The orchestrator's connections and settings, as `runService` builds them from `OrchestratorEnv`. */
+export type OrchestratorInfra = Infra<ServiceEnv<typeof OrchestratorEnv>>;

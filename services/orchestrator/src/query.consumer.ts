@@ -1,13 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { QueryEnvelope } from '@conveyor/contracts';
-import { startRoleConsumer, type Infra } from '@conveyor/service-kit';
+import { startRoleConsumer } from '@conveyor/service-kit';
 import { QueryHandler } from './query.handler.js';
-import type { z } from 'zod';
-import type { OrchestratorEnv } from './env.js';
+import type { OrchestratorInfra } from './env.js';
 
-export async function startQueryConsumer(app: INestApplication, infra: Infra) {
+export async function startQueryConsumer(app: INestApplication, infra: OrchestratorInfra) {
   const handler = app.get(QueryHandler);
-  const env = infra.env as typeof infra.env & z.infer<typeof OrchestratorEnv>;
+  const { env } = infra;
   return startRoleConsumer(infra, {
     role: 'orchestrator',
     schema: QueryEnvelope,

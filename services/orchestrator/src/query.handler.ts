@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, TurnWakeups, unusableReason, waitForTurn,
@@ -11,7 +11,7 @@ import { conveyorMetrics, currentTraceId, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
-import type { OrchestratorEnv } from './env.js';
+import type { OrchestratorInfra } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
@@ -32,14 +32,14 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly rateLimiter: RedisFixedWindow;
   private readonly settings: InstanceSettingsSource;
   private readonly models: ModelInfoPort;
-  private readonly env: OrchestratorEnv;
+  private readonly env: OrchestratorInfra['env'];
 
   constructor(
-    @Inject(INFRA) private readonly infra: Infra,
+    @Inject(INFRA) private readonly infra: OrchestratorInfra,
     private readonly pipelines: BotPipelines,
     private readonly plugins: PluginRuntime,
   ) {
-    this.env = infra.env as unknown as OrchestratorEnv;
+    this.env = infra.env;
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix, {

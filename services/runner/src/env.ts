@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 
 /** An empty value counts as unset, as compose's `${NAME:-}` and an empty Secret key hand it over. */
 const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
@@ -28,3 +29,6 @@ export const RunnerEnv = z.object({
   KNOWLEDGE_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 });
 export type RunnerEnv = z.infer<typeof RunnerEnv>;
+
+/** The runner's connections and settings, as `runService` builds them from `RunnerEnv`. */
+export type RunnerInfra = Infra<ServiceEnv<typeof RunnerEnv>>;

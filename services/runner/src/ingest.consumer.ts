@@ -2,9 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import { IngestJob } from '@conveyor/contracts';
 import { ingestDocument, OpenAIClientPool } from '@conveyor/agent';
 import { KnowledgeStore } from '@conveyor/persistence';
-import { startRoleConsumer, type Infra } from '@conveyor/service-kit';
+import { startRoleConsumer } from '@conveyor/service-kit';
 import { ModelDirectory } from './model-directory.js';
-import type { RunnerEnv } from './env.js';
+import type { RunnerInfra } from './env.js';
 
 /** Pending documents one sweep publishes jobs for; the next sweep takes the rest. */
 const SWEEP_BATCH = 100;
@@ -15,8 +15,8 @@ const SWEEP_BATCH = 100;
  * (documents added by setup, or whose publish was lost). The job's de-duplication id is the document
  * and revision, so replicas sweeping at once publish it once.
  */
-export async function startIngestConsumer(app: INestApplication, infra: Infra): Promise<() => Promise<void>> {
-  const env = infra.env as typeof infra.env & RunnerEnv;
+export async function startIngestConsumer(app: INestApplication, infra: RunnerInfra): Promise<() => Promise<void>> {
+  const { env } = infra;
   const store = new KnowledgeStore(infra.db);
   const models = app.get(ModelDirectory);
   const pool = new OpenAIClientPool(16);

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG_CACHE_SAFETY_TTL_MS, type ToolBinding } from '@conveyor/contracts';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA } from '@conveyor/service-kit';
 import { emptyToolBox, filterToolBox, McpPool, type McpServerConfig, type ToolBox } from '@conveyor/agent';
-import type { RunnerEnv } from './env.js';
+import type { RunnerInfra } from './env.js';
 
 /** McpServer rows are re-read when a `ConfigChanged` event names one, else at most this often; a changed row replaces its session. */
 const ROWS_TTL_MS = CONFIG_CACHE_SAFETY_TTL_MS;
@@ -14,8 +14,8 @@ export class McpRegistry {
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
 
-  constructor(@Inject(INFRA) private readonly infra: Infra) {
-    const env = infra.env as typeof infra.env & RunnerEnv;
+  constructor(@Inject(INFRA) private readonly infra: RunnerInfra) {
+    const { env } = infra;
     this.pool = new McpPool({
       logger: infra.logger,
       connectTimeoutMs: 30_000,

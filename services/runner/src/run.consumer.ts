@@ -1,9 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { RunRequest } from '@conveyor/contracts';
 import { ensureConsumers, startConsumer } from '@conveyor/bus';
-import { isDependencyOutage, RedisAttemptStore, type Infra } from '@conveyor/service-kit';
+import { isDependencyOutage, RedisAttemptStore } from '@conveyor/service-kit';
 import { RunHandler } from './run.handler.js';
-import type { RunnerEnv } from './env.js';
+import type { RunnerInfra } from './env.js';
 import { startMaxDeliveriesConsumer } from './max-deliveries.js';
 import { McpRegistry } from './mcp-registry.js';
 import { startIngestConsumer } from './ingest.consumer.js';
@@ -12,9 +12,9 @@ import { startIngestConsumer } from './ingest.consumer.js';
  * All replicas pull from the one durable runner consumer. Prefetch 1 with RUNNER_CONCURRENCY slots:
  * a replica asks for a run only when it has a free slot, so the backlog goes to idle replicas.
  */
-export async function startRunConsumer(app: INestApplication, infra: Infra) {
+export async function startRunConsumer(app: INestApplication, infra: RunnerInfra) {
   const handler = app.get(RunHandler);
-  const env = infra.env as typeof infra.env & RunnerEnv;
+  const { env } = infra;
   const base = infra.topology.consumers.runner;
   const spec = env.RUNNER_ACK_WAIT_MS ? { ...base, ackWaitMs: env.RUNNER_ACK_WAIT_MS } : base;
   await ensureConsumers(infra.jsm, [spec]);

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage, RunAttempts } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
 import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
@@ -8,7 +8,7 @@ import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
-import type { RunnerEnv } from './env.js';
+import type { RunnerInfra } from './env.js';
 
 const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
 const runsCompleted = meter.createCounter('conveyor_runner_runs', { description: 'Runs finished, by runner and outcome' });
@@ -47,7 +47,7 @@ export class RunHandler {
   private readonly knowledge: KnowledgeStore;
 
   constructor(
-    @Inject(INFRA) private readonly infra: Infra,
+    @Inject(INFRA) private readonly infra: RunnerInfra,
     private readonly models: ModelDirectory,
     private readonly mcp: McpRegistry,
     private readonly external: ExternalRunners,
@@ -55,7 +55,7 @@ export class RunHandler {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
     this.attempts = new RunAttempts(infra.redis, infra.topology.prefix);
-    const env = infra.env as typeof infra.env & RunnerEnv;
+    const { env } = infra;
     this.images = {
       source: new ImageFetcher({
         timeoutMs: env.ATTACHMENT_FETCH_TIMEOUT_MS,
