@@ -5,13 +5,29 @@
 // 1.0), one after another on a quiet machine, printed as two tables: messages (the model answering at
 // once) and the streaming phase (delta → callback latency, callbacks per reply, CPU per streamed reply).
 // The --stream-* flags go to every run (see e2e.ts); --stream-replies=0 leaves the second table out.
+// Then the runner's memory per in-flight run (runner-throughput.ts --inflight, one replica holding
+// --runner-inflight=10000 streaming runs against a slow model) as a third table; --runner-inflight=0
+// leaves it out.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { StreamingResult } from './streaming.js';
 
 const streamFlags = process.argv.slice(2).filter((a) => a.startsWith('--stream-'));
+const runnerInflight = Number(process.argv.slice(2).find((a) => a.startsWith('--runner-inflight='))?.split('=')[1] ?? 10_000);
 const [messages = '10000', concurrency = '64', sequential = '500'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const e2e = fileURLToPath(new URL('./e2e.js', import.meta.url));
+const runnerBench = fileURLToPath(new URL('./runner-throughput.js', import.meta.url));
+
+/** Runs a benchmark to its end and returns the JSON of its `RESULT` line; exits when there is none. */
+function resultOf<T>(script: string, args: string[]): T {
+  const run = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  if (run.status !== 0 || !line) {
+    console.error(run.stdout, run.stderr);
+    process.exit(1);
+  }
+  return JSON.parse(line.slice('RESULT '.length)) as T;
+}
 
 interface Result {
   tracing: string;
@@ -31,13 +47,23 @@ interface Result {
 const results: Result[] = [];
 for (const tracing of ['off', '0.1', '1.0']) {
   console.error(`bench: e2e with tracing ${tracing} ...`);
-  const run = spawnSync(process.execPath, [e2e, messages, concurrency, sequential, `--tracing=${tracing}`, ...streamFlags], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  const line = run.stdout.split('\n').find((l) => l.startsWith('RESULT '));
-  if (run.status !== 0 || !line) {
-    console.error(run.stdout, run.stderr);
-    process.exit(1);
-  }
-  results.push(JSON.parse(line.slice('RESULT '.length)) as Result);
+  results.push(resultOf<Result>(e2e, [messages, concurrency, sequential, `--tracing=${tracing}`, ...streamFlags]));
+}
+
+/** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */
+interface RunnerMemory {
+  runs: number;
+  reached: number;
+  cpuPct: number;
+  cpuUsPerDelta: number;
+  rssPerRunKiB: number;
+  heapPerRunKiB: number;
+  liveHeapPerRunKiB: number;
+}
+let memory: RunnerMemory | undefined;
+if (runnerInflight > 0) {
+  console.error(`bench: one runner holding ${runnerInflight} streaming runs ...`);
+  memory = resultOf<RunnerMemory>(runnerBench, [`--inflight=${runnerInflight}`]);
 }
 
 const ms = (n: number) => n.toFixed(2);
@@ -60,4 +86,11 @@ if (streamed.length) {
     const k = s.callbacksPerReply;
     console.log(`| ${r.tracing} | ${s.replies} | ${s.failures} / ${s.lost} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.finalP50)} | ${k.mean.toFixed(1)}, ${k.min}–${k.max}; ${k.expected} | ${s.coalesced} | ${c('ingress')} | ${c('orchestrator')} | ${c('runner')} | ${c('dispatcher')} | ${ms(s.cpuTotal)} | ${ms(s.cpuTotalNetOfIdle)} |`);
   }
+}
+
+if (memory) {
+  console.log(`\nOne runner replica, ${memory.runs} streaming runs against a model sending one delta a second.\n`);
+  console.log('| runs | reached the model | runner CPU (% of a core) | CPU per delta (µs) | RSS per in-flight run (KiB) | heap used per run (KiB) | live heap per run after a full GC (KiB, target <= 64) |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| ${memory.runs} | ${memory.reached} | ${memory.cpuPct.toFixed(0)} | ${memory.cpuUsPerDelta.toFixed(0)} | ${memory.rssPerRunKiB.toFixed(1)} | ${memory.heapPerRunKiB.toFixed(1)} | ${memory.liveHeapPerRunKiB.toFixed(1)} |`);
 }

@@ -16,6 +16,7 @@
 // bounds the runs one consumer can hold, so N above it cannot all be in flight.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { RunRequest } from '@conveyor/contracts';
@@ -67,11 +68,27 @@ function request(): RunRequest {
   };
 }
 
+const db = new pg.Pool({ connectionString: sys.db.url, max: 2 });
+
+/**
+ * `n` run requests, each with its conversation in the database as the orchestrator would have made it
+ * (the run's history write appends to it; without the row that write fails on the foreign key).
+ */
+async function requests(n: number): Promise<RunRequest[]> {
+  const runs = Array.from({ length: n }, () => request());
+  await db.query(
+    `INSERT INTO "Conversation" ("id", "botId", "launcherType", "launcherId", "pipelineId", "createdAt", "updatedAt")
+     SELECT id, $2, 'person', id, 'default', now(), now() FROM unnest($1::text[]) AS id`,
+    [runs.map((r) => r.conversationId), sys.botId],
+  );
+  return runs;
+}
+
 /** Publishes `n` runs at once; resolves with runs/s from first publish to last `done`. */
 async function measure(n: number): Promise<number> {
   const ids = new Set<string>();
+  const all = await requests(n);
   const started = performance.now();
-  const all = Array.from({ length: n }, () => request());
   for (const r of all) ids.add(r.queryId);
   const finished = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out with ${[...ids].filter((id) => done.has(id)).length}/${n} done`)), 300_000);
@@ -162,7 +179,7 @@ async function heldRunsMemory(n: number): Promise<void> {
     let deltas = 0;
     // One spec object for every run: the fake keeps one copy of its deltas; one delta per tick, held open.
     sys.llm.setDefault({ text: words(3_600), tickMs, holdOpen: true, onDelta: () => void deltas++ });
-    const runs = Array.from({ length: n }, () => request());
+    const runs = await requests(n);
     const ids = new Set(runs.map((r) => r.queryId));
     let finished = 0;
     onDone = (id) => void (ids.has(id) && finished++);
@@ -292,5 +309,6 @@ try {
 } finally {
   sub.unsubscribe();
   await nc.close();
+  await db.end();
   await sys.stop();
 }
