@@ -47,7 +47,6 @@ export class TurnWakeups {
   private readonly registeredChannel: string;
   /** Notices seen so far: a notice that came while a query asked is not missed by its wait. */
   private notices = 0;
-  private count = 0;
 
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
@@ -90,7 +89,7 @@ export class TurnWakeups {
       const wake = () => {
         clearTimeout(timer);
         const set = this.bySession.get(session);
-        if (set?.delete(waiter)) this.count--;
+        set?.delete(waiter);
         if (set?.size === 0) this.bySession.delete(session);
         this.slotWaiters.delete(waiter);
         signal.removeEventListener('abort', wake);
@@ -102,7 +101,6 @@ export class TurnWakeups {
       let set = this.bySession.get(session);
       if (!set) this.bySession.set(session, (set = new Set()));
       set.add(waiter);
-      this.count++;
       if (reason === 'slot') this.slotWaiters.add(waiter);
     });
   }
@@ -126,7 +124,9 @@ export class TurnWakeups {
   }
 
   get waiting(): number {
-    return this.count;
+    let n = 0;
+    for (const set of this.bySession.values()) n += set.size;
+    return n;
   }
 }
 
