@@ -1,0 +1,276 @@
+// npm run bench:floor -- [messages=10000] [concurrency=64] [--state] [--openai]
+//
+// The cost of the product's shape with none of the product in it: four processes joined by three
+// JetStream streams, as ingress → orchestrator → runner → dispatcher are, each doing only its hop.
+//   ingress       node:http POST → JetStream publish (awaiting the ack, with a message id) → 202
+//   orchestrator  pull → publish to the next stream → ack
+//   runner        pull → one HTTP call to a fake model (undici keep-alive pool; --openai: the openai
+//                 SDK's chat.completions.create, as the product's runner) → publish → ack
+//   dispatcher    pull → one HTTP POST to the callback receiver (undici keep-alive pool) → ack
+// --state adds the product's per-message state round trips as bare calls of the same kind and count
+// (docs/PERFORMANCE.md, "Redis round trips per message"): ingress 1 Redis script; orchestrator 2
+// scripts and 1 Postgres read; runner 1 script and 1 Postgres insert; dispatcher 5 scripts and 1 GET.
+//
+// The fake model and the callback receiver run in this process, the four hops in processes of their
+// own; CPU per message is read from each hop's /proc/<pid>/stat around the throughput phase, as in
+// e2e.ts. The difference between this and `npm run bench:e2e` is what the product's own code costs.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { CpuMeter } from './proc-cpu.js';
+
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.FLOOR_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const HOPS = ['ingress', 'orchestrator', 'runner', 'dispatcher'] as const;
+type Hop = (typeof HOPS)[number];
+
+/** What every hop process is told by the bench, through its environment. */
+interface HopConfig {
+  id: string;
+  state: boolean;
+  openai: boolean;
+  modelUrl: string;
+  callbackUrl: string;
+  table: string;
+}
+
+const subjects = (id: string) => ({ inbound: `floor.${id}.inbound`, runs: `floor.${id}.runs`, events: `floor.${id}.events` });
+const streams = (id: string) => ({ inbound: `FLOOR_${id}_INBOUND`, runs: `FLOOR_${id}_RUNS`, events: `FLOOR_${id}_EVENTS` });
+
+/** Bounded concurrent handling of a pull consumer's messages, acked plainly once handled. */
+async function consumeAll(nc: NatsConnection, stream: string, handle: (m: JsMsg) => Promise<void>, inflight = 64): Promise<void> {
+  const consumer = await jetstream(nc).consumers.get(stream, 'floor');
+  const messages = await consumer.consume({ max_messages: inflight });
+  let running = 0;
+  let freed: (() => void) | undefined;
+  for await (const m of messages) {
+    running++;
+    void handle(m).then(() => m.ack(), (err) => { console.error(err); m.nak(); }).finally(() => {
+      running--;
+      freed?.();
+    });
+    while (running >= inflight) await new Promise<void>((resolve) => (freed = resolve));
+  }
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  let body = '';
+  for await (const chunk of req) body += chunk;
+  return body;
+}
+
+async function runHop(hop: Hop, c: HopConfig): Promise<void> {
+  const nc = await connect({ servers: NATS_URL, noAsyncTraces: true });
+  const js = jetstream(nc);
+  const sub = subjects(c.id);
+  const redis = c.state ? new Redis(REDIS_URL, { enableAutoPipelining: true }) : undefined;
+  const db = c.state ? new pg.Pool({ connectionString: DATABASE_URL, max: 10 }) : undefined;
+  // One trivial script, called as the product calls its Lua scripts (EVALSHA of a loaded script).
+  const sha = redis ? String(await redis.script('LOAD', "return redis.call('INCR', KEYS[1])")) : '';
+  const script = async (times: number, key: string) => {
+    for (let i = 0; i < times; i++) await redis!.evalsha(sha, 1, key);
+  };
+  const publish = (subject: string, body: string, msgID: string) => js.publish(subject, body, { msgID });
+
+  if (hop === 'ingress') {
+    const server = http.createServer(async (req, res) => {
+      const body = JSON.parse(await readBody(req)) as { id: string };
+      if (c.state) await script(1, `floor:${c.id}:${body.id}`);
+      await publish(sub.inbound, JSON.stringify({ ...body, receivedAt: Date.now() }), body.id);
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 0, data: { accepted_message_id: body.id } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    process.stdout.write(`ready ${(server.address() as AddressInfo).port}\n`);
+    return;
+  }
+
+  process.stdout.write('ready\n');
+  if (hop === 'orchestrator') {
+    await consumeAll(nc, streams(c.id).inbound, async (m) => {
+      const msg = m.json<{ id: string; text: string }>();
+      if (c.state) {
+        await script(2, `floor:${c.id}:${msg.id}`);
+        await db!.query('SELECT "id", "body" FROM ' + c.table + ' WHERE "id" = $1', [msg.id]);
+      }
+      await publish(sub.runs, JSON.stringify({ ...msg, history: [], model: 'fake' }), msg.id);
+    });
+  } else if (hop === 'runner') {
+    const modelPool = new Pool(c.modelUrl, { connections: 64 });
+    const { default: OpenAI } = await import('openai');
+    const client = new OpenAI({ baseURL: `${c.modelUrl}/v1`, apiKey: 'floor', maxRetries: 0 });
+    const messages = (text: string) => [{ role: 'user' as const, content: text }];
+    await consumeAll(nc, streams(c.id).runs, async (m) => {
+      const run = m.json<{ id: string; text: string }>();
+      if (c.state) await script(1, `floor:${c.id}:${run.id}`);
+      let answer: string;
+      if (c.openai) {
+        const completion = await client.chat.completions.create({ model: 'fake', messages: messages(run.text) });
+        answer = completion.choices[0]?.message.content ?? '';
+      } else {
+        const res = await modelPool.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fake', messages: messages(run.text) }) });
+        answer = ((await res.body.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+      }
+      if (c.state) await db!.query('INSERT INTO ' + c.table + ' ("id", "body") VALUES ($1, $2)', [run.id, JSON.stringify({ answer })]);
+      await publish(sub.events, JSON.stringify({ id: run.id, kind: 'message', text: answer, last: true }), run.id);
+    });
+  } else {
+    const callbackPool = new Pool(c.callbackUrl, { connections: 64 });
+    await consumeAll(nc, streams(c.id).events, async (m) => {
+      const event = m.json<{ id: string; text: string }>();
+      if (c.state) {
+        await script(5, `floor:${c.id}:${event.id}`);
+        await redis!.get(`floor:${c.id}:${event.id}`);
+      }
+      const res = await callbackPool.request({ path: '/callback', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply_to: event.id, is_final: true, message: [{ type: 'Plain', text: event.text }] }) });
+      await res.body.dump();
+    });
+  }
+}
+
+// ---- the bench process: the fakes, the load, the measurement ----
+
+function listen(handler: http.RequestListener): Promise<http.Server> {
+  const server = http.createServer(handler);
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+const urlOf = (s: http.Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+
+function startHop(hop: Hop, config: HopConfig): Promise<{ child: ChildProcess; port?: number }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), `--hop=${hop}`], {
+    env: { ...process.env, FLOOR_CONFIG: JSON.stringify(config) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => {
+      const port = Number(d.toString().split(' ')[1]);
+      resolve({ child, ...(port ? { port } : {}) });
+    });
+    child.once('exit', (code) => reject(new Error(`${hop} exited ${code}`)));
+  });
+}
+
+async function bench(): Promise<void> {
+  const args = process.argv.slice(2);
+  const positional = args.filter((a) => !a.startsWith('--'));
+  const total = Number(positional[0] ?? 10_000);
+  const concurrency = Number(positional[1] ?? 64);
+  const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  const config: HopConfig = { id, state: args.includes('--state'), openai: args.includes('--openai'), modelUrl: '', callbackUrl: '', table: `"floor_${id}"` };
+
+  const answered = new Set<string>();
+  let waiter: { count: number; resolve: () => void } | undefined;
+  const model = await listen(async (req, res) => {
+    const body = JSON.parse(await readBody(req)) as { model: string };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+      id: 'chatcmpl-floor', object: 'chat.completion', created: 0, model: body.model,
+      choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    }));
+  });
+  const callbacks = await listen(async (req, res) => {
+    const body = JSON.parse(await readBody(req)) as { reply_to: string };
+    answered.add(body.reply_to);
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0}');
+    if (waiter && answered.size >= waiter.count) waiter.resolve();
+  });
+  config.modelUrl = urlOf(model);
+  config.callbackUrl = urlOf(callbacks);
+
+  const nc = await connect({ servers: NATS_URL });
+  const jsm = await jetstreamManager(nc);
+  const names = streams(id);
+  const subs = subjects(id);
+  for (const key of ['inbound', 'runs', 'events'] as const) {
+    await jsm.streams.add({ name: names[key], subjects: [subs[key]], max_msgs: 1_000_000, duplicate_window: 120_000_000_000 });
+    await jsm.consumers.add(names[key], { durable_name: 'floor', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_ack_pending: 10_000 });
+  }
+  const db = config.state ? new pg.Pool({ connectionString: DATABASE_URL, max: 2 }) : undefined;
+  await db?.query(`CREATE TABLE ${config.table} ("id" text PRIMARY KEY, "body" jsonb NOT NULL)`);
+
+  const hops = new Map<Hop, { child: ChildProcess; port?: number }>();
+  try {
+    for (const hop of HOPS) hops.set(hop, await startHop(hop, config));
+    const ingress = new Pool(`http://127.0.0.1:${hops.get('ingress')!.port}`, { connections: concurrency });
+    let n = 0;
+    const send = async () => {
+      const res = await ingress.request({ path: '/message', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: `m${n++}`, session_id: `s${n % 1000}`, text: `message ${n}`.padEnd(600, '.') }) });
+      await res.body.dump();
+      if (res.statusCode !== 202) throw new Error(`ingress answered ${res.statusCode}`);
+    };
+    const pushAll = async (count: number) => {
+      let left = count;
+      await Promise.all(Array.from({ length: concurrency }, async () => { while (left-- > 0) await send(); }));
+    };
+    const allAnswered = (count: number) => new Promise<void>((resolve, reject) => {
+      if (answered.size >= count) return resolve();
+      waiter = { count, resolve };
+      setTimeout(() => reject(new Error(`${answered.size} of ${count} answered after 10 minutes`)), 600_000).unref();
+    });
+
+    const warmup = Math.min(1000, total);
+    await pushAll(warmup);
+    await allAnswered(warmup);
+
+    // One at a time: POST → callback.
+    const latencies: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      // The callback can arrive before the 202 does, so the count to wait for is taken first.
+      const next = answered.size + 1;
+      const t = performance.now();
+      await send();
+      await allAnswered(next);
+      latencies.push(performance.now() - t);
+    }
+    latencies.sort((a, b) => a - b);
+
+    const cpu = new CpuMeter(new Map([...hops].map(([hop, h]) => [hop, h.child.pid!])));
+    const before = answered.size;
+    cpu.start();
+    const started = performance.now();
+    await pushAll(total);
+    await allAnswered(before + total);
+    const seconds = (performance.now() - started) / 1000;
+    const used = cpu.stop();
+
+    const perMessage = Object.fromEntries([...used].map(([hop, ms]) => [hop, ms / total]));
+    const cpuTotal = Object.values(perMessage).reduce((a, b) => a + b, 0);
+    const variant = `${config.state ? 'with the state round trips' : 'bare hops'}, model call by ${config.openai ? 'the openai SDK' : 'undici'}`;
+    console.log(`shape floor: ${variant}`);
+    console.log(`messages                    ${total}, all answered`);
+    console.log(`throughput                  ${(total / seconds).toFixed(0)} messages/s (${concurrency} concurrent senders)`);
+    console.log(`one at a time p50 / p99     ${latencies[100]!.toFixed(2)} / ${latencies[197]!.toFixed(2)} ms`);
+    for (const hop of HOPS) console.log(`CPU per message ${hop.padEnd(12)} ${perMessage[hop]!.toFixed(2)} ms`);
+    console.log(`CPU per message, 4 hops     ${cpuTotal.toFixed(2)} ms`);
+    console.log(`RESULT ${JSON.stringify({ variant, messages: total, throughput: total / seconds, p50: latencies[100], p99: latencies[197], cpuPerMessage: perMessage, cpuTotal })}`);
+    await ingress.close();
+  } finally {
+    for (const { child } of hops.values()) child.kill('SIGKILL');
+    for (const key of ['inbound', 'runs', 'events'] as const) await jsm.streams.delete(names[key]).catch(() => false);
+    await db?.query(`DROP TABLE IF EXISTS ${config.table}`);
+    if (config.state) {
+      const redis = new Redis(REDIS_URL);
+      const keys = await redis.keys(`floor:${id}:*`);
+      for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+      redis.disconnect();
+    }
+    await db?.end();
+    await nc.close();
+    for (const server of [model, callbacks]) {
+      server.closeAllConnections();
+      server.close();
+    }
+  }
+}
+
+const isHop = (name: string | undefined): name is Hop => HOPS.some((h) => h === name);
+const hopArg = process.argv.find((a) => a.startsWith('--hop='))?.slice('--hop='.length);
+if (isHop(hopArg)) await runHop(hopArg, JSON.parse(process.env.FLOOR_CONFIG ?? '{}') as HopConfig);
+else await bench();
