@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { Module, type DynamicModule, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import { LoggerModule, Logger as NestPinoLogger } from 'nestjs-pino';
 import type { z } from 'zod';
 import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
 import { ensureStreams } from '@conveyor/bus';
@@ -11,7 +10,7 @@ import { closeInfra, connectInfra, type Infra } from './infra.js';
 import { InfraModule } from './infra.module.js';
 import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
-import { requestLogging } from './request-logging.js';
+import { NestLogger, requestLogging } from './request-logging.js';
 
 export interface ServiceDefinition<S extends z.ZodObject> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
@@ -51,14 +50,14 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
         imports: [
           InfraModule.forRoot(infra),
           TerminusModule,
-          LoggerModule.forRoot({ pinoHttp: requestLogging(logger) }),
           def.module(infra),
         ],
         controllers: env.METRICS_PORT === undefined ? [HealthController] : [],
       },
       { bufferLogs: true, ...def.nestOptions },
     );
-    app.useLogger(app.get(NestPinoLogger));
+    app.useLogger(new NestLogger(logger));
+    app.use(requestLogging(logger));
     await def.configure?.(app, infra);
     const port = env.PORT ?? def.defaultPort;
     await app.listen(port, env.HOST);

@@ -3,14 +3,27 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { pinoHttp } from 'pino-http';
 import { createLogger } from '@conveyor/telemetry';
-import { requestLogging } from './request-logging.js';
+import { NestLogger, requestLogging } from './request-logging.js';
 
-interface Logged { level: number; msg: string; req?: { url: string; headers: Record<string, string> } }
+interface Logged { level: number; msg: string; context?: string; stack?: string; req?: { url: string; headers: Record<string, string> }; res?: { statusCode: number } }
 
 /** A server answering each path's status code, logging through requestLogging into `lines`. */
 async function serve(level: string): Promise<{ server: Server; url: string; lines: Logged[] }> {
+  const { logger, lines } = capture(level);
+  const log = requestLogging(logger);
+  const server = createServer((req, res) => {
+    log(req, res, () => {
+      res.statusCode = Number(req.url?.split('/').pop()) || 200;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
+}
+
+/** A service logger writing its lines, parsed, into `lines`. */
+function capture(level: string) {
   const lines: Logged[] = [];
   const stream = new Writable({
     write(chunk, _encoding, done) {
@@ -18,14 +31,7 @@ async function serve(level: string): Promise<{ server: Server; url: string; line
       done();
     },
   });
-  const log = pinoHttp(requestLogging(createLogger('request-logging-test', { level }, stream)));
-  const server = createServer((req, res) => {
-    log(req, res);
-    res.statusCode = Number(req.url?.split('/').pop()) || 200;
-    res.end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, lines };
+  return { logger: createLogger('request-logging-test', { level }, stream), lines };
 }
 
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
@@ -38,6 +44,8 @@ test('at info level a served request writes no line, a failed one a warning with
     assert.equal((await fetch(`${url}/telegram/503`, { method: 'POST', headers: webhook })).status, 503);
     const logged = await waitForLine(lines, (l) => l.req?.url === '/telegram/503');
     assert.equal(logged.level, 40, 'warn');
+    assert.equal(logged.msg, 'request failed');
+    assert.equal(logged.res?.statusCode, 503);
     assert.deepEqual(lines.map((l) => l.req?.url), ['/telegram/503'], 'the served request was not logged');
     assert.doesNotMatch(JSON.stringify(lines), /LEAK/);
     assert.equal(logged.req!.headers['x-telegram-bot-api-secret-token'], '[Redacted]');
@@ -62,7 +70,23 @@ test('at debug level every request but probes and scrapes is logged at debug, cr
   }
 });
 
-/** pino-http logs when the response finishes, which may be just after the client has read it. */
+test('Nest\'s own lines go through the service logger with their context, errors with their stack', async () => {
+  const { logger, lines } = capture('info');
+  const nest = new NestLogger(logger);
+  nest.log('Mapped {/bots, POST} route', 'RouterExplorer');
+  nest.debug('not at info', 'RouterExplorer');
+  nest.error('handler failed', 'Error: boom\n    at handler (bots.controller.ts:1:1)', 'ExceptionsHandler');
+  nest.warn({ botId: 'b1' }, 'BotDirectory');
+  await waitForLine(lines, (l) => l.context === 'BotDirectory');
+  assert.deepEqual(lines.map((l) => [l.level, l.msg, l.context]), [
+    [30, 'Mapped {/bots, POST} route', 'RouterExplorer'],
+    [50, 'handler failed', 'ExceptionsHandler'],
+    [40, undefined, 'BotDirectory'],
+  ]);
+  assert.match(lines[1]!.stack ?? '', /at handler/);
+});
+
+/** The line is written when the response closes, which may be just after the client has read it. */
 async function waitForLine(lines: Logged[], match: (l: Logged) => boolean): Promise<Logged> {
   const deadline = Date.now() + 5_000;
   for (;;) {

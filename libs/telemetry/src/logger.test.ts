@@ -32,7 +32,7 @@ const credentialHeaders = {
 test('credential headers of requests and responses are written as [Redacted], other headers as they are', () => {
   const { logger, lines } = capture();
   const req = { method: 'POST', url: '/telegram/bot', headers: { 'content-type': 'application/json', ...credentialHeaders } };
-  // pino-http logs the request both as a field and as a binding of its per-request child logger.
+  // A request may be logged as a field or as a binding of a child logger.
   logger.debug({ req, res: { statusCode: 200, headers: { 'set-cookie': 'sid=LEAK-set-cookie' } } }, 'request completed');
   logger.child({ req }).info('inside a request');
 

@@ -10,8 +10,8 @@ const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x
 const CREDENTIAL_FIELDS = ['token', 'secret', 'password', 'apiKey', 'api_key', 'api-key', 'inbound_secret', 'webhook_secret', 'header-value', 'bot_token', 'signing_secret', 'channel_access_token', 'channel_secret', 'access-token', 'app_secret', 'AppSecret', 'encrypt-key', 'verification-token', 'EncodingAESKey', 'contacts_secret', 'access_token', 'corpsecret', 'app_token', 'client_secret', 'clientSecret', 'appSecret', 'accessToken', 'sessionWebhook', 'ticket'];
 
 /**
- * What every log line shows as `[Redacted]`: the headers of requests and responses as pino-http
- * logs them, and credential fields at the top level of a logged object or one level down.
+ * What every log line shows as `[Redacted]`: the headers of requests and responses as the request log
+ * writes them, and credential fields at the top level of a logged object or one level down.
  */
 export const REDACTED_LOG_PATHS: readonly string[] = [
   ...CREDENTIAL_HEADERS.map((header) => `req.headers["${header}"]`),
@@ -20,7 +20,7 @@ export const REDACTED_LOG_PATHS: readonly string[] = [
 ];
 
 /**
- * JSON logs; every line written inside a span carries its trace_id and span_id. pino-http writes
+ * JSON logs; every line written inside a span carries its trace_id and span_id. The request log writes
  * through this logger, so request logs are redacted too.
  */
 export function createLogger(service: string, options: LoggerOptions = {}, destination?: DestinationStream): Logger {
