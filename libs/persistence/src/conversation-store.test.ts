@@ -143,3 +143,24 @@ test('the query log keeps a failure final and writes a group of entries together
   assert.equal(byId.get(ids[1])!.status, 'succeeded');
   assert.equal(byId.get(ids[2])!.status, 'running');
 });
+
+test('turns finished together are appended in one statement, each to its conversation and in order', async () => {
+  let statements = 0;
+  const counting = { ...database, pool: Object.assign(Object.create(database.pool), { query: (...args: Parameters<typeof database.pool.query>) => (statements++, database.pool.query(...args)) }) };
+  const store = new ConversationStore(counting);
+  const chats = Array.from({ length: 8 }, (_, i) => ({ ...key, launcherId: `group-${i}-${randomUUID()}` }));
+  const conversations = await Promise.all(chats.map((chat) => store.load(chat, 'p', 10)));
+  statements = 0;
+  // Two turns for each conversation, all at once: a conversation's second turn must follow its first.
+  const queries = chats.flatMap((chat, i) => [0, 1].map((turn) => ({ id: randomUUID(), chat, conversationId: conversations[i]!.conversationId, turn })));
+  const appended = await Promise.all(queries.map((q) =>
+    store.completeTurn({ id: q.id, ...q.chat }, q.conversationId, [{ role: 'user', content: `q${q.turn}` }, { role: 'assistant', content: `a${q.turn}` }])));
+  assert.deepEqual(appended, queries.map(() => true));
+  assert.equal(statements, 3, 'the first turn alone, then one turn of each conversation, then the rest');
+  for (const { conversationId } of conversations) {
+    assert.deepEqual((await store.history(conversationId, 10)).map((m) => m.content), ['q0', 'a0', 'q1', 'a1']);
+  }
+  // A query already succeeded appends nothing, and does not keep the others of its statement out.
+  const again = await Promise.all([queries[0]!, queries[2]!].map((q) => store.completeTurn({ id: q.id, ...q.chat }, q.conversationId, [{ role: 'user', content: 'again' }])));
+  assert.deepEqual(again, [false, false]);
+});

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { chatKey, storableEventBody, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
 import type { DoneEvent } from './query-log.js';
+import { WriteBatcher } from './write-batcher.js';
 
 /** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
 export type ConversationKey = ChatRef;
@@ -14,6 +15,13 @@ export type ConversationKey = ChatRef;
 export class ConversationStore {
   private readonly prisma: Database['prisma'];
   private readonly pool: pg.Pool;
+
+  /** Turn writes, group-committed; a query and a conversation each appear once per statement. */
+  private readonly turns = new WriteBatcher<TurnRow, boolean>({
+    spanName: 'conversation.append_turns',
+    writeBatch: (turns) => this.writeTurns(turns),
+    keysOf: (t) => [`q:${t.queryId}`, `c:${t.conversationId}`],
+  });
 
   constructor(db: Database) {
     this.prisma = db.prisma;
@@ -87,39 +95,66 @@ export class ConversationStore {
 
   /**
    * Appends a finished turn and marks the query succeeded, atomically and once: a redelivered run
-   * that finishes again finds the query already succeeded and appends nothing. One statement, so the
-   * hot path pays one round trip instead of an interactive transaction's six. The query's record is
-   * created here when the group-committed log has not written it yet.
+   * that finishes again finds the query already succeeded and appends nothing (false). The query's
+   * record is created here when the group-committed log has not written it yet. Turns finished while
+   * another is being written leave together in one statement (see WriteBatcher); a caller still waits
+   * for its own turn to be committed, so nothing a reply depends on is deferred.
    */
-  async completeTurn(
+  completeTurn(
     query: { id: string; botId: string; launcherType: string; launcherId: string },
     conversationId: string,
     messages: LlmMessage[],
     done: DoneEvent | null = null,
   ): Promise<boolean> {
-    const rows = JSON.stringify(
-      messages.map((m) => ({ role: m.role, content: m.content ?? null, toolCalls: m.tool_calls ?? null, toolCallId: m.tool_call_id ?? null })),
-    );
-    const result = await this.pool.query(
-      `WITH marked AS (
+    return this.turns.write({
+      queryId: query.id,
+      conversationId,
+      botId: query.botId,
+      launcherType: query.launcherType,
+      launcherId: query.launcherId,
+      messages: messages.map((m) => ({ role: m.role, content: m.content ?? null, toolCalls: m.tool_calls ?? null, toolCallId: m.tool_call_id ?? null })),
+      doneAttempt: done?.attempt ?? null,
+      doneSeq: done?.seq ?? null,
+      doneEvent: done?.event ? storableEventBody(done.event) : null,
+    });
+  }
+
+  /**
+   * One statement for any number of turns (of different queries and conversations: the batcher keeps
+   * turns of one conversation apart, so each turn's base sequence number is read before any of the
+   * statement's inserts). Returns, per turn, whether it was appended.
+   */
+  private async writeTurns(turns: TurnRow[]): Promise<boolean[]> {
+    const { rows } = await this.pool.query<{ id: string }>(
+      `WITH input AS (
+        SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("queryId" text, "conversationId" text, "botId" text, "launcherType" text,
+          "launcherId" text, "messages" jsonb, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb)
+      ), marked AS (
         INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq", "doneEvent")
-        VALUES ($1, $3, $4, $5, now(), 'succeeded', now(), $7, $8, $9)
-        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL, "doneAttempt" = $7, "doneSeq" = $8, "doneEvent" = $9
+        SELECT "queryId", "botId", "launcherType", "launcherId", now(), 'succeeded', now(), "doneAttempt", "doneSeq", "doneEvent" FROM input
+        ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL,
+          "doneAttempt" = EXCLUDED."doneAttempt", "doneSeq" = EXCLUDED."doneSeq", "doneEvent" = EXCLUDED."doneEvent"
         WHERE "QueryRecord"."status" <> 'succeeded'
         RETURNING "id"
+      ), appended AS (
+        SELECT i.* FROM input i JOIN marked ON marked."id" = i."queryId"
       ), base AS (
-        SELECT COALESCE(MAX("seq"), 0) AS seq FROM "ConversationMessage" WHERE "conversationId" = $2
+        SELECT a."queryId", COALESCE((SELECT MAX(cm."seq") FROM "ConversationMessage" cm WHERE cm."conversationId" = a."conversationId"), 0) AS seq
+        FROM appended a
       ), touched AS (
-        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" = $2 AND EXISTS (SELECT 1 FROM marked)
+        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" IN (SELECT "conversationId" FROM appended)
+      ), inserted AS (
+        INSERT INTO "ConversationMessage" ("conversationId", "seq", "role", "content", "toolCalls", "toolCallId")
+        SELECT a."conversationId", base.seq + m.ord, m.role, COALESCE(m.content, 'null'::jsonb), m."toolCalls", m."toolCallId"
+        FROM appended a JOIN base ON base."queryId" = a."queryId",
+          ROWS FROM (jsonb_to_recordset(a."messages") AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
+          WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)
       )
-      INSERT INTO "ConversationMessage" ("conversationId", "seq", "role", "content", "toolCalls", "toolCallId")
-      SELECT $2, base.seq + m.ord, m.role, COALESCE(m.content, 'null'::jsonb), m."toolCalls", m."toolCallId"
-      FROM marked, base,
-        ROWS FROM (jsonb_to_recordset($6::jsonb) AS ("role" text, "content" jsonb, "toolCalls" jsonb, "toolCallId" text))
-        WITH ORDINALITY AS m("role", "content", "toolCalls", "toolCallId", ord)`,
-      [query.id, conversationId, query.botId, query.launcherType, query.launcherId, rows, done?.attempt ?? null, done?.seq ?? null, done?.event ? JSON.stringify(storableEventBody(done.event)) : null],
+      SELECT "id" FROM marked`,
+      [JSON.stringify(turns)],
     );
-    return (result.rowCount ?? 0) > 0;
+    const appended = new Set(rows.map((r) => r.id));
+    return turns.map((t) => appended.has(t.queryId));
   }
 
   /** Starts a new conversation for the chat; returns whether there was one to archive. */
@@ -128,6 +163,19 @@ export class ConversationStore {
     const archived = await this.prisma.conversation.updateMany({ where: { ...key, archivedAt: null }, data: { archivedAt: new Date() } });
     return archived.count > 0;
   }
+}
+
+/** One finished turn as the append statement reads it (jsonb_to_recordset). */
+interface TurnRow {
+  queryId: string;
+  conversationId: string;
+  botId: string;
+  launcherType: string;
+  launcherId: string;
+  messages: { role: string; content: unknown; toolCalls: unknown; toolCallId: string | null }[];
+  doneAttempt: number | null;
+  doneSeq: number | null;
+  doneEvent: unknown;
 }
 
 interface MessageRow {
