@@ -144,7 +144,7 @@ test('the query log keeps a failure final and writes a group of entries together
   assert.equal(byId.get(ids[2])!.status, 'running');
 });
 
-test('turns finished together are appended in one statement, each to its conversation and in order', async () => {
+test('turns finished together are appended in one statement, each to its conversation and in order; loads likewise', async () => {
   let statements = 0;
   const counting = { ...database, pool: Object.assign(Object.create(database.pool), { query: (...args: Parameters<typeof database.pool.query>) => (statements++, database.pool.query(...args)) }) };
   const store = new ConversationStore(counting);
@@ -160,6 +160,12 @@ test('turns finished together are appended in one statement, each to its convers
   for (const { conversationId } of conversations) {
     assert.deepEqual((await store.history(conversationId, 10)).map((m) => m.content), ['q0', 'a0', 'q1', 'a1']);
   }
+  // Loaded together, each chat gets its own conversation and history.
+  statements = 0;
+  const loaded = await Promise.all(chats.map((chat) => store.load(chat, 'p', 3)));
+  assert.equal(statements, 2, 'the first load alone, then the others together');
+  assert.deepEqual(loaded.map((l) => l.conversationId), conversations.map((c) => c.conversationId));
+  for (const l of loaded) assert.deepEqual(l.history.map((m) => m.content), ['a0', 'q1', 'a1']);
   // A query already succeeded appends nothing, and does not keep the others of its statement out.
   const again = await Promise.all([queries[0]!, queries[2]!].map((q) => store.completeTurn({ id: q.id, ...q.chat }, q.conversationId, [{ role: 'user', content: 'again' }])));
   assert.deepEqual(again, [false, false]);

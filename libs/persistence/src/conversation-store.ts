@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { chatKey, storableEventBody, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
 import type { DoneEvent } from './query-log.js';
-import { WriteBatcher } from './write-batcher.js';
+import { StatementBatcher } from './statement-batcher.js';
 
 /** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
 export type ConversationKey = ChatRef;
@@ -16,10 +16,17 @@ export class ConversationStore {
   private readonly prisma: Database['prisma'];
   private readonly pool: pg.Pool;
 
+  /** Loads, group-committed; a chat appears once per statement. */
+  private readonly loads = new StatementBatcher<ActiveLoad, ActiveConversation | null>({
+    spanName: 'conversation.load_active',
+    runBatch: (chats) => this.loadActive(chats),
+    keysOf: (c) => [`${c.botId}\u0000${c.launcherType}\u0000${c.launcherId}`],
+  });
+
   /** Turn writes, group-committed; a query and a conversation each appear once per statement. */
-  private readonly turns = new WriteBatcher<TurnRow, boolean>({
+  private readonly turns = new StatementBatcher<TurnRow, boolean>({
     spanName: 'conversation.append_turns',
-    writeBatch: (turns) => this.writeTurns(turns),
+    runBatch: (turns) => this.writeTurns(turns),
     keysOf: (t) => [`q:${t.queryId}`, `c:${t.conversationId}`],
   });
 
@@ -30,23 +37,34 @@ export class ConversationStore {
 
   /**
    * What a run needs of the chat, in one round trip: the active conversation and its newest `limit`
-   * messages (oldest first). A missing conversation, or one of another pipeline, is replaced.
+   * messages (oldest first). A missing conversation, or one of another pipeline, is replaced. Loads
+   * asked for while another is in flight leave together in one statement (see StatementBatcher).
    */
   async load(chat: ConversationKey, pipelineId: string, limit: number): Promise<{ conversationId: string; history: LlmMessage[] }> {
     const key = chatKey(chat);
-    const { rows } = await this.pool.query<{ id: string; pipelineId: string; history: MessageRow[] }>(
-      `SELECT c."id", c."pipelineId", COALESCE((
-         SELECT json_agg(m ORDER BY m."seq") FROM (
-           SELECT "seq", "role", "content", "toolCalls", "toolCallId" FROM "ConversationMessage"
-           WHERE "conversationId" = c."id" ORDER BY "seq" DESC LIMIT $4) m), '[]'::json) AS "history"
-       FROM "Conversation" c
-       WHERE c."botId" = $1 AND c."launcherType" = $2 AND c."launcherId" = $3 AND c."archivedAt" IS NULL
-       ORDER BY c."createdAt" DESC LIMIT 1`,
-      [key.botId, key.launcherType, key.launcherId, limit],
-    );
-    const active = rows[0];
+    const active = await this.loads.run({ ...key, limit });
     if (active && active.pipelineId === pipelineId) return { conversationId: active.id, history: active.history.map(toLlmMessage) };
     return { conversationId: await this.startConversation(key, pipelineId), history: [] };
+  }
+
+  /** Each chat's active conversation with its newest messages, in one statement; null where it has none. */
+  private async loadActive(chats: ActiveLoad[]): Promise<(ActiveConversation | null)[]> {
+    const { rows } = await this.pool.query<ActiveConversation & { ord: string }>(
+      `SELECT k.ord, c."id", c."pipelineId", COALESCE((
+         SELECT json_agg(m ORDER BY m."seq") FROM (
+           SELECT "seq", "role", "content", "toolCalls", "toolCallId" FROM "ConversationMessage"
+           WHERE "conversationId" = c."id" ORDER BY "seq" DESC LIMIT k."limit") m), '[]'::json) AS "history"
+       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS ("botId" text, "launcherType" text, "launcherId" text, "limit" int))
+         WITH ORDINALITY AS k("botId", "launcherType", "launcherId", "limit", ord)
+       JOIN LATERAL (
+         SELECT "id", "pipelineId" FROM "Conversation"
+         WHERE "botId" = k."botId" AND "launcherType" = k."launcherType" AND "launcherId" = k."launcherId" AND "archivedAt" IS NULL
+         ORDER BY "createdAt" DESC LIMIT 1
+       ) c ON true`,
+      [JSON.stringify(chats)],
+    );
+    const found = new Map(rows.map((r) => [Number(r.ord), r]));
+    return chats.map((_, i) => found.get(i + 1) ?? null);
   }
 
   /** Archives the chat's active conversation, if any, and starts a new one of `pipelineId`: one statement. */
@@ -97,7 +115,7 @@ export class ConversationStore {
    * Appends a finished turn and marks the query succeeded, atomically and once: a redelivered run
    * that finishes again finds the query already succeeded and appends nothing (false). The query's
    * record is created here when the group-committed log has not written it yet. Turns finished while
-   * another is being written leave together in one statement (see WriteBatcher); a caller still waits
+   * another is being written leave together in one statement (see StatementBatcher); a caller still waits
    * for its own turn to be committed, so nothing a reply depends on is deferred.
    */
   completeTurn(
@@ -106,7 +124,7 @@ export class ConversationStore {
     messages: LlmMessage[],
     done: DoneEvent | null = null,
   ): Promise<boolean> {
-    return this.turns.write({
+    return this.turns.run({
       queryId: query.id,
       conversationId,
       botId: query.botId,
@@ -163,6 +181,17 @@ export class ConversationStore {
     const archived = await this.prisma.conversation.updateMany({ where: { ...key, archivedAt: null }, data: { archivedAt: new Date() } });
     return archived.count > 0;
   }
+}
+
+/** One chat whose active conversation is loaded, as the load statement reads it (jsonb_to_recordset). */
+interface ActiveLoad extends ChatKey {
+  limit: number;
+}
+
+interface ActiveConversation {
+  id: string;
+  pipelineId: string;
+  history: MessageRow[];
 }
 
 /** One finished turn as the append statement reads it (jsonb_to_recordset). */

@@ -1,15 +1,15 @@
 import { context, ROOT_CONTEXT, trace, type Context, type Link } from '@opentelemetry/api';
 import { GroupCommitFullError } from './group-commit.js';
 
-export interface WriteBatcherOptions<T, R> {
-  /** Writes one batch in one statement and returns each item's result, in the items' order. */
-  writeBatch: (items: T[]) => Promise<R[]>;
+export interface StatementBatcherOptions<T, R> {
+  /** Runs one batch as one statement and returns each item's result, in the items' order. */
+  runBatch: (items: T[]) => Promise<R[]>;
   /** Items sharing a key never share a batch: the later one waits for the next, in arrival order. */
   keysOf: (item: T) => readonly string[];
-  /** The span a batch of several items is written in; it links to each item's caller. */
+  /** The span a batch of several items runs in; it links to each item's caller. */
   spanName: string;
   maxBatch?: number;
-  /** Items waiting beyond this are refused (write rejects), so a stalled database cannot grow memory without bound. */
+  /** Items waiting beyond this are refused (`run` rejects), so a stalled database cannot grow memory without bound. */
   maxPending?: number;
 }
 
@@ -17,32 +17,32 @@ const tracer = trace.getTracer('@conveyor/persistence');
 
 interface Waiting<T, R> {
   item: T;
-  /** The caller's context: a batch of one is written in it, a batch of several links to it. */
+  /** The caller's context: a batch of one runs in it, a batch of several links to it. */
   caller: Context;
   resolve: (result: R) => void;
   reject: (err: unknown) => void;
 }
 
 /**
- * Group commit for writes whose callers wait for their own result: a write made while none is in
- * flight goes out at once, alone (no added latency one at a time), and the writes that arrive while
+ * Group commit for statements whose callers wait for their own result: a call made while no batch is
+ * in flight goes out at once, alone (no added latency one at a time), and the calls that arrive while
  * it is in flight leave together as the next batch. One batch at a time, in arrival order. A batch
- * that fails is written again item by item, so one bad item fails alone and every caller gets its
- * own outcome.
+ * that fails is run again item by item, so one bad item fails alone and every caller gets its own
+ * outcome.
  */
-export class WriteBatcher<T, R> {
+export class StatementBatcher<T, R> {
   private queue: Waiting<T, R>[] = [];
   private writing = false;
   private readonly maxBatch: number;
   private readonly maxPending: number;
 
-  constructor(private readonly o: WriteBatcherOptions<T, R>) {
+  constructor(private readonly o: StatementBatcherOptions<T, R>) {
     this.maxBatch = o.maxBatch ?? 256;
     this.maxPending = o.maxPending ?? 10_000;
   }
 
-  write(item: T): Promise<R> {
-    if (this.queue.length >= this.maxPending) return Promise.reject(new GroupCommitFullError(`${this.queue.length} writes waiting for the database`));
+  run(item: T): Promise<R> {
+    if (this.queue.length >= this.maxPending) return Promise.reject(new GroupCommitFullError(`${this.queue.length} statements waiting for the database`));
     const result = new Promise<R>((resolve, reject) => this.queue.push({ item, caller: context.active(), resolve, reject }));
     if (!this.writing) void this.drain();
     return result;
@@ -51,7 +51,7 @@ export class WriteBatcher<T, R> {
   private async drain(): Promise<void> {
     this.writing = true;
     try {
-      while (this.queue.length) await this.writeOut(this.nextBatch());
+      while (this.queue.length) await this.runOut(this.nextBatch());
     } finally {
       this.writing = false;
     }
@@ -72,9 +72,9 @@ export class WriteBatcher<T, R> {
     return batch;
   }
 
-  private async writeOut(batch: Waiting<T, R>[]): Promise<void> {
+  private async runOut(batch: Waiting<T, R>[]): Promise<void> {
     try {
-      const results = await this.inSpan(batch, () => this.o.writeBatch(batch.map((w) => w.item)));
+      const results = await this.inSpan(batch, () => this.o.runBatch(batch.map((w) => w.item)));
       batch.forEach((w, i) => w.resolve(results[i]!));
       return;
     } catch (err) {
@@ -82,7 +82,7 @@ export class WriteBatcher<T, R> {
     }
     for (const w of batch) {
       try {
-        const [result] = await this.inSpan([w], () => this.o.writeBatch([w.item]));
+        const [result] = await this.inSpan([w], () => this.o.runBatch([w.item]));
         w.resolve(result!);
       } catch (err) {
         w.reject(err);
@@ -91,11 +91,11 @@ export class WriteBatcher<T, R> {
   }
 
   /**
-   * A write of one item belongs to its caller's trace. A batch belongs to no single caller, so it gets
-   * a span of its own (a root) linked to each caller's span; its database span nests under it.
+   * A batch of one item belongs to its caller's trace. A batch of several belongs to no single caller,
+   * so it gets a span of its own (a root) linked to each caller's span; its database span nests under it.
    */
-  private inSpan<V>(batch: Waiting<T, R>[], write: () => Promise<V>): Promise<V> {
-    if (batch.length === 1) return context.with(batch[0]!.caller, write);
+  private inSpan<V>(batch: Waiting<T, R>[], statement: () => Promise<V>): Promise<V> {
+    if (batch.length === 1) return context.with(batch[0]!.caller, statement);
     const links: Link[] = [];
     for (const w of batch) {
       const span = trace.getSpan(w.caller);
@@ -103,7 +103,7 @@ export class WriteBatcher<T, R> {
     }
     return tracer.startActiveSpan(this.o.spanName, { root: true, links, attributes: { 'conveyor.batch.size': batch.length } }, ROOT_CONTEXT, async (span) => {
       try {
-        return await write();
+        return await statement();
       } finally {
         span.end();
       }
