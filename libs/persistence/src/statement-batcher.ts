@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, trace, type Context, type Link } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link } from '@opentelemetry/api';
 import { GroupCommitFullError } from './group-commit.js';
 
 export interface StatementBatcherOptions<T, R> {
@@ -32,7 +32,7 @@ interface Waiting<T, R> {
  */
 export class StatementBatcher<T, R> {
   private queue: Waiting<T, R>[] = [];
-  private writing = false;
+  private running = false;
   private readonly maxBatch: number;
   private readonly maxPending: number;
 
@@ -44,16 +44,16 @@ export class StatementBatcher<T, R> {
   run(item: T): Promise<R> {
     if (this.queue.length >= this.maxPending) return Promise.reject(new GroupCommitFullError(`${this.queue.length} statements waiting for the database`));
     const result = new Promise<R>((resolve, reject) => this.queue.push({ item, caller: context.active(), resolve, reject }));
-    if (!this.writing) void this.drain();
+    if (!this.running) void this.drain();
     return result;
   }
 
   private async drain(): Promise<void> {
-    this.writing = true;
+    this.running = true;
     try {
       while (this.queue.length) await this.runOut(this.nextBatch());
     } finally {
-      this.writing = false;
+      this.running = false;
     }
   }
 
@@ -104,6 +104,10 @@ export class StatementBatcher<T, R> {
     return tracer.startActiveSpan(this.o.spanName, { root: true, links, attributes: { 'conveyor.batch.size': batch.length } }, ROOT_CONTEXT, async (span) => {
       try {
         return await statement();
+      } catch (err) {
+        // Each caller gets the error (or its own outcome when the items are run again alone) and logs it.
+        span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+        throw err;
       } finally {
         span.end();
       }
