@@ -14,7 +14,7 @@ export class GroupCommitFullError extends Error {}
 /**
  * Group commit: writes that arrive within a few milliseconds of each other leave as one statement, so
  * Postgres pays one round trip and one WAL flush for many messages. Groups are written one at a time,
- * in arrival order.
+ * in arrival order. For writes whose callers wait for their own outcome, see StatementBatcher.
  */
 export class GroupCommit<T> {
   private pending: T[] = [];

@@ -17,6 +17,8 @@ const tracer = trace.getTracer('@conveyor/persistence');
 
 interface Waiting<T, R> {
   item: T;
+  /** keysOf(item), taken once: an item that waits is looked at again for every batch. */
+  keys: readonly string[];
   /** The caller's context: a batch of one runs in it, a batch of several links to it. */
   caller: Context;
   resolve: (result: R) => void;
@@ -28,7 +30,7 @@ interface Waiting<T, R> {
  * in flight goes out at once, alone (no added latency one at a time), and the calls that arrive while
  * it is in flight leave together as the next batch. One batch at a time, in arrival order. A batch
  * that fails is run again item by item, so one bad item fails alone and every caller gets its own
- * outcome.
+ * outcome. (GroupCommit is for writes no caller waits for: it holds them a few milliseconds instead.)
  */
 export class StatementBatcher<T, R> {
   private queue: Waiting<T, R>[] = [];
@@ -43,7 +45,7 @@ export class StatementBatcher<T, R> {
 
   run(item: T): Promise<R> {
     if (this.queue.length >= this.maxPending) return Promise.reject(new GroupCommitFullError(`${this.queue.length} statements waiting for the database`));
-    const result = new Promise<R>((resolve, reject) => this.queue.push({ item, caller: context.active(), resolve, reject }));
+    const result = new Promise<R>((resolve, reject) => this.queue.push({ item, keys: this.o.keysOf(item), caller: context.active(), resolve, reject }));
     if (!this.running) void this.drain();
     return result;
   }
@@ -63,9 +65,8 @@ export class StatementBatcher<T, R> {
     const rest: Waiting<T, R>[] = [];
     const held = new Set<string>();
     for (const w of this.queue) {
-      const keys = this.o.keysOf(w.item);
-      const free = batch.length < this.maxBatch && !keys.some((k) => held.has(k));
-      for (const k of keys) held.add(k);
+      const free = batch.length < this.maxBatch && !w.keys.some((k) => held.has(k));
+      for (const k of w.keys) held.add(k);
       (free ? batch : rest).push(w);
     }
     this.queue = rest;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
+import { pino } from 'pino';
 import type { Logger } from '@conveyor/telemetry';
 
 /** Probes and scrapes are not traffic: they are never logged. */
@@ -23,11 +24,7 @@ export function requestLogging(logger: Logger): RequestLoggingMiddleware {
       const level = failed ? 'warn' : 'debug';
       if (!logger.isLevelEnabled(level)) return;
       logger[level](
-        {
-          req: { method: req.method, url: req.url, headers: req.headers, remoteAddress: req.socket.remoteAddress },
-          res: { statusCode: res.statusCode },
-          responseTime: Math.round(performance.now() - started),
-        },
+        { req: pino.stdSerializers.req(req), res: pino.stdSerializers.res(res), responseTime: Math.round(performance.now() - started) },
         failed ? 'request failed' : 'request completed',
       );
     });
