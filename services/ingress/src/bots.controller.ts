@@ -8,10 +8,11 @@ import {
   acceptedBody,
   newAcceptedMessageId,
   normalizeBotId,
-  parseAdapterConfig,
   parseInboundRequest,
   requestIdFor,
   resetOkBody,
+  safeParseAdapterConfig,
+  type AdapterConfig,
   syncOkBody,
   syncWaitMs,
 } from '@conveyor/http-bot';
@@ -35,6 +36,8 @@ const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
 @Controller('bots')
 export class BotsController {
   private readonly conversations: ConversationStore;
+  /** Bot rows (as the directory loaded them) already reported as accepting unsigned requests or as misconfigured. */
+  private readonly reported = new WeakSet<object>();
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
@@ -78,7 +81,9 @@ export class BotsController {
         }
         throw err;
       }
-      const parsed = parseInboundRequest({ subPath, rawBody, headers: req.headers, adapterConfig: parseAdapterConfig(bot.adapterConfig), now: new Date() });
+      const adapterConfig = this.adapterConfigOf(botId, bot.adapterConfig);
+      if (!adapterConfig) return send(res, HttpBotError.misconfigured());
+      const parsed = parseInboundRequest({ subPath, rawBody, headers: req.headers, adapterConfig, now: new Date() });
       if (!parsed.ok) return send(res, parsed.error);
 
       if (parsed.kind === 'reset') {
@@ -88,7 +93,6 @@ export class BotsController {
       }
       const acceptedMessageId = newAcceptedMessageId();
       const { message } = parsed;
-      const adapterConfig = parseAdapterConfig(bot.adapterConfig);
       // /sync (§11): one waiting call per session across replicas; the session's parts come here, not to the callback.
       const sync = parsed.kind === 'sync' ? await this.syncHub.register(botId, message.sessionId, syncWaitMs(adapterConfig)) : undefined;
       if (sync === null) return send(res, HttpBotError.syncInFlight());
@@ -128,6 +132,29 @@ export class BotsController {
       const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
       send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
     }
+  }
+
+  /**
+   * The bot's settings, or undefined when its schema refuses them (a row stored before that was
+   * refused). Each loaded row is reported once: a misconfigured one as an error naming the setting,
+   * one with signature_required: false as a warning, since then anybody who can reach the ingress
+   * can post as any user of that bot.
+   */
+  private adapterConfigOf(botId: string, raw: unknown): AdapterConfig | undefined {
+    const parsed = safeParseAdapterConfig(raw);
+    const firstSight = typeof raw === 'object' && raw !== null && !this.reported.has(raw);
+    if (firstSight) this.reported.add(raw as object);
+    if (!parsed.success) {
+      if (firstSight) {
+        const fields = parsed.error.issues.map((i) => i.path.join('.') || '(config)');
+        this.infra.logger.error({ botId, adapter: HTTP_BOT, fields, issues: parsed.error.issues.map((i) => i.message) }, `http-bot bot misconfigured (${fields.join(', ')}); its requests are refused`);
+      }
+      return undefined;
+    }
+    if (firstSight && !parsed.data.signature_required) {
+      this.infra.logger.warn({ botId, adapter: HTTP_BOT, signatureRequired: false }, 'http-bot bot accepts unsigned requests (signature_required: false)');
+    }
+    return parsed.data;
   }
 }
 

@@ -96,6 +96,7 @@ bots:
   - id: 0e9a3c55-7c1d-4f55-8a9e-2b6f4d1c8e70
     adapter: http-bot
     pipeline: default
+    config: {inbound_secret: s}
     enabled: false
 mcpServers:
   - {id: fs, transport: stdio, config: {command: mcp-fs}}
@@ -146,7 +147,7 @@ pipelines:
 test('applying a config whose bot names a pipeline missing from file and database fails and writes nothing', async () => {
   const text = `
 models: [{id: other, baseUrl: "http://x/v1", model: y}]
-bots: [{id: 7d1f0a2b-9c3e-4b5a-8d6f-1e2a3b4c5d6e, adapter: http-bot, pipeline: ghost}]
+bots: [{id: 7d1f0a2b-9c3e-4b5a-8d6f-1e2a3b4c5d6e, adapter: http-bot, pipeline: ghost, config: {inbound_secret: s}}]
 `;
   // The caller claimed "ghost" exists; the database says otherwise.
   const config = parseConfigText(text, 'ghost.yaml', { env: {}, knownPipelineIds: ['ghost'] });

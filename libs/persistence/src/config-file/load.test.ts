@@ -37,6 +37,7 @@ bots:
   - id: 5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34
     adapter: http-bot
     pipeline: p1
+    config: {inbound_secret: s}
 ${extra}`;
 
 test('the example file loads with defaults applied', async () => {
@@ -86,7 +87,7 @@ test('defaults of optional keys, and string spellings of numbers and booleans', 
   assert.equal(config.models[0].timeoutMs, 5000);
   assert.equal(config.pipelines[0].name, 'p1');
   assert.equal(config.bots[0].enabled, true);
-  assert.deepEqual(config.bots[0].adapterConfig, {});
+  assert.deepEqual(config.bots[0].adapterConfig, { inbound_secret: 's' });
   assert.deepEqual(config.mcpServers[0], { id: 's', name: 's', transport: 'sse', config: {}, enabled: false });
 });
 
@@ -96,7 +97,7 @@ test('YAML syntax errors name the file and the position', () => {
 });
 
 test('a missing environment variable names the key path', () => {
-  assertConfigError(minimal().replace('adapter: http-bot', 'adapter: http-bot\n    config: {outbound_secret: "${OUT_SECRET}"}'),
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {inbound_secret: s, outbound_secret: "${OUT_SECRET}"}'),
     'bots[0].config.outbound_secret', /environment variable OUT_SECRET is not set/);
   assertConfigError(minimal().replace('model: gpt', 'model: "${1BAD}"'), 'models[0].model', /malformed variable reference \$\{1BAD\}/);
   assertConfigError(minimal().replace('model: gpt', 'model: "${OPEN"'), 'models[0].model', /unterminated/);
@@ -185,4 +186,15 @@ test('a pipeline binds MCP servers with LangBot\'s extensions_preferences keys; 
     'pipelines[0].extensionsPreferences.mcp_servers[1]', /unknown MCP server "nope" \(not in mcpServers, nor in the database\)/);
   assert.doesNotThrow(() => parseConfigText(minimal().replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: false, mcp_servers: [db-only]}\n'), FILE, { env: {}, knownMcpServerIds: ['db-only'] }));
   assertConfigError(minimal().replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_plugin: false}\n'), 'pipelines[0].extensionsPreferences', /enable_all_plugin/);
+});
+
+test('a bot whose platform refuses its settings is an error naming the setting: an HTTP-bot needs its inbound_secret', () => {
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {inbound_secret: ""}'), 'bots[0].config.inbound_secret', /must be set while signature_required is on/);
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {callback_url: "http://cb/x"}'), 'bots[0].config.inbound_secret', /must be set/);
+  // `${SECRET:-}` with the variable unset is the empty key too.
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {inbound_secret: "${SECRET:-}"}'), 'bots[0].config.inbound_secret', /must be set/);
+  // Verification is off only by a deliberate false, not by a key left empty.
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: }'), 'bots[0].config.signature_required', /true or false/);
+  const open = parseConfigText(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: false}'), FILE, { env: {} });
+  assert.deepEqual(open.bots[0].adapterConfig, { signature_required: false });
 });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defaultPipelineStages, PipelineConfigSchema, withPipelineDefaults, type PipelineSettings } from '@conveyor/pipeline';
+import { platforms } from '@conveyor/platforms';
 import { parseDocument } from 'yaml';
 import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
 import { interpolateEnv, type Env } from './interpolate.js';
@@ -220,6 +221,13 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
   config.bots.forEach((bot, i) => {
     if (!pipelineIds.has(bot.pipelineId)) {
       issues.push({ path: `bots[${i}].pipeline`, message: `unknown pipeline ${JSON.stringify(bot.pipelineId)} (not in pipelines, nor in the database)` });
+    }
+    // The check the admin API makes: a bot setup stores is one its platform can run, and a setting
+    // that would leave it open (an HTTP-bot with an empty inbound_secret) stops setup here.
+    const platform = platforms.get(bot.adapter);
+    const settings = platform?.botConfigSchema.safeParse(bot.adapterConfig ?? {});
+    if (settings && !settings.success) {
+      for (const issue of settings.error.issues) issues.push({ path: formatKeyPath(['bots', i, 'config', ...issue.path]), message: issue.message });
     }
   });
 }

@@ -26,6 +26,18 @@ const optionalString = z
 
 const absent = <T>(value: T) => (v: unknown) => (v === undefined ? value : v);
 
+/**
+ * Turning verification off must be a deliberate `false`. LangBot reads the key with Python
+ * truthiness, so a stray `null` (a YAML key left without a value), `0` or `""` would silently accept
+ * unsigned requests from anyone; those are refused here instead. Truthy values keep their meaning.
+ */
+const signatureRequired = z.unknown().transform((v, ctx): boolean => {
+  if (typeof v === 'boolean') return v;
+  if (pyTruthy(v)) return true;
+  ctx.addIssue({ code: 'custom', message: `signature_required must be true or false, got ${JSON.stringify(v) ?? String(v)}; set it to false to accept unsigned requests` });
+  return z.NEVER;
+});
+
 export const AdapterConfigSchema = z.object({
   inbound_secret: optionalString,
   callback_url: optionalString,
@@ -35,11 +47,21 @@ export const AdapterConfigSchema = z.object({
     absent('person'),
     z.unknown().transform((v): 'person' | 'group' => (v === 'group' ? 'group' : 'person')),
   ),
-  signature_required: z.preprocess(absent(true), z.unknown().transform(pyTruthy)),
+  signature_required: z.preprocess(absent(true), signatureRequired),
   /** Seconds per callback attempt; ≤ 0 means no timeout (aiohttp), and the /sync wait is 4×. */
   callback_timeout: z.preprocess(absent(15), pyInt('callback_timeout')),
   /** Extra attempts after the first for retryable failures; ≤ 0 means a single attempt. */
   callback_max_retries: z.preprocess(absent(3), pyInt('callback_max_retries')),
+}).superRefine((config, ctx) => {
+  // An HMAC with the empty key is one anybody can compute: verifying against it accepts every
+  // request while looking signed.
+  if (config.signature_required && config.inbound_secret === '') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['inbound_secret'],
+      message: 'inbound_secret must be set while signature_required is on (an empty key verifies any request); set signature_required: false to accept unsigned requests',
+    });
+  }
 });
 
 export type AdapterConfig = z.output<typeof AdapterConfigSchema>;
@@ -50,16 +72,24 @@ export type AdapterConfigInput = z.input<typeof AdapterConfigSchema>;
  * its config on every message and every reply part, so each row is parsed once. Callers must not
  * change the returned object.
  */
-const parsedConfigs = new WeakMap<object, AdapterConfig>();
+const parsedConfigs = new WeakMap<object, z.ZodSafeParseResult<AdapterConfig>>();
 
-export function parseAdapterConfig(raw: unknown): AdapterConfig {
-  if (typeof raw !== 'object' || raw === null) return AdapterConfigSchema.parse(raw ?? {});
-  let config = parsedConfigs.get(raw);
-  if (!config) {
-    config = AdapterConfigSchema.parse(raw);
-    parsedConfigs.set(raw, config);
+/** Like parseAdapterConfig, without throwing: a row the schema refuses is answered, not crashed on. */
+export function safeParseAdapterConfig(raw: unknown): z.ZodSafeParseResult<AdapterConfig> {
+  if (typeof raw !== 'object' || raw === null) return AdapterConfigSchema.safeParse(raw ?? {});
+  let result = parsedConfigs.get(raw);
+  if (!result) {
+    result = AdapterConfigSchema.safeParse(raw);
+    parsedConfigs.set(raw, result);
   }
-  return config;
+  return result;
+}
+
+/** Throws a ZodError naming the field when the schema refuses the config. */
+export function parseAdapterConfig(raw: unknown): AdapterConfig {
+  const result = safeParseAdapterConfig(raw);
+  if (!result.success) throw result.error;
+  return result.data;
 }
 
 /** `outbound_secret or inbound_secret or ''` (§4.4). */

@@ -3,7 +3,7 @@ import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-
 import type { Redis } from 'ioredis';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
 import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, PlatformLogger, SendResult } from '@conveyor/platform-kit';
-import { callbackTimeoutMs, outboundSigningKey, parseAdapterConfig } from './adapter-config.js';
+import { callbackTimeoutMs, outboundSigningKey, safeParseAdapterConfig } from './adapter-config.js';
 import { callbackBody } from './callback.js';
 import { deliverCallback } from './callback-client.js';
 import { SyncRegistrations, type SyncAck, type SyncPart } from './sync-relay.js';
@@ -38,7 +38,9 @@ export class HttpBotAdapter implements PlatformAdapter {
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.o.configs.get(route.botId);
     if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
-    const config = parseAdapterConfig(bot.adapterConfig);
+    const parsed = safeParseAdapterConfig(bot.adapterConfig);
+    if (!parsed.success) return { delivered: false, reason: `bot ${route.botId} is misconfigured: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+    const config = parsed.data;
     const body = callbackBody({
       sessionId: route.sessionId,
       replyTo: route.replyTo,

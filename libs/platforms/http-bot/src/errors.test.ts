@@ -19,6 +19,7 @@ test('§7.3 adapter envelope, every row', () => {
     [HttpBotError.idempotencyCapacity(), 503, 50301, 'idempotency capacity reached; retry later'],
     [HttpBotError.parseFailed('boom'), 400, 40001, 'failed to parse message: boom'],
     [HttpBotError.noListener(), 500, 50001, 'no listener registered for event type'],
+    [HttpBotError.misconfigured(), 500, 50002, 'bot is misconfigured; requests are refused until its settings are fixed'],
     [HttpBotError.syncInFlight(), 409, 40901, 'a sync request is already in flight for this session'],
     [HttpBotError.overloaded(), 503, 50301, 'too many inbound messages are already being processed'],
   ];

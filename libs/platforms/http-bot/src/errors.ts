@@ -69,6 +69,13 @@ export const HttpBotError = {
   syncInFlight: (): HttpBotError => envelope(409, 40901, 'a sync request is already in flight for this session'),
   overloaded: (): HttpBotError => envelope(503, 50301, 'too many inbound messages are already being processed'),
 
+  /**
+   * The bot's stored settings fail its schema (e.g. an empty inbound_secret while signatures are
+   * required, in a row written before that was refused): every request is refused until they are
+   * fixed. The caller is not told which setting; the ingress logs it.
+   */
+  misconfigured: (): HttpBotError => envelope(500, 50002, 'bot is misconfigured; requests are refused until its settings are fixed'),
+
   // Conveyor's own bounds, which LangBot does not have, answered like its other field checks
   invalidField: (detail: string): HttpBotError => envelope(400, 40001, detail),
 } as const;

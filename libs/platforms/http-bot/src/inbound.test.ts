@@ -82,6 +82,15 @@ test('checks run in the spec order', () => {
   assert.deepEqual(parseInboundRequest(signed('{"message":[]}')), { ok: false, error: HttpBotError.missingFields() });
 });
 
+test('a bot with no inbound secret verifies nothing: a request signed with the empty key is refused', () => {
+  // A config object that bypassed the schema (the schema refuses it; see adapter-config.test.ts).
+  const keyless = { ...config, inbound_secret: '' };
+  const rawBody = Buffer.from(BODY_15_1);
+  const ts = '1767225600';
+  const forged = { subPath: '', rawBody, headers: { 'x-lb-timestamp': ts, 'x-lb-signature': sign('', ts, rawBody) }, adapterConfig: keyless, now: NOW };
+  assert.deepEqual(parseInboundRequest(forged), { ok: false, error: HttpBotError.invalidSignature('no_secret') });
+});
+
 test('signature_required false skips verification entirely', () => {
   const open = parseAdapterConfig({ signature_required: false });
   const r = parseInboundRequest({ subPath: 'sync', rawBody: Buffer.from(BODY_15_1), headers: {}, adapterConfig: open, now: NOW });
@@ -135,7 +144,7 @@ test('session_id uses Python str()', () => {
 test('session_type mapping and default_session_type', () => {
   assert.equal(msg({ session_id: 's', message: [], session_type: 'group' }).launcherType, 'group');
   for (const st of ['GROUP', 'private', 'person']) assert.equal(msg({ session_id: 's', message: [], session_type: st }).launcherType, 'person');
-  const groupDefault = parseAdapterConfig({ default_session_type: 'group' });
+  const groupDefault = parseAdapterConfig({ inbound_secret: SECRET, default_session_type: 'group' });
   for (const st of [undefined, null, ''])
     assert.equal(msg({ session_id: 's', message: [], session_type: st }, groupDefault).launcherType, 'group', String(st));
   assert.equal(msg({ session_id: 's', message: [], session_type: 'private' }, groupDefault).launcherType, 'person');

@@ -71,6 +71,9 @@ const verify = (over: Partial<Parameters<typeof verifyInbound>[0]>) =>
 
 test('verification reasons in spec order', () => {
   assert.deepEqual(verify({}), { ok: true });
+  // No secret beats everything, even a signature made with the empty key.
+  assert.deepEqual(verify({ secret: '', signatureHeader: sign('', '1767225600', BODY_15_1) }), { ok: false, reason: 'no_secret' });
+  assert.deepEqual(verify({ secret: '', timestampHeader: undefined }), { ok: false, reason: 'no_secret' });
   assert.deepEqual(verify({ timestampHeader: undefined }), { ok: false, reason: 'missing_headers' });
   assert.deepEqual(verify({ signatureHeader: '' }), { ok: false, reason: 'missing_headers' });
   // Missing headers win over a bad timestamp.

@@ -6,7 +6,8 @@ export const HEADER_IDEMPOTENCY = 'X-LB-Idempotency-Key';
 /** Inbound timestamps may be this far from server time, either way, inclusive (§4.2). */
 export const REPLAY_WINDOW_SECONDS = 300;
 
-export type VerifyFailureReason = 'missing_headers' | 'bad_timestamp' | 'expired' | 'signature_mismatch';
+/** `no_secret`: the bot has no inbound secret, so no request can be verified (an empty key would verify any). */
+export type VerifyFailureReason = 'no_secret' | 'missing_headers' | 'bad_timestamp' | 'expired' | 'signature_mismatch';
 export type VerifyResult = { ok: true } | { ok: false; reason: VerifyFailureReason };
 
 /** `sha256=` + hex HMAC-SHA256(secret, "<timestamp>." + rawBody) (§4.1). */
@@ -61,6 +62,7 @@ export interface VerifyInboundInput {
 /** §4.2, checks in order; the first failure decides the reason. */
 export function verifyInbound(input: VerifyInboundInput): VerifyResult {
   const { timestampHeader, signatureHeader } = input;
+  if (input.secret === '') return { ok: false, reason: 'no_secret' };
   if (!timestampHeader || !signatureHeader) return { ok: false, reason: 'missing_headers' };
   const ts = parsePythonTimestamp(timestampHeader);
   if (ts === null) return { ok: false, reason: 'bad_timestamp' };
