@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # One multi-stage build for every Conveyor process; each final stage is one service image:
 #   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, admin, migrate)
-# docker-compose.yml builds all six targets from this file.
+# docker-compose.yml builds all six targets from this file; `dev-fakes` (a fake model and HTTP-bot
+# integrator, for development deployments only) is built by compose's `fakes` profile and the dev overlay.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
 # ---- workspace manifests only: the npm layers are cached until a package.json or the lockfile changes
@@ -117,9 +118,23 @@ FROM runtime AS gateway
 WORKDIR /app/services/gateway
 EXPOSE 8085
 ENV PORT=8085 OTEL_SERVICE_NAME=conveyor-gateway
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS admin
 WORKDIR /app/services/admin
 EXPOSE 8084
 ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-admin
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+# ---- development only: the fake OpenAI-compatible model (:8090) and HTTP-bot integrator (:8091) that
+# the dev overlay and compose's `fakes` profile deploy, so a first deployment answers without accounts.
+FROM build AS dev-fakes-build
+COPY test test
+RUN npx tsc -b test
+
+FROM dev-fakes-build AS dev-fakes
+WORKDIR /app/test
+EXPOSE 8090 8091
+ENV NODE_ENV=production FAKES_HOST=0.0.0.0 FAKE_LLM_PORT=8090 FAKE_CALLBACK_PORT=8091
+USER 1000:1000
+CMD ["node", "--enable-source-maps", "dist/fakes/dev-fakes-main.js"]

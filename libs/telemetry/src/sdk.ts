@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { NodeSDK } from '@opentelemetry/sdk-node';
@@ -86,6 +87,16 @@ export function serviceVersion(env: NodeJS.ProcessEnv = process.env, entry: stri
   return env.npm_package_version ?? '0.0.0';
 }
 
+/**
+ * `service.instance.id`: the pod's name where the deployment passes it (POD_NAME, from the downward
+ * API), else a random id per process. Set here rather than in each manifest's OTEL_RESOURCE_ATTRIBUTES,
+ * because a container's own `env` entry replaces the whole variable and would drop the attributes an
+ * overlay sets there (deployment.environment.name).
+ */
+export function serviceInstanceId(env: NodeJS.ProcessEnv = process.env): string {
+  return env.POD_NAME || randomUUID();
+}
+
 export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
   if (sdk) return;
   const exporters = traceExporters(env);
@@ -97,6 +108,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
       [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'conveyor',
       [ATTR_SERVICE_VERSION]: serviceVersion(env),
       'service.namespace': 'conveyor',
+      'service.instance.id': serviceInstanceId(env),
     }),
     spanProcessors,
     metricReader: prometheus,

@@ -33,6 +33,8 @@ export interface CallbackReceiver {
 export interface CallbackReceiverOptions {
   secret: string;
   port?: number;
+  /** The address to listen on; default 127.0.0.1 (a container listens on 0.0.0.0). */
+  host?: string;
   /** Status to answer the n-th callback with (1-based); default 200. */
   respond?: (n: number, callback: Omit<ReceivedCallback, 'status'>) => number | Promise<number>;
   /** Clock for the ±300 s window, in Unix seconds; default the real clock. */
@@ -83,7 +85,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     }
   });
 
-  const url = await listen(server, options.port);
+  const url = await listen(server, options.port, options.host);
   return {
     url: `${url}/callback`,
     received,

@@ -96,6 +96,8 @@ export interface FakeOpenAI {
 
 export interface FakeOpenAIOptions {
   port?: number;
+  /** The address to listen on; default 127.0.0.1 (a container listens on 0.0.0.0). */
+  host?: string;
   /** When set, requests must carry `Authorization: Bearer <apiKey>` or get 401. */
   apiKey?: string;
   /** Keep request bodies in `requests` (turn off for long benchmarks). Default true. */
@@ -529,7 +531,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     sendError(res, 404, `Unknown request URL: ${req.method} ${path}.`, 'invalid_request_error', 'unknown_url');
   });
 
-  const base = await listen(server, options.port);
+  const base = await listen(server, options.port, options.host);
   return {
     url: `${base}/v1`,
     requests,

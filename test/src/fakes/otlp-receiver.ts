@@ -139,7 +139,7 @@ export function flattenTraces(payload: any): ReceivedSpan[] {
   return out;
 }
 
-export async function startOtlpReceiver(options: { port?: number } = {}): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: { port?: number; host?: string } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const waiters = new Waiters(() => spans, 'spans');
 
@@ -180,7 +180,7 @@ export async function startOtlpReceiver(options: { port?: number } = {}): Promis
     waiters.notify();
   });
 
-  const url = await listen(server, options.port);
+  const url = await listen(server, options.port, options.host);
   return {
     url,
     spans,

@@ -1,0 +1,94 @@
+// What ships must start: every workload of the dev and prod overlays and of the compose file, started
+// from the built tree with the command, environment, files and user its artifacts give it, in a
+// network namespace of its own, must pass its own probes within its own thresholds; the dev overlay
+// and compose (with the fakes they ship) answer a message end to end.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { repoRoot } from '../harness/services.js';
+import { targetHostnames, targetWorkloads, TARGETS, type ConformanceReport, type Target } from './conformance.js';
+
+/** Creates a network namespace whose hosts file resolves every name the target's workloads use, runs the check in it. */
+async function runInNamespace(target: Target): Promise<ConformanceReport> {
+  const ns = `conveyor-conf-${target}-${randomBytes(3).toString('hex')}`;
+  const hostsDir = path.join('/etc/netns', ns);
+  const dir = mkdtempSync(path.join(tmpdir(), 'conveyor-conformance-'));
+  const out = path.join(dir, 'report.json');
+  try {
+    execFileSync('ip', ['netns', 'add', ns]);
+    mkdirSync(hostsDir, { recursive: true });
+    // `ip netns exec` binds /etc/netns/<ns>/hosts over /etc/hosts: the cluster's DNS for this run.
+    writeFileSync(path.join(hostsDir, 'hosts'), `127.0.0.1 localhost ${targetHostnames(targetWorkloads(target)).join(' ')}\n::1 localhost\n`);
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--enable-source-maps', path.join(repoRoot, 'test/dist/deploy/conformance.js'), target, out], { stdio: ['ignore', 'inherit', 'inherit'], cwd: repoRoot });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    assert.equal(code, 0, `the conformance check of ${target} itself failed (exit ${code})`);
+    return JSON.parse(readFileSync(out, 'utf8')) as ConformanceReport;
+  } finally {
+    try {
+      execFileSync('ip', ['netns', 'del', ns]);
+    } catch {
+      // not created
+    }
+    rmSync(hostsDir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function describeContainer(c: ConformanceReport['containers'][number]): string {
+  return `${c.workload}/${c.container} (${c.image}${c.stage ? `, stage ${c.stage}` : ''}, command ${JSON.stringify(c.argv)}): ${c.problem ?? 'ok'}; started in ${c.startedSeconds ?? '-'} s (budget ${c.budgetSeconds} s), ready in ${c.readySeconds ?? '-'} s; exits ${JSON.stringify(c.exits)}; last lines:\n  ${c.logTail.slice(-12).join('\n  ')}`;
+}
+
+for (const target of TARGETS) {
+  describe(`deploy conformance: ${target}`, () => {
+    let report: ConformanceReport | undefined;
+    const get = async () => (report ??= await runInNamespace(target));
+
+    test('the suite itself ran: its own backends started, every workload was started', async () => {
+      const r = await get();
+      assert.deepEqual(r.problems, [], r.problems.join('\n'));
+      assert.ok(r.workloads.length >= 7, `${r.workloads.length} workloads`);
+      const started = new Set(r.containers.map((c) => c.workload));
+      for (const w of r.workloads) if (!/jaeger|otel-collector/.test(w.name)) assert.ok(started.has(w.name), `${w.name} was started`);
+    });
+
+    test('every Conveyor workload passes its startup and readiness probes within its manifest\'s thresholds, and keeps running', async () => {
+      const r = await get();
+      const conveyor = r.containers.filter((c) => c.stage && c.stage !== 'migrate');
+      assert.ok(conveyor.length >= 6, `Conveyor containers: ${conveyor.map((c) => c.workload).join(', ')}`);
+      const failures = conveyor.filter((c) => c.problem || c.readySeconds === undefined || (c.startedSeconds ?? Infinity) > c.budgetSeconds);
+      assert.deepEqual(failures.map((c) => c.workload), [], failures.map(describeContainer).join('\n\n'));
+      // Stopped by the suite at the end: a SIGTERM, never a crash before it.
+      const crashed = conveyor.filter((c) => c.restarts > 0);
+      assert.deepEqual(crashed.map((c) => c.workload), [], crashed.map(describeContainer).join('\n\n'));
+    });
+
+    test('the migrations and configuration load finish successfully before the services need them', async () => {
+      const r = await get();
+      const migrate = r.containers.filter((c) => c.stage === 'migrate');
+      assert.ok(migrate.length >= 1, 'a migrate container runs');
+      for (const m of migrate) assert.equal(m.exits[0]?.code, 0, describeContainer(m));
+    });
+
+    if (target !== 'prod') {
+      test('a message sent to the example bot is answered through every hop', async () => {
+        const r = await get();
+        assert.ok(r.message, 'the target ships the fakes and an ingress');
+        assert.equal(r.message.status, 202, JSON.stringify(r.message));
+        assert.match(r.message.answer ?? '', /^Echo: conformance /, r.message.problem);
+      });
+    }
+
+    if (target !== 'compose') {
+      test('traces reach the collector with the environment and each pod\'s name', async () => {
+        const r = await get();
+        assert.ok(r.spans && r.spans.count > 0, 'spans were exported');
+        assert.deepEqual(r.spans.environments, [target], 'deployment.environment.name survives each workload\'s own settings');
+        assert.ok(r.spans.instanceIds.every((id) => id.endsWith('-conformance')), `service.instance.id is the pod name: ${r.spans.instanceIds.join(', ')}`);
+      });
+    }
+  });
+}

@@ -1,0 +1,387 @@
+/**
+ * The deploy conformance check: one target (the dev or prod overlay, or the compose file) read into
+ * workloads, started as the engine would start them inside a network namespace of their own, each
+ * probed with its manifest's own probes and thresholds; on the targets that ship fakes, one message
+ * sent through the HTTP-bot webhook and answered. The result is a report per workload.
+ *
+ *   ip netns exec <ns> node test/dist/deploy/conformance.js <dev|prod|compose> <report.json>
+ *
+ * conformance.test.ts creates the namespace, runs this and turns the report into assertions.
+ */
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { repoRoot } from '../harness/services.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.js';
+import { composeConfig, composeWorkloads, conveyorStage, dockerfileStages, kubeWorkloads, renderOverlay, type Container, type Probe, type ProvidedSecrets, type Workload } from './artifacts.js';
+import { natsServerConfig, passwordVariable, SERVICE_ROLES } from './nats-config.js';
+import { PodNetwork, type RunningContainer } from './pod-network.js';
+
+export type Target = 'dev' | 'prod' | 'compose';
+export const TARGETS: Target[] = ['dev', 'prod', 'compose'];
+
+export interface ContainerReport {
+  workload: string;
+  container: string;
+  image: string;
+  stage?: string;
+  argv: string[];
+  /** Seconds the manifest allows before the startup (or, without one, the readiness) probe must pass. */
+  budgetSeconds: number;
+  /** Seconds from the container's first start to its startup probe passing, then its readiness probe. */
+  startedSeconds?: number;
+  readySeconds?: number;
+  /** Seconds from the suite's start to the container's first start (what it waited for). */
+  launchedAtSeconds?: number;
+  restarts: number;
+  exits: { code: number | null; signal: string | null }[];
+  problem?: string;
+  logTail: string[];
+}
+
+export interface ConformanceReport {
+  target: Target;
+  workloads: { name: string; kind: string; hostnames: string[] }[];
+  containers: ContainerReport[];
+  message?: { sent: boolean; status?: number; answer?: string; problem?: string };
+  spans?: { count: number; services: string[]; environments: string[]; instanceIds: string[] };
+  problems: string[];
+}
+
+const DOCKERFILE = path.join(repoRoot, 'Dockerfile');
+
+/** The values an operator puts into prod's Secrets (they are not in git); fresh for every run. */
+export function prodSecrets(): { secrets: ProvidedSecrets; natsPasswords: Record<string, string>; dbPassword: string } {
+  const natsPasswords = Object.fromEntries([...SERVICE_ROLES, 'plugin', 'ops'].map((r) => [r, 'p' + randomBytes(12).toString('hex')]));
+  const dbPassword = 'db' + randomBytes(8).toString('hex');
+  return {
+    natsPasswords,
+    dbPassword,
+    secrets: {
+      'conveyor-nats-credentials': natsPasswords,
+      'conveyor-admin': { CONVEYOR_SECRET_KEY: randomBytes(32).toString('base64'), CONVEYOR_ADMIN_PASSWORD: 'a' + randomBytes(12).toString('hex') },
+      'conveyor-database': { DATABASE_URL: `postgresql://conveyor:${dbPassword}@postgres.data.svc.cluster.local:5432/conveyor` },
+      'conveyor-redis': { REDIS_URL: 'redis://redis.data.svc.cluster.local:6379' },
+      'conveyor-llm': { LLM_API_KEY: 'sk-' + randomBytes(8).toString('hex') },
+      'conveyor-config-env': { LLM_BASE_URL: 'https://llm.example.invalid/v1', HTTP_BOT_INBOUND_SECRET: randomBytes(16).toString('hex'), HTTP_BOT_CALLBACK_URL: 'https://callbacks.example.invalid/cb' },
+      // The CA is written when the run starts (conformance needs a server certificate signed by it).
+      'conveyor-nats-tls': { 'ca.crt': '' },
+    },
+  };
+}
+
+/**
+ * The compose file's variables as a first user makes them: the command .env.example documents,
+ * run as written (its output is what `.env` would hold).
+ */
+export function composeEnv(): Record<string, string> {
+  const example = readFileSync(path.join(repoRoot, '.env.example'), 'utf8');
+  const command = /^#\s+(awk .*) > \.env$/m.exec(example)?.[1];
+  if (!command) throw new Error('.env.example no longer documents the command that fills it in');
+  const filled = execFileSync('/bin/sh', ['-c', command], { cwd: repoRoot, encoding: 'utf8' });
+  const env: Record<string, string> = {};
+  for (const line of filled.split('\n')) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
+export interface TargetWorkloads {
+  workloads: Workload[];
+  /** prod: the backends an operator runs outside the namespace, started here as the suite's own. */
+  externals: Workload[];
+  prod?: ReturnType<typeof prodSecrets>;
+}
+
+function external(name: string, hostnames: string[], image: string, argv: string[], env: Record<string, string>, dirs: string[], files: Container['files'], readiness: Probe): Workload {
+  return {
+    source: 'external',
+    kind: 'backend',
+    name,
+    podName: name,
+    init: [],
+    containers: [{ name, image, argv, workdir: '/', env, files, dirs, binds: {}, readOnlyRootFilesystem: false, readiness, ports: {} }],
+    restart: false,
+    dependsOn: [],
+    hostnames,
+  };
+}
+
+/** The workloads of a target, read from the artifacts. Pure: safe to call outside the namespace. */
+export function targetWorkloads(target: Target, prod = prodSecrets(), compose = composeEnv()): TargetWorkloads {
+  const stages = dockerfileStages(DOCKERFILE);
+  if (target === 'compose') {
+    const config = composeConfig(path.join(repoRoot, 'docker-compose.yml'), repoRoot, compose, ['fakes']);
+    return { workloads: composeWorkloads(config, repoRoot, stages), externals: [] };
+  }
+  const objects = renderOverlay(path.join(repoRoot, 'k8s/overlays', target));
+  if (target === 'dev') return { workloads: kubeWorkloads('dev', objects, stages), externals: [] };
+  const workloads = kubeWorkloads('prod', objects, stages, prod.secrets);
+  const http = (port: number, p: string): Probe => ({ kind: 'http', path: p, port, initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 });
+  const natsHost = new URL(workloads[0]!.containers[0]!.env.NATS_URL!.split(',')[0]!).hostname;
+  const externals = [
+    external('nats', [natsHost], 'nats:external', ['-c', '/etc/nats/nats.conf', '-js'], Object.fromEntries(Object.entries(prod.natsPasswords).map(([r, p]) => [passwordVariable(r as never), p])), ['/data'], [], http(8222, '/healthz?js-enabled-only=true')),
+    external('redis', ['redis.data.svc.cluster.local'], 'redis:external', ['redis-server', '--save', '', '--appendonly', 'no'], {}, [], [], { kind: 'exec', command: ['redis-cli', 'ping'], initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 }),
+    external('postgres', ['postgres.data.svc.cluster.local'], 'postgres:external', [], { POSTGRES_USER: 'conveyor', POSTGRES_PASSWORD: prod.dbPassword, POSTGRES_DB: 'conveyor' }, ['/var/lib/postgresql/data', '/var/run/postgresql'], [], { kind: 'exec', command: ['pg_isready', '-h', '127.0.0.1', '-U', 'conveyor', '-d', 'conveyor'], initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 }),
+  ];
+  const collector = new URL(workloads[0]!.containers[0]!.env.OTEL_EXPORTER_OTLP_ENDPOINT!).hostname;
+  externals.push(external('otel-collector', [collector], 'otel/opentelemetry-collector:external', [], {}, [], [], http(4318, '/')));
+  return { workloads, externals, prod };
+}
+
+/** Every name a workload of the target is reached by (for the namespace's hosts file). */
+export function targetHostnames(t: TargetWorkloads): string[] {
+  return [...new Set([...t.workloads, ...t.externals].flatMap((w) => w.hostnames))].sort();
+}
+
+function budgetOf(c: Container): number {
+  const p = c.startup ?? c.readiness;
+  if (!p) return 60;
+  return p.initialDelaySeconds + p.periodSeconds * p.failureThreshold;
+}
+
+/** A TLS server certificate for `host` and the CA that signed it, made with openssl for this run. */
+function makeCertificates(dir: string, host: string): { ca: string; cert: string; key: string } {
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=conveyor-conformance-ca');
+  run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${host}`);
+  writeFileSync(path.join(dir, 'san.ext'), `subjectAltName=DNS:${host}\n`);
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.ext');
+  return { ca: readFileSync(path.join(dir, 'ca.crt'), 'utf8'), cert: readFileSync(path.join(dir, 'server.crt'), 'utf8'), key: readFileSync(path.join(dir, 'server.key'), 'utf8') };
+}
+
+class Supervisor {
+  readonly reports = new Map<Container, ContainerReport>();
+  private stopping = false;
+
+  constructor(private readonly net: PodNetwork, private readonly t0: number) {}
+
+  private report(w: Workload, c: Container): ContainerReport {
+    let r = this.reports.get(c);
+    if (!r) {
+      const stage = conveyorStage(c.image);
+      r = { workload: w.name, container: c.name, image: c.image, ...(stage ? { stage } : {}), argv: c.argv, budgetSeconds: budgetOf(c), restarts: 0, exits: [], logTail: [] };
+      this.reports.set(c, r);
+    }
+    return r;
+  }
+
+  /** Runs a container until it exits, restarting it as its policy says (with the kubelet's growing back-off). */
+  private async runContainer(w: Workload, c: Container, restart: boolean): Promise<{ code: number | null }> {
+    const r = this.report(w, c);
+    let backoff = 1_000;
+    for (;;) {
+      r.launchedAtSeconds ??= (Date.now() - this.t0) / 1000;
+      const running = this.net.start(w, c);
+      const exit = await running.exited;
+      r.exits.push({ code: exit.code, signal: exit.signal });
+      r.logTail = running.logs.slice(-25);
+      if (this.stopping || !restart) return exit;
+      r.restarts++;
+      await new Promise((res) => setTimeout(res, backoff));
+      backoff = Math.min(backoff * 2, 10_000);
+      if (this.stopping) return exit;
+    }
+  }
+
+  /** Starts the workload: init containers one after the other (each must exit 0), then the containers. */
+  async start(w: Workload): Promise<void> {
+    for (const c of w.init) {
+      const exit = await this.runContainer(w, c, false);
+      if (exit.code !== 0) {
+        this.report(w, c).problem = `init container ${c.name} exited ${exit.code}`;
+        if (!w.restart) return;
+        // A pod whose init container fails is restarted as a whole by the kubelet.
+        for (let attempt = 0; attempt < 5 && !this.stopping; attempt++) {
+          await new Promise((res) => setTimeout(res, 2_000 * (attempt + 1)));
+          const again = await this.runContainer(w, c, false);
+          this.report(w, c).restarts++;
+          if (again.code === 0) {
+            delete this.report(w, c).problem;
+            break;
+          }
+        }
+        if (this.report(w, c).problem) return;
+      }
+    }
+    for (const c of w.containers) void this.runContainer(w, c, w.restart);
+  }
+
+  /** Polls a container's startup then readiness probe at their periods, until the manifest's budget runs out (×3 on a loaded machine). */
+  async probeUntilReady(w: Workload, c: Container, slack: number): Promise<void> {
+    const r = this.report(w, c);
+    for (let i = 0; i < 3000 && r.launchedAtSeconds === undefined && !this.stopping; i++) await new Promise((res) => setTimeout(res, 100));
+    const launched = this.t0 + (r.launchedAtSeconds ?? 0) * 1000;
+    const deadline = launched + r.budgetSeconds * 1000 * slack;
+    const current = (): RunningContainer | undefined => [...this.net.running].reverse().find((x) => x.container === c && !x.exit);
+    const pass = async (p: Probe | undefined): Promise<boolean> => {
+      if (!p) return true;
+      if (p.initialDelaySeconds) await new Promise((res) => setTimeout(res, p.initialDelaySeconds * 1000));
+      while (Date.now() < deadline && !this.stopping) {
+        const rc = current();
+        if (rc && (await this.net.probe(rc, p))) return true;
+        await new Promise((res) => setTimeout(res, Math.min(p.periodSeconds, 2) * 1000));
+      }
+      return false;
+    };
+    if (!(await pass(c.startup))) {
+      r.problem ??= `startup probe did not pass within ${Math.round(r.budgetSeconds * slack)} s`;
+      return;
+    }
+    if (c.startup) r.startedSeconds = (Date.now() - launched) / 1000;
+    if (!(await pass(c.readiness))) {
+      r.problem ??= `readiness probe did not pass within ${Math.round(r.budgetSeconds * slack)} s`;
+      return;
+    }
+    r.readySeconds = (Date.now() - launched) / 1000;
+    r.startedSeconds ??= r.readySeconds;
+  }
+
+  stop(): void {
+    this.stopping = true;
+  }
+}
+
+function signedHttpBotRequest(botId: string, secret: string, text: string): { url: string; init: RequestInit } {
+  const body = JSON.stringify({ session_id: `conformance-${randomUUID()}`, sender: { name: 'Conformance' }, message: [{ type: 'Plain', text }] });
+  const ts = String(Math.floor(Date.now() / 1000));
+  const signature = 'sha256=' + createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
+  return { url: `/bots/${botId}`, init: { method: 'POST', headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': signature }, body } };
+}
+
+export async function runConformance(target: Target, log: (line: string) => void = () => undefined): Promise<ConformanceReport> {
+  const report: ConformanceReport = { target, workloads: [], containers: [], problems: [] };
+  const spec = targetWorkloads(target);
+  report.workloads = spec.workloads.map((w) => ({ name: w.name, kind: w.kind, hostnames: w.hostnames }));
+  const net = new PodNetwork(log);
+  const t0 = Date.now();
+  const sup = new Supervisor(net, t0);
+  let otlp: OtlpReceiver | undefined;
+  const scratch = mkdtempSync('/tmp/conveyor-conformance-');
+  try {
+    execFileSync('ip', ['link', 'set', 'lo', 'up']);
+    // Trace collectors (Jaeger, the OpenTelemetry Collector) are the test's OTLP receiver.
+    const collectors = [...spec.workloads, ...spec.externals].filter((w) => /jaegertracing|opentelemetry-collector/.test(w.containers[0]!.image));
+    if (collectors.length) otlp = await startOtlpReceiver({ port: 4318, host: '0.0.0.0' });
+    const others = [...spec.externals.filter((w) => !collectors.includes(w))];
+    if (spec.prod) {
+      const natsHost = spec.externals.find((w) => w.name === 'nats')!.hostnames[0]!;
+      const certs = makeCertificates(scratch, natsHost);
+      const nats = spec.externals.find((w) => w.name === 'nats')!.containers[0]!;
+      nats.files.push(
+        { path: '/etc/nats/nats.conf', content: Buffer.from(natsServerConfig() + `\ntls {\n  cert_file: "/etc/nats/tls/server.crt"\n  key_file: "/etc/nats/tls/server.key"\n}\n`), mode: 0o644 },
+        { path: '/etc/nats/tls/server.crt', content: Buffer.from(certs.cert), mode: 0o644 },
+        { path: '/etc/nats/tls/server.key', content: Buffer.from(certs.key), mode: 0o600 },
+      );
+      // The Secret's CA, in every workload that mounts conveyor-nats-tls.
+      for (const w of spec.workloads) for (const c of [...w.init, ...w.containers]) for (const f of c.files) if (f.path.endsWith('/nats-tls/ca.crt')) f.content = Buffer.from(certs.ca);
+    }
+    for (const w of others) {
+      await sup.start(w);
+      await sup.probeUntilReady(w, w.containers[0]!, 1);
+      const r = sup.reports.get(w.containers[0]!)!;
+      if (r.problem) report.problems.push(`the suite's own ${w.name} did not start: ${r.problem}\n${r.logTail.join('\n')}`);
+    }
+    const runnable = spec.workloads.filter((w) => !collectors.includes(w));
+    if (target === 'compose') {
+      // compose starts a service once what it depends on is healthy, started or completed.
+      const done = new Map<string, Promise<void>>();
+      const startCompose = (w: Workload): Promise<void> => {
+        const existing = done.get(w.name);
+        if (existing) return existing;
+        const p = (async () => {
+          for (const d of w.dependsOn) {
+            const dep = runnable.find((x) => x.name === d.name);
+            if (!dep) continue;
+            await startCompose(dep);
+            if (d.condition === 'service_completed_successfully') {
+              const c = dep.containers[0]!;
+              for (let i = 0; i < 600 && !sup.reports.get(c)?.exits.length; i++) await new Promise((res) => setTimeout(res, 200));
+              const code = sup.reports.get(c)?.exits[0]?.code;
+              if (code !== 0) throw new Error(`${w.name} waits for ${dep.name} to complete, which exited ${code}`);
+            }
+          }
+          await sup.start(w);
+          // A service others wait on for health gates them; the rest are probed below.
+          if (w.containers[0]!.readiness) await sup.probeUntilReady(w, w.containers[0]!, 3);
+        })();
+        done.set(w.name, p);
+        return p;
+      };
+      const results = await Promise.allSettled(runnable.map(startCompose));
+      for (const r of results) if (r.status === 'rejected') report.problems.push(String((r.reason as Error).message));
+    } else {
+      // Kubernetes starts every pod at once; each becomes ready when what it needs is there.
+      await Promise.all(runnable.map((w) => sup.start(w).then(() => Promise.all(w.containers.map((c) => sup.probeUntilReady(w, c, 3))))));
+    }
+
+    const ingress = runnable.find((w) => w.name === 'ingress')?.containers[0];
+    const fakes = net.running.find((r) => r.container.image.includes('dev-fakes'));
+    if (ingress && fakes) {
+      report.message = { sent: false };
+      try {
+        const config = parseYaml(readFileSync(path.join(repoRoot, 'conveyor.example.yaml'), 'utf8')) as { bots: { id: string }[] };
+        const botId = config.bots[0]!.id;
+        const secret = fakes.container.env.HTTP_BOT_INBOUND_SECRET ?? '';
+        const text = `conformance ${randomUUID()}`;
+        const port = Number(ingress.env.PORT ?? ingress.ports.http ?? 8080);
+        const req = signedHttpBotRequest(botId, secret, text);
+        const res = await fetch(`http://127.0.0.1:${port}${req.url}`, req.init);
+        report.message = { sent: true, status: res.status };
+        await res.body?.cancel();
+        const deadline = Date.now() + 90_000;
+        const wanted = new RegExp(`final=true signature=ok: (.*${text}.*)$`);
+        while (Date.now() < deadline) {
+          const line = fakes.logs.map((l) => wanted.exec(l)).find(Boolean);
+          if (line) {
+            report.message.answer = line[1]!;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        if (!report.message.answer) report.message.problem = `no final signed callback for "${text}" within 90 s; the integrator printed:\n${fakes.logs.slice(-10).join('\n')}`;
+      } catch (err) {
+        report.message.problem = (err as Error).message;
+      }
+    }
+  } catch (err) {
+    report.problems.push((err as Error).stack ?? String(err));
+  } finally {
+    sup.stop();
+    await net.stopAll();
+    for (const r of net.running) {
+      const rep = sup.reports.get(r.container);
+      if (rep) rep.logTail = r.logs.slice(-25);
+    }
+    report.containers = [...sup.reports.values()];
+    if (otlp) {
+      // Every service flushes its spans when it stops: they are all in by now.
+      const resources = otlp.spans.map((s) => s.resourceAttributes);
+      report.spans = {
+        count: otlp.spans.length,
+        services: [...new Set(resources.map((r) => String(r['service.name'])))].sort(),
+        environments: [...new Set(resources.map((r) => String(r['deployment.environment.name'])))].sort(),
+        instanceIds: [...new Set(resources.map((r) => String(r['service.instance.id'])))].sort(),
+      };
+    }
+    await otlp?.close();
+    net.cleanup();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return report;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [target, out] = process.argv.slice(2) as [Target, string];
+  if (!TARGETS.includes(target) || !out) {
+    console.error(`usage: conformance.js <${TARGETS.join('|')}> <report.json>`);
+    process.exit(2);
+  }
+  const report = await runConformance(target, process.env.CONFORMANCE_VERBOSE ? (l) => console.error(l) : undefined);
+  writeFileSync(out, JSON.stringify(report, null, 2));
+  process.exit(0);
+}
