@@ -16,10 +16,22 @@ export const OneBotConfigSchema = z.object({
   /** Forward: the implementation's host (NapCat, Lagrange, go-cqhttp). Reverse: the address to listen on. */
   host: z.string().min(1).max(255).default('127.0.0.1'),
   port: z.coerce.number().int().min(1).max(65535).default(2280),
-  /** Sent as `Authorization: Bearer <token>`; empty when the implementation has none. */
+  /**
+   * Forward: sent as `Authorization: Bearer <token>`; empty when the implementation has none.
+   * Reverse: what a connecting implementation must present; required, since the listener is open to
+   * whoever reaches the port and the first session in holds the bot.
+   */
   'access-token': z.string().max(1_000).default(''),
   /** Path of the WebSocket endpoint; `/` serves events and actions together in OneBot v11. */
   path: z.string().startsWith('/').max(1_000).default('/'),
+}).superRefine((config, ctx) => {
+  if (config.mode === 'reverse' && config['access-token'] === '') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['access-token'],
+      message: 'access-token is required in reverse mode: without it anybody who reaches host:port can connect as the implementation, and the first connection locks the real one out',
+    });
+  }
 });
 export type OneBotConfig = z.output<typeof OneBotConfigSchema>;
 

@@ -118,7 +118,7 @@ test('bot settings take LangBot keys with defaults; an unknown mode is refused n
   const c = parseOneBotConfig({ host: '10.0.0.5', port: '3001', 'access-token': 'tok' });
   assert.equal(oneBotUrl(c), 'ws://10.0.0.5:3001/');
   assert.equal(c['access-token'], 'tok');
-  assert.equal(parseOneBotConfig({ mode: "reverse", host: "0.0.0.0" }).mode, "reverse");
+  assert.equal(parseOneBotConfig({ mode: "reverse", host: "0.0.0.0", 'access-token': 'tok' }).mode, "reverse");
   assert.throws(() => parseOneBotConfig({ mode: "http" }), /mode/);
   assert.throws(() => parseOneBotConfig({ port: 70000 }), /port/);
 });

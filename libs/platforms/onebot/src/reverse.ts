@@ -33,7 +33,7 @@ export interface ReverseListener {
 
 /**
  * Reverse WebSocket: listens on `host:port` for the implementation, checks its access token (401
- * otherwise), and keeps one connection: a second one while the first is open gets 409, so exactly one
+ * otherwise, and always when the bot has none), and keeps one connection: a second one while the first is open gets 409, so exactly one
  * implementation session feeds the bot. Only the gateway replica holding the bot listens; the others
  * have nothing on that port, and the implementation's reconnection lands on the holder.
  */
@@ -48,7 +48,9 @@ export async function listenReverse(config: OneBotConfig, socketOptions: Omit<On
   const wss = new WebSocketServer({ noServer: true, maxPayload: 16 * 1024 * 1024 });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => undefined);
-    if (config['access-token'] && !sameToken(presentedToken(req), config['access-token'])) return refuse(socket, 401, 'Unauthorized');
+    // No token configured refuses everyone: the schema requires one in reverse mode, and a listener
+    // reached without it (a config that bypassed the schema) must not hand the bot to the first caller.
+    if (!config['access-token'] || !sameToken(presentedToken(req), config['access-token'])) return refuse(socket, 401, 'Unauthorized');
     if (current) return refuse(socket, 409, 'Conflict');
     wss.handleUpgrade(req, socket, head, (ws) => {
       const s = OneBotSocket.accept(ws, socketOptions);
