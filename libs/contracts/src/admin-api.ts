@@ -462,7 +462,11 @@ export const AuditFilter = PageQuery.extend({ resource: AuditResource.optional()
 
 // ---------------------------------------------------------------- route table
 
-/** Every route, for the README, the OpenAPI document and the console (paths relative to ADMIN_API_BASE). */
+/**
+ * Every route and who may call it (paths relative to ADMIN_API_BASE), for the README, the OpenAPI
+ * document and the console. The service's live route table (GET /routes) must list exactly these with
+ * the same access; a fourth element `session` marks a route an API token may not call.
+ */
 export const ADMIN_ROUTES = [
   ['GET', '/auth/status', 'public'],
   ['POST', '/auth/setup', 'public'],
@@ -474,7 +478,7 @@ export const ADMIN_ROUTES = [
   ['PATCH', '/users/:username', 'admin'],
   ['DELETE', '/users/:username', 'admin'],
   ['GET', '/tokens', 'admin'],
-  ['POST', '/tokens', 'admin'],
+  ['POST', '/tokens', 'admin', 'session'],
   ['DELETE', '/tokens/:id', 'admin'],
   ['GET', '/models', 'viewer'],
   ['GET', '/models/:id', 'viewer'],
@@ -509,7 +513,29 @@ export const ADMIN_ROUTES = [
   ['GET', '/audit', 'admin'],
   ['GET', '/settings', 'viewer'],
   ['PUT', '/settings', 'admin'],
+  ['GET', '/platforms', 'viewer'],
+  ['GET', '/debug-chat/bots/:botId/sessions/:sessionId/events', 'viewer'],
+  ['POST', '/debug-chat/bots/:botId/sessions/:sessionId/messages', 'admin'],
+  ['POST', '/debug-chat/bots/:botId/sessions/:sessionId/reset', 'admin'],
+  ['GET', '/routes', 'admin'],
 ] as const;
+
+/**
+ * One entry of the live route table: each route and mount of the service's HTTP router, in the order
+ * the router tries them. `access` is what the guard enforces (`public`, or the role needed);
+ * `unguarded` is served before or beside the guard (the console's files, the OpenAPI document, the
+ * body parser's mount), so it must never serve data. `USE` is a mount (every method, path prefix).
+ */
+export const RouteEntry = z.object({
+  method: z.string(),
+  path: z.string(),
+  access: z.enum(['public', 'viewer', 'admin', 'unguarded']),
+  sessionOnly: z.boolean(),
+});
+export type RouteEntry = z.infer<typeof RouteEntry>;
+/** GET /routes (admin). */
+export const RouteTable = z.object({ items: z.array(RouteEntry) });
+export type RouteTable = z.infer<typeof RouteTable>;
 
 // ---------------------------------------------------------------- parsed inputs
 

@@ -11,6 +11,7 @@ import { InfraModule } from './infra.module.js';
 import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
 import { NestLogger, requestLogging } from './request-logging.js';
+import { strictExpressAdapter } from './open-route.js';
 
 export interface ServiceDefinition<S extends z.ZodObject> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
@@ -54,6 +55,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
         ],
         controllers: env.METRICS_PORT === undefined ? [HealthController] : [],
       },
+      strictExpressAdapter(),
       { bufferLogs: true, ...def.nestOptions },
     );
     app.useLogger(new NestLogger(logger));
@@ -83,6 +85,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
 async function serveOperations(infra: Infra, port: number, host: string): Promise<INestApplication> {
   const app = await NestFactory.create(
     { module: OperationsRootModule, imports: [InfraModule.forRoot(infra), TerminusModule], controllers: [HealthController] },
+    strictExpressAdapter(),
     { logger: ['error', 'warn'] },
   );
   await app.listen(port, host);

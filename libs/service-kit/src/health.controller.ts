@@ -5,6 +5,7 @@ import { prometheusExporter } from '@conveyor/telemetry';
 import { INFRA } from './infra.module.js';
 import type { Infra } from './infra.js';
 import { lifecycle } from './lifecycle.js';
+import { OpenRoute } from './open-route.js';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -12,6 +13,8 @@ function withTimeout<T>(p: Promise<T>): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), CHECK_TIMEOUT_MS).unref())]);
 }
 
+/** Probes and scrapers carry no credentials: open on every service, whatever guard it has. */
+@OpenRoute()
 @Controller()
 export class HealthController {
   constructor(

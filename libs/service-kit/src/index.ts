@@ -13,3 +13,4 @@ export * from './plugin-runtime.js';
 export * from './config-caches.js';
 export * from './instance-settings.js';
 export * from './query-intake.js';
+export * from './open-route.js';

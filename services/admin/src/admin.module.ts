@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { AuthStore, ConfigStore, DeadLetters } from '@conveyor/admin';
 import { publishConfigChanged } from '@conveyor/bus';
 import type { SecretBox } from '@conveyor/persistence';
@@ -8,6 +8,7 @@ import { AuthController } from './auth.controller.js';
 import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController, SettingsController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
+import { RoutesController } from './routes.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
 import { CONFIG_STORE, DEAD_LETTERS, SECRET_BOX } from './tokens.js';
@@ -41,7 +42,8 @@ export class AdminModule {
   static register(infra: Infra, parts: AdminParts): DynamicModule {
     return {
       module: AdminModule,
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController],
+      imports: [DiscoveryModule],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController, RoutesController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { Reflector } from '@nestjs/core';
 import type { ExecutionContext } from '@nestjs/common';
 import { AdminApiError, type Principal } from '@conveyor/admin';
-import { AdminAuthGuard, bearer, Public, RequireRole, sessionCookie } from './http.js';
+import { AdminAuthGuard, bearer, Public, RequireRole, RequireSession, sessionCookie } from './http.js';
 
 class Routes {
   @Public()
@@ -13,6 +13,8 @@ class Routes {
   write() {}
   @RequireRole('viewer')
   viewerPost() {}
+  @RequireSession()
+  mint() {}
 }
 
 const principals: Record<string, Principal> = {
@@ -40,10 +42,22 @@ function context(handler: keyof Routes, method: string, headers: Record<string, 
 
 const outcome = (p: Promise<boolean>) => p.then((ok) => (ok ? 'allowed' : 'denied'), (err: unknown) => (err instanceof AdminApiError ? `${err.statusCode} ${err.code}` : String(err)));
 
-test('public routes and non-API paths (health, metrics) need nothing', async () => {
+test('only routes marked public need nothing, whatever the path looks like', async () => {
   const { guard: g } = guard();
   assert.equal(await outcome(g.canActivate(context('open', 'POST'))), 'allowed');
-  assert.equal(await outcome(g.canActivate(context('write', 'GET', {}, '/health/ready'))), 'allowed');
+  // The path decides nothing: an unmarked route is closed at any spelling, inside /api or not.
+  for (const path of ['/api/v1/models', '/API/v1/models', '/Api/v1/models', '//api/v1/models', '/health/ready', '/']) {
+    assert.equal(await outcome(g.canActivate(context('read', 'GET', {}, path))), '401 unauthenticated', path);
+    assert.equal(await outcome(g.canActivate(context('write', 'DELETE', {}, path))), '401 unauthenticated', path);
+  }
+});
+
+test('a sign-in-only route refuses tokens, even an admin token', async () => {
+  const { guard: g } = guard();
+  principals['cvt_admin'] = { username: 'ci', role: 'admin', via: 'token', actor: 'token:t2' };
+  assert.equal(await outcome(g.canActivate(context('mint', 'POST', { authorization: 'Bearer cvt_admin' }))), '403 forbidden');
+  assert.equal(await outcome(g.canActivate(context('mint', 'POST', { cookie: 'conveyor_session=cvs_admin' }))), 'allowed');
+  assert.equal(await outcome(g.canActivate(context('mint', 'POST', { authorization: 'Bearer cvt_viewer' }))), '403 forbidden');
 });
 
 test('no credentials, or unknown ones, are 401 and logged without the secret', async () => {

@@ -6,18 +6,40 @@ import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import { AdminApi, storableText } from '@conveyor/contracts';
 import { AdminApiError, allows, validationError, type AuthStore, type Principal, type Role } from '@conveyor/admin';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, OPEN_ROUTE, OpenRoute, type Infra } from '@conveyor/service-kit';
 import { currentTraceId } from '@conveyor/telemetry';
 
 export const AUTH_STORE = Symbol('AuthStore');
-const PUBLIC_ROUTE = 'conveyor:admin:public';
 const REQUIRED_ROLE = 'conveyor:admin:role';
+const SESSION_ONLY = 'conveyor:admin:session-only';
 const API_PATH = '/api/';
 
-/** No sign-in needed (status, setup, login). */
-export const Public = () => SetMetadata(PUBLIC_ROUTE, true);
+/**
+ * No sign-in needed (status, setup, login; health and metrics are marked so in the service kit). Every
+ * other route needs a session or a token: the guard denies whatever is not marked.
+ */
+export const Public = OpenRoute;
 /** The role a route needs; default: `viewer` for GET, `admin` for everything else. */
 export const RequireRole = (role: Role) => SetMetadata(REQUIRED_ROLE, role);
+/** Only a signed-in user, never an API token, may call the route (tokens cannot mint tokens). */
+export const RequireSession = () => SetMetadata(SESSION_ONLY, true);
+
+/** What a route needs: nothing (public), or a role, and whether a token will do. */
+export interface RouteAccess {
+  access: 'public' | Role;
+  sessionOnly: boolean;
+}
+
+/**
+ * A route's access from its handler's and controller's metadata and its HTTP method. The guard and the
+ * route table (GET /routes) both read it here, so the table says what the guard enforces.
+ */
+export function routeAccess(reflector: Reflector, targets: [Function, Function], method: string): RouteAccess {
+  const sessionOnly = reflector.getAllAndOverride<boolean | undefined>(SESSION_ONLY, targets) ?? false;
+  if (reflector.getAllAndOverride<boolean | undefined>(OPEN_ROUTE, targets)) return { access: 'public', sessionOnly: false };
+  const role = reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets) ?? (method === 'GET' || method === 'HEAD' ? 'viewer' : 'admin');
+  return { access: role, sessionOnly };
+}
 
 /** The caller of each authenticated request. A WeakMap, so a request object needs no extra fields. */
 const principals = new WeakMap<Request, Principal>();
@@ -51,12 +73,14 @@ export class AdminAuthGuard implements CanActivate {
     @Inject(INFRA) private readonly infra: { logger: { warn(obj: object, msg: string): void } },
   ) {}
 
+  /**
+   * Decided by the route the router matched (its handler's metadata), never by the request's path:
+   * a route not marked public needs a valid session or token, whatever the path looks like.
+   */
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = ctx.switchToHttp().getRequest<Request>();
-    // Health and metrics (probes and scrapers) stay open, as on every service.
-    if (!req.path.startsWith(API_PATH)) return true;
+    const { access, sessionOnly } = routeAccess(this.reflector, [ctx.getHandler(), ctx.getClass()], req.method);
+    if (access === 'public') return true;
     const token = bearer(req.headers.authorization);
     const session = sessionCookie(req.headers.cookie);
     const principal = token ? await this.auth.authenticateToken(token) : session ? await this.auth.authenticateSession(session) : null;
@@ -67,11 +91,14 @@ export class AdminAuthGuard implements CanActivate {
       const field = token ? 'header.authorization' : session ? `cookie.${AdminApi.ADMIN_SESSION_COOKIE}` : 'header.authorization';
       throw new AdminApiError('unauthenticated', token || session ? `${field}: the session or token is not valid (expired, revoked or unknown); sign in again` : `${field}: sign in (session cookie) or send Authorization: Bearer <API token>`, { field });
     }
-    const required = this.reflector.getAllAndOverride<Role | undefined>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');
-    if (!allows(principal.role, required)) {
-      this.infra.logger.warn({ ...where, actor: principal.actor, role: principal.role, required }, 'admin API: request refused for the role');
-      const field = principal.via === 'token' ? 'header.authorization' : `cookie.${AdminApi.ADMIN_SESSION_COOKIE}`;
-      throw new AdminApiError('forbidden', `${field}: this needs the ${required} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`, { field });
+    const field = principal.via === 'token' ? 'header.authorization' : `cookie.${AdminApi.ADMIN_SESSION_COOKIE}`;
+    if (!allows(principal.role, access)) {
+      this.infra.logger.warn({ ...where, actor: principal.actor, role: principal.role, required: access }, 'admin API: request refused for the role');
+      throw new AdminApiError('forbidden', `${field}: this needs the ${access} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`, { field });
+    }
+    if (sessionOnly && principal.via !== 'session') {
+      this.infra.logger.warn({ ...where, actor: principal.actor }, 'admin API: a token asked for a sign-in-only route');
+      throw new AdminApiError('forbidden', `${field}: an API token cannot do this; sign in as a user`, { field });
     }
     principals.set(req, principal);
     return true;
@@ -86,8 +113,10 @@ export class AdminErrorFilter implements ExceptionFilter {
   catch(err: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request>();
-    if (!req.path.startsWith(API_PATH) && err instanceof HttpException) {
-      // Health and metrics answer as on every other service.
+    // The route the router matched, as it was registered (not as the request spelled it): health and
+    // metrics answer as on every other service; API routes, and requests no route matched, as AdminError.
+    const route: unknown = (req.route as { path?: unknown } | undefined)?.path;
+    if (typeof route === 'string' && !route.startsWith(API_PATH) && err instanceof HttpException) {
       res.status(err.getStatus()).json(err.getResponse());
       return;
     }

@@ -48,6 +48,7 @@ const SHAPES: Record<string, { body?: string; answer?: string }> = {
   'GET /audit': { answer: 'Page:AuditEntry' },
   'GET /settings': { answer: 'InstanceSettings' },
   'PUT /settings': { body: 'InstanceSettingsUpdate', answer: 'InstanceSettings' },
+  'GET /routes': { answer: 'RouteTable' },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });

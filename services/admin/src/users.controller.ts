@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post } from '@nestjs/common';
 import { AdminApi } from '@conveyor/contracts';
 import type { AuthStore, Principal } from '@conveyor/admin';
-import { AUTH_STORE, Caller, parse, StorableId, RequireRole } from './http.js';
+import { AUTH_STORE, Caller, parse, StorableId, RequireRole, RequireSession } from './http.js';
 
 @Controller('api/v1')
 @RequireRole('admin')
@@ -34,7 +34,9 @@ export class UsersController {
     return { items: await this.auth.listTokens(), nextCursor: null };
   }
 
+  /** A token is minted by a signed-in user only: a leaked token cannot make itself a successor. */
   @Post('tokens')
+  @RequireSession()
   createToken(@Caller() caller: Principal, @Body() body: unknown) {
     return this.auth.createToken(caller, parse(AdminApi.ApiTokenCreate, body, 'body'));
   }
