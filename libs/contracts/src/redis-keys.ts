@@ -83,6 +83,12 @@ export function redisKeys(prefix: string) {
      * resume); written only by the lease holder, expiring a while after the lease.
      */
     connectionState: (botId: string) => `${prefix}:gw:{${botId}}:state`,
+    /**
+     * A webhook credential a platform accepts once (DingTalk's `timestamp` and `sign`, which do not
+     * cover the body): set NX by the ingress replica that takes the delivery, expiring with the
+     * credential's validity, so a captured pair replayed with another body is refused on any replica.
+     */
+    webhookOnce: (adapter: string, botId: string, id: string) => `${prefix}:webhook-once:{${botId}}:${adapter}:${id}`,
     /** A reply part a gateway already handed to the platform, so a retried send is not shown twice. */
     gatewaySent: (botId: string, partId: string) => `${prefix}:gw:{${botId}}:sent:${partId}`,
   };

@@ -78,8 +78,24 @@ export function inboundQuery(m: InboundMessage, delivery: { replyTo: string; ded
  */
 export type WebhookOutcome =
   | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef }
-  | { kind: 'drop'; reason: string; ref?: LogRef };
+  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef; once?: OnceCredential }
+  | { kind: 'drop'; reason: string; ref?: LogRef; once?: OnceCredential };
+
+/**
+ * A verified credential of the request that must not be accepted again while it is valid: a
+ * platform whose signature does not cover the body (DingTalk signs only a timestamp) names it, so a
+ * captured header pair cannot carry another body. The ingress claims it across replicas before
+ * publishing (the second request with it gets `replayed`), and gives it back when publishing
+ * fails, so the platform's own retry of that delivery is taken.
+ */
+export interface OnceCredential {
+  /** Unique among the bot's requests while valid (e.g. `<timestamp>:<sign>`). */
+  id: string;
+  /** How long the credential stays acceptable from now; the claim is held that long. */
+  ttlMs: number;
+  /** The answer for a request that presents it again. */
+  replayed: HttpAnswer;
+}
 
 /** The platform's ids of a delivery for log lines (e.g. `{ updateId }`); never a secret or message text. */
 export type LogRef = Record<string, string | number>;

@@ -1,16 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { LIMITS } from '@conveyor/contracts';
+import { LIMITS, redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
-import { queryOf, type HttpAnswer, type LogRef, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
+import { queryOf, type HttpAnswer, type LogRef, type OnceCredential, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
-import { OverloadedError, QueryPublisher } from './query-publisher.js';
+import { OverloadedError, QueryPublisher, requireRedisConnected } from './query-publisher.js';
 
 const dropped = meter.createCounter('conveyor_ingress_webhook_dropped', { description: 'Webhook deliveries acknowledged without a query, by platform' });
+const replays = meter.createCounter('conveyor_ingress_webhook_replayed', { description: 'Webhook requests refused for presenting a credential already used, by platform' });
 
 export function sendAnswer(res: Response, answer: HttpAnswer): void {
   for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
@@ -26,11 +27,32 @@ export function sendAnswer(res: Response, answer: HttpAnswer): void {
  */
 @Injectable()
 export class WebhookHandler {
+  private readonly keys: RedisKeys;
+
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly bots: BotDirectory,
     private readonly queries: QueryPublisher,
-  ) {}
+  ) {
+    this.keys = redisKeys(infra.topology.prefix);
+  }
+
+  /**
+   * Claims a once-only credential for this replica: true when nobody presented it before (SET NX
+   * with the credential's remaining validity as TTL, so every replica sees the claim).
+   */
+  private async claim(adapter: string, botId: string, once: OnceCredential): Promise<boolean> {
+    requireRedisConnected(this.infra);
+    const set = await this.infra.redis.set(this.keys.webhookOnce(adapter, botId, once.id), '1', 'PX', Math.ceil(once.ttlMs), 'NX');
+    return set === 'OK';
+  }
+
+  /** Gives a claim back when the delivery was not taken, so the platform's retry with the same credential is. */
+  private async release(adapter: string, botId: string, once: OnceCredential): Promise<void> {
+    await this.infra.redis.del(this.keys.webhookOnce(adapter, botId, once.id)).catch((err: unknown) => {
+      this.infra.logger.warn({ err, botId, adapter }, 'a once-only webhook credential could not be given back; the platform\'s retry of that delivery will be refused');
+    });
+  }
 
   /** A path that names the platform (`/telegram/{bot_id}`): a bot of another platform is not found there. */
   async serveByPath(platform: Platform, inbound: PlatformInbound<unknown>, rawBotId: string, req: Request, res: Response): Promise<void> {
@@ -69,6 +91,23 @@ export class WebhookHandler {
       span.setAttribute('conveyor.webhook.outcome', outcome.kind);
       if (outcome.kind === 'publish') span.setAttribute('conveyor.webhook.queries', outcome.queries.length);
       if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);
+      const once = outcome.once;
+      if (once) {
+        let first: boolean;
+        try {
+          first = await this.claim(adapter, botId, once);
+        } catch (err) {
+          // Without the claim the replay check cannot be made; the platform retries later.
+          this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
+          return sendAnswer(res, err instanceof OverloadedError ? inbound.answers.overloaded : inbound.answers.failed);
+        }
+        if (!first) {
+          replays.add(1, { adapter });
+          span.setAttribute('conveyor.webhook.outcome', 'replayed');
+          this.infra.logger.warn({ botId, adapter, ...outcome.ref }, `${adapter} request refused: its credential was already used`);
+          return sendAnswer(res, once.replayed);
+        }
+      }
       if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
       try {
         // In order, each with the platform's id as its JetStream message id: when one fails and the
@@ -92,6 +131,7 @@ export class WebhookHandler {
         // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.
         if (err instanceof PayloadTooLargeError || err instanceof PayloadValidationError) return drop(err.message, outcome.ref);
         const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
+        if (once) await this.release(adapter, botId, once);
         this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
         return sendAnswer(res, overloaded ? inbound.answers.overloaded : inbound.answers.failed);
       }

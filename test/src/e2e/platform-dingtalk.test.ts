@@ -3,10 +3,20 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { addBot, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
+import { addBot, NATS_URL, REDIS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import { echoResponder, sendDingtalkCallback, startFakeDingtalk, type FakeDingtalk } from '../fakes/index.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
+import { Redis } from 'ioredis';
+
+async function withRedis<T>(fn: (r: Redis) => Promise<T>): Promise<T> {
+  const r = new Redis(REDIS_URL);
+  try {
+    return await fn(r);
+  } finally {
+    r.disconnect();
+  }
+}
 
 const HTTP_APP = { clientId: 'dinghttpapp', clientSecret: `http-secret-${randomUUID()}` };
 const STREAM_APP = { clientId: 'dingstreamapp', clientSecret: `stream-secret-${randomUUID()}` };
@@ -106,6 +116,43 @@ describe('DingTalk: HTTP callbacks at /bots/{bot_id} and Stream mode through the
     assert.equal(toStreamBot.status, 403);
     assert.equal(await lastQuerySeq(), before, 'no query was published');
     assert.equal(dingtalk.shown.filter((m) => m.to === user).length, 0);
+  });
+
+  test('HTTP mode: a captured timestamp and sign carry no other body, on this replica or another', async () => {
+    const user = staff();
+    const timestamp = Date.now();
+    const genuine = dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'the genuine one' });
+    assert.equal((await sendDingtalkCallback(url, HTTP_APP.clientSecret, genuine, { timestamp })).status, 200);
+    await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text === 'Echo: the genuine one'), 60_000);
+    const before = await lastQuerySeq();
+    // The attacker saw the headers (a proxy log, say) and sends them with a body of their own.
+    const forged = dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'forged with a captured pair' });
+    const replay = await sendDingtalkCallback(url, HTTP_APP.clientSecret, forged, { timestamp });
+    assert.equal(replay.status, 401);
+    assert.deepEqual(await replay.json(), { errcode: 401, errmsg: 'invalid signature: this timestamp and sign were already used' });
+    // The claim lives in Redis: a second ingress replica refuses the pair too.
+    const other = await sys.services.start('ingress', {}, `ingress-${uniqueName('r')}`);
+    try {
+      const elsewhere = await sendDingtalkCallback(`${other.url}/bots/${httpBot}`, HTTP_APP.clientSecret, forged, { timestamp });
+      assert.equal(elsewhere.status, 401);
+      // A fresh pair, as DingTalk signs each callback, is taken there.
+      const next = dingtalk.robotMessage({ conversationType: '1', senderStaffId: user, text: 'signed afresh' });
+      assert.equal((await sendDingtalkCallback(`${other.url}/bots/${httpBot}`, HTTP_APP.clientSecret, next)).status, 200);
+      await dingtalk.waitFor((s) => s.some((m) => m.to === user && m.text === 'Echo: signed afresh'), 60_000);
+    } finally {
+      await sys.services.kill(other.instance, 'SIGTERM');
+    }
+    assert.equal(await lastQuerySeq(), before + 1, 'only the freshly signed message was published');
+    assert.equal(dingtalk.shown.filter((m) => m.to === user && m.text.includes('forged')).length, 0);
+    const key = `${sys.prefix}:webhook-once:{${httpBot}}:dingtalk:${timestamp}:`;
+    const ttl = await withRedis(async (r) => {
+      const claims = await r.keys(`${key}*`);
+      if (claims.length !== 1) return -3;
+      const left = await r.pttl(claims[0]);
+      await r.del(claims[0]);
+      return left;
+    });
+    assert.ok(ttl > 3_500_000 && ttl <= 3_660_000, `the claim expires with the pair's validity (${ttl} ms)`);
   });
 
   test('Stream mode: a CALLBACK frame is acknowledged and answered; the same message delivered again is answered once; a ping is echoed', async () => {

@@ -36,3 +36,23 @@ test('a Stream mode bot (the default) takes no callbacks and is held by the gate
   assert.equal(holdsConnection(dingtalkPlatform, { client_id: 'a', client_secret: 'b' }), true);
   assert.equal(holdsConnection(dingtalkPlatform, { client_id: 'a', client_secret: 'b', mode: 'http' }), false);
 });
+
+test('a verified callback names its (timestamp, sign) pair to be taken once, held while the timestamp is in the window', () => {
+  const ts = String(now.getTime());
+  const outcome = dingtalkInbound.handle(request(JSON.stringify(message)), http);
+  assert.ok(outcome.kind === 'publish' && outcome.once, 'the pair is claimed before publishing');
+  assert.equal(outcome.once.id, `${ts}:${dingtalkSign(ts, SECRET)}`);
+  // A timestamp of now is acceptable for another hour; a minute more for replicas' clocks.
+  assert.equal(outcome.once.ttlMs, 3_600_000 + 60_000);
+  assert.equal(outcome.once.replayed.status, 401);
+  // A timestamp 59 minutes old has one minute of validity left.
+  const old = String(now.getTime() - 59 * 60_000);
+  const late = dingtalkInbound.handle(request(JSON.stringify(message), { timestamp: old, sign: dingtalkSign(old, SECRET) }), http);
+  assert.equal(late.kind === 'publish' && late.once?.ttlMs, 60_000 + 60_000);
+  // A message that makes no query still uses up its pair.
+  const skipped = dingtalkInbound.handle(request(JSON.stringify({ ...message, msgtype: 'unknownType' })), http);
+  if (skipped.kind === 'drop') assert.ok(skipped.once);
+  // A refused request claims nothing.
+  const forged = dingtalkInbound.handle(request(JSON.stringify(message), { sign: dingtalkSign(ts, 'other') }), http);
+  assert.equal(forged.kind, 'answer');
+});

@@ -12,6 +12,17 @@ export function dingtalkSign(timestamp: string, appSecret: string): string {
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
+/** Slack for replicas' clocks disagreeing: a claim outlives the window by this much. */
+const CLOCK_SKEW_MS = 60_000;
+
+/**
+ * How long a verified (timestamp, sign) pair stays acceptable from `now`: until its timestamp is an
+ * hour behind the clock (a timestamp ahead of the clock is valid for up to two hours), plus skew.
+ */
+export function dingtalkSignTtlMs(timestamp: string, now: Date): number {
+  return Math.max(1, Number(timestamp) + DINGTALK_SIGN_WINDOW_MS - now.getTime()) + CLOCK_SKEW_MS;
+}
+
 /** The `timestamp` and `sign` headers of a callback checked: present, within the window, signed with the app secret (constant time). */
 export function verifyDingtalkSignature(appSecret: string, timestamp: string | undefined, sign: string | undefined, now: Date): SignatureCheck {
   if (!timestamp || !sign) return { ok: false, reason: 'missing timestamp or sign header' };
