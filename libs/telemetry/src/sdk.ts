@@ -11,6 +11,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { RedactingSpanProcessor } from './redact.js';
 
 /**
  * Started before the application is imported (see register.ts) so that instrumentations can patch
@@ -44,7 +45,9 @@ export function traceExporters(env: NodeJS.ProcessEnv): TraceExporterName[] {
 
 function spanProcessor(exporter: TraceExporterName): SpanProcessor {
   // Console output is for looking at spans as they end, so it is not batched.
-  return exporter === 'console' ? new SimpleSpanProcessor(new ConsoleSpanExporter()) : new BatchSpanProcessor(new OTLPTraceExporter());
+  const exporting = exporter === 'console' ? new SimpleSpanProcessor(new ConsoleSpanExporter()) : new BatchSpanProcessor(new OTLPTraceExporter());
+  // HTTP client spans record the URL as sent: Telegram's bot token and WeCom's corpsecret are in it.
+  return new RedactingSpanProcessor(exporting);
 }
 
 /**
