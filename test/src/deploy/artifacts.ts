@@ -486,21 +486,26 @@ export function composeWorkloads(config: any, projectDir: string, stages: Map<st
     const binds: Record<string, string> = {};
     const dirs: string[] = [];
     for (const v of svc.volumes ?? []) {
-      if (v.type === 'bind') binds[v.target] = path.relative(projectDir, v.source);
-      else dirs.push(v.target);
+      // `config` writes the short syntax: /abs/source:/target[:mode] for binds, name:/target[:mode] for volumes.
+      const [source, target] = typeof v === 'string' ? v.split(':') : [v.source, v.target];
+      if (!source || !target) throw new ManifestError(`compose ${name}: cannot read volume ${JSON.stringify(v)}`);
+      if (source.startsWith('/') || source.startsWith('.')) binds[target] = path.relative(projectDir, path.resolve(projectDir, source));
+      else dirs.push(target);
     }
     const hc = svc.healthcheck;
     let readiness: Probe | undefined;
     if (hc && !hc.disable) {
       const test: string[] = Array.isArray(hc.test) ? hc.test : ['CMD-SHELL', hc.test];
       const command = test[0] === 'CMD-SHELL' ? ['/bin/sh', '-c', test.slice(1).join(' ')] : test.slice(1);
+      const interval = seconds(hc.interval, 30);
+      // Failures inside start_period do not count: it lengthens the budget rather than delaying the first check.
       readiness = {
         kind: 'exec',
         command,
-        initialDelaySeconds: seconds(hc.start_period, 0),
-        periodSeconds: seconds(hc.interval, 30),
+        initialDelaySeconds: 0,
+        periodSeconds: interval,
         timeoutSeconds: seconds(hc.timeout, 30),
-        failureThreshold: hc.retries ?? 3,
+        failureThreshold: (hc.retries ?? 3) + Math.ceil(seconds(hc.start_period, 0) / interval),
       };
     }
     const entrypoint = composeArgs(svc.entrypoint) ?? stage?.entrypoint ?? [];

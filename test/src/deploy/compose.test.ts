@@ -6,24 +6,27 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../harness/services.js';
+import { composeEnv } from './conformance.js';
 
 const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
 
-/** docker-compose 1.29 (Debian's package, installed by .ci/run) validates without a Docker engine. */
-function compose(file: string, ...args: string[]) {
-  // Only PATH: the file's ${VAR:-default}s must work without any variable set.
+/**
+ * docker-compose 1.29 (Debian's package, installed by .ci/run) validates without a Docker engine. The
+ * environment is what .env.example's own command makes of it, and nothing else.
+ */
+function compose(file: string, env: Record<string, string> | null, ...args: string[]) {
   return spawnSync('docker-compose', ['-f', file, '--project-directory', repoRoot, ...args], {
     cwd: repoRoot,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(env ?? composeEnv()) },
   });
 }
 
 describe('docker-compose.yml', () => {
   const file = path.join(repoRoot, 'docker-compose.yml');
 
-  test('passes `docker-compose config -q`', () => {
-    const r = compose(file, 'config', '-q');
+  test('passes `docker-compose config -q` with the variables .env.example makes', () => {
+    const r = compose(file, null, 'config', '-q');
     assert.equal(r.error, undefined, `docker-compose could not run: ${r.error?.message}`);
     assert.equal(r.status, 0, r.stderr);
   });
@@ -33,7 +36,7 @@ describe('docker-compose.yml', () => {
     try {
       const broken = path.join(dir, 'docker-compose.yml');
       writeFileSync(broken, readFileSync(file, 'utf8').replace('  redis:\n    image: redis:7-alpine', '  redis:\n    bogus_key: 1\n    image: redis:7-alpine'));
-      const r = compose(broken, 'config', '-q');
+      const r = compose(broken, null, 'config', '-q');
       assert.notEqual(r.status, 0);
       assert.match(r.stderr, /bogus_key/);
     } finally {
@@ -41,12 +44,41 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  test('has the infrastructure, a one-shot migrate, and the five services with their own NATS users', () => {
-    const r = compose(file, 'config');
+  test('starts with no credential written in the repository: without .env every secret is refused by name', () => {
+    const env = composeEnv();
+    const secrets = Object.keys(env).filter((k) => /PASSWORD|SECRET|KEY$/.test(k) && k !== 'LLM_API_KEY' && k !== 'CONVEYOR_ADMIN_PASSWORD');
+    assert.ok(secrets.length >= 11, secrets.join(', '));
+    for (const name of secrets) {
+      const { [name]: _left, ...rest } = env;
+      const r = compose(file, rest, 'config', '-q');
+      assert.notEqual(r.status, 0, `compose starts without ${name}`);
+      assert.match(r.stderr, new RegExp(`set ${name} in \\.env`), r.stderr);
+    }
+  });
+
+  test('every Conveyor service is health-checked and scraped by the collector; published ports stay on loopback', () => {
+    const cfg = parse(compose(file, null, 'config').stdout) as { services: Record<string, any> };
+    const collector = parse(readFileSync(path.join(repoRoot, 'deploy/otel-collector.yaml'), 'utf8')) as any;
+    const scraped = new Map<string, number>(collector.receivers.prometheus.config.scrape_configs.flatMap((j: any) => j.dns_sd_configs.map((d: any) => [d.names[0], d.port])));
+    for (const name of SERVICES) {
+      const svc = cfg.services[name];
+      const port = Number(svc.healthcheck.test.join(' ').match(/127\.0\.0\.1:(\d+)\/health\/ready/)?.[1]);
+      assert.equal(scraped.get(name), port, `${name}'s metrics (:${port}) are scraped`);
+    }
+    for (const [name, svc] of Object.entries(cfg.services)) {
+      for (const p of svc.ports ?? []) assert.equal(p.host_ip ?? String(p).split(':')[0], '127.0.0.1', `${name} publishes ${JSON.stringify(p)} on loopback only`);
+    }
+    const fakes = cfg.services['dev-fakes'];
+    assert.deepEqual(fakes.profiles, ['fakes'], 'the fakes are opt-in');
+    assert.match(readFileSync(path.join(repoRoot, '.env.example'), 'utf8'), /^COMPOSE_PROFILES=fakes$/m, 'the first start has them');
+  });
+
+  test('has the infrastructure, a one-shot migrate, and the services with their own NATS users', () => {
+    const r = compose(file, null, 'config');
     assert.equal(r.status, 0, r.stderr);
     const cfg = parse(r.stdout) as { services: Record<string, any> };
     const names = Object.keys(cfg.services).sort();
-    assert.deepEqual(names, ['admin', 'dispatcher', 'gateway', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'redis', 'runner']);
+    assert.deepEqual(names, ['admin', 'dev-fakes', 'dispatcher', 'gateway', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'redis', 'runner']);
 
     const nats = cfg.services.nats;
     const [major, minor] = String(nats.image).split(':')[1].split(/[.-]/).map(Number);

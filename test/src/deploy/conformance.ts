@@ -224,6 +224,8 @@ class Supervisor {
       while (Date.now() < deadline && !this.stopping) {
         const rc = current();
         if (rc && (await this.net.probe(rc, p))) return true;
+        // Exited for good: nothing left to probe.
+        if (!rc && !w.restart && r.exits.length) return false;
         await new Promise((res) => setTimeout(res, Math.min(p.periodSeconds, 2) * 1000));
       }
       return false;
@@ -273,9 +275,9 @@ export async function runConformance(target: Target, log: (line: string) => void
       const certs = makeCertificates(scratch, natsHost);
       const nats = spec.externals.find((w) => w.name === 'nats')!.containers[0]!;
       nats.files.push(
-        { path: '/etc/nats/nats.conf', content: Buffer.from(natsServerConfig() + `\ntls {\n  cert_file: "/etc/nats/tls/server.crt"\n  key_file: "/etc/nats/tls/server.key"\n}\n`), mode: 0o644 },
-        { path: '/etc/nats/tls/server.crt', content: Buffer.from(certs.cert), mode: 0o644 },
-        { path: '/etc/nats/tls/server.key', content: Buffer.from(certs.key), mode: 0o600 },
+        { path: '/etc/nats/nats.conf', content: Buffer.from(natsServerConfig() + `\ntls {\n  cert_file: "/etc/nats-tls/server.crt"\n  key_file: "/etc/nats-tls/server.key"\n}\n`), mode: 0o644 },
+        { path: '/etc/nats-tls/server.crt', content: Buffer.from(certs.cert), mode: 0o644 },
+        { path: '/etc/nats-tls/server.key', content: Buffer.from(certs.key), mode: 0o600 },
       );
       // The Secret's CA, in every workload that mounts conveyor-nats-tls.
       for (const w of spec.workloads) for (const c of [...w.init, ...w.containers]) for (const f of c.files) if (f.path.endsWith('/nats-tls/ca.crt')) f.content = Buffer.from(certs.ca);
@@ -307,7 +309,7 @@ export async function runConformance(target: Target, log: (line: string) => void
           }
           await sup.start(w);
           // A service others wait on for health gates them; the rest are probed below.
-          if (w.containers[0]!.readiness) await sup.probeUntilReady(w, w.containers[0]!, 3);
+          if (w.containers[0]!.readiness) await sup.probeUntilReady(w, w.containers[0]!, 2);
         })();
         done.set(w.name, p);
         return p;
@@ -316,7 +318,7 @@ export async function runConformance(target: Target, log: (line: string) => void
       for (const r of results) if (r.status === 'rejected') report.problems.push(String((r.reason as Error).message));
     } else {
       // Kubernetes starts every pod at once; each becomes ready when what it needs is there.
-      await Promise.all(runnable.map((w) => sup.start(w).then(() => Promise.all(w.containers.map((c) => sup.probeUntilReady(w, c, 3))))));
+      await Promise.all(runnable.map((w) => sup.start(w).then(() => Promise.all(w.containers.map((c) => sup.probeUntilReady(w, c, 2))))));
     }
 
     const ingress = runnable.find((w) => w.name === 'ingress')?.containers[0];

@@ -6,6 +6,10 @@ import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { topology } from '@conveyor/contracts';
 import { repoRoot } from '../harness/services.js';
+import { BUS_METRICS } from '@conveyor/bus';
+import { METRIC_NAMES } from '@conveyor/telemetry';
+import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads } from './artifacts.js';
+import { prodSecrets } from './conformance.js';
 import { natsServerConfig } from './nats-config.js';
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
@@ -22,9 +26,13 @@ function render(dir: string): K8sObject[] {
   }).filter(Boolean);
 }
 
-/** kubernetes-models for core groups, @kubernetes-models/keda for keda.sh; an unknown type fails. */
+/** kubernetes-models for core groups, @kubernetes-models/keda and prometheus-operator for theirs; an unknown type fails. */
 async function modelFor(apiVersion: string, kind: string): Promise<new (o: object) => { validate(): void }> {
-  const spec = apiVersion.startsWith('keda.sh/') ? `@kubernetes-models/keda/${apiVersion}` : `kubernetes-models/${apiVersion}`;
+  const spec = apiVersion.startsWith('keda.sh/')
+    ? `@kubernetes-models/keda/${apiVersion}`
+    : apiVersion.startsWith('monitoring.coreos.com/')
+      ? `@kubernetes-models/prometheus-operator/${apiVersion}`
+      : `kubernetes-models/${apiVersion}`;
   const mod = (await import(spec)) as Record<string, unknown>;
   const model = mod[kind];
   if (typeof model !== 'function') throw new Error(`no model for ${apiVersion} ${kind}`);
@@ -116,13 +124,127 @@ describe('Kubernetes manifests', () => {
         assert.deepEqual(hpas, ['dispatcher', 'ingress', 'orchestrator']);
       });
 
-      test('the migrate Job loads conveyor.yaml from the ConfigMap', () => {
-        const job = objects.find((o) => o.kind === 'Job');
-        assert.ok(job);
-        const volume = job.spec.template.spec.volumes.find((v: any) => v.configMap);
+      test('migrations and conveyor.yaml run in the admin\'s init container (no Job to re-create), from the generated ConfigMap', () => {
+        assert.equal(objects.filter((o) => o.kind === 'Job').length, 0, 'a Job is immutable: a changed template fails the next apply');
+        const admin = find(objects, 'Deployment', 'admin')!.spec.template.spec;
+        const init = admin.initContainers.find((c: any) => c.name === 'migrate');
+        assert.equal(conveyorStage(init.image), 'migrate');
+        const mount = init.volumeMounts.find((m: any) => m.mountPath === '/etc/conveyor');
+        const volume = admin.volumes.find((v: any) => v.name === mount.name);
         const cm = find(objects, 'ConfigMap', volume.configMap.name);
         assert.ok(cm?.data['conveyor.yaml'].includes('pipelines:'));
-        assert.equal(envOf(job.spec.template.spec.containers[0], 'CONVEYOR_CONFIG')?.value, '/etc/conveyor/conveyor.yaml');
+        assert.equal(envOf(init, 'CONVEYOR_CONFIG')?.value, '/etc/conveyor/conveyor.yaml');
+      });
+
+      test('every image reference carries a tag, and every Conveyor image names a Dockerfile stage', () => {
+        const stages = dockerfileStages(path.join(repoRoot, 'Dockerfile'));
+        for (const o of objects) {
+          const pod = o.spec?.template?.spec;
+          for (const c of [...(pod?.initContainers ?? []), ...(pod?.containers ?? [])]) {
+            assert.ok(hasTag(c.image), `${o.kind}/${o.metadata.name} ${c.name}: image ${c.image} has no tag (it would pull latest)`);
+            const stage = conveyorStage(c.image);
+            if (stage) assert.ok(stages.has(stage), `${o.kind}/${o.metadata.name}: stage ${stage} exists`);
+          }
+        }
+      });
+
+      test('every ConfigMap and Secret a workload references exists, with the keys it reads', () => {
+        const stages = dockerfileStages(path.join(repoRoot, 'Dockerfile'));
+        // Throws naming the workload and the missing object or key.
+        const workloads = kubeWorkloads(overlay, objects, stages, overlay === 'prod' ? prodSecrets().secrets : {});
+        assert.ok(workloads.length >= 6);
+      });
+
+      test('autoscaled Deployments leave the replica count to their autoscaler', () => {
+        const scaled = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler' || o.kind === 'ScaledObject').map((o) => o.spec.scaleTargetRef.name);
+        assert.deepEqual([...scaled].sort(), ['dispatcher', 'ingress', 'orchestrator', 'runner']);
+        for (const name of scaled) assert.equal(find(objects, 'Deployment', name)!.spec.replicas, undefined, `${name} sets replicas, so every apply scales it back`);
+      });
+
+      test('every disruption budget allows a disruption at the fewest pods the workload runs', () => {
+        for (const pdb of objects.filter((o) => o.kind === 'PodDisruptionBudget')) {
+          const name = pdb.spec.selector.matchLabels['app.kubernetes.io/name'];
+          const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === name);
+          const so = objects.find((o) => o.kind === 'ScaledObject' && o.spec.scaleTargetRef.name === name);
+          const fewest = hpa ? hpa.spec.minReplicas : so ? so.spec.minReplicaCount : find(objects, 'Deployment', name)!.spec.replicas;
+          const allowed = pdb.spec.maxUnavailable !== undefined ? Math.min(pdb.spec.maxUnavailable, fewest) : fewest - pdb.spec.minAvailable;
+          assert.ok(allowed >= 1, `${name}: at ${fewest} pods the budget allows ${allowed} disruptions, so a node drain hangs`);
+        }
+      });
+
+      test('configuration is generated with content hashes, so a change rolls the pods that use it', () => {
+        const referenced = new Set<string>();
+        JSON.stringify(objects.filter((o) => o.spec?.template), (k, v) => {
+          if ((k === 'configMapRef' || k === 'configMapKeyRef' || k === 'configMap') && v?.name) referenced.add(v.name);
+          return v;
+        });
+        assert.ok(referenced.size >= 2);
+        for (const name of referenced) assert.match(name, /-[a-z0-9]{10}$/, `ConfigMap ${name} carries no content hash`);
+      });
+
+      test('the resolved environment keeps deployment.environment.name and names each pod', () => {
+        const stages = dockerfileStages(path.join(repoRoot, 'Dockerfile'));
+        const workloads = kubeWorkloads(overlay, objects, stages, overlay === 'prod' ? prodSecrets().secrets : {});
+        for (const w of workloads.filter((x) => SERVICES.includes(x.name))) {
+          const env = w.containers[0]!.env;
+          assert.match(env.OTEL_RESOURCE_ATTRIBUTES ?? '', new RegExp(`(^|,)deployment\\.environment\\.name=${overlay}(,|$)`), `${w.name}: ${env.OTEL_RESOURCE_ATTRIBUTES}`);
+          assert.equal(env.POD_NAME, w.podName, `${w.name}: service.instance.id comes from POD_NAME`);
+        }
+      });
+
+      test('webhooks and the console are on separate Ingresses, each with a host, TLS where served publicly, and a class', () => {
+        const ingresses = objects.filter((o) => o.kind === 'Ingress');
+        const backends = (i: K8sObject) => new Set<string>(i.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.backend.service.name)));
+        const webhooks = ingresses.find((i) => [...backends(i)].includes('ingress'))!;
+        const consoleIngress = ingresses.find((i) => [...backends(i)].includes('admin'))!;
+        assert.ok(webhooks && consoleIngress && webhooks !== consoleIngress);
+        assert.deepEqual([...backends(webhooks)], ['ingress']);
+        assert.deepEqual([...backends(consoleIngress)], ['admin']);
+        for (const i of [webhooks, consoleIngress]) {
+          assert.ok(i.spec.ingressClassName, `${i.metadata.name} has a class`);
+          assert.ok(i.spec.rules.every((r: any) => r.host), `${i.metadata.name} has a host`);
+          if (overlay === 'prod') assert.deepEqual(i.spec.tls[0].hosts, i.spec.rules.map((r: any) => r.host), `${i.metadata.name} serves its host over TLS`);
+        }
+        assert.notEqual(webhooks.spec.rules[0].host, consoleIngress.spec.rules[0].host);
+        // Health and metrics are on the metrics port, which no Service exposes.
+        for (const name of SERVICES) {
+          const svc = find(objects, 'Service', name)!;
+          assert.deepEqual(svc.spec.ports.map((p: any) => p.targetPort), ['http'], `${name}'s Service exposes only its own routes`);
+          const c = find(objects, 'Deployment', name)!.spec.template.spec.containers[0];
+          for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) assert.equal(probe.httpGet.port, 'metrics');
+        }
+      });
+
+      test('a NetworkPolicy per role lets it reach what its environment names, and nothing calls the roles nobody calls', () => {
+        const stages = dockerfileStages(path.join(repoRoot, 'Dockerfile'));
+        const workloads = kubeWorkloads(overlay, objects, stages, overlay === 'prod' ? prodSecrets().secrets : {});
+        for (const name of SERVICES) {
+          const np = objects.find((o) => o.kind === 'NetworkPolicy' && o.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === name);
+          assert.ok(np, `${name} has a NetworkPolicy`);
+          assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
+          const egressPorts = new Set<number>(np.spec.egress.flatMap((r: any) => (r.ports ?? []).map((p: any) => p.port)));
+          const w = workloads.find((x) => x.name === name)!;
+          // conveyor.yaml's inputs (callback and model URLs) are configuration the init container stores, not its connections.
+          const configInputs = new Set(Object.keys(overlay === 'prod' ? prodSecrets().secrets['conveyor-config-env']! : find(objects, 'Secret', objects.find((o) => o.kind === 'Secret' && o.metadata.name.startsWith('conveyor-config-env'))!.metadata.name)!.data));
+          for (const c of [...w.init, ...w.containers]) {
+            for (const [k, v] of Object.entries(c.env)) {
+              if (c.name === 'migrate' && configInputs.has(k)) continue;
+              for (const m of v.matchAll(/\b(nats|tls|redis|rediss|postgresql|postgres|http|https):\/\/(?:[^@/\s,]*@)?[^:/\s,]+(?::(\d+))?/g)) {
+                const port = m[2] ? Number(m[2]) : ({ nats: 4222, tls: 4222, redis: 6379, rediss: 6379, postgresql: 5432, postgres: 5432, http: 80, https: 443 } as Record<string, number>)[m[1]!]!;
+                assert.ok(egressPorts.has(port), `${name}: ${k} reaches port ${port}, which its NetworkPolicy does not allow`);
+              }
+            }
+          }
+          const open = np.spec.ingress.filter((r: any) => !r.from).flatMap((r: any) => r.ports.map((p: any) => p.port));
+          assert.deepEqual(open, ['ingress', 'admin'].includes(name) ? ['http'] : [], `${name}: who may call it from anywhere`);
+        }
+      });
+
+      test('replicas spread over nodes and zones', () => {
+        for (const name of SERVICES) {
+          const keys = (find(objects, 'Deployment', name)!.spec.template.spec.topologySpreadConstraints ?? []).map((t: any) => t.topologyKey);
+          assert.deepEqual(keys, ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'], name);
+        }
       });
 
       if (overlay === 'dev') {
@@ -144,6 +266,21 @@ describe('Kubernetes manifests', () => {
       }
 
       if (overlay === 'prod') {
+        test('prod scrapes every role\'s metrics port and alerts on what docs/OPERATIONS.md names, with metrics that exist', () => {
+          const pm = objects.find((o) => o.kind === 'PodMonitor')!;
+          assert.deepEqual(pm.spec.selector.matchExpressions[0].values, SERVICES);
+          assert.equal(pm.spec.podMetricsEndpoints[0].port, 'metrics');
+          const rules = objects.find((o) => o.kind === 'PrometheusRule')!.spec.groups.flatMap((g: any) => g.rules);
+          const known = new Set<string>([...Object.values(BUS_METRICS), ...Object.values(METRIC_NAMES)].flatMap((n) => [n, `${n}_total`, `${n}_bucket`]));
+          known.add('up');
+          const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+          for (const r of rules) {
+            for (const metric of String(r.expr).match(/\b(conveyor_[a-z_]+|up)\b(?=[{\[ )]|$)/g) ?? []) assert.ok(known.has(metric), `${r.alert}: ${metric} is no metric Conveyor exports`);
+            assert.ok(operations.includes(r.alert), `${r.alert} is described in docs/OPERATIONS.md`);
+          }
+          assert.ok(rules.length >= 5);
+        });
+
         test('prod talks TLS to an external NATS and generates no Secrets', () => {
           assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0, 'no secrets in git');
           assert.equal(objects.filter((o) => o.kind === 'StatefulSet').length, 0, 'no in-cluster data stores');
