@@ -1,7 +1,8 @@
 // The admin API's configuration resources: models, pipelines, bots, MCP servers. Every write runs in
 // one transaction with its audit row and its version check, marks rows it creates `console` (a file
 // apply leaves them alone), and after commit announces the change on the bus so every service drops its
-// cached copy. Secrets: model keys are encrypted and never returned; bot and MCP settings are masked.
+// cached copy. Secrets: model keys are encrypted and never returned; bot, pipeline and MCP settings are
+// masked (see masking.ts for which values are secrets), and a masked value sent back keeps the stored one.
 import { randomUUID } from 'node:crypto';
 import { AdminApi, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import { platforms } from '@conveyor/platforms';
@@ -10,7 +11,7 @@ import { defaultPipelineStages } from '@conveyor/pipeline';
 import { recordAudit } from './audit.js';
 import { deleteVersioned, updateVersioned } from './concurrency.js';
 import { AdminApiError, keyPath } from './errors.js';
-import { maskSecrets, unmaskSecrets } from './masking.js';
+import { maskBotConfig, maskMcpConfig, maskPipelineConfig, unmaskSecrets } from './masking.js';
 import { validatePipeline } from './pipeline-validation.js';
 import type { Principal } from './auth.js';
 
@@ -162,7 +163,7 @@ export class ConfigStore {
   }
 
   async createPipeline(actor: Principal, input: AdminApi.PipelineCreateInput): Promise<AdminApi.Pipeline> {
-    const checked = await this.checkedPipeline(input);
+    const checked = await this.checkedPipeline({ ...input, config: input.config === undefined ? undefined : record(unmaskSecrets(input.config, {}, 'body.config')) });
     const row = await this.write(async (tx) => {
       if (await tx.pipeline.findUnique({ where: { id: input.id } })) throw exists('pipeline', input.id);
       const created = await tx.pipeline.create({
@@ -184,6 +185,13 @@ export class ConfigStore {
   }
 
   async updatePipeline(actor: Principal, id: string, expected: number, input: Omit<AdminApi.PipelineUpdateInput, 'version'>): Promise<AdminApi.Pipeline> {
+    // Masked runner secrets sent back keep the stored ones. Read before the write: if the row changes
+    // in between, its version moves and the write below fails with a conflict, so no secret is mixed up.
+    if (input.config !== undefined) {
+      const stored = await this.prisma.pipeline.findUnique({ where: { id }, select: { config: true } });
+      if (!stored) throw AdminApiError.notFound('pipeline', id);
+      input = { ...input, config: record(unmaskSecrets(input.config, stored.config, 'body.config')) };
+    }
     const checked = await this.checkedPipeline(input);
     const data = {
       ...(input.name !== undefined ? { name: input.name } : {}),
@@ -255,6 +263,7 @@ export class ConfigStore {
   }
 
   async createBot(actor: Principal, input: AdminApi.BotCreateInput): Promise<AdminApi.Bot> {
+    input = { ...input, adapterConfig: record(unmaskSecrets(input.adapterConfig, {}, 'body.adapterConfig')) };
     checkAdapterConfig(input.adapter, input.adapterConfig);
     const id = input.id ?? randomUUID();
     const row = await this.write(async (tx) => {
@@ -319,6 +328,7 @@ export class ConfigStore {
   }
 
   async createMcpServer(actor: Principal, input: AdminApi.McpServerCreateInput): Promise<AdminApi.McpServer> {
+    input = { ...input, config: record(unmaskSecrets(input.config, {}, 'body.config')) };
     const row = await this.write(async (tx) => {
       if (await tx.mcpServer.findUnique({ where: { id: input.id } })) throw exists('MCP server', input.id);
       const created = await tx.mcpServer.create({ data: { id: input.id, name: input.name ?? input.id, transport: input.transport, config: json(input.config), enabled: input.enabled, managedBy: CONSOLE_MANAGED } });
@@ -468,7 +478,7 @@ function pipelineDto(row: { id: string; name: string; stages: unknown; config: u
     id: row.id,
     name: row.name,
     stages: Array.isArray(row.stages) ? row.stages.filter((s): s is string => typeof s === 'string') : [],
-    config: record(row.config),
+    config: record(maskPipelineConfig(row.config)),
     extensionsPreferences: preferences(record(row.extensionsPreferences)),
     botIds: row.bots.map((b) => b.id),
     ...meta(row),
@@ -476,11 +486,11 @@ function pipelineDto(row: { id: string; name: string; stages: unknown; config: u
 }
 
 function botDto(row: { id: string; name: string; adapter: string; adapterConfig: unknown; pipelineId: string; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Bot {
-  return { id: row.id, name: row.name, adapter: row.adapter, adapterConfig: record(maskSecrets(row.adapterConfig)), pipelineId: row.pipelineId, enabled: row.enabled, ...meta(row) };
+  return { id: row.id, name: row.name, adapter: row.adapter, adapterConfig: record(maskBotConfig(row.adapter, row.adapterConfig)), pipelineId: row.pipelineId, enabled: row.enabled, ...meta(row) };
 }
 
 function mcpDto(row: { id: string; name: string; transport: string; config: unknown; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.McpServer {
-  return { id: row.id, name: row.name, transport: row.transport, config: record(maskSecrets(row.config)), enabled: row.enabled, ...meta(row) };
+  return { id: row.id, name: row.name, transport: row.transport, config: record(maskMcpConfig(row.config)), enabled: row.enabled, ...meta(row) };
 }
 
 

@@ -4,7 +4,7 @@ export { newSecret, hashSecret, SESSION_PREFIX, API_TOKEN_PREFIX, SETUP_PREFIX }
 export { AuthStore, allows, type Principal, type Role, type AuthOptions } from './auth.js';
 export { recordAudit, type AuditRecord } from './audit.js';
 export { expectedVersion, updateVersioned, deleteVersioned, versionConflict } from './concurrency.js';
-export { maskSecrets, unmaskSecrets, isSecretKey, isMasked } from './masking.js';
+export { maskSecrets, unmaskSecrets, isSecretKey, isMasked, maskConfig, maskBotConfig, maskPipelineConfig, maskMcpConfig, secretFieldsOf, botSecretFields, PIPELINE_SECRET_FIELDS, type SecretFields } from './masking.js';
 export { validatePipeline, type PipelineReferences, type ValidatedPipeline } from './pipeline-validation.js';
 export { ConfigStore, CONSOLE_MANAGED, modelIdsNamedBy, type ConfigChangeSink, type Paged } from './config-store.js';
 export { listQueries, getQuery, listAudit } from './query-log-reader.js';

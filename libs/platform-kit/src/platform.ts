@@ -20,7 +20,11 @@ import type { PlatformConnection } from './connection.js';
 export interface Platform<C = unknown> {
   /** The adapter name: a bot's `adapter` in conveyor.yaml and `ReplyRoute.adapter` (lower-case, `-`). */
   readonly name: string;
-  /** The bot's `config:` in conveyor.yaml, with LangBot's adapter YAML keys where LangBot has them. */
+  /**
+   * The bot's `config:` in conveyor.yaml, with LangBot's adapter YAML keys where LangBot has them. A
+   * field holding a secret (a token, a signing or encryption key) carries `.meta({ secret: true })`:
+   * the admin API masks exactly those, whatever the key is called.
+   */
   readonly botConfigSchema: z.ZodType<C>;
   /**
    * False for a channel every bot has (the web chat): no bot is configured with it, its chats are

@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { AdminApi } from '@conveyor/contracts';
-import { ConfigStore, expectedVersion, testModel, testMcpServer, type Principal } from '@conveyor/admin';
+import { ConfigStore, expectedVersion, maskPipelineConfig, testModel, testMcpServer, type Principal } from '@conveyor/admin';
 import { resolveApiKey, type SecretBox } from '@conveyor/persistence';
 import { inSpan } from '@conveyor/telemetry';
 import { Caller, parse, StorableId, RequireRole } from './http.js';
@@ -89,7 +89,8 @@ export class PipelinesController {
   async validate(@Body() body: unknown): Promise<AdminApi.PipelineValidation> {
     const input = parse(AdminApi.PipelineValidate, body, 'body');
     const checked = await this.store.validatePipeline(input);
-    return checked.issues.length ? { valid: false, issues: checked.issues } : { valid: true, issues: [], config: checked.config };
+    // The config comes back as a stored one would: a viewer may call this, and it echoes secrets.
+    return checked.issues.length ? { valid: false, issues: checked.issues } : { valid: true, issues: [], config: maskPipelineConfig(checked.config) as Record<string, unknown> };
   }
 
   @Get(':id')

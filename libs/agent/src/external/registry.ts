@@ -24,6 +24,20 @@ const RUNNERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretReso
   'deerflow-api': (s, secret, input) => runDeerflow(deerflowConfig(s, secret), input),
 };
 
+/**
+ * The settings of each runner (`ai.<runner>.<key>`) that hold secrets: exactly the ones its config
+ * reads through the SecretResolver. The admin API masks them in every pipeline it returns.
+ */
+export const RUNNER_SECRET_SETTINGS: Readonly<Record<ExternalRunnerKind, readonly string[]>> = {
+  'dify-service-api': ['api-key'],
+  'n8n-service-api': ['basic-password', 'jwt-secret', 'header-value'],
+  'coze-api': ['api-key'],
+  'langflow-api': ['api-key'],
+  'dashscope-app-api': ['api-key'],
+  'weknora-api': ['api-key'],
+  'deerflow-api': ['api-key', 'auth-header'],
+};
+
 export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {
   return kind !== 'local-agent';
 }

@@ -12,7 +12,7 @@ export const DingtalkConfigSchema = z.object({
   /** The app's Client ID (AppKey): opens Stream connections and asks for access tokens. */
   client_id: z.string({ error: 'client_id: the Client ID (AppKey) is required' }).min(1, 'client_id: the Client ID (AppKey) is required').max(200),
   /** The app's Client Secret (AppSecret); also the key HTTP callbacks are signed with. */
-  client_secret: z.string({ error: 'client_secret: the Client Secret (AppSecret) is required' }).min(1, 'client_secret: the Client Secret (AppSecret) is required').max(500),
+  client_secret: z.string({ error: 'client_secret: the Client Secret (AppSecret) is required' }).min(1, 'client_secret: the Client Secret (AppSecret) is required').max(500).meta({ secret: true }),
   /** The robot's code for the robot OpenAPI; empty means the Client ID, as for an enterprise internal robot. */
   robot_code: z.string().max(200).default(''),
   /** The robot's name as a mention shows it: `@<robot_name>` is taken out of the text. */

@@ -39,9 +39,9 @@ const signatureRequired = z.unknown().transform((v, ctx): boolean => {
 });
 
 export const AdapterConfigSchema = z.object({
-  inbound_secret: optionalString,
+  inbound_secret: optionalString.meta({ secret: true }),
   callback_url: optionalString,
-  outbound_secret: optionalString,
+  outbound_secret: optionalString.meta({ secret: true }),
   /** Only the exact value "group" selects group sessions; LangBot compares with `== 'group'`. */
   default_session_type: z.preprocess(
     absent('person'),

@@ -6,7 +6,7 @@ export const LARK_DOMAINS = ['https://open.feishu.cn', 'https://open.larksuite.c
 /** Bot settings of a `lark` bot: LangBot's lark adapter keys, plus the verification token Lark's console shows. */
 export const LarkConfigSchema = z.object({
   app_id: z.string().min(1),
-  app_secret: z.string().min(1),
+  app_secret: z.string().min(1).meta({ secret: true }),
   /** The bot's name as Lark shows it in a mention; a mention by this name is a mention of the bot. */
   bot_name: z.string().default(''),
   /**
@@ -17,9 +17,9 @@ export const LarkConfigSchema = z.object({
   /** LangBot shows the webhook URL to paste into Lark's event subscription; here it is `/bots/{bot_id}`. */
   webhook_url: z.string().default(''),
   /** With it set, Lark encrypts every event and signs every request with it. */
-  'encrypt-key': z.string().default(''),
+  'encrypt-key': z.string().default('').meta({ secret: true }),
   /** The event subscription's Verification Token; with it set, an event carrying another token is refused. */
-  'verification-token': z.string().default(''),
+  'verification-token': z.string().default('').meta({ secret: true }),
   domain: z.enum(LARK_DOMAINS).default('https://open.feishu.cn'),
   /** The Open API base when `domain` is `custom` (a proxy, or a fake in tests). */
   custom_domain: z.string().default(''),

@@ -21,7 +21,7 @@ export const OneBotConfigSchema = z.object({
    * Reverse: what a connecting implementation must present; required, since the listener is open to
    * whoever reaches the port and the first session in holds the bot.
    */
-  'access-token': z.string().max(1_000).default(''),
+  'access-token': z.string().max(1_000).default('').meta({ secret: true }),
   /** Path of the WebSocket endpoint; `/` serves events and actions together in OneBot v11. */
   path: z.string().startsWith('/').max(1_000).default('/'),
 }).superRefine((config, ctx) => {
