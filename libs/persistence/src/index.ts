@@ -7,7 +7,7 @@ export { findMigrationsDir, readMigrations, resolveMigrationsDir, MIGRATIONS_DIR
 export { migrationChecksum, scriptMatchesChecksum } from './checksum.js';
 export { createDatabaseIfMissing, dropDatabase, redactUrl, DEFAULT_DATABASE_URL } from './database.js';
 export * from './config-file/index.js';
-export { resolveApiKey } from './api-key-ref.js';
+export { resolveApiKey, isAllowedKeyEnv, allowedKeyEnvNames, ApiKeyRefError, KEY_ENV_PREFIX, KEY_ENV_NAMES_ENV, DEFAULT_KEY_ENV_NAMES, type ApiKeyRefErrorCode } from './api-key-ref.js';
 export { SecretBox, SecretBoxError, parseSecretKey, secretKeyId, isEncrypted, encryptedKeyId, ENCRYPTED_PREFIX, SECRET_KEY_ENV, PREVIOUS_SECRET_KEYS_ENV, type SecretBoxErrorCode } from './secret-box.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';

@@ -61,6 +61,6 @@ test('keys are read as base64 or hex and must be 32 bytes; the env carries curre
   const stored = SecretBox.fromKeys(old).encrypt('sk-env');
   const env = { CONVEYOR_SECRET_KEY: bytes.toString('base64'), CONVEYOR_SECRET_KEY_PREVIOUS: old.toString('hex') };
   assert.equal(resolveApiKey(stored, env), 'sk-env');
-  assert.equal(resolveApiKey('env:K', { K: 'from-env' }), 'from-env');
+  assert.equal(resolveApiKey('env:CONVEYOR_KEY_K', { CONVEYOR_KEY_K: 'from-env' }), 'from-env');
   assert.equal(resolveApiKey(''), undefined);
 });

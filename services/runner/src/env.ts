@@ -12,6 +12,12 @@ export const RunnerEnv = z.object({
    * run waits before another replica gets it; heartbeats go out every third of it. Tests shorten it.
    */
   RUNNER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
+  /**
+   * Commands stdio MCP servers may be started with, comma-separated, each compared exactly with a
+   * server's `command` (a name on PATH or an absolute path). Empty or unset: stdio servers are off.
+   * A stdio server runs as the runner's user, so this list is what an MCP server's author may run.
+   */
+  MCP_STDIO_COMMANDS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** MCP `tools/call` timeout (LangBot: 300 s; 0 disables it). */
   MCP_TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(0).max(3_600_000).default(300_000),
   /** Reading one image URL before a model call, redirects and body included. */

@@ -21,7 +21,9 @@ export class McpRegistry {
       connectTimeoutMs: 30_000,
       callTimeoutMs: env.MCP_TOOL_CALL_TIMEOUT_MS,
       toolsTtlMs: 60_000,
+      stdioCommands: env.MCP_STDIO_COMMANDS,
     });
+    if (env.MCP_STDIO_COMMANDS.length === 0) infra.logger.info('stdio MCP servers are off (MCP_STDIO_COMMANDS is empty)');
     infra.configCaches.register((event) => {
       if (!event || event.kind === 'mcp-server') this.loadedAt = 0;
     });

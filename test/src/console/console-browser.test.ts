@@ -65,7 +65,7 @@ describe('web console in Chromium', () => {
       ADMIN_INGRESS_URL: sys.services.get('ingress').url,
       WEBCHAT_TOKEN: webChatToken,
       CONSOLE_TRACE_URL_TEMPLATE: TRACE_TEMPLATE,
-      // The model's key comes from the runner's environment (E2E_LLM_KEY), not from the console.
+      // The model's key comes from the runner's environment (CONVEYOR_KEY_E2E_LLM), not from the console.
       OTEL_SERVICE_NAME: 'conveyor-admin',
     });
     nc = await connect({ servers: NATS_URL });
@@ -114,7 +114,7 @@ describe('web console in Chromium', () => {
     await page.fill('#model-base-url', sys.llm.url);
     await page.fill('#model-model', 'fake-model');
     await page.selectOption('#model-key-mode', 'env');
-    await page.fill('#model-api-key-env', 'E2E_LLM_KEY');
+    await page.fill('#model-api-key-env', 'CONVEYOR_KEY_E2E_LLM');
     await page.click('form[aria-label="model"] button[type=submit]');
     await page.locator('h1', { hasText: `Model ${modelId}` }).waitFor();
 

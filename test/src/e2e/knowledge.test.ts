@@ -30,7 +30,7 @@ describe('knowledge bases', () => {
     });
     db = createDatabase(sys.db.url, 2);
     store = new KnowledgeStore(db);
-    const model = (id: string, ability: string) => ({ id, name: id, baseUrl: sys.llm.url, apiKeyRef: 'env:E2E_LLM_KEY', modelId: `fake-${id}`, abilities: [ability] });
+    const model = (id: string, ability: string) => ({ id, name: id, baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: `fake-${id}`, abilities: [ability] });
     await db.prisma.llmModel.createMany({ data: [model('embed', 'embedding'), model('rerank', 'rerank')] });
     await db.prisma.knowledgeBase.create({ data: { id: 'handbook', name: 'Handbook', embeddingModelId: 'embed', topK: 3, chunkSize: 60, chunkOverlap: 0 } });
   });

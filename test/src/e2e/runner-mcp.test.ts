@@ -18,7 +18,7 @@ describe('MCP tools through the SDK', () => {
   let sseOnly: FakeMcpHttp;
   const pools: McpPool[] = [];
   const pool = (callTimeoutMs = 300_000) => {
-    const p = new McpPool({ logger, connectTimeoutMs: 10_000, callTimeoutMs, toolsTtlMs: 60_000 });
+    const p = new McpPool({ logger, connectTimeoutMs: 10_000, callTimeoutMs, toolsTtlMs: 60_000, stdioCommands: [process.execPath] });
     pools.push(p);
     return p;
   };
@@ -95,7 +95,7 @@ describe('MCP tools in the runner process', () => {
     } finally {
       await prisma.$disconnect();
     }
-    await Promise.all([sys.services.start('dispatcher'), sys.services.start('runner')]);
+    await Promise.all([sys.services.start('dispatcher'), sys.services.start('runner', { MCP_STDIO_COMMANDS: process.execPath })]);
     runs = await RunPublisher.open(sys);
   });
   after(async () => {

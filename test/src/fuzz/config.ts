@@ -7,7 +7,7 @@ import { emptyReport, preview, type CategoryReport } from './report.js';
 
 /** A conveyor.yaml the loader takes, to mutate from. */
 const VALID_CONFIG = {
-  models: [{ id: 'fake', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'FUZZ_LLM_KEY', model: 'fake-model', abilities: ['func_call'], timeoutMs: 30_000 }],
+  models: [{ id: 'fake', baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'CONVEYOR_KEY_FUZZ_LLM', model: 'fake-model', abilities: ['func_call'], timeoutMs: 30_000 }],
   pipelines: [{
     id: 'default',
     stages: ['GroupRespondRuleCheckStage', 'MessageProcessor', 'SendResponseBackStage'],
@@ -68,7 +68,7 @@ export const configInput: fc.Arbitrary<ConfigInput> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('pipeline' as const), path: pathIn(PIPELINE_PATHS), replacement }) },
 );
 
-const ENV = { FUZZ_SECRET: 's3cret', FUZZ_LLM_KEY: 'k' };
+const ENV = { FUZZ_SECRET: 's3cret', CONVEYOR_KEY_FUZZ_LLM: 'k' };
 const FILE = 'fuzz.yaml';
 
 function fileText(input: Extract<ConfigInput, { kind: 'file-mutation' }>): string | undefined {

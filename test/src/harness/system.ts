@@ -72,7 +72,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-e2e-'));
   const configFile = path.join(dir, 'conveyor.yaml');
   const config = {
-    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'E2E_LLM_KEY', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'] }],
+    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'] }],
     pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}) }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
   };
@@ -94,7 +94,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     REDIS_URL: options.redisUrl ?? REDIS_URL,
     DATABASE_URL: db.url,
     CONVEYOR_SUBJECT_PREFIX: prefix,
-    E2E_LLM_KEY: 'e2e-llm-key',
+    CONVEYOR_KEY_E2E_LLM: 'e2e-llm-key',
     LOG_LEVEL: 'info',
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',

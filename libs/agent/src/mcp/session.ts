@@ -19,6 +19,13 @@ export interface McpServerConfig {
 
 export interface McpSessionOptions {
   logger: AgentLogger;
+  /**
+   * The commands a stdio server may be started with, compared with its `command` exactly (a name
+   * looked up on PATH, or an absolute path); empty means stdio servers are not started at all. An
+   * MCP server's command runs as the runner's user, so whoever may write MCP servers may otherwise
+   * run anything on every runner. Absent: none.
+   */
+  stdioCommands?: readonly string[];
   connectTimeoutMs: number;
   /** 0 disables the timeout (LangBot's `tool_call_timeout_sec = 0`). */
   callTimeoutMs: number;
@@ -30,6 +37,36 @@ export interface McpSessionOptions {
 }
 
 const defaultBackoff = (failures: number) => Math.min(60_000, 1_000 * 2 ** failures);
+
+/** A stdio server whose command the runner does not allow; recognised by `code`. */
+export class McpStdioCommandError extends Error {
+  readonly code = 'MCP_STDIO_COMMAND_NOT_ALLOWED';
+
+  constructor(readonly server: string, readonly command: string, allowed: readonly string[]) {
+    super(allowed.length === 0
+      ? `MCP server ${server}: stdio servers are off on this runner (MCP_STDIO_COMMANDS is empty)`
+      : `MCP server ${server}: stdio command ${JSON.stringify(command)} is not in MCP_STDIO_COMMANDS (${allowed.join(', ')})`);
+    this.name = 'McpStdioCommandError';
+  }
+}
+
+/**
+ * The only variables of the runner's own environment a stdio server gets, besides what its config
+ * declares: enough to find programs and a home directory. (The MCP SDK adds its own fixed set of
+ * such harmless ones: LOGNAME, SHELL, TERM, USER.) Everything else (DATABASE_URL, the NATS
+ * credentials, CONVEYOR_SECRET_KEY, model keys) stays in the runner.
+ */
+const INHERITED_ENV = ['PATH', 'HOME'] as const;
+
+/** The environment a stdio server is started with: PATH and HOME from the runner, then its declared `env`. */
+export function stdioEnvironment(declared: unknown, runnerEnv: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of INHERITED_ENV) {
+    const value = runnerEnv[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return { ...env, ...stringRecord(declared) };
+}
 const CLIENT_INFO = { name: 'conveyor-runner', version: '0.1.0' };
 
 function stringRecord(v: unknown): Record<string, string> | undefined {
@@ -141,10 +178,12 @@ export class McpSession {
     const timeout = this.opts.connectTimeoutMs;
     if (this.server.transport === 'stdio') {
       if (typeof c.command !== 'string') throw new Error(`MCP server ${this.server.name}: stdio config needs a command`);
+      const allowed = this.opts.stdioCommands ?? [];
+      if (!allowed.includes(c.command)) throw new McpStdioCommandError(this.server.name, c.command, allowed);
       const transport = new StdioClientTransport({
         command: c.command,
         args: Array.isArray(c.args) ? c.args.map(String) : [],
-        env: { ...(stringRecord(process.env) ?? {}), ...stringRecord(c.env) },
+        env: stdioEnvironment(c.env),
         ...(typeof c.cwd === 'string' ? { cwd: c.cwd } : {}),
         stderr: 'ignore',
       });
