@@ -82,3 +82,36 @@ test('a disabled user cannot sign in and their sessions end; enabled again, they
   await auth.updateUser(chief, 'deputy', { disabled: false });
   assert.ok(await auth.login('deputy', PASSWORD));
 });
+
+test('a token acts for its creator: disabling or deleting them revokes it, demoting them caps it, and it expires by default', async () => {
+  const prisma = await fresh();
+  let now = new Date('2026-01-01T00:00:00Z');
+  const auth = new AuthStore(prisma, { sessionTtlMs: 60_000, now: () => now });
+  await auth.bootstrap({ username: 'lead', password: PASSWORD });
+  const lead = { username: 'lead', role: 'admin' as const, via: 'session' as const, actor: 'user:lead' };
+  for (const username of ['ops', 'gone']) await auth.createUser(lead, { username, password: PASSWORD, role: 'admin' });
+  const as = (username: string) => ({ username, role: 'admin' as const, via: 'session' as const, actor: `user:${username}` });
+
+  const ops = await auth.createToken(as('ops'), { name: 'ops-ci', role: 'admin' });
+  assert.equal(ops.token.expiresAt, '2026-04-01T00:00:00.000Z', '90 days when no expiry is given');
+  assert.equal((await auth.authenticateToken(ops.secret))?.role, 'admin');
+  await auth.updateUser(lead, 'ops', { role: 'viewer' });
+  assert.equal((await auth.authenticateToken(ops.secret))?.role, 'viewer', 'never more than the creator has now');
+  await auth.updateUser(lead, 'ops', { disabled: true });
+  assert.equal(await auth.authenticateToken(ops.secret), null, 'the creator disabled');
+  await auth.updateUser(lead, 'ops', { disabled: false });
+  assert.equal(await auth.authenticateToken(ops.secret), null, 'revoked for good, not paused');
+
+  const gone = await auth.createToken(as('gone'), { name: 'gone-ci', role: 'viewer' });
+  await auth.deleteUser(lead, 'gone');
+  assert.equal(await auth.authenticateToken(gone.secret), null, 'the creator deleted');
+  assert.ok((await prisma.apiToken.findUniqueOrThrow({ where: { id: gone.token.id } })).revokedAt);
+
+  const asToken = { username: 'lead-ci', role: 'admin' as const, via: 'token' as const, actor: 'token:x' };
+  await assert.rejects(auth.createToken(asToken, { name: 'minted', role: 'admin' }), (err: AdminApiError) => err.code === 'forbidden');
+
+  const short = await auth.createToken(lead, { name: 'short', role: 'viewer', expiresInDays: 1 });
+  now = new Date(now.getTime() + 86_400_000);
+  assert.equal(await auth.authenticateToken(short.secret), null, 'expired');
+  assert.deepEqual((await prisma.auditEntry.findMany({ where: { resource: 'api-token', action: 'revoke' } })).map((e) => e.resourceId).sort(), [ops.token.id, gone.token.id].sort());
+});

@@ -2,7 +2,7 @@
 // cookie, token, setup token) is stored only as a hash; the plaintext of a session, token or setup
 // token exists in the one answer that hands it out.
 import type { AdminApi } from '@conveyor/contracts';
-import type { PrismaClient } from '@conveyor/persistence';
+import type { Prisma, PrismaClient } from '@conveyor/persistence';
 import { recordAudit } from './audit.js';
 import { AdminApiError } from './errors.js';
 import { decoyHash, hashPassword, verifyPassword } from './passwords.js';
@@ -27,6 +27,9 @@ export interface AuthOptions {
 const BOOTSTRAP_LOCK_KEY = 72707371;
 /** lastUsedAt is written at most this often per token, so automation does not write on every call. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** A token created without an expiry lasts this long: a forgotten token stops working on its own. */
+export const DEFAULT_TOKEN_DAYS = 90;
+const USER_ACTOR = 'user:';
 
 export class AuthStore {
   private readonly now: () => Date;
@@ -97,15 +100,24 @@ export class AuthStore {
     return { username: row.username, role: parseRole(row.user.role), via: 'session', actor: `user:${row.username}` };
   }
 
+  /**
+   * A token acts for the user who created it, and never beyond them: it stops working when that user
+   * is disabled or deleted (both also revoke it), and it has at most that user's current role. A
+   * token not created by a user (older ones minted by tokens) works no more.
+   */
   async authenticateToken(secret: string): Promise<Principal | null> {
     if (!secret.startsWith(API_TOKEN_PREFIX)) return null;
     const row = await this.prisma.apiToken.findUnique({ where: { tokenHash: hashSecret(secret) } });
     const now = this.now();
     if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now)) return null;
+    if (!row.createdBy.startsWith(USER_ACTOR)) return null;
+    const creator = await this.prisma.adminUser.findUnique({ where: { username: row.createdBy.slice(USER_ACTOR.length) }, select: { role: true, disabled: true } });
+    if (!creator || creator.disabled) return null;
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       await this.prisma.apiToken.update({ where: { id: row.id }, data: { lastUsedAt: now } });
     }
-    return { username: row.name, role: parseRole(row.role), via: 'token', actor: `token:${row.id}` };
+    const role = parseRole(row.role) === 'admin' && parseRole(creator.role) === 'admin' ? 'admin' : 'viewer';
+    return { username: row.name, role, via: 'token', actor: `token:${row.id}` };
   }
 
   /** Drops expired sessions; called now and then, so the table does not grow without bound. */
@@ -144,8 +156,9 @@ export class AuthStore {
         where: { username },
         data: { ...(passwordHash ? { passwordHash } : {}), ...(input.role ? { role: input.role } : {}), ...(input.disabled !== undefined ? { disabled: input.disabled } : {}) },
       });
-      // A new password ends the user's other sessions; disabling ends all of them.
+      // A new password ends the user's other sessions; disabling ends all of them and revokes their tokens.
       if (passwordHash || input.disabled) await tx.adminSession.deleteMany({ where: { username } });
+      if (input.disabled) await this.revokeTokensOf(tx, actor, username);
       await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: username, action: 'update', changes: Object.keys(input) });
       return userDto(u);
     });
@@ -157,6 +170,7 @@ export class AuthStore {
       const existing = await tx.adminUser.findUnique({ where: { username } });
       if (!existing) throw AdminApiError.notFound('user', username);
       if (existing.role === 'admin') await assertAnotherAdmin(tx, username);
+      await this.revokeTokensOf(tx, actor, username);
       await tx.adminUser.delete({ where: { username } });
       await recordAudit(tx, { actor: actor.actor, resource: 'user', resourceId: username, action: 'delete' });
     });
@@ -172,7 +186,8 @@ export class AuthStore {
   async createToken(actor: Principal, input: { name: string; role: Role; expiresInDays?: number }): Promise<AdminApi.ApiTokenCreated> {
     const secret = newSecret(API_TOKEN_PREFIX);
     const id = newSecret('tok_').slice(0, 20);
-    const expiresAt = input.expiresInDays ? new Date(this.now().getTime() + input.expiresInDays * 86_400_000) : null;
+    if (actor.via !== 'session') throw new AdminApiError('forbidden', 'header.authorization: an API token cannot create tokens; sign in as a user', { field: 'header.authorization' });
+    const expiresAt = new Date(this.now().getTime() + (input.expiresInDays ?? DEFAULT_TOKEN_DAYS) * 86_400_000);
     const row = await this.prisma.$transaction(async (tx) => {
       const created = await tx.apiToken.create({ data: { id, name: input.name, role: input.role, tokenHash: hashSecret(secret), createdBy: actor.actor, expiresAt } });
       await recordAudit(tx, { actor: actor.actor, resource: 'api-token', resourceId: id, action: 'create', changes: ['name', 'role'] });
@@ -187,6 +202,14 @@ export class AuthStore {
       if (res.count === 0) throw AdminApiError.notFound('API token', id);
       await recordAudit(tx, { actor: actor.actor, resource: 'api-token', resourceId: id, action: 'revoke' });
     });
+  }
+
+  /** Revokes every live token the user created, each with its audit row. */
+  private async revokeTokensOf(tx: Prisma.TransactionClient, actor: Principal, username: string): Promise<void> {
+    const tokens = await tx.apiToken.findMany({ where: { createdBy: `${USER_ACTOR}${username}`, revokedAt: null }, select: { id: true } });
+    if (!tokens.length) return;
+    await tx.apiToken.updateMany({ where: { id: { in: tokens.map((t) => t.id) } }, data: { revokedAt: this.now() } });
+    for (const t of tokens) await recordAudit(tx, { actor: actor.actor, resource: 'api-token', resourceId: t.id, action: 'revoke', changes: [`user:${username}`] });
   }
 
   private async startSession(username: string, role: Role): Promise<{ principal: Principal; session: string; expiresAt: Date }> {

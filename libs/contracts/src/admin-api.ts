@@ -145,7 +145,12 @@ export const ApiToken = z.object({
   lastUsedAt: Timestamp.nullable(),
 });
 export type ApiToken = z.infer<typeof ApiToken>;
-/** POST /tokens (admin). GET /tokens: `Page<ApiToken>`. DELETE /tokens/:id revokes. */
+/**
+ * POST /tokens (admin, signed in: a token cannot create tokens); GET /tokens: `Page<ApiToken>`;
+ * DELETE /tokens/:id revokes. Without `expiresInDays` a token
+ * expires after 90 days. A token acts for its creator: it stops working when that user is disabled or
+ * deleted, and has at most that user's current role.
+ */
 export const ApiTokenCreate = z.strictObject({ name: Name, role: Role, expiresInDays: z.number().int().min(1).max(3650).optional() });
 /** The secret is in this answer only; it is stored hashed. */
 export const ApiTokenCreated = z.object({ token: ApiToken, secret: z.string() });
