@@ -172,7 +172,8 @@ export class ConfigStore {
           name: input.name ?? input.id,
           stages: json(checked.stages ?? defaultPipelineStages()),
           config: json(checked.config),
-          extensionsPreferences: json(preferences(input.extensionsPreferences)),
+          // A new pipeline opts into MCP servers: without the key it binds only those it lists.
+          extensionsPreferences: json(preferences(input.extensionsPreferences, false)),
           managedBy: CONSOLE_MANAGED,
         },
         include: { bots: { select: { id: true } } },
@@ -193,11 +194,18 @@ export class ConfigStore {
       input = { ...input, config: record(unmaskSecrets(input.config, stored.config, 'body.config')) };
     }
     const checked = await this.checkedPipeline(input);
+    // Preferences sent without enable_all_mcp_servers keep the stored value (read as LangBot reads it).
+    let enableAllMcp: boolean | undefined;
+    if (input.extensionsPreferences !== undefined && input.extensionsPreferences.enable_all_mcp_servers === undefined) {
+      const stored = await this.prisma.pipeline.findUnique({ where: { id }, select: { extensionsPreferences: true } });
+      if (!stored) throw AdminApiError.notFound('pipeline', id);
+      enableAllMcp = preferences(record(stored.extensionsPreferences)).enable_all_mcp_servers;
+    }
     const data = {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.stages !== undefined ? { stages: json(checked.stages) } : {}),
       ...(input.config !== undefined ? { config: json(checked.config) } : {}),
-      ...(input.extensionsPreferences !== undefined ? { extensionsPreferences: json(preferences(input.extensionsPreferences)) } : {}),
+      ...(input.extensionsPreferences !== undefined ? { extensionsPreferences: json(preferences(input.extensionsPreferences, enableAllMcp)) } : {}),
     };
     const after = await this.write(async (tx) => {
       const result = await updateVersioned(tx.pipeline, 'pipeline', id, expected, data);
@@ -423,9 +431,13 @@ function paged<Row extends { id: string }, T>(rows: Row[], limit: number, dto: (
   return { items: page.map(dto), nextCursor: more ? page[page.length - 1].id : null };
 }
 
-function preferences(input: Partial<AdminApi.Pipeline['extensionsPreferences']> | undefined): AdminApi.Pipeline['extensionsPreferences'] {
+/**
+ * Complete preferences. `enableAllMcpWhenAbsent`: what a missing `enable_all_mcp_servers` means;
+ * true (LangBot's reading) for stored rows, false when a new pipeline is written.
+ */
+function preferences(input: Partial<AdminApi.Pipeline['extensionsPreferences']> | undefined, enableAllMcpWhenAbsent = true): AdminApi.Pipeline['extensionsPreferences'] {
   return {
-    enable_all_mcp_servers: input?.enable_all_mcp_servers ?? true,
+    enable_all_mcp_servers: input?.enable_all_mcp_servers ?? enableAllMcpWhenAbsent,
     mcp_servers: [...new Set(input?.mcp_servers ?? [])],
     enable_all_plugins: input?.enable_all_plugins ?? true,
     plugins: [...new Set(input?.plugins ?? [])],

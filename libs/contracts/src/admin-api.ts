@@ -228,6 +228,11 @@ export const ExtensionsPreferences = z.object({
   enable_all_plugins: z.boolean().default(true),
   plugins: z.array(z.string().min(1).max(200)).max(256).default([]),
 });
+/**
+ * The preferences as written: `enable_all_mcp_servers` left out is decided by the write (a new
+ * pipeline gets false and opts into servers through `mcp_servers`; an update keeps the stored value).
+ */
+export const ExtensionsPreferencesInput = ExtensionsPreferences.extend({ enable_all_mcp_servers: z.boolean().optional() });
 
 export const Pipeline = z.object({
   id: z.string(),
@@ -249,14 +254,14 @@ export const PipelineCreate = z.strictObject({
   name: Name.optional(),
   stages: z.array(z.string()).min(1).max(64).optional(),
   config: JsonRecord.default({}),
-  extensionsPreferences: ExtensionsPreferences.optional(),
+  extensionsPreferences: ExtensionsPreferencesInput.optional(),
 });
 /** PATCH /pipelines/:id: `config` replaces the whole config (defaults fill what it leaves out). */
 export const PipelineUpdate = z.strictObject({
   name: Name.optional(),
   stages: z.array(z.string()).min(1).max(64).optional(),
   config: JsonRecord.optional(),
-  extensionsPreferences: ExtensionsPreferences.optional(),
+  extensionsPreferences: ExtensionsPreferencesInput.optional(),
   version: Version.optional(),
 });
 /** POST /pipelines/:id/copy: a new pipeline with the same stages, config and preferences. */

@@ -73,7 +73,8 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const configFile = path.join(dir, 'conveyor.yaml');
   const config = {
     models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'] }],
-    pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}) }],
+    // Every enabled MCP server, as the tests that add one expect; a new pipeline binds none unless it says so.
+    pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}), extensionsPreferences: { enable_all_mcp_servers: true } }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
   };
   // JSON is YAML: the loader reads it like any conveyor.yaml.

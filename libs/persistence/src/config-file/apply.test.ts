@@ -138,7 +138,8 @@ pipelines:
     config: {ai: {local-agent: {model: {primary: fake}}}}
 `);
     assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.updated, ['bound']);
-    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] });
+    // Left out now, enable_all_mcp_servers keeps its stored false; the list is the file's (none).
+    assert.deepEqual((await prisma.pipeline.findUniqueOrThrow({ where: { id: 'bound' } })).extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: [], enable_all_plugins: true, plugins: [] });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -297,5 +298,33 @@ test('setup announces what it changed on config.changed, so running services dro
   } finally {
     await nc.close();
     await fresh.drop();
+  }
+});
+
+test('a pipeline new to the database binds no MCP server unless the file says so; one already stored keeps its binding', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'conveyor-config-'));
+  const fresh = `fresh-${randomUUID()}`;
+  const legacy = `legacy-${randomUUID()}`;
+  const opened = `opened-${randomUUID()}`;
+  try {
+    // Stored before new pipelines opted in: LangBot's shape, where an absent key means every server.
+    await prisma.pipeline.create({ data: { id: legacy, name: legacy, stages: [], config: {}, extensionsPreferences: {} } });
+    const file = path.join(dir, 'conveyor.yaml');
+    writeFileSync(file, `
+pipelines:
+  - {id: ${fresh}, config: {ai: {local-agent: {model: {primary: fake}}}}}
+  - {id: ${legacy}, config: {ai: {local-agent: {model: {primary: fake}}}}}
+  - {id: ${opened}, config: {ai: {local-agent: {model: {primary: fake}}}}, extensionsPreferences: {enable_all_mcp_servers: true}}
+`);
+    await syncConfigFile(prisma, file);
+    const binding = async (id: string) => ((await prisma.pipeline.findUniqueOrThrow({ where: { id } })).extensionsPreferences as { enable_all_mcp_servers?: boolean; mcp_servers?: string[] });
+    assert.deepEqual(await binding(fresh).then((b) => [b.enable_all_mcp_servers, b.mcp_servers]), [false, []], 'a new pipeline opts in');
+    assert.equal((await binding(legacy)).enable_all_mcp_servers, true, 'a stored pipeline loses no tools');
+    assert.equal((await binding(opened)).enable_all_mcp_servers, true, 'LangBot\'s key still opts into every server');
+    // Applying again changes nothing: the decided values are stable.
+    assert.deepEqual((await syncConfigFile(prisma, file)).summary.pipelines.unchanged.sort(), [fresh, legacy, opened].sort());
+  } finally {
+    await prisma.pipeline.deleteMany({ where: { id: { in: [fresh, legacy, opened] } } });
+    rmSync(dir, { recursive: true, force: true });
   }
 });

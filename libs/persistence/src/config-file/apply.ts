@@ -4,6 +4,7 @@
 // are retired: bots and MCP servers disabled (reversible: naming them again enables them with their
 // ids and history), pipelines and models deleted once nothing refers to them. Rows created
 // elsewhere (the console, SQL) are never touched unless the file names them, which takes them over.
+import { boundMcpServers } from '@conveyor/pipeline';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import { loadConfigFile, type LoadConfigOptions } from './load.js';
@@ -128,6 +129,26 @@ class DryRunRollback extends Error {
 }
 
 /**
+ * The file's pipelines with `enable_all_mcp_servers` decided where the file leaves it out: false for
+ * a pipeline the database does not have yet (new pipelines opt into MCP servers through
+ * `mcp_servers`), and for one it has, the binding it has, read as LangBot reads it (absent: all), so
+ * applying a file written before this default changed takes no tools away.
+ */
+async function withMcpBinding(tx: Prisma.TransactionClient, pipelines: ConveyorConfig['pipelines']): Promise<ConveyorConfig['pipelines']> {
+  const out: ConveyorConfig['pipelines'] = [];
+  for (const p of pipelines) {
+    if (p.extensionsPreferences.enable_all_mcp_servers !== undefined) {
+      out.push(p);
+      continue;
+    }
+    const stored = await tx.pipeline.findUnique({ where: { id: p.id }, select: { extensionsPreferences: true } });
+    const enableAll = stored ? boundMcpServers(stored.extensionsPreferences) === 'all' : false;
+    out.push({ ...p, extensionsPreferences: { ...p.extensionsPreferences, enable_all_mcp_servers: enableAll } });
+  }
+  return out;
+}
+
+/**
  * Makes the database hold what `config` says, in one transaction: upserts every model, pipeline, MCP
  * server and bot of the file and retires the file's rows it no longer names (bots first, so a
  * pipeline they alone used can go, then pipelines, so a model they alone used can go).
@@ -141,7 +162,7 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
         // Referenced rows first (a bot names a pipeline), then retirement the other way round
         // (a bot the file dropped may free its pipeline, and a dropped pipeline its model).
         const upsertedModels = await upsert(tx.llmModel, config.models);
-        const upsertedPipelines = await upsert(tx.pipeline, config.pipelines);
+        const upsertedPipelines = await upsert(tx.pipeline, await withMcpBinding(tx, config.pipelines));
         const upsertedMcpServers = await upsert(tx.mcpServer, config.mcpServers);
         const upsertedBots = await upsert(tx.bot, config.bots);
         const bots = await retire(upsertedBots, (ids) => disable(tx.bot, ids));

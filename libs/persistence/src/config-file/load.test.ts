@@ -174,11 +174,12 @@ test('aliases that expand past the alias count are a ConfigFileError', () => {
   assertConfigError(bomb, '', /YAML aliases expand too far/);
 });
 
-test('a pipeline binds MCP servers with LangBot\'s extensions_preferences keys; by default every server', () => {
+test('a pipeline binds MCP servers with LangBot\'s extensions_preferences keys; left out, the file does not decide enable_all_mcp_servers', () => {
   const servers = `mcpServers:
   - {id: fs, transport: stdio, config: {command: mcp-fs}}
   - {id: web, transport: http, config: {url: "http://mcp/"}}`;
-  assert.deepEqual(parseConfigText(minimal(servers), FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] });
+  // Applying decides it: false for a new pipeline, the stored value for an existing one (apply.test.ts).
+  assert.deepEqual(parseConfigText(minimal(servers), FILE, { env: {} }).pipelines[0].extensionsPreferences, { mcp_servers: [], enable_all_plugins: true, plugins: [] });
   const bound = minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {enable_all_mcp_servers: "false", mcp_servers: [fs, fs], enable_all_plugins: false, plugins: [me/kw, me/kw]}\n');
   assert.deepEqual(parseConfigText(bound, FILE, { env: {} }).pipelines[0].extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: ['fs'], enable_all_plugins: false, plugins: ['me/kw'] });
   assertConfigError(minimal(servers).replace('  - id: p1\n', '  - id: p1\n    extensionsPreferences: {plugins: [no-author]}\n'), 'pipelines[0].extensionsPreferences.plugins[0]', /author\/name/);

@@ -129,7 +129,7 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       stages: p.stages ?? defaultPipelineStages(),
       config: withPipelineDefaults(p.config),
       extensionsPreferences: {
-        enable_all_mcp_servers: p.extensionsPreferences.enable_all_mcp_servers,
+        ...(p.extensionsPreferences.enable_all_mcp_servers !== undefined ? { enable_all_mcp_servers: p.extensionsPreferences.enable_all_mcp_servers } : {}),
         mcp_servers: [...new Set(p.extensionsPreferences.mcp_servers)],
         enable_all_plugins: p.extensionsPreferences.enable_all_plugins,
         plugins: [...new Set(p.extensionsPreferences.plugins)],

@@ -33,13 +33,15 @@ export const ModelEntrySchema = z.strictObject({
 
 /**
  * LangBot's `extensions_preferences` of a pipeline, the part Conveyor has: which MCP servers its runs
- * may use and which plugins get its events. `enable_all_mcp_servers` (default true) offers every
- * enabled server; when false, only those listed in `mcp_servers` (McpServer ids; none when empty).
+ * may use and which plugins get its events. `enable_all_mcp_servers` true offers every enabled
+ * server; false, only those listed in `mcp_servers` (McpServer ids; none when empty). Left out, a
+ * pipeline new to the database gets false (MCP servers are opted into, not handed to every
+ * pipeline as LangBot does), and one already stored keeps its value (see applyConfigFile).
  * `enable_all_plugins` (default true) calls every registered plugin; when false, only those listed in
  * `plugins` (`author/name`; none when empty).
  */
 export const ExtensionsPreferencesSchema = z.strictObject({
-  enable_all_mcp_servers: BooleanLike.default(true),
+  enable_all_mcp_servers: BooleanLike.optional(),
   mcp_servers: z.array(Id).max(256).default([]),
   enable_all_plugins: BooleanLike.default(true),
   plugins: z.array(PluginName).max(256).default([]),
@@ -51,7 +53,7 @@ export const PipelineEntrySchema = z.strictObject({
   stages: z.array(z.enum(DEFAULT_PIPELINE_STAGES)).min(1).optional(),
   /** Any subset of LangBot's pipeline config; defaults fill the rest. */
   config: JsonRecord.default({}),
-  extensionsPreferences: ExtensionsPreferencesSchema.default({ enable_all_mcp_servers: true, mcp_servers: [], enable_all_plugins: true, plugins: [] }),
+  extensionsPreferences: ExtensionsPreferencesSchema.default({ mcp_servers: [], enable_all_plugins: true, plugins: [] }),
 });
 
 export const BotEntrySchema = z.strictObject({

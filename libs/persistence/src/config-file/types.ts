@@ -23,7 +23,8 @@ export interface ConveyorConfig {
     stages: PipelineStageName[];
     config: PipelineConfig;
     /** LangBot's `extensions_preferences`: the MCP servers the pipeline's runs may use. */
-    extensionsPreferences: { enable_all_mcp_servers: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[] };
+    /** `enable_all_mcp_servers` undefined: the file leaves it out (applyConfigFile decides: false when new, else as stored). */
+    extensionsPreferences: { enable_all_mcp_servers?: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[] };
   }>;
   bots: Array<{ id: string; name: string; adapter: string; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
