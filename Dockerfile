@@ -67,60 +67,68 @@ RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force
 
-# ---- runtime: non-root, production dependencies, compiled output, SQL migrations
+# ---- one tree per role: the workspaces and packages its process loads, compiled output without
+# tests or sources, and nothing of the other roles (scripts/role-tree.mjs says what goes in)
+FROM prod-deps AS role-trees
+COPY --from=build /app/libs libs
+COPY --from=build /app/services services
+COPY --from=build /app/apps/console apps/console
+COPY --from=build /app/prisma/migrations prisma/migrations
+COPY scripts/role-tree.mjs scripts/
+RUN for role in ingress orchestrator runner dispatcher gateway admin migrate; do node scripts/role-tree.mjs "$role" "/trees/$role"; done
+
+# ---- runtime: non-root; each role's stage adds its own tree
 FROM ${NODE_IMAGE} AS runtime
 ARG CONVEYOR_VERSION=0.1.0
 ENV NODE_ENV=production \
     CONVEYOR_VERSION=${CONVEYOR_VERSION} \
     HOST=0.0.0.0
 WORKDIR /app
-COPY --from=prod-deps /app/node_modules node_modules
-COPY --from=build /app/package.json ./
-COPY --from=build /app/prisma/migrations prisma/migrations
-COPY --from=build /app/libs libs
-COPY --from=build /app/services services
-# The console: its path module and the built files the admin service serves (no node_modules: bundled).
-COPY --from=build /app/apps/console/package.json apps/console/
-COPY --from=build /app/apps/console/dist apps/console/dist
-COPY --from=build /app/apps/console/web apps/console/web
 COPY conveyor.example.yaml /etc/conveyor/conveyor.yaml
 # The image's `node` user (uid 1000); Kubernetes' runAsNonRoot needs the numeric id.
 USER 1000:1000
 
 FROM runtime AS migrate
+COPY --from=role-trees /trees/migrate /app
 CMD ["node", "--enable-source-maps", "libs/persistence/dist/cli/setup.js"]
 
 FROM runtime AS ingress
+COPY --from=role-trees /trees/ingress /app
 WORKDIR /app/services/ingress
 EXPOSE 8080
 ENV PORT=8080 OTEL_SERVICE_NAME=conveyor-ingress
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS orchestrator
+COPY --from=role-trees /trees/orchestrator /app
 WORKDIR /app/services/orchestrator
 EXPOSE 8081
 ENV PORT=8081 OTEL_SERVICE_NAME=conveyor-orchestrator
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS runner
+COPY --from=role-trees /trees/runner /app
 WORKDIR /app/services/runner
 EXPOSE 8082
 ENV PORT=8082 OTEL_SERVICE_NAME=conveyor-runner
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS dispatcher
+COPY --from=role-trees /trees/dispatcher /app
 WORKDIR /app/services/dispatcher
 EXPOSE 8083
 ENV PORT=8083 OTEL_SERVICE_NAME=conveyor-dispatcher
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS gateway
+COPY --from=role-trees /trees/gateway /app
 WORKDIR /app/services/gateway
 EXPOSE 8085
 ENV PORT=8085 OTEL_SERVICE_NAME=conveyor-gateway
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 FROM runtime AS admin
+COPY --from=role-trees /trees/admin /app
 WORKDIR /app/services/admin
 EXPOSE 8084
 ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-admin

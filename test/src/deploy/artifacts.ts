@@ -20,6 +20,8 @@ export interface ImageConfig {
   user?: string;
   /** Files the stage's COPY steps place at absolute paths from the build context: container path → repo path. */
   contextFiles: Record<string, string>;
+  /** Trees the stage's COPY steps take from other stages: container path → { stage, path in that stage }. */
+  stageCopies: Record<string, { from: string; path: string }>;
   exposed: number[];
 }
 
@@ -27,7 +29,7 @@ export interface ImageConfig {
  * The configuration of the base images the Dockerfile starts from, as their own Dockerfiles set it
  * (the official Node image: `docker-entrypoint.sh` and `CMD ["node"]`).
  */
-const BASE_IMAGES: Record<string, Omit<ImageConfig, 'stage' | 'contextFiles' | 'exposed'>> = {
+const BASE_IMAGES: Record<string, Omit<ImageConfig, 'stage' | 'contextFiles' | 'stageCopies' | 'exposed'>> = {
   node: {
     workdir: '/',
     env: { NODE_VERSION: '22', YARN_VERSION: '1.22.22' },
@@ -115,6 +117,7 @@ export function dockerfileStages(file: string, buildArgs: Record<string, string>
         cmd: [...base.cmd],
         ...(base.user ? { user: base.user } : {}),
         contextFiles: { ...(parent?.contextFiles ?? {}) },
+        stageCopies: { ...(parent?.stageCopies ?? {}) },
         exposed: [...(parent?.exposed ?? [])],
       };
       cmdSet = false;
@@ -148,9 +151,13 @@ export function dockerfileStages(file: string, buildArgs: Record<string, string>
         break;
       case 'COPY': {
         const parts = args.trim().split(/\s+/);
-        if (parts.some((p) => p.startsWith('--from'))) break;
         const words = parts.filter((p) => !p.startsWith('--'));
         const dest = words[words.length - 1]!;
+        const from = parts.find((p) => p.startsWith('--from='))?.slice(7);
+        if (from) {
+          if (words.length === 2) current.stageCopies[path.posix.resolve(current.workdir, dest)] = { from, path: words[0]! };
+          break;
+        }
         if (words.length === 2 && dest.startsWith('/')) current.contextFiles[dest] = words[0]!;
         break;
       }
@@ -203,6 +210,8 @@ export interface Container {
   dirs: string[];
   /** Host files bound into the container (compose bind mounts): container path → repo path. */
   binds: Record<string, string>;
+  /** The image's /app: a role tree (scripts/role-tree.mjs) the Dockerfile copies there, or the whole build. */
+  appTree?: { role: string } | { build: true };
   uid?: number;
   gid?: number;
   readOnlyRootFilesystem: boolean;
@@ -227,6 +236,13 @@ export interface Workload {
   dependsOn: { name: string; condition: string }[];
   /** Network names other workloads reach it by. */
   hostnames: string[];
+}
+
+/** What a stage has at /app: the role tree its COPY takes from the role-trees stage, else the whole build. */
+function appTreeOf(stage: ImageConfig): Container['appTree'] {
+  const copy = stage.stageCopies['/app'];
+  const role = copy && /^\/trees\/([a-z-]+)\/?$/.exec(copy.path)?.[1];
+  return role ? { role } : { build: true };
 }
 
 /** A Conveyor image reference → the Dockerfile stage it is built from, or undefined for third-party images. */
@@ -407,6 +423,7 @@ export function kubeWorkloads(source: string, objects: K8sObject[], stages: Map<
         files,
         dirs,
         binds: Object.fromEntries(imageFiles),
+        ...(stage ? { appTree: appTreeOf(stage) } : {}),
         ...(security.runAsUser !== undefined ? { uid: security.runAsUser } : {}),
         ...(security.runAsGroup !== undefined ? { gid: security.runAsGroup } : {}),
         readOnlyRootFilesystem: security.readOnlyRootFilesystem === true,
@@ -531,6 +548,7 @@ export function composeWorkloads(config: any, projectDir: string, stages: Map<st
           files: [],
           dirs,
           binds: { ...Object.fromEntries(Object.entries(stage?.contextFiles ?? {})), ...binds },
+          ...(stage ? { appTree: appTreeOf(stage) } : {}),
           ...(uid !== undefined && !Number.isNaN(uid) ? { uid } : {}),
           ...(gid !== undefined && !Number.isNaN(gid) ? { gid } : {}),
           readOnlyRootFilesystem: svc.read_only === true,

@@ -37,6 +37,8 @@ export interface ContainerReport {
   /** Seconds from the suite's start to the container's first start (what it waited for). */
   launchedAtSeconds?: number;
   restarts: number;
+  /** Exits after the container had become ready, while the suite was not stopping it. */
+  crashesAfterReady: number;
   exits: { code: number | null; signal: string | null }[];
   problem?: string;
   logTail: string[];
@@ -164,7 +166,7 @@ class Supervisor {
     let r = this.reports.get(c);
     if (!r) {
       const stage = conveyorStage(c.image);
-      r = { workload: w.name, container: c.name, image: c.image, ...(stage ? { stage } : {}), argv: c.argv, budgetSeconds: budgetOf(c), restarts: 0, exits: [], logTail: [] };
+      r = { workload: w.name, container: c.name, image: c.image, ...(stage ? { stage } : {}), argv: c.argv, budgetSeconds: budgetOf(c), restarts: 0, crashesAfterReady: 0, exits: [], logTail: [] };
       this.reports.set(c, r);
     }
     return r;
@@ -181,6 +183,7 @@ class Supervisor {
       r.exits.push({ code: exit.code, signal: exit.signal });
       r.logTail = running.logs.slice(-25);
       if (this.stopping || !restart) return exit;
+      if (r.readySeconds !== undefined) r.crashesAfterReady++;
       r.restarts++;
       await new Promise((res) => setTimeout(res, backoff));
       backoff = Math.min(backoff * 2, 10_000);
@@ -259,13 +262,28 @@ export async function runConformance(target: Target, log: (line: string) => void
   const report: ConformanceReport = { target, workloads: [], containers: [], problems: [] };
   const spec = targetWorkloads(target);
   report.workloads = spec.workloads.map((w) => ({ name: w.name, kind: w.kind, hostnames: w.hostnames }));
-  const net = new PodNetwork(log);
+  const scratch = mkdtempSync(path.join(repoRoot, '.conformance-'));
+  // Each role's /app is the tree its Dockerfile stage copies there, made by the same script.
+  const trees = new Map<string, string>();
+  const appDir = (c: Container): string => {
+    if (!c.appTree || 'build' in c.appTree) return repoRoot;
+    const role = c.appTree.role;
+    let dir = trees.get(role);
+    if (!dir) {
+      dir = path.join(scratch, 'trees', role);
+      execFileSync(process.execPath, [path.join(repoRoot, 'scripts/role-tree.mjs'), role, dir, '--link'], { stdio: ['ignore', 'ignore', 'inherit'] });
+      trees.set(role, dir);
+    }
+    return dir;
+  };
+  const net = new PodNetwork(appDir, log);
   const t0 = Date.now();
   const sup = new Supervisor(net, t0);
   let otlp: OtlpReceiver | undefined;
-  const scratch = mkdtempSync('/tmp/conveyor-conformance-');
   try {
     execFileSync('ip', ['link', 'set', 'lo', 'up']);
+    // The images exist before anything starts: every role's tree is made first.
+    for (const w of [...spec.workloads, ...spec.externals]) for (const c of [...w.init, ...w.containers]) if (c.appTree) appDir(c);
     // Trace collectors (Jaeger, the OpenTelemetry Collector) are the test's OTLP receiver.
     const collectors = [...spec.workloads, ...spec.externals].filter((w) => /jaegertracing|opentelemetry-collector/.test(w.containers[0]!.image));
     if (collectors.length) otlp = await startOtlpReceiver({ port: 4318, host: '0.0.0.0' });

@@ -68,7 +68,13 @@ export class PodNetwork {
   private readonly root: string;
   private readonly createdMountPoints: string[] = [];
 
-  constructor(private readonly onLog: (line: string) => void = () => undefined) {
+  /**
+   * @param appDir where a Conveyor container's /app comes from (its role's tree, or the whole build)
+   */
+  constructor(
+    private readonly appDir: (c: Container) => string,
+    private readonly onLog: (line: string) => void = () => undefined,
+  ) {
     this.root = mkdtempSync('/tmp/conveyor-pods-');
     chmodSync(this.root, 0o755);
   }
@@ -142,7 +148,7 @@ export class PodNetwork {
     const conveyor = !local;
     if (conveyor) {
       this.mountPoint('/app', 'dir');
-      binds.unshift([repoRoot, '/app']);
+      binds.unshift([this.appDir(c), '/app']);
     }
     const user = local === 'postgres' ? { uid: 'postgres', gid: 'postgres' } : c.uid !== undefined ? { uid: String(c.uid), gid: String(c.gid ?? c.uid) } : undefined;
     const script = [
