@@ -68,6 +68,10 @@ export class AuthStore {
 
   /** Creates the first admin with the setup token, and signs them in. */
   async completeSetup(input: { token: string; username: string; password: string }): Promise<{ principal: Principal; session: string; expiresAt: Date }> {
+    // The cheap checks come before the password hash, so a request with no chance costs no scrypt;
+    // the transaction below checks both again under the lock.
+    if (!(await this.setupRequired())) throw new AdminApiError('conflict', 'body.token: setup is already complete; sign in instead', { field: 'body.token' });
+    if (!(await this.prisma.adminSetupToken.findUnique({ where: { tokenHash: hashSecret(input.token) } }))) throw new AdminApiError('unauthenticated', 'body.token: the setup token is not valid', { field: 'body.token' });
     const passwordHash = await hashPassword(input.password);
     await this.prisma.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK_KEY})`);

@@ -11,4 +11,4 @@ export { listQueries, getQuery, listAudit } from './query-log-reader.js';
 export { DeadLetters } from './dead-letters.js';
 export { testModel, type ModelUnderTest } from './model-test.js';
 export { testMcpServer } from './mcp-test.js';
-export { LoginThrottle, type ThrottleStore, type LoginThrottleOptions } from './login-throttle.js';
+export { LoginThrottle, clientAddress, DEFAULT_THROTTLE, type ThrottleStore, type LoginThrottleOptions } from './login-throttle.js';

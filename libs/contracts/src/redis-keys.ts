@@ -48,8 +48,10 @@ export function redisKeys(prefix: string) {
      * registers a message the orchestrator already saw, which then is settling and may run at once.
      */
     sessionRegisteredChannel: () => `${prefix}:session-registered`,
-    /** Failed admin sign-ins of one user name in the current window. */
-    adminLoginFailures: (username: string) => `${prefix}:admin:login-failures:${username}`,
+    /** Admin sign-in attempts not yet proven good, of one user name from one client address, in the current window. */
+    adminLoginAttempts: (username: string, address: string) => `${prefix}:admin:login-attempts:${username}:${address}`,
+    /** Admin sign-in (`login`) or setup (`setup`) attempts from one client address, in the current window. */
+    adminAddressAttempts: (kind: 'login' | 'setup', address: string) => `${prefix}:admin:${kind}-attempts-from:${address}`,
     /** LangBot's fixed rate-limit window. */
     rateLimitWindow: (key: string) => `${prefix}:ratelimit:${key}`,
     /** One reply's delivery state: attempt, position, waiting parts, seals, the batch being sent. */

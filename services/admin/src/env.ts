@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseSecretKey, SecretBoxError } from '@conveyor/persistence';
+import { DEFAULT_THROTTLE } from '@conveyor/admin';
 
 /** An empty value counts as unset, as compose's `${NAME:-}` and an empty Secret key hand it over. */
 const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
@@ -34,5 +35,19 @@ export const AdminEnv = z.object({
   ADMIN_COOKIE_SECURE: z.preprocess(unsetWhenEmpty, z.stringbool().optional()),
   /** Largest request body, in bytes (a pipeline config is the biggest). */
   ADMIN_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  /** Sign-in attempts not yet proven good per user name and client address, per window; past it, 429. */
+  ADMIN_LOGIN_ATTEMPTS_PER_USER: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_THROTTLE.perUser),
+  /** Sign-in attempts per client address over every user name, per window. */
+  ADMIN_LOGIN_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_THROTTLE.perAddress),
+  /** Setup attempts per client address, per window (each costs a password hash). */
+  ADMIN_SETUP_ATTEMPTS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_THROTTLE.setup),
+  ADMIN_LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(DEFAULT_THROTTLE.windowMs / 1000),
+  /**
+   * Which proxies in front of the service to believe about the client's address (Express's `trust
+   * proxy`: a hop count, or comma-separated addresses and subnets such as `loopback, 10.0.0.0/8`).
+   * Unset: the connection's own address, which behind a proxy is the proxy's: every client then
+   * shares one address's sign-in limits.
+   */
+  ADMIN_TRUST_PROXY: z.preprocess(unsetWhenEmpty, z.string().regex(/^(\d{1,2}|[0-9A-Za-z.:/, ]{1,1000})$/, 'a hop count, or addresses and subnets separated by commas').optional()),
 });
 export type AdminEnv = z.infer<typeof AdminEnv>;

@@ -32,6 +32,9 @@ await runService({
   nestOptions: { bodyParser: false },
   // Before the port opens, so the first sign-in finds the first user.
   configure: async (app, infra) => {
+    // The client address the sign-in limits count by: the connection's, unless proxies are named.
+    const trust = infra.env.ADMIN_TRUST_PROXY?.trim();
+    if (trust) (app.getHttpAdapter().getInstance() as express.Express).set('trust proxy', /^\d+$/.test(trust) ? Number(trust) : trust.split(',').map((s) => s.trim()).filter(Boolean));
     app.use('/api', express.json({ limit: infra.env.ADMIN_BODY_LIMIT_BYTES }));
     serveOpenApi(app);
     serveConsole(app, infra);

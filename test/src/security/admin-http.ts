@@ -10,7 +10,8 @@ export interface RawAnswer {
   headers: http.IncomingHttpHeaders;
 }
 
-export function rawRequest(baseUrl: string, method: string, path: string, options: { headers?: Record<string, string>; body?: string } = {}): Promise<RawAnswer> {
+/** `localAddress`: the loopback address the request comes from (127.0.0.2, ...), for per-address limits. */
+export function rawRequest(baseUrl: string, method: string, path: string, options: { headers?: Record<string, string>; body?: string; localAddress?: string } = {}): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.request({
@@ -18,6 +19,7 @@ export function rawRequest(baseUrl: string, method: string, path: string, option
       port: url.port,
       method,
       path,
+      ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       headers: { ...(options.body !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(options.body)) } : {}), ...options.headers },
     }, (res) => {
       const chunks: Buffer[] = [];
