@@ -11,10 +11,11 @@
  *   changes nothing.
  * - Errors are `AdminError`: `code` classifies, `field` names the offending input (a key path such as
  *   `config.ai.runner.runner`), `issues` lists every problem of a body that failed validation.
- * - Secrets are write-only: a model's API key is accepted and never returned; bot and MCP server
- *   settings whose key looks secret come back masked (`SECRET_MASK_PREFIX` + last characters), and a
- *   masked value sent back unchanged keeps the stored secret. `env:NAME` references are not secrets and
- *   come back as they are.
+ * - Secrets are write-only: a model's API key is accepted and never returned; the secrets in bot,
+ *   pipeline and MCP server settings (declared by each platform's schema and each runner, else judged
+ *   by the key's name) come back masked (`SECRET_MASK_PREFIX` + last characters), and a masked value
+ *   sent back unchanged keeps the stored secret. `env:NAME` references are not secrets and come back
+ *   as they are.
  * - Lists are paged: `?limit=` (1–200, default 50) and `?cursor=` from the previous page's `nextCursor`.
  */
 import { z } from 'zod';
@@ -239,7 +240,7 @@ export const Pipeline = z.object({
   name: z.string(),
   /** LangBot stage names, in order. */
   stages: z.array(z.string()),
-  /** LangBot's pipeline config (`trigger`, `safety`, `ai`, `output`), defaults applied. */
+  /** LangBot's pipeline config (`trigger`, `safety`, `ai`, `output`), defaults applied; external runners' secrets masked. */
   config: JsonRecord,
   extensionsPreferences: ExtensionsPreferences,
   /** Bots routed to this pipeline (a pipeline in use cannot be deleted). */
@@ -289,7 +290,7 @@ export const Bot = z.object({
   id: z.string(),
   name: z.string(),
   adapter: z.string(),
-  /** Secret-looking keys masked (see SECRET_MASK_PREFIX). */
+  /** The platform's secret fields (and undeclared secret-looking keys) masked (see SECRET_MASK_PREFIX). */
   adapterConfig: JsonRecord,
   pipelineId: z.string(),
   enabled: z.boolean(),
@@ -323,7 +324,7 @@ export const McpServer = z.object({
   id: z.string(),
   name: z.string(),
   transport: z.string(),
-  /** Secret-looking keys (headers, env) masked. */
+  /** Every `env` value masked, and secret-looking keys elsewhere (headers). */
   config: JsonRecord,
   enabled: z.boolean(),
   ...ResourceMeta,
