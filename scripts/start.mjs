@@ -18,6 +18,9 @@ env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/conveyor';
 // The example model reads its key from LLM_API_KEY; the local fake needs none.
 env.LLM_API_KEY ??= '';
+// On your own machine, stdio MCP servers may start through npx or node (the example's commented-out
+// filesystem server does); the deployments allow none unless MCP_STDIO_COMMANDS lists them.
+env.MCP_STDIO_COMMANDS ??= 'npx,node';
 // The web chat (/chat) is how the quickstart talks to a bot. It can drive every bot, so the ingress
 // serves it only behind a token: unless WEBCHAT_ENABLED is set either way, it is switched on here with
 // a token made for this run, printed in the link once the ingress is up.

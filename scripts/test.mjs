@@ -37,7 +37,7 @@ if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x))
 if (files.length === 0) { console.error('no test files found'); process.exit(1); }
 
 // Multi-process tests start several services each; on two cores they run one file at a time.
-const res = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=300000', ...files], {
+const res = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', ...files], {
   cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' },
 });
 process.exit(res.status ?? 1);

@@ -93,6 +93,12 @@ export interface Topology {
     allGatewaySends: string;
     /** Core NATS: `ConfigChanged` (libs/contracts/src/config-events.ts), a configuration row was written. */
     configChanged: string;
+    /**
+     * The inbox prefix of a role's connections: replies to its requests (PubAcks, JetStream API
+     * answers, pulled messages) arrive under `<prefix>.>`, which only that role may subscribe to,
+     * so no role reads another's replies.
+     */
+    inboxPrefix(role: string): string;
   };
 }
 
@@ -239,6 +245,7 @@ export function topology(prefix = 'conveyor'): Topology {
       gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
       allGatewaySends: `${base}.gateway.send.*`,
       configChanged: `${base}.config.changed`,
+      inboxPrefix: (role) => `_INBOX_${prefix.replace(/-/g, '_')}_${subjectToken(role)}`,
     },
   };
 }

@@ -47,7 +47,8 @@ function unavailable(what: keyof typeof HOW_TO_START, url: string, err: unknown)
 }
 
 export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger): Promise<Infra<E>> {
-  const nc = await connectBus({ url: env.NATS_URL, name, logger }).catch((err) => {
+  const inboxPrefix = topology(env.CONVEYOR_SUBJECT_PREFIX).subjects.inboxPrefix(name);
+  const nc = await connectBus({ url: env.NATS_URL, name, logger, extra: { inboxPrefix } }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
   });
   const redis = new Redis(env.REDIS_URL, {

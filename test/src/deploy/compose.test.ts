@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../harness/services.js';
 import { composeEnv } from './conformance.js';
+import { hasTag } from './artifacts.js';
 
 const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
 
@@ -68,6 +69,7 @@ describe('docker-compose.yml', () => {
     for (const [name, svc] of Object.entries(cfg.services)) {
       for (const p of svc.ports ?? []) assert.equal(p.host_ip ?? String(p).split(':')[0], '127.0.0.1', `${name} publishes ${JSON.stringify(p)} on loopback only`);
     }
+    for (const [name, svc] of Object.entries(cfg.services)) assert.ok(hasTag(String(svc.image)), `${name}: image ${svc.image} has no tag`);
     const fakes = cfg.services['dev-fakes'];
     assert.deepEqual(fakes.profiles, ['fakes'], 'the fakes are opt-in');
     assert.match(readFileSync(path.join(repoRoot, '.env.example'), 'utf8'), /^COMPOSE_PROFILES=fakes$/m, 'the first start has them');

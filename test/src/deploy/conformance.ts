@@ -54,6 +54,7 @@ export interface ConformanceReport {
 }
 
 const DOCKERFILE = path.join(repoRoot, 'Dockerfile');
+const PROD_FAKES_HOST = 'third-parties.conformance.test';
 
 /** The values an operator puts into prod's Secrets (they are not in git); fresh for every run. */
 export function prodSecrets(): { secrets: ProvidedSecrets; natsPasswords: Record<string, string>; dbPassword: string } {
@@ -68,7 +69,8 @@ export function prodSecrets(): { secrets: ProvidedSecrets; natsPasswords: Record
       'conveyor-database': { DATABASE_URL: `postgresql://conveyor:${dbPassword}@postgres.data.svc.cluster.local:5432/conveyor` },
       'conveyor-redis': { REDIS_URL: 'redis://redis.data.svc.cluster.local:6379' },
       'conveyor-llm': { LLM_API_KEY: 'sk-' + randomBytes(8).toString('hex') },
-      'conveyor-config-env': { LLM_BASE_URL: 'https://llm.example.invalid/v1', HTTP_BOT_INBOUND_SECRET: randomBytes(16).toString('hex'), HTTP_BOT_CALLBACK_URL: 'https://callbacks.example.invalid/cb' },
+      // The model and the integrator are third parties: the suite's own fakes stand in for them.
+      'conveyor-config-env': { LLM_BASE_URL: `http://${PROD_FAKES_HOST}:8090/v1`, HTTP_BOT_INBOUND_SECRET: randomBytes(16).toString('hex'), HTTP_BOT_CALLBACK_URL: `http://${PROD_FAKES_HOST}:8091/callback` },
       // The CA is written when the run starts (conformance needs a server certificate signed by it).
       'conveyor-nats-tls': { 'ca.crt': '' },
     },
@@ -132,6 +134,11 @@ export function targetWorkloads(target: Target, prod = prodSecrets(), compose = 
   ];
   const collector = new URL(workloads[0]!.containers[0]!.env.OTEL_EXPORTER_OTLP_ENDPOINT!).hostname;
   externals.push(external('otel-collector', [collector], 'otel/opentelemetry-collector:external', [], {}, [], [], http(4318, '/')));
+  const fakesStage = stages.get('dev-fakes')!;
+  const fakes = external('third-parties', [PROD_FAKES_HOST], 'conveyor/dev-fakes:external', [...fakesStage.entrypoint, ...fakesStage.cmd], { ...fakesStage.env, HTTP_BOT_INBOUND_SECRET: prod.secrets['conveyor-config-env']!.HTTP_BOT_INBOUND_SECRET! }, [], [], http(8090, '/v1/models'));
+  fakes.containers[0]!.workdir = fakesStage.workdir;
+  fakes.containers[0]!.appTree = { build: true };
+  externals.push(fakes);
   return { workloads, externals, prod };
 }
 

@@ -283,6 +283,9 @@ describe('Kubernetes manifests', () => {
 
         test('prod talks TLS to an external NATS and generates no Secrets', () => {
           assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0, 'no secrets in git');
+          const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-config-'))!.data['conveyor.yaml'] as string;
+          const defaulted = config.split('\n').filter((l) => !l.trim().startsWith('#') && /\$\{[A-Z0-9_]+:-/.test(l));
+          assert.deepEqual(defaulted, [], 'prod\'s conveyor.yaml falls back to no value written in the repository');
           assert.equal(objects.filter((o) => o.kind === 'StatefulSet').length, 0, 'no in-cluster data stores');
           const env = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-env'))!;
           assert.match(env.data.NATS_URL, /^tls:\/\//);

@@ -54,9 +54,10 @@ function storedMessageApi(stream: string): string[] {
 /** What each role may do. Everything not listed is denied (NATS permissions are allow lists). */
 export function servicePermissions(topo: Topology): Record<ServiceRole, Permissions> {
   const { streams, consumers, subjects } = topo;
-  // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox;
-  // every service drops its cached configuration when a change is announced.
-  const subscribe = ['_INBOX.>', subjects.configChanged];
+  // Replies to requests (PubAcks, API responses, pulled messages) arrive on the connection's inbox,
+  // under the role's own prefix (no role reads another's); every service drops its cached
+  // configuration when a change is announced.
+  const subscribe = (role: ServiceRole) => [`${subjects.inboxPrefix(role)}.>`, subjects.configChanged];
   const consuming = (role: 'orchestrator' | 'runner' | 'dispatcher') => [...consumerApi(consumers[role]), subjects.deadLetter(role)];
   // Services that emit plugin events follow the plugins' heartbeats, ask for them at start and call them.
   const pluginHost = { publish: [subjects.plugins.discover, subjects.plugins.allCalls], subscribe: [subjects.plugins.heartbeat] };
@@ -65,14 +66,14 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     // (which answers each part, so the dispatcher knows it was taken).
     ingress: {
       publish: [...streamApi(topo), ...streams.queries.subjects],
-      subscribe: [...subscribe, subjects.allSyncReplies, subjects.allWebchatSessions],
+      subscribe: [...subscribe('ingress'), subjects.allSyncReplies, subjects.allWebchatSessions],
       allowResponses: true,
     },
     // Stage notices go straight to the dispatcher as events; a message waiting for its session is
     // published to the queries again before its deliveries run out.
     orchestrator: {
       publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...pluginHost.publish],
-      subscribe: [...subscribe, ...pluginHost.subscribe],
+      subscribe: [...subscribe('orchestrator'), ...pluginHost.subscribe],
     },
     // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own);
     // the runner reads the abandoned run by its sequence to answer it, then removes it from the runs.
@@ -83,20 +84,20 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         // Knowledge base ingestion: the runner publishes jobs for pending documents and consumes them.
         ...consumerApi(consumers.ingest), subjects.deadLetter('ingest'), ...streams.ingest.subjects,
       ],
-      subscribe,
+      subscribe: subscribe('runner'),
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform
     // connection are requests to the gateway replica holding it.
     dispatcher: {
       publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, subjects.allGatewaySends, ...pluginHost.publish],
-      subscribe: [...subscribe, subjects.dispatchSent, ...pluginHost.subscribe],
+      subscribe: [...subscribe('dispatcher'), subjects.dispatchSent, ...pluginHost.subscribe],
     },
     // Inbound messages from held platform connections become queries; the replica holding a bot's
     // connection answers the dispatcher's send requests for it.
     gateway: {
       publish: [...streamApi(topo), ...streams.queries.subjects],
-      subscribe: [...subscribe, subjects.allGatewaySends],
+      subscribe: [...subscribe('gateway'), subjects.allGatewaySends],
       allowResponses: true,
     },
     // The admin API announces configuration changes, reads and removes dead letters, and resubmits
@@ -106,7 +107,7 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         ...streamApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
         ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
       ],
-      subscribe,
+      subscribe: subscribe('admin'),
     },
   };
 }

@@ -59,7 +59,7 @@ describe('NATS permissions', () => {
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
       const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], gateway: [topo.subjects.allGatewaySends], admin: [] }[role];
       // Every service hears configuration changes; only the admin API announces them.
-      assert.deepEqual(perms[role].subscribe, ['_INBOX.>', topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
+      assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
       // Only dispatchers tell each other which events' parts went out.
       assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);
@@ -83,8 +83,9 @@ describe('a service against a NATS server with the generated config', () => {
   const open: NatsConnection[] = [];
 
   async function connectAs(role: 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'ops'): Promise<NatsConnection> {
-    // Credentials as the services get them: NATS_USER plus a mounted password file.
-    const nc = await connectBus({ url: nats.url, name: `sec-${role}`, env: await nats.credentialsEnv(role) });
+    // Credentials as the services get them (NATS_USER plus a mounted password file), and the role's inbox prefix as infra gives it.
+    const extra = role === 'ops' ? {} : { inboxPrefix: topo.subjects.inboxPrefix(role) };
+    const nc = await connectBus({ url: nats.url, name: `sec-${role}`, env: await nats.credentialsEnv(role), extra });
     open.push(nc);
     return nc;
   }
@@ -97,6 +98,20 @@ describe('a service against a NATS server with the generated config', () => {
   after(async () => {
     for (const nc of open) await nc.close().catch(() => undefined);
     await nats?.stop();
+  });
+
+  test('a role reads only its own replies: every inbox but its own, and the shared `_INBOX.>`, are refused', async () => {
+    const ingress = await connectAs('ingress');
+    const violations = (target: string) => nats.logs.filter((l) => l.includes('Subscription Violation') && l.includes('"ingress"') && l.includes(target)).length;
+    for (const target of ['_INBOX.>', `${topo.subjects.inboxPrefix('runner')}.>`, `${topo.subjects.inboxPrefix('admin')}.>`]) {
+      ingress.subscribe(target);
+      await ingress.flush();
+      await waitUntil(`the server refused ${target}`, () => violations(target) > 0, 5_000);
+    }
+    // Its own inbox works: a request gets its answer (the JetStream API's, for account info).
+    const jsm = await jetstreamManager(ingress);
+    assert.ok((await jsm.getAccountInfo()).limits !== undefined);
+    assert.ok(topo.subjects.inboxPrefix('ingress') !== topo.subjects.inboxPrefix('runner'));
   });
 
   test('a wrong password or no credentials are refused', async () => {

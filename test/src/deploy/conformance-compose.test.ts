@@ -1,0 +1,3 @@
+import { describeConformance } from './conformance-suite.js';
+
+describeConformance('compose');
