@@ -41,7 +41,7 @@ export class AuthController {
     await this.throttle.attemptSetup(clientAddress(req.ip));
     const { principal, session, expiresAt } = await this.auth.completeSetup(input);
     this.infra.logger.info({ username: principal.username }, 'admin API: first admin user created through the setup link');
-    this.setCookie(res, session, expiresAt);
+    this.setCookie(req, res, session, expiresAt);
     return me(principal);
   }
 
@@ -59,7 +59,7 @@ export class AuthController {
     }
     await this.throttle.succeeded(input.username, address);
     this.infra.logger.info({ username: input.username, ip: req.ip }, 'admin API: signed in');
-    this.setCookie(res, result.session, result.expiresAt);
+    this.setCookie(req, res, result.session, result.expiresAt);
     return me(result.principal);
   }
 
@@ -69,7 +69,7 @@ export class AuthController {
   async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
     const session = sessionCookie(req.headers.cookie);
     if (session) await this.auth.logout(session);
-    res.clearCookie(AdminApi.ADMIN_SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.settings.cookieSecure });
+    res.clearCookie(AdminApi.ADMIN_SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.secureCookie(req) });
   }
 
   @Get('me')
@@ -77,7 +77,11 @@ export class AuthController {
     return me(caller);
   }
 
-  private setCookie(res: Response, session: string, expiresAt: Date): void {
-    res.cookie(AdminApi.ADMIN_SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: this.settings.cookieSecure, path: '/', expires: expiresAt });
+  private setCookie(req: Request, res: Response, session: string, expiresAt: Date): void {
+    res.cookie(AdminApi.ADMIN_SESSION_COOKIE, session, { httpOnly: true, sameSite: 'lax', secure: this.secureCookie(req), path: '/', expires: expiresAt });
+  }
+
+  private secureCookie(req: Request): boolean {
+    return this.settings.cookieSecure === 'request' ? req.secure : this.settings.cookieSecure;
   }
 }

@@ -31,7 +31,10 @@ export const AdminEnv = z.object({
   ADMIN_SESSION_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(12),
   /** Where operators reach the API and console, for the setup link and the start-up line; default http://localhost:<port>. */
   ADMIN_PUBLIC_URL: z.preprocess(unsetWhenEmpty, z.url().optional()),
-  /** Mark the session cookie Secure (HTTPS only). Default: when ADMIN_PUBLIC_URL is https. */
+  /**
+   * Mark the session cookie Secure (HTTPS only). Default: when ADMIN_PUBLIC_URL is https, else when the
+   * sign-in request came over HTTPS (directly, or through a proxy ADMIN_TRUST_PROXY names).
+   */
   ADMIN_COOKIE_SECURE: z.preprocess(unsetWhenEmpty, z.stringbool().optional()),
   /** Largest request body, in bytes (a pipeline config is the biggest). */
   ADMIN_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),

@@ -4,7 +4,7 @@ import 'reflect-metadata';
 import { Reflector } from '@nestjs/core';
 import type { ExecutionContext } from '@nestjs/common';
 import { AdminApiError, type Principal } from '@conveyor/admin';
-import { AdminAuthGuard, bearer, Public, RequireRole, RequireSession, sessionCookie } from './http.js';
+import { AdminAuthGuard, bearer, crossSiteWrite, Public, RequireRole, RequireSession, sessionCookie } from './http.js';
 
 class Routes {
   @Public()
@@ -28,11 +28,12 @@ function guard() {
     authenticateToken: async (t: string) => principals[t] ?? null,
     authenticateSession: async (s: string) => principals[s] ?? null,
   };
-  return { guard: new AdminAuthGuard(new Reflector(), auth, { logger: { warn: (obj, msg) => void warnings.push({ obj, msg }) } }), warnings };
+  const settings = { publicUrl: 'https://console.example.com' };
+  return { guard: new AdminAuthGuard(new Reflector(), auth, { logger: { warn: (obj, msg) => void warnings.push({ obj, msg }) } }, settings), warnings };
 }
 
 function context(handler: keyof Routes, method: string, headers: Record<string, string> = {}, path = '/api/v1/models'): ExecutionContext {
-  const req = { method, path, headers, ip: '127.0.0.1' };
+  const req = { method, path, headers, ip: '127.0.0.1', protocol: 'http', get: (name: string) => headers[name.toLowerCase()] };
   return {
     getHandler: () => Routes.prototype[handler],
     getClass: () => Routes,
@@ -83,4 +84,27 @@ test('the cookie and the bearer token are read from their headers', () => {
   assert.equal(sessionCookie('a=1'), undefined);
   assert.equal(bearer('bearer  cvt_abc'), 'cvt_abc');
   assert.equal(bearer('Basic abc'), undefined);
+});
+
+test('a write with the session cookie from another site is refused; reads, tokens and the own origin pass', async () => {
+  const { guard: g, warnings } = guard();
+  const cookie = { cookie: 'conveyor_session=cvs_admin', host: 'admin:8084' };
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', { ...cookie, origin: 'https://evil.example' }))), '403 forbidden');
+  assert.equal(await outcome(g.canActivate(context('write', 'DELETE', { ...cookie, 'sec-fetch-site': 'cross-site' }))), '403 forbidden');
+  assert.equal(await outcome(g.canActivate(context('write', 'PATCH', { ...cookie, 'sec-fetch-site': 'same-site', origin: 'https://console.example.com' }))), '403 forbidden', 'a sibling subdomain is another site for the API');
+  assert.ok(warnings.some((w) => w.msg.includes('cross-site')));
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', { ...cookie, origin: 'https://console.example.com' }))), 'allowed', 'the public URL');
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', { ...cookie, origin: 'http://admin:8084' }))), 'allowed', 'the address it was reached at');
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', { ...cookie, 'sec-fetch-site': 'same-origin' }))), 'allowed');
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', cookie))), 'allowed', 'no browser headers: not a browser');
+  assert.equal(await outcome(g.canActivate(context('read', 'GET', { ...cookie, origin: 'https://evil.example' }))), 'allowed', 'reads change nothing');
+  principals['cvt_admin'] = { username: 'ci', role: 'admin', via: 'token', actor: 'token:t2' };
+  assert.equal(await outcome(g.canActivate(context('write', 'POST', { authorization: 'Bearer cvt_admin', origin: 'https://evil.example' }))), 'allowed', 'a token is no ambient credential');
+});
+
+test('crossSiteWrite names the header it judged', () => {
+  const req = (headers: Record<string, string>) => ({ method: 'POST', protocol: 'https', headers, get: (n: string) => headers[n.toLowerCase()] });
+  assert.match(crossSiteWrite(req({ origin: 'https://x.example', host: 'c.example' }), 'https://c.example') ?? '', /^header\.origin: /);
+  assert.match(crossSiteWrite(req({ 'sec-fetch-site': 'cross-site' }), 'https://c.example') ?? '', /^header\.sec-fetch-site: /);
+  assert.equal(crossSiteWrite(req({ origin: 'https://c.example', host: 'c.example' }), 'http://localhost:8084'), undefined);
 });

@@ -8,6 +8,7 @@ import { AdminApi, storableText } from '@conveyor/contracts';
 import { AdminApiError, allows, validationError, type AuthStore, type Principal, type Role } from '@conveyor/admin';
 import { INFRA, OPEN_ROUTE, OpenRoute, type Infra } from '@conveyor/service-kit';
 import { currentTraceId } from '@conveyor/telemetry';
+import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
 
 export const AUTH_STORE = Symbol('AuthStore');
 const REQUIRED_ROLE = 'conveyor:admin:role';
@@ -65,12 +66,32 @@ export function bearer(header: string | undefined): string | undefined {
   return /^bearer +(\S+) *$/i.exec(header ?? '')?.[1];
 }
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Why a write authenticated by the session cookie looks cross-site, or undefined when it does not.
+ * The browser tells: `Sec-Fetch-Site` where it sends it (same-origin, or none for a typed address),
+ * else `Origin`, which must be this server's own (as the request reached it) or the public URL's.
+ * A request with neither comes from no browser (a script holding the cookie) and is let through:
+ * forging one needs the cookie itself. SameSite=Lax alone would let a sibling subdomain write.
+ */
+export function crossSiteWrite(req: Pick<Request, 'method' | 'protocol' | 'headers'> & { get(name: string): string | undefined }, publicUrl: string): string | undefined {
+  if (SAFE_METHODS.has(req.method)) return undefined;
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none' ? undefined : `header.sec-fetch-site: a ${site} request cannot use the session cookie`;
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string') return undefined;
+  const own = [`${req.protocol}://${req.get('host') ?? ''}`, new URL(publicUrl).origin];
+  return own.includes(origin) ? undefined : `header.origin: a request from ${origin} cannot use the session cookie of ${own[1]}`;
+}
+
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(AUTH_STORE) private readonly auth: Pick<AuthStore, 'authenticateToken' | 'authenticateSession'>,
     @Inject(INFRA) private readonly infra: { logger: { warn(obj: object, msg: string): void } },
+    @Inject(ADMIN_SETTINGS) private readonly settings: Pick<AdminSettings, 'publicUrl'>,
   ) {}
 
   /**
@@ -95,6 +116,11 @@ export class AdminAuthGuard implements CanActivate {
     if (!allows(principal.role, access)) {
       this.infra.logger.warn({ ...where, actor: principal.actor, role: principal.role, required: access }, 'admin API: request refused for the role');
       throw new AdminApiError('forbidden', `${field}: this needs the ${access} role; ${principal.via === 'token' ? 'the token' : principal.username} has ${principal.role}`, { field });
+    }
+    const crossSite = principal.via === 'session' ? crossSiteWrite(req, this.settings.publicUrl) : undefined;
+    if (crossSite) {
+      this.infra.logger.warn({ ...where, actor: principal.actor, origin: req.headers.origin, fetchSite: req.headers['sec-fetch-site'] }, 'admin API: cross-site write refused');
+      throw new AdminApiError('forbidden', `${crossSite}; the console sends it from its own origin, scripts use an API token`, { field: crossSite.slice(0, crossSite.indexOf(':')) });
     }
     if (sessionOnly && principal.via !== 'session') {
       this.infra.logger.warn({ ...where, actor: principal.actor }, 'admin API: a token asked for a sign-in-only route');

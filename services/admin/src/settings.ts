@@ -2,6 +2,10 @@ export const ADMIN_SETTINGS = Symbol('AdminSettings');
 
 /** What the admin module needs from its environment, resolved once at start. */
 export interface AdminSettings {
-  cookieSecure: boolean;
+  /**
+   * Mark the session cookie Secure: always, never, or (`request`) when the sign-in itself came over
+   * HTTPS, as the connection or a trusted proxy's X-Forwarded-Proto says.
+   */
+  cookieSecure: boolean | 'request';
   publicUrl: string;
 }
