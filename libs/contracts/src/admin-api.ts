@@ -47,6 +47,8 @@ export const AdminErrorCode = z.enum([
   'setup_required',
   /** Too many failed sign-ins for this user name; wait (`retryAfterSeconds`). 429. */
   'rate_limited',
+  /** A feature the deployment has not set up (the debug chat without the ingress URL or token); `field` names the setting. 503. */
+  'not_configured',
   'internal',
 ]);
 export type AdminErrorCode = z.infer<typeof AdminErrorCode>;

@@ -21,9 +21,12 @@ export class DebugChatController {
   /** The ingress URL of one chat path; the ids are checked here, so nothing else reaches the ingress. */
   private target(botId: string, sessionId: string, tail: 'events' | 'messages' | 'reset'): { url: string; token: string } {
     const { ADMIN_INGRESS_URL: base, WEBCHAT_TOKEN: token } = this.infra.env;
-    if (!base || !token) throw new AdminApiError('internal', 'the debug chat is not configured: set ADMIN_INGRESS_URL and WEBCHAT_TOKEN on the admin service (and WEBCHAT_ENABLED on the ingress)');
     if (!BOT_ID_RE.test(botId)) throw AdminApiError.invalid('path.botId', 'must be a bot id (UUID)');
     if (!DebugChat.DEBUG_CHAT_SESSION_RE.test(sessionId)) throw AdminApiError.invalid('path.sessionId', 'letters, digits, _ and - only, at most 100');
+    if (!base || !token) {
+      const field = !base ? 'env.ADMIN_INGRESS_URL' : 'env.WEBCHAT_TOKEN';
+      throw new AdminApiError('not_configured', `${field}: the debug chat is not configured: set ADMIN_INGRESS_URL and WEBCHAT_TOKEN on the admin service (and WEBCHAT_ENABLED on the ingress)`, { field });
+    }
     const url = `${base.replace(/\/+$/, '')}/chat/api/bots/${encodeURIComponent(botId)}/sessions/${encodeURIComponent(sessionId)}/${tail}`;
     return { url, token };
   }

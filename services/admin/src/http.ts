@@ -192,3 +192,19 @@ export class StorableId implements PipeTransform<string, string> {
     return value;
   }
 }
+
+/**
+ * What Node's HTTP parser refuses before any route sees the request (an oversized request line or
+ * header block, a malformed request), answered as an AdminError body naming what was wrong, where
+ * Node would answer with an empty 431 or 400. Listening to `clientError` replaces Node's own answer.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify(
+    tooLarge
+      ? { statusCode: 431, code: 'validation_failed', message: 'header: the request line and headers are over the server\'s limit', field: 'header' }
+      : { statusCode: 400, code: 'validation_failed', message: 'request: not a well-formed HTTP request', field: 'request' },
+  );
+  socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}

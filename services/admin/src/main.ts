@@ -7,6 +7,7 @@ import { AdminEnv } from './env.js';
 import { serveOpenApi } from './openapi.js';
 import { ConsoleEnv } from './console-env.js';
 import { serveConsole } from './console.js';
+import { answerClientError } from './http.js';
 
 const DEFAULT_PORT = 8084;
 /** Expired sessions are deleted this often. */
@@ -35,6 +36,7 @@ await runService({
     // The client address the sign-in limits count by: the connection's, unless proxies are named.
     const trust = infra.env.ADMIN_TRUST_PROXY?.trim();
     if (trust) (app.getHttpAdapter().getInstance() as express.Express).set('trust proxy', /^\d+$/.test(trust) ? Number(trust) : trust.split(',').map((s) => s.trim()).filter(Boolean));
+    app.getHttpServer().on('clientError', answerClientError);
     app.use('/api', express.json({ limit: infra.env.ADMIN_BODY_LIMIT_BYTES }));
     serveOpenApi(app);
     serveConsole(app, infra);

@@ -8,13 +8,14 @@ import { configInput, fuzzConfig } from './config.js';
 import { fuzzModelStreams, modelResponse } from './model-stream.js';
 import { fuzzWebChat, webChatInput } from './web-chat.js';
 import { fuzzMcpTools, mcpToolCase } from './mcp-tool.js';
+import { adminApiInput, fuzzAdminApi } from './admin-api.js';
 import type { CategoryReport } from './report.js';
 
-export const CATEGORIES = ['config', 'http-bot', 'telegram', 'bus', 'model-stream', 'web-chat', 'mcp-tool'] as const;
+export const CATEGORIES = ['config', 'http-bot', 'telegram', 'bus', 'model-stream', 'web-chat', 'mcp-tool', 'admin-api'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 /** Each category's share of the run count: the pure config checks are cheap, a model run costs a whole pipeline pass. */
-const SHARE: Record<Category, number> = { config: 0.45, 'http-bot': 0.25, telegram: 0.08, 'web-chat': 0.1, bus: 0.06, 'model-stream': 0.03, 'mcp-tool': 0.03 };
+const SHARE: Record<Category, number> = { config: 0.4, 'http-bot': 0.22, telegram: 0.07, 'web-chat': 0.09, bus: 0.06, 'model-stream': 0.03, 'mcp-tool': 0.03, 'admin-api': 0.1 };
 
 export interface FuzzRunOptions {
   /** Inputs across all categories. */
@@ -73,6 +74,10 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzRunResult> {
     if (chosen.includes('mcp-tool')) {
       log(`mcp-tool: ${count('mcp-tool')} inputs`);
       reports.push(await fuzzMcpTools(fuzz, sample(mcpToolCase, count('mcp-tool'), options.seed, 'mcp-tool')));
+    }
+    if (chosen.includes('admin-api')) {
+      log(`admin-api: ${count('admin-api')} inputs`);
+      reports.push(await fuzzAdminApi(fuzz, sample(adminApiInput, count('admin-api'), options.seed, 'admin-api')));
     }
     // Last: it waits for every consumer to drain, which also covers the work the categories before it left.
     if (chosen.includes('bus')) {
