@@ -151,6 +151,10 @@ export class PodNetwork {
       binds.unshift([this.appDir(c), '/app']);
     }
     const user = local === 'postgres' ? { uid: 'postgres', gid: 'postgres' } : c.uid !== undefined ? { uid: String(c.uid), gid: String(c.gid ?? c.uid) } : undefined;
+    // A mount hides what was below its target: one whose target holds another's source (the /tmp
+    // emptyDir over a checkout or scratch directory under /tmp) goes after it.
+    const hidesASource = ([, target]: [string, string]) => binds.some(([src]) => src.startsWith(`${target}/`));
+    binds.sort((a, b) => Number(hidesASource(a)) - Number(hidesASource(b)));
     const script = [
       'set -e',
       ...binds.map(([src, target]) => `mount --bind ${q(src)} ${q(target)}`),
