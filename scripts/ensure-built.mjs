@@ -21,10 +21,12 @@ export function ensureBuilt() {
     run('npm', ['run', 'generate', '--silent']);
   }
   run('npx', ['tsc', '-b']);
-  // The console's static files (vite); rebuilt when a source is newer than the last build.
+  // The console's static files (vite); rebuilt when a source is newer than the last build, its own or
+  // a library's it bundles (the API's schemas, the pipeline's defaults).
   const consoleDir = path.join(root, 'apps', 'console');
   const built = path.join(consoleDir, 'web', 'index.html');
-  const sources = [path.join(consoleDir, 'index.html'), path.join(consoleDir, 'vite.config.mjs'), ...files(path.join(consoleDir, 'src'))];
+  const bundled = ['contracts', 'pipeline'].map((lib) => path.join(root, 'libs', lib, 'dist'));
+  const sources = [path.join(consoleDir, 'index.html'), path.join(consoleDir, 'vite.config.mjs'), ...files(path.join(consoleDir, 'src')), ...bundled.flatMap(files)];
   if (!existsSync(built) || sources.some((f) => statSync(f).mtimeMs > statSync(built).mtimeMs)) {
     console.error('[setup] building the web console');
     run('npm', ['run', 'build', '--silent', '-w', 'apps/console']);
