@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { createDecipheriv, createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { LarkConfigSchema } from './config.js';
 import { decryptLarkEvent, encryptLarkEvent, larkSignature } from './crypto.js';
@@ -22,6 +23,30 @@ test('an encrypted event decrypts with the key and not with another', () => {
   assert.equal(decryptLarkEvent('key', enc), '{"a":1}');
   assert.equal(decryptLarkEvent('other', enc), null);
   assert.equal(decryptLarkEvent('key', 'short'), null);
+});
+
+test('a wrong key whose noise passes the padding check still does not decrypt: 401, not a malformed event', () => {
+  const plain = JSON.stringify(message({ text: 'x' }));
+  // About one ciphertext in 256 has valid padding under another key; find one.
+  let enc = '';
+  for (let i = 0; i < 5_000 && !enc; i++) {
+    const candidate = encryptLarkEvent('right', plain);
+    const raw = Buffer.from(candidate, 'base64');
+    const decipher = createDecipheriv('aes-256-cbc', createHash('sha256').update('wrong').digest(), raw.subarray(0, 16));
+    try {
+      decipher.update(raw.subarray(16));
+      decipher.final();
+      enc = candidate;
+    } catch {
+      // bad padding: the usual case
+    }
+  }
+  assert.ok(enc, 'a ciphertext with valid padding under the wrong key');
+  assert.equal(decryptLarkEvent('wrong', enc), null);
+  const raw = JSON.stringify({ encrypt: enc });
+  const headers = { 'x-lark-request-timestamp': '1', 'x-lark-request-nonce': 'n', 'x-lark-signature': larkSignature('wrong', '1', 'n', Buffer.from(raw)) };
+  const outcome = larkInbound.handle(request(raw, headers), config({ 'encrypt-key': 'wrong' }));
+  assert.equal(outcome.kind === 'answer' ? outcome.answer.status : 200, 401);
 });
 
 test('the signature is SHA-256 of timestamp, nonce, key and body', () => {
