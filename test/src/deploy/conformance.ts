@@ -8,7 +8,8 @@
  *
  * conformance.test.ts creates the namespace, runs this and turns the report into assertions.
  */
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sign } from '@conveyor/http-bot';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -261,8 +262,7 @@ class Supervisor {
 function signedHttpBotRequest(botId: string, secret: string, text: string): { url: string; init: RequestInit } {
   const body = JSON.stringify({ session_id: `conformance-${randomUUID()}`, sender: { name: 'Conformance' }, message: [{ type: 'Plain', text }] });
   const ts = String(Math.floor(Date.now() / 1000));
-  const signature = 'sha256=' + createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex');
-  return { url: `/bots/${botId}`, init: { method: 'POST', headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': signature }, body } };
+  return { url: `/bots/${botId}`, init: { method: 'POST', headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(secret, ts, body) }, body } };
 }
 
 export async function runConformance(target: Target, log: (line: string) => void = () => undefined): Promise<ConformanceReport> {

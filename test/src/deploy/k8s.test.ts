@@ -1,30 +1,21 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { topology } from '@conveyor/contracts';
 import { repoRoot } from '../harness/services.js';
 import { BUS_METRICS } from '@conveyor/bus';
 import { METRIC_NAMES } from '@conveyor/telemetry';
-import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads } from './artifacts.js';
+import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads, renderOverlay, type K8sObject } from './artifacts.js';
 import { prodSecrets } from './conformance.js';
 import { natsServerConfig } from './nats-config.js';
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
 
 const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
 const overlaysDir = path.join(repoRoot, 'k8s/overlays');
 const overlays = readdirSync(overlaysDir).sort();
 
-function render(dir: string): K8sObject[] {
-  const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return parseAllDocuments(out).map((d) => {
-    if (d.errors.length) throw new Error(`${dir}: ${d.errors.map((e) => e.message).join('; ')}`);
-    return d.toJS() as K8sObject;
-  }).filter(Boolean);
-}
+const render = renderOverlay;
 
 /** kubernetes-models for core groups, @kubernetes-models/keda and prometheus-operator for theirs; an unknown type fails. */
 async function modelFor(apiVersion: string, kind: string): Promise<new (o: object) => { validate(): void }> {

@@ -14,8 +14,8 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import path from 'node:path';
 import { repoRoot } from '../harness/services.js';
 import type { Container, ExecProbe, Probe, Workload } from './artifacts.js';
+import { NATS_SERVER_BIN } from './nats-server.js';
 
-export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 const POSTGRES_BIN = process.env.POSTGRES_BIN_DIR ?? findPostgresBin();
 
 function findPostgresBin(): string {
