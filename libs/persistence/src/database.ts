@@ -39,6 +39,48 @@ async function connectFirst(urls: string[]): Promise<pg.Client> {
   throw new Error('no maintenance database to connect to');
 }
 
+/**
+ * Codes that mean the server cannot be reached yet or is starting or stopping, not that the request
+ * is wrong: socket and name-resolution failures (a Kubernetes Service whose pod is not up resolves
+ * late) and Postgres's connection-exception class plus 57P01–57P03.
+ */
+export const DATABASE_UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
+]);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code);
+}
+
+export interface WaitForDatabaseOptions {
+  /** How long to keep trying before the last error is thrown. */
+  timeoutMs: number;
+  /** Called once per failed attempt that will be retried. */
+  onUnavailable?: (err: unknown, elapsedMs: number) => void;
+}
+
+/**
+ * Resolves once the URL's server accepts a connection (to its maintenance database, so a database
+ * that does not exist yet still counts as up). A one-shot job started beside its database (an init
+ * container, a compose service) would otherwise fail on its first attempt and rely on a restart.
+ */
+export async function waitForDatabase(databaseUrl: string, { timeoutMs, onUnavailable }: WaitForDatabaseOptions): Promise<void> {
+  const started = Date.now();
+  for (let delayMs = 250; ; delayMs = Math.min(delayMs * 2, 2_000)) {
+    try {
+      await withMaintenanceClient(databaseUrl, async () => {});
+      return;
+    } catch (err) {
+      const elapsedMs = Date.now() - started;
+      if (!isDatabaseUnavailable(err) || elapsedMs + delayMs > timeoutMs) throw err;
+      onUnavailable?.(err, elapsedMs);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
 /** Runs `fn` connected to the server's `postgres` maintenance database, as the URL's user. */
 async function withMaintenanceClient<T>(databaseUrl: string, fn: (client: pg.Client, name: string) => Promise<T>): Promise<T> {
   const url = new URL(databaseUrl);

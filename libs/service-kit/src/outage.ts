@@ -1,4 +1,5 @@
 import { someCause } from '@conveyor/bus';
+import { DATABASE_UNAVAILABLE_CODES } from '@conveyor/persistence';
 /**
  * Whether an error means a dependency is down for a moment rather than that the work is wrong: the
  * consume loop then retries the message in place instead of spending its deliveries. Classified by
@@ -16,10 +17,8 @@ const OUTAGE_NAMES = new Set([
 ]);
 
 const OUTAGE_CODES = new Set([
-  // Sockets.
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH',
-  // Postgres: connection exceptions and an instance shutting down or starting.
-  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
+  // Sockets, name resolution, and Postgres connection exceptions or an instance shutting down or starting.
+  ...DATABASE_UNAVAILABLE_CODES,
   // Prisma: database unreachable, connection closed, pool timeout.
   'P1001', 'P1002', 'P1017', 'P2024',
 ]);

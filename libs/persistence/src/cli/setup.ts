@@ -3,7 +3,9 @@
 // An invalid config file stops here, naming the file, the key path and the problem.
 // `--dry-run` changes nothing: it prints what applying the file would change in a database that
 // is already migrated.
-import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl } from '../database.js';
+// The database may still be starting (it is started beside this job): connection failures are
+// retried for SETUP_DATABASE_WAIT_SECONDS (120) before the job fails.
+import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl, waitForDatabase } from '../database.js';
 import { migrate } from '../migrate.js';
 import { closeDatabase, createDatabase } from '../client.js';
 import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../config-file/index.js';
@@ -14,6 +16,17 @@ async function main(): Promise<void> {
   const dryRun = process.argv.slice(2).includes('--dry-run');
   const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
   const target = redactUrl(databaseUrl);
+  const waitSeconds = Number(process.env.SETUP_DATABASE_WAIT_SECONDS ?? 120);
+  if (!Number.isFinite(waitSeconds) || waitSeconds < 0) throw new Error(`SETUP_DATABASE_WAIT_SECONDS must be a number of seconds ≥ 0, got ${JSON.stringify(process.env.SETUP_DATABASE_WAIT_SECONDS)}`);
+  let reported = false;
+  await waitForDatabase(databaseUrl, {
+    timeoutMs: waitSeconds * 1000,
+    onUnavailable: (err) => {
+      if (reported) return;
+      reported = true;
+      console.log(`setup: waiting up to ${waitSeconds} s for ${target} (${(err as { code?: string }).code})`);
+    },
+  });
   const db = createDatabase(databaseUrl, 4);
   try {
     if (!dryRun) {
