@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPrismaClient } from './client.js';
 import { createDatabaseIfMissing, dropDatabase } from './database.js';
-import { migrate, MigrationError } from './migrate.js';
+import { migrate, MigrationError, PRISMA_MIGRATE_LOCK_KEY } from './migrate.js';
 import { findMigrationsDir, readMigrations } from './migrations-dir.js';
 import { createTempDatabase, testServerUrl, type TempDatabase } from './testing/temp-database.js';
 import { Prisma } from './generated/prisma/client.js';
@@ -235,6 +235,24 @@ test('two concurrent runners apply each migration exactly once', async () => {
   assert.deepEqual([...a.applied, ...b.applied].sort(), local);
   const rows = await query<{ n: string }>(url, 'SELECT count(*) AS n FROM _prisma_migrations');
   assert.equal(Number(rows[0].n), local.length);
+});
+
+test('a runner waits for the migration lock held by another (as prisma migrate deploy holds it) and leaves none behind', async () => {
+  const url = await freshDatabase();
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  try {
+    await holder.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK_KEY]);
+    await assert.rejects(migrate({ databaseUrl: url, lockTimeoutMs: 500 }), (err: unknown) => err instanceof MigrationError && /held the migration lock/.test(err.message));
+    const waiting = migrate({ databaseUrl: url, lockTimeoutMs: 60_000 });
+    await holder.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK_KEY]);
+    assert.equal((await waiting).applied.length, readMigrations(migrationsDir).length);
+  } finally {
+    await holder.end();
+  }
+  // Transaction-scoped: nothing stays locked on the server connection (a pooled one behind PgBouncer).
+  const locks = await query<{ n: string }>(url, "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", [PRISMA_MIGRATE_LOCK_KEY]);
+  assert.equal(Number(locks[0].n), 0);
 });
 
 test('a non-empty database without a ledger is refused', async () => {

@@ -2,7 +2,9 @@
 // as `prisma migrate deploy` does (prisma-engines schema-engine: apply_migrations.rs,
 // sql_migration_persistence.rs, flavour/postgres.rs), so either tool can take over from the other.
 // Differences, on purpose: each migration runs in one transaction together with its ledger row,
-// and an applied migration whose file changed stops the run (deploy does not compare checksums).
+// an applied migration whose file changed stops the run (deploy does not compare checksums), and the
+// migration lock is transaction-scoped, taken for each migration's transaction, so the runner works
+// through a transaction-pooling PgBouncer.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { scriptMatchesChecksum, migrationChecksum } from './checksum.js';
@@ -57,45 +59,68 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
   const migrationsDir = resolveMigrationsDir(options.migrationsDir);
   const local = readMigrations(migrationsDir);
   const log = options.log ?? (() => {});
+  const lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
   const client = new pg.Client({ connectionString: options.databaseUrl });
   await client.connect();
   try {
-    await acquireLock(client, options.lockTimeoutMs ?? 60_000);
-    try {
+    const pending = await locked(client, lockTimeoutMs, async () => {
       await ensureLedger(client);
-      const rows = (await client.query<LedgerRow>(
-        'SELECT migration_name, checksum, finished_at, rolled_back_at, started_at, logs FROM _prisma_migrations ORDER BY started_at',
-      )).rows;
-      refuseFailed(rows);
-      const applied = rows.filter((row) => row.rolled_back_at === null);
-      refuseChanged(applied, local, migrationsDir);
+      const applied = await readLedger(client, migrationsDir, local);
       const appliedNames = new Set(applied.map((row) => row.migration_name));
-      const result: MigrateResult = { migrationsDir, applied: [], alreadyApplied: local.filter((m) => appliedNames.has(m.name)).map((m) => m.name) };
-      for (const migration of local.filter((m) => !appliedNames.has(m.name))) {
-        log(`applying ${migration.name}`);
-        await applyOne(client, migration);
-        result.applied.push(migration.name);
-      }
-      return result;
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK_KEY]);
+      return local.filter((m) => !appliedNames.has(m.name));
+    });
+    const pendingNames = new Set(pending.map((m) => m.name));
+    const result: MigrateResult = { migrationsDir, applied: [], alreadyApplied: local.filter((m) => !pendingNames.has(m.name)).map((m) => m.name) };
+    for (const migration of pending) {
+      // Each migration takes the lock again and rereads the ledger under it: another runner may
+      // have applied it since the first look.
+      const outcome = await applyOne(client, migration, lockTimeoutMs, migrationsDir, local, () => log(`applying ${migration.name}`));
+      (outcome === 'applied' ? result.applied : result.alreadyApplied).push(migration.name);
     }
+    return result;
   } finally {
     await client.end();
   }
 }
 
-/** Polls rather than blocking in pg_advisory_lock, so the wait has a deadline and a clear error. */
-async function acquireLock(client: pg.Client, timeoutMs: number): Promise<void> {
+/**
+ * Runs `fn` in a transaction holding Prisma Migrate's advisory lock. The lock is transaction-scoped
+ * (pg_try_advisory_xact_lock), not a session lock: behind a transaction-pooling PgBouncer every
+ * statement outside a transaction may run on another server connection, so a session lock would be
+ * taken on one, released (or not) on another, and left on a pooled connection that a second runner
+ * then reuses, "acquiring" it too. It still excludes `prisma migrate deploy`, which holds the same
+ * key as a session lock. Polled rather than blocking, so the wait has a deadline and a clear error.
+ */
+async function locked<T>(client: pg.Client, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [PRISMA_MIGRATE_LOCK_KEY]);
-    if (rows[0].locked) return;
-    if (Date.now() >= deadline) {
-      throw new MigrationError(`another migration run held the migration lock (advisory lock ${PRISMA_MIGRATE_LOCK_KEY}) for more than ${timeoutMs} ms`);
+  await client.query('BEGIN');
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [PRISMA_MIGRATE_LOCK_KEY]);
+      if (rows[0].locked) break;
+      if (Date.now() >= deadline) {
+        throw new MigrationError(`another migration run held the migration lock (advisory lock ${PRISMA_MIGRATE_LOCK_KEY}) for more than ${timeoutMs} ms`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const value = await fn();
+    await client.query('COMMIT');
+    return value;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
   }
+}
+
+/** The ledger's applied migrations, after refusing failed and changed ones. */
+async function readLedger(client: pg.Client, migrationsDir: string, local: LocalMigration[]): Promise<LedgerRow[]> {
+  const rows = (await client.query<LedgerRow>(
+    'SELECT migration_name, checksum, finished_at, rolled_back_at, started_at, logs FROM _prisma_migrations ORDER BY started_at',
+  )).rows;
+  refuseFailed(rows);
+  const applied = rows.filter((row) => row.rolled_back_at === null);
+  refuseChanged(applied, local, migrationsDir);
+  return applied;
 }
 
 /** Like Prisma, creates the ledger only in an empty schema: tables without a ledger mean a wrong or unbaselined database. */
@@ -140,21 +165,31 @@ function refuseChanged(applied: LedgerRow[], local: LocalMigration[], dir: strin
   );
 }
 
-async function applyOne(client: pg.Client, migration: LocalMigration): Promise<void> {
+async function applyOne(
+  client: pg.Client, migration: LocalMigration, lockTimeoutMs: number, migrationsDir: string, local: LocalMigration[], starting: () => void,
+): Promise<'applied' | 'already applied'> {
   const id = randomUUID();
   const checksum = migrationChecksum(migration.script);
-  await client.query('BEGIN');
   try {
-    await client.query('INSERT INTO _prisma_migrations (id, checksum, started_at, migration_name) VALUES ($1, $2, now(), $3)', [
-      id, checksum, migration.name,
-    ]);
-    await client.query(migration.script);
-    await client.query('UPDATE _prisma_migrations SET applied_steps_count = applied_steps_count + 1 WHERE id = $1', [id]);
-    await client.query('UPDATE _prisma_migrations SET finished_at = clock_timestamp() WHERE id = $1', [id]);
-    await client.query('COMMIT');
+    return await locked(client, lockTimeoutMs, async () => {
+      const applied = await readLedger(client, migrationsDir, local);
+      if (applied.some((row) => row.migration_name === migration.name)) return 'already applied';
+      starting();
+      await client.query('INSERT INTO _prisma_migrations (id, checksum, started_at, migration_name) VALUES ($1, $2, now(), $3)', [
+        id, checksum, migration.name,
+      ]);
+      try {
+        await client.query(migration.script);
+      } catch (err) {
+        throw new ScriptFailed(err);
+      }
+      await client.query('UPDATE _prisma_migrations SET applied_steps_count = applied_steps_count + 1 WHERE id = $1', [id]);
+      await client.query('UPDATE _prisma_migrations SET finished_at = clock_timestamp() WHERE id = $1', [id]);
+      return 'applied';
+    });
   } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    const logs = describeDbError(err);
+    if (!(err instanceof ScriptFailed)) throw err;
+    const logs = describeDbError(err.cause);
     // Recorded after the rollback, as Prisma records a failed migration, so every later run stops
     // until someone has looked at it.
     await client
@@ -163,6 +198,13 @@ async function applyOne(client: pg.Client, migration: LocalMigration): Promise<v
       ])
       .catch(() => {});
     throw new MigrationError(`migration ${migration.name} failed and was rolled back: ${logs}`);
+  }
+}
+
+/** A migration's own SQL failed (not the ledger or the lock): the failure is recorded in the ledger. */
+class ScriptFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('migration script failed');
   }
 }
 
