@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectBus } from './connect.js';
+import { connectBus, natsServers, redactUrl } from './connect.js';
 import { memoryLogger, NATS_URL, waitFor } from './test-support.js';
 
 test('connectBus connects under the service name and logs status changes', async () => {
@@ -20,4 +20,19 @@ test('connectBus fails fast when nothing listens (unless told to wait)', async (
   const t0 = Date.now();
   await assert.rejects(connectBus({ url: 'nats://127.0.0.1:1', name: 'nobody' }));
   assert.ok(Date.now() - t0 < 5_000);
+});
+
+test('natsServers splits a comma-separated list of cluster nodes and names a bad entry', () => {
+  assert.deepEqual(natsServers('nats://n1:4222'), ['nats://n1:4222']);
+  assert.deepEqual(natsServers(' nats://n1:4222, tls://n2:4222 ,n3:4222'), ['nats://n1:4222', 'tls://n2:4222', 'n3:4222']);
+  assert.throws(() => natsServers(''), /no NATS server given/);
+  assert.throws(() => natsServers('nats://n1:4222,'), /server 2 of 2 is empty/);
+  assert.throws(() => natsServers('redis://u:pw@n1:6379'), (err: unknown) => err instanceof RangeError && /scheme redis/.test(err.message) && !/pw/.test(err.message));
+  assert.equal(redactUrl('nats://a:b@n1:4222,nats://c:d@n2:4222'), 'nats://***@n1:4222,nats://***@n2:4222');
+});
+
+test('connectBus connects through a list with a dead server in it', async () => {
+  const nc = await connectBus({ url: `nats://127.0.0.1:1,${NATS_URL}`, name: 'bus-connect-list', reconnectWaitMs: 100 });
+  assert.equal(nc.isClosed(), false);
+  await nc.close();
 });

@@ -52,8 +52,39 @@ export function natsAuthFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<N
   return out;
 }
 
+const SERVER_SCHEMES = new Set(['nats:', 'tls:', 'ws:', 'wss:']);
+
+/**
+ * The servers of a NATS_URL: one URL, or several separated by commas (the nodes of a cluster; the
+ * client picks one and fails over to the others, and learns the rest of the cluster from the one it
+ * reached). Entries may omit the scheme (`host:port`). Throws a RangeError naming the entry that is
+ * not a server URL.
+ */
+export function natsServers(list: string): string[] {
+  const entries = list.split(',').map((s) => s.trim());
+  if (entries.length === 0 || entries.every((s) => s === '')) throw new RangeError('no NATS server given (e.g. nats://127.0.0.1:4222, comma-separated for several)');
+  return entries.map((entry, i) => {
+    const where = entries.length > 1 ? `server ${i + 1} of ${entries.length}` : 'the server';
+    if (entry === '') throw new RangeError(`${where} is empty (a stray comma?)`);
+    let url: URL;
+    try {
+      url = new URL(entry.includes('://') ? entry : `nats://${entry}`);
+    } catch {
+      throw new RangeError(`${where} (${redactUrl(entry)}) is not a URL like nats://host:4222`);
+    }
+    if (!SERVER_SCHEMES.has(url.protocol)) throw new RangeError(`${where} (${redactUrl(entry)}) has scheme ${url.protocol.slice(0, -1)}; use nats, tls, ws or wss`);
+    if (!url.hostname) throw new RangeError(`${where} (${redactUrl(entry)}) names no host`);
+    return entry;
+  });
+}
+
+/** A server URL with its credentials, if any, masked: for logs and error messages. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^@/]*)@/g, '//***@');
+}
+
 export interface ConnectBusOptions {
-  /** One URL or several, e.g. `nats://nats:4222`. */
+  /** One URL, several comma-separated (see natsServers), or a list, e.g. `nats://nats:4222`. */
   url: string | string[];
   /** The service name; the server shows it as the connection name (`nats server report connections`). */
   name: string;
@@ -81,7 +112,7 @@ export async function connectBus(opts: ConnectBusOptions): Promise<NatsConnectio
   const nc = await connect({
     ...fromEnv,
     ...opts.extra,
-    servers: opts.url,
+    servers: typeof opts.url === 'string' ? natsServers(opts.url) : opts.url,
     name: opts.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: opts.reconnectWaitMs ?? 2_000,

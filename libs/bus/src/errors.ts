@@ -50,8 +50,25 @@ const STREAM_FULL_CODES = new Set([
   10077, // store failed: maximum messages or bytes exceeded
   10023, // insufficient resources
 ]);
-/** The broker did not take a publish in time, or JetStream did not answer at all. */
+/**
+ * JetStream API codes of a cluster that cannot serve the request for the moment: a stream or the
+ * meta group electing a leader after a node was lost.
+ */
+const CLUSTER_UNAVAILABLE_CODES = new Set([
+  10008, // JetStream system temporarily unavailable
+  10009, // JetStream cluster can not handle request (no leader yet)
+]);
+/**
+ * The broker did not take a publish in time, or JetStream did not answer at all: no server answered
+ * the stream's subject (the client reports that as JetStream not enabled), which is also what a
+ * clustered stream looks like while it elects a new leader.
+ */
 const BROKER_UNAVAILABLE_NAMES = new Set(['TimeoutError', 'NoRespondersError', 'JetStreamNotEnabled']);
+/** JetStream API codes of a stream whose replicas cannot be placed: fewer JetStream servers than replicas. */
+const REPLICA_PLACEMENT_CODES = new Set([
+  10005, // no suitable peers for placement
+  10074, // replicas > 1 not supported in non-clustered mode
+]);
 
 /**
  * Whether `err` or an error in its `cause` chain (five deep at most) passes `test`: errors are told
@@ -66,11 +83,25 @@ export function someCause(err: unknown, test: (e: { name?: unknown; code?: unkno
 }
 
 /**
+ * Whether a publish failed because no broker took it for now (no answer, no stream leader): trying
+ * again with the same de-duplication id shortly is safe and likely to succeed. A full stream is not
+ * this: it stays full until consumers catch up.
+ */
+export function isBrokerUnavailable(err: unknown): boolean {
+  return someCause(err, (e) =>
+    (e instanceof JetStreamApiError && CLUSTER_UNAVAILABLE_CODES.has(e.code)) || (typeof e.name === 'string' && BROKER_UNAVAILABLE_NAMES.has(e.name)));
+}
+
+/**
  * Whether a publish failed because the bus cannot take the message now (a full stream, or a broker
  * that does not answer): the producer should tell its caller to come back later. Classified by the
  * broker's error code and the client's error names.
  */
 export function isBusBackpressure(err: unknown): boolean {
-  return someCause(err, (e) =>
-    (e instanceof JetStreamApiError && STREAM_FULL_CODES.has(e.code)) || (typeof e.name === 'string' && BROKER_UNAVAILABLE_NAMES.has(e.name)));
+  return someCause(err, (e) => e instanceof JetStreamApiError && STREAM_FULL_CODES.has(e.code)) || isBrokerUnavailable(err);
+}
+
+/** Whether JetStream refused a stream because it cannot place that many replicas. */
+export function isReplicaPlacementError(err: unknown): boolean {
+  return someCause(err, (e) => e instanceof JetStreamApiError && REPLICA_PLACEMENT_CODES.has(e.code));
 }

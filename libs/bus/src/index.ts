@@ -1,4 +1,4 @@
-export { connectBus, logConnectionStatus, natsAuthFromEnv, type ConnectBusOptions } from './connect.js';
+export { connectBus, logConnectionStatus, natsAuthFromEnv, natsServers, redactUrl, type ConnectBusOptions } from './connect.js';
 export { BUS_METRICS, DURATION_BUCKETS_SECONDS, observeConsumer, type ObservedConsumer } from './metrics.js';
 export { silentLogger, errorFields, type BusLogger } from './logger.js';
 export {
@@ -10,6 +10,7 @@ export {
   consumerDrift,
   type ManagedStreamConfig,
   type ManagedConsumerConfig,
+  type ProvisionOptions,
 } from './provision.js';
 export { BusPublisher, type PublishOptions, type BusPublisherOptions } from './publish.js';
 export {
@@ -29,7 +30,7 @@ export {
   type DeadLetterInput,
   type DeadLetterReason,
 } from './dead-letter.js';
-export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, isBusBackpressure, someCause } from './errors.js';
+export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, isBusBackpressure, isBrokerUnavailable, isReplicaPlacementError, someCause } from './errors.js';
 export { exponentialBackoff, defaultBackoff, type Backoff } from './backoff.js';
 export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from './otel.js';
 export { subjectMatches } from './subject.js';

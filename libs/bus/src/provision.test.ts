@@ -77,3 +77,15 @@ test('provisioning refuses to silently change a stream the server cannot update'
   await assert.rejects(ensureStreams(bus.jsm, [{ ...spec, retention: 'limits' }]), /differs from its spec in retention/);
   assert.equal((await bus.jsm.streams.info(spec.name)).config.retention, RetentionPolicy.Workqueue);
 });
+
+test('replicas above 1 on a server outside a cluster are refused with the setting named, on create and on update', async (t) => {
+  const bus = await testBus();
+  t.after(() => bus.cleanup());
+  const spec = bus.topo.streams.runs;
+  await assert.rejects(ensureStreams(bus.jsm, [spec], { replicas: 3 }), /NATS_STREAM_REPLICAS is 3, but JetStream cannot place 3 replicas/);
+  const [created] = await ensureStreams(bus.jsm, [spec]);
+  assert.equal(created.config.num_replicas, 1);
+  await assert.rejects(ensureStreams(bus.jsm, [spec], { replicas: 3 }), /NATS_STREAM_REPLICAS is 3/);
+  assert.equal((await bus.jsm.streams.info(spec.name)).config.num_replicas, 1, 'left as it was');
+  await assert.rejects(ensureStreams(bus.jsm, [spec], { replicas: 0 }), RangeError);
+});

@@ -15,13 +15,24 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { ConsumerSpec, StreamSpec } from '@conveyor/contracts';
+import { isReplicaPlacementError } from './errors.js';
 import { silentLogger, type BusLogger } from './logger.js';
 
 /** The stream fields Conveyor manages; everything else keeps the server's default (or an operator's change). */
 export type ManagedStreamConfig = Pick<
   StreamConfig,
-  'name' | 'subjects' | 'retention' | 'storage' | 'max_age' | 'duplicate_window' | 'max_bytes' | 'max_msg_size' | 'discard'
+  'name' | 'subjects' | 'retention' | 'storage' | 'max_age' | 'duplicate_window' | 'max_bytes' | 'max_msg_size' | 'discard' | 'num_replicas'
 >;
+
+export interface ProvisionOptions {
+  /**
+   * How many JetStream servers keep a copy of each stream (NATS_STREAM_REPLICAS): 1 on a single
+   * server; 3 on a cluster of three or more, so a stream survives losing a node. Consumers inherit
+   * their stream's. Default 1.
+   */
+  replicas?: number;
+  logger?: BusLogger;
+}
 
 /** The consumer fields Conveyor manages. */
 export type ManagedConsumerConfig = Pick<
@@ -40,8 +51,9 @@ const RETENTION = {
  * not yet done, so it refuses new messages (`new`): the producer gets an error it can turn into an
  * overload response, instead of the stream silently dropping the oldest accepted query (`old`).
  * A limits stream (dead letters) is a log, where dropping the oldest entry is the right way to stay bounded.
+ * `replicas` applies to every stream alike: each is on the message path or keeps what the path gave up on.
  */
-export function streamConfigFor(spec: StreamSpec): ManagedStreamConfig {
+export function streamConfigFor(spec: StreamSpec, replicas = 1): ManagedStreamConfig {
   return {
     name: spec.name,
     subjects: [...spec.subjects],
@@ -52,6 +64,7 @@ export function streamConfigFor(spec: StreamSpec): ManagedStreamConfig {
     max_bytes: spec.maxBytes,
     max_msg_size: spec.maxMsgSize,
     discard: spec.retention === 'limits' ? DiscardPolicy.Old : DiscardPolicy.New,
+    num_replicas: replicas,
   };
 }
 
@@ -85,6 +98,8 @@ export function streamDrift(live: Partial<StreamConfig>, want: ManagedStreamConf
   for (const k of ['retention', 'storage', 'max_age', 'duplicate_window', 'max_bytes', 'max_msg_size', 'discard'] as const) {
     if (live[k] !== want[k]) drift.push(k);
   }
+  // A stream created before replicas were managed reports the server's default, 1.
+  if ((live.num_replicas || 1) !== want.num_replicas) drift.push('num_replicas');
   return drift;
 }
 
@@ -96,8 +111,17 @@ export function consumerDrift(live: Partial<ConsumerConfig>, want: ManagedConsum
   return drift;
 }
 
-async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, logger: BusLogger): Promise<StreamInfo> {
-  const want = streamConfigFor(spec);
+function tooFewServers(spec: StreamSpec, replicas: number, err?: unknown): Error {
+  return new Error(
+    `stream ${spec.name}: NATS_STREAM_REPLICAS is ${replicas}, but JetStream cannot place ${replicas} replicas ` +
+      `(it needs a cluster with at least ${replicas} JetStream servers; use 1 on a single server)` +
+      (err ? `: ${(err as Error).message}` : ''),
+    err ? { cause: err } : undefined,
+  );
+}
+
+async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, replicas: number, logger: BusLogger): Promise<StreamInfo> {
+  const want = streamConfigFor(spec, replicas);
   // Two attempts: replicas starting together may race to create the same stream.
   for (let attempt = 0; ; attempt++) {
     let live: StreamInfo | undefined;
@@ -109,15 +133,18 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, logger: Bus
     if (!live) {
       try {
         const info = await jsm.streams.add(want);
-        logger.info({ stream: spec.name }, 'stream created');
+        logger.info({ stream: spec.name, replicas }, 'stream created');
         return info;
       } catch (err) {
+        if (isReplicaPlacementError(err)) throw tooFewServers(spec, replicas, err);
         if (attempt === 0) continue; // someone else created it meanwhile: compare and update
         throw err;
       }
     }
     const drift = streamDrift(live.config, want);
     if (drift.length === 0) return live;
+    // A server outside a cluster takes a higher replica count in an update without placing any replica.
+    if (drift.includes('num_replicas') && replicas > 1 && !live.cluster) throw tooFewServers(spec, replicas);
     try {
       // The client merges this into the live config, so fields an operator set are kept.
       const { name: _name, ...managed } = want;
@@ -125,6 +152,7 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, logger: Bus
       logger.info({ stream: spec.name, changed: drift }, 'stream updated');
       return info;
     } catch (err) {
+      if (isReplicaPlacementError(err)) throw tooFewServers(spec, replicas, err);
       throw new Error(
         `stream ${spec.name} differs from its spec in ${drift.join(', ')} and the server refused the update ` +
           `(retention and storage cannot change in place; migrate the stream): ${(err as Error).message}`,
@@ -170,14 +198,19 @@ async function ensureConsumer(jsm: JetStreamManager, spec: ConsumerSpec, logger:
   }
 }
 
-/** Creates missing streams and brings existing ones to their spec. Idempotent; safe from many replicas. */
+/**
+ * Creates missing streams and brings existing ones to their spec and replica count (NATS changes a
+ * clustered stream's replicas in place, keeping its data). Idempotent; safe from many replicas.
+ */
 export async function ensureStreams(
   jsm: JetStreamManager,
   specs: readonly StreamSpec[],
-  logger: BusLogger = silentLogger,
+  options: ProvisionOptions = {},
 ): Promise<StreamInfo[]> {
+  const replicas = options.replicas ?? 1;
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new RangeError(`stream replicas must be an integer from 1 to 5, not ${replicas}`);
   const out: StreamInfo[] = [];
-  for (const spec of specs) out.push(await ensureStream(jsm, spec, logger));
+  for (const spec of specs) out.push(await ensureStream(jsm, spec, replicas, options.logger ?? silentLogger));
   return out;
 }
 

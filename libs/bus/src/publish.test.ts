@@ -64,3 +64,33 @@ test('the published body is the parsed payload (unknown keys stripped)', async (
   assert.deepEqual(stored?.json(), { v: 1, n: 2, text: 'y' });
   assert.equal(stored?.header.has(HEADERS.queryId), false);
 });
+
+test('retryWhen unavailable: a publish with no stream to answer it waits for one; a full stream is refused at once', async (t) => {
+  const bus = await testBus();
+  t.after(() => bus.cleanup());
+  const stream = bus.topo.streams.queries;
+  const pub = new BusPublisher(bus.js);
+  const subject = bus.topo.subjects.query('bot-1');
+
+  // Nobody answers the subject yet, as while a clustered stream elects its leader.
+  let settled = false;
+  const waiting = pub.publish(subject, Ping, { v: 1, n: 1, text: 'early' }, { msgId: 'early-1', retryForMs: 30_000, retryWhen: 'unavailable' });
+  void waiting.finally(() => { settled = true; }).catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(settled, false, 'still retrying while no stream answers');
+  await ensureStreams(bus.jsm, [stream]);
+  const ack = await waiting;
+  assert.equal(ack.stream, stream.name);
+  assert.equal(await streamMessages(bus.jsm, stream.name), 1);
+
+  // A full stream (discard new) is not an outage: it stays full until consumers catch up.
+  await ensureStreams(bus.jsm, [{ ...stream, maxBytes: 1_024 }]);
+  let full: unknown;
+  for (let i = 0; i < 50 && !full; i++) {
+    full = await pub.publish(subject, Ping, { v: 1, n: i, text: 'x'.repeat(200) }, { msgId: `fill-${i}`, retryForMs: 30_000, retryWhen: 'unavailable' }).then(() => undefined, (err: unknown) => err);
+  }
+  assert.ok(full, 'the stream filled up');
+  const started = Date.now();
+  await assert.rejects(pub.publish(subject, Ping, { v: 1, n: 99, text: 'x'.repeat(200) }, { msgId: 'over', retryForMs: 30_000, retryWhen: 'unavailable' }));
+  assert.ok(Date.now() - started < 10_000, 'refused without waiting out the retry budget');
+});

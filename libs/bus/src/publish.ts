@@ -3,7 +3,7 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { HEADERS, LIMITS, type StreamSpec } from '@conveyor/contracts';
-import { PayloadTooLargeError, PayloadValidationError } from './errors.js';
+import { isBrokerUnavailable, PayloadTooLargeError, PayloadValidationError } from './errors.js';
 import { ATTR, busTracer, natsHeaderSetter } from './otel.js';
 import { describeIssues } from './validate.js';
 import { subjectMatches } from './subject.js';
@@ -30,6 +30,12 @@ export interface PublishOptions {
    * a message that was never stored. Default 0: one try.
    */
   retryForMs?: number;
+  /**
+   * Which failures `retryForMs` retries: `any` (default), or only `unavailable` ones (no broker
+   * answered, the stream has no leader while its cluster elects one; see isBrokerUnavailable), so a
+   * caller waiting on the answer is told at once about anything else (a full stream).
+   */
+  retryWhen?: 'any' | 'unavailable';
 }
 
 /** First pause between publish tries; doubled each time up to PUBLISH_RETRY_MAX_MS. */
@@ -121,7 +127,7 @@ export class BusPublisher {
           ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
         });
       } catch (err) {
-        if (Date.now() + pause >= deadline) throw err;
+        if (Date.now() + pause >= deadline || (opts.retryWhen === 'unavailable' && !isBrokerUnavailable(err))) throw err;
         span.addEvent('publish retry', { attempt, error: (err as Error).message });
         busMetrics().publishRetries.add(1);
         await sleep(pause);

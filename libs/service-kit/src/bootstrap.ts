@@ -44,7 +44,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
   try {
     const env = loadServiceEnv(def.env);
     infra = await connectInfra(def.name, env, logger);
-    await ensureStreams(infra.jsm, Object.values(infra.topology.streams));
+    await ensureStreams(infra.jsm, Object.values(infra.topology.streams), { replicas: env.NATS_STREAM_REPLICAS, logger });
     const app = await NestFactory.create(
       {
         module: ServiceRootModule,

@@ -1,8 +1,22 @@
 import { z } from 'zod';
+import { natsServers } from '@conveyor/bus';
 
 /** Settings every service reads; defaults point at the local development services. */
 export const BaseEnv = z.object({
-  NATS_URL: z.string().default('nats://127.0.0.1:4222'),
+  /** One NATS server, or the nodes of a cluster comma-separated (`nats://n1:4222,nats://n2:4222,nats://n3:4222`). */
+  NATS_URL: z.string().default('nats://127.0.0.1:4222').superRefine((value, ctx) => {
+    try {
+      natsServers(value);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `${(err as Error).message}; give nats://host:port, several comma-separated for a cluster` });
+    }
+  }),
+  /**
+   * Copies of every stream Conveyor provisions, applied when streams are created and updated: 1 on
+   * a single NATS server, 3 on a cluster of three or more JetStream servers (a stream then survives
+   * losing one). Consumers follow their stream.
+   */
+  NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   DATABASE_URL: z.string().url().default('postgresql://postgres@127.0.0.1:5432/conveyor'),
   CONVEYOR_SUBJECT_PREFIX: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/).default('conveyor'),

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus, subscribeConfigChanges } from '@conveyor/bus';
+import { BusPublisher, connectBus, redactUrl, subscribeConfigChanges } from '@conveyor/bus';
 import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
@@ -42,7 +42,7 @@ const HOW_TO_START = {
 };
 
 function unavailable(what: keyof typeof HOW_TO_START, url: string, err: unknown): DependencyUnavailableError {
-  const safeUrl = url.replace(/\/\/([^@/]*)@/, '//***@');
+  const safeUrl = redactUrl(url);
   return new DependencyUnavailableError(`${what} is not reachable at ${safeUrl} (${(err as Error).message}); ${HOW_TO_START[what]}`);
 }
 

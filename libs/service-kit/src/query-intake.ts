@@ -33,6 +33,14 @@ export interface IntakeResult {
 }
 
 /**
+ * How long intake keeps trying a publish no broker takes (no answer, or the queries stream electing a
+ * leader after its NATS node was lost: up to about 10 s on NATS 2.9) before the caller is told to come
+ * back later. The request waits meanwhile, bounded by the ingress's in-flight limit; a full stream is
+ * refused at once.
+ */
+export const INTAKE_UNAVAILABLE_RETRY_MS = 10_000;
+
+/**
  * The one publisher of `QueryEnvelope`: builds the envelope of an inbound message, publishes it
  * (de-duplicated by `msgId`) and puts the new query in its session's queue before the caller answers
  * the platform, so the orchestrator can run it without waiting out the settle time.
@@ -64,7 +72,12 @@ export class QueryIntake {
       ...(m.groupName !== undefined ? { groupName: m.groupName } : {}),
       messageChain: m.messageChain,
     };
-    const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, { msgId: m.msgId ?? queryId, queryId });
+    const ack = await this.infra.publisher.publish(this.infra.topology.subjects.query(m.botId), QueryEnvelope, envelope, {
+      msgId: m.msgId ?? queryId,
+      queryId,
+      retryForMs: INTAKE_UNAVAILABLE_RETRY_MS,
+      retryWhen: 'unavailable',
+    });
     // Best effort: without it the orchestrator registers the message itself and only waits longer.
     if (!ack.duplicate) {
       await this.leases.register(envelope.route, queryId, ack.seq).catch((err: unknown) =>

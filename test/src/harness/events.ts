@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
+import { natsServers } from '@conveyor/bus';
 import { NATS_URL } from './system.js';
 
 /** Publishes runner events straight onto the events stream, as a runner would (same msg ids). */
@@ -9,7 +10,7 @@ export class EventPublisher {
   private constructor(private readonly nc: NatsConnection, private readonly topo: Topology) {}
 
   static async connect(topo: Topology): Promise<EventPublisher> {
-    return new EventPublisher(await connect({ servers: NATS_URL }), topo);
+    return new EventPublisher(await connect({ servers: natsServers(NATS_URL) }), topo);
   }
 
   async publish(route: ReplyRoute, queryId: string, attempt: number, seq: number, body: Record<string, unknown>): Promise<void> {

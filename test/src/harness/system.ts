@@ -8,6 +8,7 @@ import { topology, type Topology } from '@conveyor/contracts';
 import { createPrismaClient, syncConfigFile } from '@conveyor/persistence';
 import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { sign } from '@conveyor/http-bot';
+import { natsServers } from '@conveyor/bus';
 import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
 import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
 import { ALL_SERVICES, ServiceHarness, type ServiceName } from './services.js';
@@ -138,7 +139,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
 }
 
 export async function deleteStreams(topo: Topology, natsUrl = NATS_URL): Promise<void> {
-  const nc = await connect({ servers: natsUrl });
+  const nc = await connect({ servers: natsServers(natsUrl) });
   try {
     const jsm = await jetstreamManager(nc);
     for (const s of Object.values(topo.streams)) await jsm.streams.delete(s.name).catch(() => undefined);
