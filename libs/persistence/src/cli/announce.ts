@@ -2,7 +2,7 @@
 // they drop their cached copies at once. Best effort: with NATS unreachable (first start, before the
 // services run) there is nobody to tell, and the services' safety TTL bounds staleness otherwise.
 import { connect } from '@nats-io/transport-node';
-import { natsAuthFromEnv, publishConfigChanged } from '@conveyor/bus';
+import { natsAuthFromEnv, natsServers, publishConfigChanged, redactUrl } from '@conveyor/bus';
 import { topology, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import type { ApplySummary } from '../config-file/index.js';
@@ -33,9 +33,9 @@ export async function announceConfigChanges(events: ConfigChanged[], env: NodeJS
   const url = env.NATS_URL || 'nats://127.0.0.1:4222';
   let nc;
   try {
-    nc = await connect({ ...natsAuthFromEnv(env), servers: url, name: 'setup', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
+    nc = await connect({ ...natsAuthFromEnv(env), servers: natsServers(url), name: 'setup', timeout: CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 });
   } catch (err) {
-    return { skipped: `NATS not reachable at ${url.replace(/\/\/([^@/]*)@/, '//***@')} (${(err as Error).message})` };
+    return { skipped: `NATS not reachable at ${redactUrl(url)} (${(err as Error).message})` };
   }
   try {
     const subject = topology(env.CONVEYOR_SUBJECT_PREFIX || 'conveyor').subjects.configChanged;
