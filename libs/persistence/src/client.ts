@@ -3,7 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from './generated/prisma/client.js';
 
 /** pg's default of 10 connections starves a service running dozens of handlers at once. */
-const DEFAULT_POOL_SIZE = 20;
+export const DEFAULT_POOL_SIZE = 20;
 
 function poolSizeFromEnv(): number {
   return Number(process.env.DATABASE_POOL_SIZE) || DEFAULT_POOL_SIZE;

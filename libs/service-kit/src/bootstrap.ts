@@ -19,6 +19,12 @@ export interface ServiceDefinition<S extends z.ZodObject> {
   defaultPort: number;
   /** The role's own settings, beside every service's (`BaseEnv`); `infra.env` holds both. */
   env: S;
+  /**
+   * Postgres connections one process of this role opens at most unless DATABASE_POOL_SIZE says
+   * otherwise; default 20. Roles that read a few cached rows need far fewer: every connection of
+   * every replica counts against the server's (or the pooler's) limit.
+   */
+  databasePoolSize?: number;
   /** The service's own module, built once the connections exist. */
   module: (infra: Infra<ServiceEnv<S>>) => DynamicModule;
   /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
@@ -43,7 +49,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
   let infra: Infra<ServiceEnv<S>> | undefined;
   try {
     const env = loadServiceEnv(def.env);
-    infra = await connectInfra(def.name, env, logger);
+    infra = await connectInfra(def.name, env, logger, def.databasePoolSize);
     await ensureStreams(infra.jsm, Object.values(infra.topology.streams), { replicas: env.NATS_STREAM_REPLICAS, logger });
     const app = await NestFactory.create(
       {

@@ -19,6 +19,8 @@ export const BaseEnv = z.object({
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   DATABASE_URL: z.string().url().default('postgresql://postgres@127.0.0.1:5432/conveyor'),
+  /** Postgres connections one process may open; unset, the role's own default (ServiceDefinition.databasePoolSize). */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).optional(),
   CONVEYOR_SUBJECT_PREFIX: z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/).default('conveyor'),
   CONVEYOR_CONFIG: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

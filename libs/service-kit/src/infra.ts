@@ -4,7 +4,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { topology, type Topology } from '@conveyor/contracts';
 import { BusPublisher, connectBus, redactUrl, subscribeConfigChanges } from '@conveyor/bus';
 import { ConfigCaches } from './config-caches.js';
-import { closeDatabase, createDatabase, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
+import { closeDatabase, createDatabase, DEFAULT_POOL_SIZE, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 
@@ -46,7 +46,12 @@ function unavailable(what: keyof typeof HOW_TO_START, url: string, err: unknown)
   return new DependencyUnavailableError(`${what} is not reachable at ${safeUrl} (${(err as Error).message}); ${HOW_TO_START[what]}`);
 }
 
-export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger): Promise<Infra<E>> {
+/** The process's Postgres pool size: DATABASE_POOL_SIZE when set, else the role's default. */
+export function databasePoolSize(env: Pick<BaseEnv, 'DATABASE_POOL_SIZE'>, roleDefault: number = DEFAULT_POOL_SIZE): number {
+  return env.DATABASE_POOL_SIZE ?? roleDefault;
+}
+
+export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger, roleDatabasePoolSize?: number): Promise<Infra<E>> {
   const inboxPrefix = topology(env.CONVEYOR_SUBJECT_PREFIX).subjects.inboxPrefix(name);
   const nc = await connectBus({ url: env.NATS_URL, name, logger, extra: { inboxPrefix } }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
@@ -66,7 +71,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     await nc.close();
     throw unavailable('Redis', env.REDIS_URL, err);
   });
-  const db = createDatabase(env.DATABASE_URL);
+  const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, roleDatabasePoolSize));
   const prisma = db.prisma;
   await prisma.$queryRaw`SELECT 1`.catch(async (err: unknown) => {
     await nc.close();

@@ -7,6 +7,8 @@ await runService({
   name: 'dispatcher',
   defaultPort: 8083,
   env: DispatcherEnv,
+  // Bot rows come from a cache; the query log's failure marks are group-committed.
+  databasePoolSize: 5,
   module: () => DispatcherModule.register(),
   start: startEventConsumer,
 });

@@ -7,6 +7,8 @@ await runService({
   name: 'gateway',
   defaultPort: 8085,
   env: GatewayEnv,
+  // One read of the enabled bots per reconcile tick.
+  databasePoolSize: 2,
   module: () => GatewayModule.register(),
   start: startGateway,
 });

@@ -7,6 +7,8 @@ await runService({
   name: 'ingress',
   defaultPort: 8080,
   env: IngressEnv,
+  // Bot rows come from a cache and a burst's misses share one read; only conversation resets write.
+  databasePoolSize: 5,
   module: (infra) => IngressModule.register(webChatAccess(infra.env)),
   // Signatures are computed over the exact bytes, so the controller reads the body itself.
   nestOptions: { bodyParser: false },
