@@ -4,36 +4,61 @@
 // a streaming fake model and a callback receiver. Each trial sends messages from several sessions and,
 // while the replies stream, SIGKILLs one replica of a role (then restarts it), SIGKILLs the broker and
 // restarts it on its store after 3 s, restarts Redis with its data lost, or restarts every replica with
-// SIGTERM one after another (a rolling deployment). Prints one row per fault.
-import { ALL_FAULTS, ChaosRig, faultViolations, type Fault, type TrialResult } from '@conveyor/test';
+// SIGTERM one after another (a rolling deployment). `nats-node` runs on a 3-node NATS cluster with every
+// stream at R3: it SIGKILLs the leader of the runs or events stream or a follower, sends a message while
+// the node is away, and restarts the node wiped or on its store (see ChaosRig). Prints one row per fault.
+import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, faultViolations, nodeFaultLine, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
 const trials = Number(args.find((a) => /^\d+$/.test(a)) ?? 50);
-const faults = args.filter((a): a is Fault => (ALL_FAULTS as string[]).includes(a));
-const selected = faults.length ? faults : ALL_FAULTS;
+const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS];
+const faults = args.filter((a): a is Fault => known.includes(a));
+const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS];
 
 const results = new Map<Fault, TrialResult[]>(selected.map((f) => [f, []]));
-const rig = await ChaosRig.start();
-try {
-  for (let i = 0; i < trials; i++) {
-    for (const fault of selected) {
-      const r = await rig.trial(fault);
-      results.get(fault)!.push(r);
-      const bad = faultViolations(fault, r);
-      console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} stuck ${r.stuck.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);
+// One rig on a single NATS server, one on a NATS cluster, each only when one of its faults is selected.
+for (const [cluster, group] of [[false, ALL_FAULTS], [true, CLUSTER_FAULTS]] as const) {
+  const mine = selected.filter((f) => group.includes(f));
+  if (mine.length === 0) continue;
+  const rig = await ChaosRig.start({}, { natsCluster: cluster });
+  try {
+    for (let i = 0; i < trials; i++) {
+      for (const fault of mine) {
+        const r = await rig.trial(fault, fault === 'nats-node' ? { sessions: 10, messagesPerSession: 3, outageMs: 5_000, deadlineMs: 180_000 } : undefined);
+        results.get(fault)!.push(r);
+        const bad = faultViolations(fault, r);
+        console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} stuck ${r.stuck.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);
+        if (r.node) console.log(`  ${nodeFaultLine(r)}`);
+      }
     }
+  } finally {
+    await rig.stop();
   }
-} finally {
-  await rig.stop();
 }
 
 const sum = (rs: TrialResult[], f: (r: TrialResult) => number) => rs.reduce((n, r) => n + f(r), 0);
+const secs = (xs: number[]) => (xs.length ? `${percentile([...xs], 50).toFixed(1)} s / ${Math.max(...xs).toFixed(1)} s` : '-');
 console.log('\n| fault | trials | accepted | lost | duplicated finals | sequence / after-final violations | session order violations | stuck leases / slots | resent (identical) | rewinds | recover p50 / max |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const [fault, rs] of results) {
-  const recover = rs.map((r) => r.recoverMs / 1000);
-  console.log(`| ${fault} | ${rs.length} | ${sum(rs, (r) => r.accepted)} | ${sum(rs, (r) => r.lost.length)} | ${sum(rs, (r) => r.duplicatedFinals.length)} | ${sum(rs, (r) => r.sequenceViolations.length + r.afterFinal.length)} | ${sum(rs, (r) => r.orderViolations.length)} | ${sum(rs, (r) => r.stuck.length)} | ${sum(rs, (r) => r.resent)} | ${sum(rs, (r) => r.rewinds)} | ${percentile([...recover], 50).toFixed(1)} s / ${Math.max(...recover).toFixed(1)} s |`);
+  console.log(`| ${fault} | ${rs.length} | ${sum(rs, (r) => r.accepted)} | ${sum(rs, (r) => r.lost.length)} | ${sum(rs, (r) => r.duplicatedFinals.length)} | ${sum(rs, (r) => r.sequenceViolations.length + r.afterFinal.length)} | ${sum(rs, (r) => r.orderViolations.length)} | ${sum(rs, (r) => r.stuck.length)} | ${sum(rs, (r) => r.resent)} | ${sum(rs, (r) => r.rewinds)} | ${secs(rs.map((r) => r.recoverMs / 1000))} |`);
+}
+const nodeRuns = results.get('nats-node') ?? [];
+if (nodeRuns.length) {
+  // The message sent while the node was away, by what was killed: timings are the figures to watch.
+  console.log('\n| nats-node trials | count | probe accepted p50 / max | probe answered p50 / max | replicas current after restart p50 / max |');
+  console.log('|---|---|---|---|---|');
+  const groups: Array<[string, TrialResult[]]> = [
+    ['leader', nodeRuns.filter((r) => r.node?.picked === 'leader')],
+    ['follower', nodeRuns.filter((r) => r.node?.picked === 'follower')],
+    ['wiped', nodeRuns.filter((r) => r.node?.wiped)],
+    ['burst', nodeRuns.filter((r) => r.node?.burst)],
+  ];
+  for (const [name, rs] of groups) {
+    const ms = (f: (r: TrialResult) => number | undefined) => rs.map(f).filter((x): x is number => x !== undefined).map((x) => x / 1000);
+    console.log(`| ${name} | ${rs.length} | ${secs(ms((r) => r.node?.probeAcceptMs))} | ${secs(ms((r) => r.node?.probeAnswerMs))} | ${secs(ms((r) => r.node?.catchUpMs))} |`);
+  }
 }
 const failed = [...results].some(([fault, rs]) => rs.some((r) => faultViolations(fault, r).length > 0));
 process.exit(failed ? 1 : 0);

@@ -112,6 +112,14 @@ type Outcome = 'acked' | 'nacked' | 'dead_lettered';
 
 type Decoded<T> = { ok: true; value: T } | { ok: false; reason: DeadLetterReason; error: string };
 
+/**
+ * How long one pull request waits at the server. The client re-pulls when two of the server's idle
+ * heartbeats (every half of this) are missed, which is how a pull left with a consumer leader that
+ * died (a lost NATS cluster node) is noticed: at the client's 30 s default a reply stalls that long.
+ * An idle consumer costs one pull per this interval.
+ */
+export const PULL_EXPIRES_MS = 5_000;
+
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
@@ -143,7 +151,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
   const stopRequested = new Promise<void>((r) => (wake = r));
 
   const consumer = await js.consumers.get(spec.stream, spec.durable);
-  let messages: ConsumerMessages = await consumer.consume({ max_messages: prefetch });
+  let messages: ConsumerMessages = await consumer.consume({ max_messages: prefetch, expires: PULL_EXPIRES_MS });
 
   function warnRedelivery(what: string, m: JsMsg, err: unknown): void {
     logger.warn({ ...log, ...errorFields(err), seq: m.seq }, `${what} failed; the message will be redelivered after ack_wait`);
@@ -382,7 +390,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       await Promise.race([sleep(Math.min(30_000, 1_000 * 2 ** Math.min(failures++, 5))), stopRequested]);
       if (stopping) break;
       try {
-        messages = await consumer.consume({ max_messages: prefetch });
+        messages = await consumer.consume({ max_messages: prefetch, expires: PULL_EXPIRES_MS });
       } catch (err) {
         logger.error({ ...log, ...errorFields(err) }, 'could not restart the consumer');
         if ((err as Error).name === 'ClosedConnectionError') break;

@@ -78,12 +78,15 @@ export class QueryIntake {
       retryForMs: INTAKE_UNAVAILABLE_RETRY_MS,
       retryWhen: 'unavailable',
     });
+    // Without a msgId of the caller's the id is this call's fresh query id: a duplicate can then only be
+    // this call's own earlier try, stored though its ack was lost, and the message is new.
+    const duplicate = ack.duplicate && m.msgId !== undefined;
     // Best effort: without it the orchestrator registers the message itself and only waits longer.
-    if (!ack.duplicate) {
+    if (!duplicate) {
       await this.leases.register(envelope.route, queryId, ack.seq).catch((err: unknown) =>
         this.infra.logger.warn({ err, queryId }, 'could not register the message in its session queue'),
       );
     }
-    return { queryId, duplicate: ack.duplicate, seq: ack.seq };
+    return { queryId, duplicate, seq: ack.seq };
   }
 }

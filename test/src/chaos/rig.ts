@@ -4,13 +4,29 @@ import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { sign } from '@conveyor/http-bot';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { waitUntil } from '../harness/wait.js';
 import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { startOwnedNats, startOwnedRedis, type OwnedDependency } from '../harness/dependencies.js';
+import { startOwnedNatsCluster, type OwnedNatsCluster } from '../harness/nats-cluster.js';
 import { checkDeliveries, violations, type AcceptedMessage, type DeliveryReport } from './check.js';
 
-/** A role's replica SIGKILLed, the broker or Redis faulted, or every replica of every role restarted with SIGTERM, one at a time. */
-export type Fault = ServiceName | 'nats' | 'redis' | 'rolling';
+/**
+ * A role's replica SIGKILLed, the broker or Redis faulted, every replica of every role restarted with
+ * SIGTERM one at a time, or (`nats-node`, on a rig started with `natsCluster`) one node of a 3-node
+ * NATS cluster SIGKILLed and restarted.
+ */
+export type Fault = ServiceName | 'nats' | 'redis' | 'rolling' | 'nats-node';
+/** The faults of a rig on one NATS server. */
 export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis', 'rolling'];
+/** The faults of a rig on a NATS cluster (`ChaosRig.start({}, { natsCluster: true })`). */
+export const CLUSTER_FAULTS: Fault[] = ['nats-node'];
+
+/** Replicas of every stream on the cluster rig. */
+export const CLUSTER_STREAM_REPLICAS = 3;
+/** The cluster rig's pipeline cap (PIPELINE_CONCURRENCY), small so a burst trial has queries waiting behind it. */
+export const CLUSTER_PIPELINE_CAP = 4;
+/** Sessions of a burst trial: all send at once, four times as many as the pipeline cap admits. */
+const BURST_SESSIONS = 4 * CLUSTER_PIPELINE_CAP;
 
 /**
  * The violations that fail a trial of this fault. A Redis data loss may cost the session leases (the
@@ -18,7 +34,41 @@ export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ing
  * may be lost or duplicated under any fault.
  */
 export function faultViolations(fault: Fault, r: TrialResult): string[] {
-  return [...violations(fault === 'redis' ? { ...r, orderViolations: [] } : r), ...r.stuck];
+  const probe = r.node && (r.node.probeAcceptMs === undefined ? ['the message sent while the node was away was not accepted'] : r.node.probeAnswerMs === undefined ? ['the message sent while the node was away was not answered'] : []);
+  return [...violations(fault === 'redis' ? { ...r, orderViolations: [] } : r), ...r.stuck, ...(probe ?? [])];
+}
+
+/** One line of figures per trial, for the test's output (timings are reported, not asserted). */
+export function nodeFaultLine(r: TrialResult): string {
+  const n = r.node;
+  if (!n) return `${r.fault}: not a nats-node trial`;
+  const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
+  return `killed ${n.victim} (${n.picked}${n.led.length ? `, led ${n.led.join('+')}` : ''}), ${n.wiped ? 'wiped' : 'on its store'}${n.burst ? ', burst' : ''}: ` +
+    `accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length}; ` +
+    `away ${s(n.awayMs)}, probe accepted in ${s(n.probeAcceptMs)} and answered in ${s(n.probeAnswerMs)}, replicas current ${s(n.catchUpMs)} after the restart, last final ${s(r.recoverMs)} after it`;
+}
+
+/** What a `nats-node` trial did and measured. */
+export interface NodeFaultReport {
+  /** The node killed, and whether it was picked as a stream's leader or as a follower. */
+  victim: string;
+  picked: 'leader' | 'follower';
+  /** Which of the queries, runs and events streams it led when it was killed. */
+  led: string[];
+  /** Restarted with its store wiped (a replaced node) or on its own store. */
+  wiped: boolean;
+  /** More sessions sending at once than the pipeline cap admits. */
+  burst: boolean;
+  /** How long the node was away, ms. */
+  awayMs: number;
+  /**
+   * A message sent just after the kill, from a session of its own: from sending to the ingress's 202,
+   * and to its final callback, ms (undefined: not accepted / not answered).
+   */
+  probeAcceptMs?: number;
+  probeAnswerMs?: number;
+  /** From the restart until every replica of every stream was current again, ms. */
+  catchUpMs: number;
 }
 
 export interface TrialOptions {
@@ -38,6 +88,7 @@ export interface TrialResult extends DeliveryReport {
   stuck: string[];
   /** From the end of the fault (the process or dependency is back) to the last final callback, ms. */
   recoverMs: number;
+  node?: NodeFaultReport;
 }
 
 const REPLICAS = 2;
@@ -50,38 +101,55 @@ const WORDS = Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ');
  */
 export class ChaosRig {
   private trialNo = 0;
+  private nodeTrialNo = 0;
 
   /** Reads what the services left in Redis (leases, slots); reconnects by itself after a Redis fault. */
   private readonly redisClient: Redis;
 
   private constructor(
     readonly sys: TestSystem,
-    private readonly nats: OwnedDependency,
+    private readonly nats: OwnedDependency | OwnedNatsCluster,
     private readonly redis: OwnedDependency,
   ) {
     this.redisClient = new Redis(redis.url);
     this.redisClient.on('error', () => undefined);
   }
 
-  /** `serviceEnv` adds to (or overrides) the services' environment, e.g. LOG_LEVEL for a closer look. */
-  static async start(serviceEnv: Record<string, string> = {}): Promise<ChaosRig> {
-    const [nats, redis] = await Promise.all([startOwnedNats(), startOwnedRedis()]);
-    const sys = await startTestSystem({
-      startServices: false,
-      natsUrl: nats.url,
-      redisUrl: redis.url,
-      serviceEnv: {
-        // A dead runner's run comes back within seconds (production: 60 s).
-        RUNNER_ACK_WAIT_MS: '3000',
-        LOG_LEVEL: 'warn',
-        OTEL_EXPORTER_OTLP_ENDPOINT: '',
-        OTEL_TRACES_EXPORTER: 'none',
-        ...serviceEnv,
-      },
-    });
+  /**
+   * `serviceEnv` adds to (or overrides) the services' environment, e.g. LOG_LEVEL for a closer look.
+   * `natsCluster`: a 3-node NATS cluster instead of one server, every stream at R3, every service
+   * given all three nodes, and a pipeline cap of CLUSTER_PIPELINE_CAP (for the `nats-node` fault).
+   */
+  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean } = {}): Promise<ChaosRig> {
+    const [nats, redis] = await Promise.all([options.natsCluster ? startOwnedNatsCluster(3) : startOwnedNats(), startOwnedRedis()]);
+    let sys: TestSystem;
+    try {
+      sys = await startTestSystem({
+        startServices: false,
+        natsUrl: nats.url,
+        redisUrl: redis.url,
+        serviceEnv: {
+          // A dead runner's run comes back within seconds (production: 60 s).
+          RUNNER_ACK_WAIT_MS: '3000',
+          LOG_LEVEL: 'warn',
+          OTEL_EXPORTER_OTLP_ENDPOINT: '',
+          OTEL_TRACES_EXPORTER: 'none',
+          ...(options.natsCluster ? { NATS_STREAM_REPLICAS: String(CLUSTER_STREAM_REPLICAS), PIPELINE_CONCURRENCY: String(CLUSTER_PIPELINE_CAP) } : {}),
+          ...serviceEnv,
+        },
+      });
+    } catch (err) {
+      await Promise.all([nats.stop(), redis.stop()]);
+      throw err;
+    }
     const rig = new ChaosRig(sys, nats, redis);
-    // One wave per replica: eight services booting at once starve each other on two cores.
-    for (let i = 1; i <= REPLICAS; i++) await Promise.all(ALL_SERVICES.map((role) => sys.services.start(role, {}, `${role}-${i}`)));
+    try {
+      // One wave per replica: eight services booting at once starve each other on two cores.
+      for (let i = 1; i <= REPLICAS; i++) await Promise.all(ALL_SERVICES.map((role) => sys.services.start(role, {}, `${role}-${i}`)));
+    } catch (err) {
+      await rig.stop().catch(() => undefined);
+      throw err;
+    }
     sys.llm.setDefault({ text: WORDS, tokensPerSecond: 30 });
     return rig;
   }
@@ -114,9 +182,11 @@ export class ChaosRig {
     return undefined;
   }
 
-  async trial(fault: Fault, o: TrialOptions = DEFAULT_TRIAL): Promise<TrialResult> {
+  async trial(fault: Fault, options: TrialOptions = DEFAULT_TRIAL): Promise<TrialResult> {
     const trial = ++this.trialNo;
     const runId = randomUUID().slice(0, 8);
+    const plan = fault === 'nats-node' ? this.nodeFaultPlan() : undefined;
+    const o = plan?.burst ? { ...options, sessions: Math.max(options.sessions, BURST_SESSIONS) } : options;
     const accepted: AcceptedMessage[] = [];
     const received = this.sys.callbacks.received;
     const startCount = received.length;
@@ -130,7 +200,8 @@ export class ChaosRig {
     // Strike while replies stream: after a random number of callbacks of this trial.
     const strikeAfter = 1 + Math.floor(Math.random() * o.sessions * 4);
     await this.sys.callbacks.waitFor((all) => all.length - startCount >= strikeAfter, 60_000).catch(() => undefined);
-    await this.inject(fault, o);
+    const node = plan ? await this.killNode(plan, o, `chaos-${runId}-${trial}-probe`, accepted) : undefined;
+    if (!plan) await this.inject(fault, o);
     const backAt = performance.now();
     await sending;
     const finals = () => new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
@@ -138,7 +209,79 @@ export class ChaosRig {
     const lastFinal = received.slice(startCount).filter((c) => c.json?.is_final === true).reduce((t, c) => Math.max(t, c.receivedAt), backAt);
     const report = checkDeliveries(accepted, received.slice(startCount));
     const stuck = await this.heldAfterReplies([...new Set(accepted.map((a) => a.sessionId))]);
-    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt) };
+    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}) };
+  }
+
+  /**
+   * The n-th `nats-node` trial's choices, so consecutive trials cover each pair of them: a stream
+   * leader or a follower; restarted wiped or on its store; a burst or the usual load.
+   */
+  private nodeFaultPlan(): { picked: 'leader' | 'follower'; wiped: boolean; burst: boolean; stream: 'runs' | 'events' } {
+    const n = this.nodeTrialNo++;
+    return { picked: n % 2 === 0 ? 'leader' : 'follower', wiped: (n >> 1) % 2 === 0, burst: [0, 3].includes(n % 4), stream: (n >> 1) % 2 === 0 ? 'runs' : 'events' };
+  }
+
+  /** The NATS cluster of a rig started with `natsCluster`. */
+  get natsCluster(): OwnedNatsCluster | undefined {
+    return 'nodes' in this.nats ? this.nats : undefined;
+  }
+
+  private cluster(): OwnedNatsCluster {
+    if (!('nodes' in this.nats)) throw new Error('the nats-node fault needs a rig on a NATS cluster: ChaosRig.start({}, { natsCluster: true })');
+    return this.nats;
+  }
+
+  /**
+   * SIGKILLs one node: the leader of the runs or events stream, or a node leading neither. While it is
+   * away, one message is sent from a session of its own and followed to its final callback; then the
+   * node is restarted (on its store or wiped) and the streams are waited on until every replica is
+   * current again, by themselves.
+   */
+  private async killNode(plan: ReturnType<ChaosRig['nodeFaultPlan']>, o: TrialOptions, probeSession: string, accepted: AcceptedMessage[]): Promise<NodeFaultReport> {
+    const cluster = this.cluster();
+    const streams = this.sys.topology.streams;
+    const watched = { queries: streams.queries.name, runs: streams.runs.name, events: streams.events.name };
+    const leaders = await waitUntil('stream leaders', async () => {
+      const out: Record<string, string | undefined> = {};
+      for (const [k, name] of Object.entries(watched)) out[k] = await cluster.streamLeader(name);
+      return Object.values(out).every(Boolean) ? (out as Record<keyof typeof watched, string>) : undefined;
+    }, 30_000, 250);
+    let victim: string;
+    if (plan.picked === 'leader') {
+      // A burst trial prefers the runs or events leader that also leads the queries stream, which the burst fills.
+      const candidates = [leaders[plan.stream], leaders[plan.stream === 'runs' ? 'events' : 'runs']];
+      victim = plan.burst ? candidates.find((c) => c === leaders.queries) ?? candidates[0] : candidates[0];
+    } else {
+      const others = cluster.nodes.map((n) => n.name).filter((n) => n !== leaders.runs && n !== leaders.events);
+      // Three nodes and two streams: one node leads neither, unless both share a leader (then two do).
+      victim = others.find((n) => n !== leaders.queries) ?? others[0] ?? cluster.nodes.map((n) => n.name).find((n) => n !== leaders.runs)!;
+    }
+    const led = Object.entries(leaders).filter(([, l]) => l === victim).map(([k]) => k);
+    const node = cluster.node(victim);
+    await node.kill();
+    const killedAt = performance.now();
+
+    const sentAt = performance.now();
+    const replyTo = await this.post(probeSession, `probe while ${victim} is away`);
+    const probeAcceptMs = replyTo ? performance.now() - sentAt : undefined;
+    let probeAnswerMs: number | undefined;
+    if (replyTo) {
+      accepted.push({ sessionId: probeSession, replyTo, position: 0 });
+      const final = await this.sys.callbacks.waitFor((all) => all.some((c) => c.json?.reply_to === replyTo && c.json?.is_final === true), 60_000).catch(() => undefined);
+      if (final) probeAnswerMs = performance.now() - sentAt;
+    }
+    const left = o.outageMs - (performance.now() - killedAt);
+    if (left > 0) await delay(left);
+    const awayMs = performance.now() - killedAt;
+    await node.start({ wipe: plan.wiped });
+    const restartedAt = performance.now();
+    await cluster.waitStreamsCurrent(Object.values(streams).map((s) => s.name), 120_000);
+    return {
+      victim, picked: plan.picked, led, wiped: plan.wiped, burst: plan.burst, awayMs,
+      ...(probeAcceptMs !== undefined ? { probeAcceptMs } : {}),
+      ...(probeAnswerMs !== undefined ? { probeAnswerMs } : {}),
+      catchUpMs: performance.now() - restartedAt,
+    };
   }
 
   /**
@@ -177,12 +320,14 @@ export class ChaosRig {
       return;
     }
     if (fault === 'nats' || fault === 'redis') {
-      const dep = fault === 'nats' ? this.nats : this.redis;
+      const dep = fault === 'redis' ? this.redis : 'nodes' in this.nats ? undefined : this.nats;
+      if (!dep) throw new Error('on a NATS cluster rig, use the nats-node fault');
       await dep.kill();
       await delay(o.outageMs);
       await dep.start();
       return;
     }
+    if (fault === 'nats-node') throw new Error('the nats-node fault is injected by killNode');
     const victim = `${fault}-${1 + Math.floor(Math.random() * REPLICAS)}`;
     await this.sys.services.kill(victim, 'SIGKILL');
     await this.sys.services.start(fault, {}, victim);
