@@ -25,8 +25,8 @@ export const CLUSTER_FAULTS: Fault[] = ['nats-node'];
 export const CLUSTER_STREAM_REPLICAS = 3;
 /** The cluster rig's pipeline cap (PIPELINE_CONCURRENCY), small so a burst trial has queries waiting behind it. */
 export const CLUSTER_PIPELINE_CAP = 4;
-/** Sessions of a burst trial: all send at once, four times as many as the pipeline cap admits. */
-const BURST_SESSIONS = 4 * CLUSTER_PIPELINE_CAP;
+/** Sessions of a burst trial: all send at once, three times as many as the pipeline cap admits. */
+const BURST_SESSIONS = 3 * CLUSTER_PIPELINE_CAP;
 
 /**
  * The violations that fail a trial of this fault. A Redis data loss may cost the session leases (the
@@ -53,7 +53,7 @@ export interface NodeFaultReport {
   /** The node killed, and whether it was picked as a stream's leader or as a follower. */
   victim: string;
   picked: 'leader' | 'follower';
-  /** Which of the queries, runs and events streams it led when it was killed. */
+  /** Which of the queries, runs and events streams and of the role consumers it led when it was killed. */
   led: string[];
   /** Restarted with its store wiped (a replaced node) or on its own store. */
   wiped: boolean;
@@ -218,7 +218,10 @@ export class ChaosRig {
    */
   private nodeFaultPlan(): { picked: 'leader' | 'follower'; wiped: boolean; burst: boolean; stream: 'runs' | 'events' } {
     const n = this.nodeTrialNo++;
-    return { picked: n % 2 === 0 ? 'leader' : 'follower', wiped: (n >> 1) % 2 === 0, burst: [0, 3].includes(n % 4), stream: (n >> 1) % 2 === 0 ? 'runs' : 'events' };
+    const a = n % 2;
+    const b = ((n + 1) >> 1) % 2;
+    // Four trials in a row form an orthogonal array: each pair of choices comes up once.
+    return { picked: a === 0 ? 'leader' : 'follower', wiped: b === 0, burst: (a ^ b) === 0, stream: (n >> 1) % 2 === 0 ? 'runs' : 'events' };
   }
 
   /** The NATS cluster of a rig started with `natsCluster`. */
@@ -256,7 +259,10 @@ export class ChaosRig {
       // Three nodes and two streams: one node leads neither, unless both share a leader (then two do).
       victim = others.find((n) => n !== leaders.queries) ?? others[0] ?? cluster.nodes.map((n) => n.name).find((n) => n !== leaders.runs)!;
     }
-    const led = Object.entries(leaders).filter(([, l]) => l === victim).map(([k]) => k);
+    // Consumers elect leaders of their own: a stream's follower may still lead a consumer of it.
+    const consumers = this.sys.topology.consumers;
+    const consumerLeaders = await Promise.all((['orchestrator', 'runner', 'dispatcher'] as const).map(async (c) => [`${c} consumer`, await cluster.consumerLeader(consumers[c].stream, consumers[c].durable)] as const));
+    const led = [...Object.entries(leaders), ...consumerLeaders].filter(([, l]) => l === victim).map(([k]) => k);
     const node = cluster.node(victim);
     await node.kill();
     const killedAt = performance.now();

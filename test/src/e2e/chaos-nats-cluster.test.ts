@@ -55,7 +55,7 @@ describe('chaos: a NATS cluster node lost while replies stream', () => {
     }
   });
 
-  // The first trial kills a stream leader under a burst and wipes its store; the second a follower under the usual load.
+  // The first trial kills a stream leader and wipes its store, the second a follower restarted on its store; both under a burst.
   for (const n of [1, 2]) {
     test(`trial ${n}: nothing accepted is lost, duplicated or reordered, and a message sent meanwhile is answered`, async (t) => {
       const r = await rig.trial('nats-node', trial);

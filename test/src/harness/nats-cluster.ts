@@ -26,6 +26,8 @@ export interface OwnedNatsCluster {
   node(name: string): ClusterNode;
   /** The server currently leading `stream` (from `$JS.API.STREAM.INFO`), undefined while it has none. */
   streamLeader(stream: string): Promise<string | undefined>;
+  /** The server currently leading a durable consumer (consumers elect leaders of their own). */
+  consumerLeader(stream: string, durable: string): Promise<string | undefined>;
   /** Waits until every replica of each stream is current again (a restarted node caught up). */
   waitStreamsCurrent(streams: readonly string[], timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -133,8 +135,8 @@ export async function startOwnedNatsCluster(size = 3): Promise<OwnedNatsCluster>
     throw err;
   }
 
-  const streamInfo = async (stream: string): Promise<StreamClusterInfo | undefined> => {
-    const res = await admin!.request(`$JS.API.STREAM.INFO.${stream}`, undefined, { timeout: 2_000 }).catch(() => undefined);
+  const streamInfo = async (stream: string, subject = `$JS.API.STREAM.INFO.${stream}`): Promise<StreamClusterInfo | undefined> => {
+    const res = await admin!.request(subject, undefined, { timeout: 2_000 }).catch(() => undefined);
     const body = res?.json() as (StreamClusterInfo & { error?: unknown }) | undefined;
     return body && !body.error ? body : undefined;
   };
@@ -147,6 +149,7 @@ export async function startOwnedNatsCluster(size = 3): Promise<OwnedNatsCluster>
       return n;
     },
     streamLeader: async (stream) => (await streamInfo(stream))?.cluster?.leader || undefined,
+    consumerLeader: async (stream, durable) => (await streamInfo(stream, `$JS.API.CONSUMER.INFO.${stream}.${durable}`))?.cluster?.leader || undefined,
     waitStreamsCurrent: async (streams, timeoutMs = 60_000) => {
       for (const stream of streams) {
         await waitUntil(`stream ${stream} replicas current`, async () => {
