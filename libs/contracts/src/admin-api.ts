@@ -527,9 +527,9 @@ export const ADMIN_ROUTES = [
   ['GET', '/settings', 'viewer'],
   ['PUT', '/settings', 'admin'],
   ['GET', '/platforms', 'viewer'],
-  ['GET', '/debug-chat/bots/:botId/sessions/:sessionId/events', 'viewer'],
-  ['POST', '/debug-chat/bots/:botId/sessions/:sessionId/messages', 'admin'],
-  ['POST', '/debug-chat/bots/:botId/sessions/:sessionId/reset', 'admin'],
+  ['GET', '/debug-chat/bots/:botId/session/events', 'viewer'],
+  ['POST', '/debug-chat/bots/:botId/session/messages', 'admin'],
+  ['POST', '/debug-chat/bots/:botId/session/reset', 'admin'],
   ['GET', '/routes', 'admin'],
 ] as const;
 

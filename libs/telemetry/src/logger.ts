@@ -4,7 +4,7 @@ import { trace } from '@opentelemetry/api';
 export type { Logger } from 'pino';
 
 /** Request headers that carry a credential, lower-case as Node.js reads them. */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-lb-signature', 'x-telegram-bot-api-secret-token', 'x-slack-signature', 'x-line-signature', 'x-lark-signature', 'sign', 'x-acs-dingtalk-access-token'];
+const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-api-key', 'x-chat-session-key', 'x-lb-signature', 'x-telegram-bot-api-secret-token', 'x-slack-signature', 'x-line-signature', 'x-lark-signature', 'sign', 'x-acs-dingtalk-access-token'];
 
 /** Keys that hold a credential in bot, model and runner settings, wherever they are logged. */
 const CREDENTIAL_FIELDS = ['token', 'secret', 'password', 'apiKey', 'api_key', 'api-key', 'inbound_secret', 'webhook_secret', 'header-value', 'bot_token', 'signing_secret', 'channel_access_token', 'channel_secret', 'access-token', 'app_secret', 'AppSecret', 'encrypt-key', 'verification-token', 'EncodingAESKey', 'contacts_secret', 'access_token', 'corpsecret', 'app_token', 'client_secret', 'clientSecret', 'appSecret', 'accessToken', 'sessionWebhook', 'ticket'];

@@ -1,13 +1,16 @@
 // The console's debug chat: the ingress web chat relayed behind the admin sign-in. The admin service
 // adds the web chat token; the browser never holds it. Sending needs the admin role (it runs the
-// pipeline and its model); reading the answer stream needs a viewer.
+// pipeline and its model); reading the answer stream needs a viewer. Each call names its session by
+// the browser's session key, which is relayed bound to the signed-in user: the same key from another
+// user opens another session, so no one reads a chat they did not start.
+import { createHash } from 'node:crypto';
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { DebugChat } from '@conveyor/contracts';
-import { AdminApiError } from '@conveyor/admin';
+import { AdminApiError, type Principal } from '@conveyor/admin';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { currentTraceId } from '@conveyor/telemetry';
-import { parse } from './http.js';
+import { Caller, parse } from './http.js';
 import type { ConsoleEnv } from './console-env.js';
 
 /** A relayed call's bound; the answer stream has none (it lasts as long as the browser listens). */
@@ -18,26 +21,32 @@ const BOT_ID_RE = /^[0-9a-fA-F-]{32,36}$/;
 export class DebugChatController {
   constructor(@Inject(INFRA) private readonly infra: Infra & { env: ConsoleEnv }) {}
 
-  /** The ingress URL of one chat path; the ids are checked here, so nothing else reaches the ingress. */
-  private target(botId: string, sessionId: string, tail: 'events' | 'messages' | 'reset'): { url: string; token: string } {
+  /**
+   * The ingress URL of one chat path and the headers to call it with; the bot id and session key are
+   * checked here, so nothing else reaches the ingress.
+   */
+  private target(botId: string, caller: Principal, req: Request, tail: 'events' | 'messages' | 'reset'): { url: string; headers: Record<string, string> } {
     const { ADMIN_INGRESS_URL: base, WEBCHAT_TOKEN: token } = this.infra.env;
     if (!BOT_ID_RE.test(botId)) throw AdminApiError.invalid('path.botId', 'must be a bot id (UUID)');
-    if (!DebugChat.DEBUG_CHAT_SESSION_RE.test(sessionId)) throw AdminApiError.invalid('path.sessionId', 'letters, digits, _ and - only, at most 100');
+    const sessionKey = req.header(DebugChat.CHAT_SESSION_KEY_HEADER);
+    const field = `header.${DebugChat.CHAT_SESSION_KEY_HEADER}`;
+    if (!sessionKey || !DebugChat.CHAT_SESSION_KEY_RE.test(sessionKey)) throw AdminApiError.invalid(field, 'the chat\'s session key: 32–128 letters, digits, _ or -');
     if (!base || !token) {
-      const field = !base ? 'env.ADMIN_INGRESS_URL' : 'env.WEBCHAT_TOKEN';
-      throw new AdminApiError('not_configured', `${field}: the debug chat is not configured: set ADMIN_INGRESS_URL and WEBCHAT_TOKEN on the admin service (and WEBCHAT_ENABLED on the ingress)`, { field });
+      const setting = !base ? 'env.ADMIN_INGRESS_URL' : 'env.WEBCHAT_TOKEN';
+      throw new AdminApiError('not_configured', `${setting}: the debug chat is not configured: set ADMIN_INGRESS_URL and WEBCHAT_TOKEN on the admin service (and WEBCHAT_ENABLED on the ingress)`, { field: setting });
     }
-    const url = `${base.replace(/\/+$/, '')}/chat/api/bots/${encodeURIComponent(botId)}/sessions/${encodeURIComponent(sessionId)}/${tail}`;
-    return { url, token };
+    const url = `${base.replace(/\/+$/, '')}/chat/api/bots/${encodeURIComponent(botId)}/session/${tail}`;
+    const userKey = createHash('sha256').update('conveyor console chat\0').update(caller.username).update('\0').update(sessionKey).digest('base64url');
+    return { url, headers: { authorization: `Bearer ${token}`, [DebugChat.CHAT_SESSION_KEY_HEADER]: userKey } };
   }
 
-  private async call(botId: string, sessionId: string, tail: 'messages' | 'reset', body?: unknown): Promise<unknown> {
-    const { url, token } = this.target(botId, sessionId, tail);
+  private async call(botId: string, caller: Principal, req: Request, tail: 'messages' | 'reset', body?: unknown): Promise<unknown> {
+    const { url, headers } = this.target(botId, caller, req, tail);
     let res: globalThis.Response;
     try {
       res = await fetch(url, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { ...headers, 'content-type': 'application/json' },
         body: JSON.stringify(body ?? {}),
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
@@ -61,28 +70,28 @@ export class DebugChatController {
     return new AdminApiError('internal', status === 401 ? 'the ingress refused the admin service\'s WEBCHAT_TOKEN; both must hold the same token' : `the ingress answered: ${said}`);
   }
 
-  @Post('bots/:botId/sessions/:sessionId/messages')
+  @Post('bots/:botId/session/messages')
   @HttpCode(202)
-  async message(@Param('botId') botId: string, @Param('sessionId') sessionId: string, @Body() body: unknown) {
+  async message(@Param('botId') botId: string, @Caller() caller: Principal, @Req() req: Request, @Body() body: unknown) {
     const message = parse(DebugChat.DebugChatMessage, body, 'body');
-    return DebugChat.DebugChatAccepted.parse(await this.call(botId, sessionId, 'messages', message));
+    return DebugChat.DebugChatAccepted.parse(await this.call(botId, caller, req, 'messages', message));
   }
 
-  @Post('bots/:botId/sessions/:sessionId/reset')
+  @Post('bots/:botId/session/reset')
   @HttpCode(201)
-  async reset(@Param('botId') botId: string, @Param('sessionId') sessionId: string) {
-    return DebugChat.DebugChatReset.parse(await this.call(botId, sessionId, 'reset'));
+  async reset(@Param('botId') botId: string, @Caller() caller: Principal, @Req() req: Request) {
+    return DebugChat.DebugChatReset.parse(await this.call(botId, caller, req, 'reset'));
   }
 
   /** The answer stream, passed through as it arrives; closed when either side goes away. */
-  @Get('bots/:botId/sessions/:sessionId/events')
-  async events(@Param('botId') botId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
-    const { url, token } = this.target(botId, sessionId, 'events');
+  @Get('bots/:botId/session/events')
+  async events(@Param('botId') botId: string, @Caller() caller: Principal, @Req() req: Request, @Res() res: Response) {
+    const { url, headers } = this.target(botId, caller, req, 'events');
     const abort = new AbortController();
     req.on('close', () => abort.abort());
     let upstream: globalThis.Response;
     try {
-      upstream = await fetch(url, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: abort.signal });
+      upstream = await fetch(url, { headers: { ...headers, accept: 'text/event-stream' }, signal: abort.signal });
     } catch (err) {
       if (abort.signal.aborted) return;
       this.infra.logger.warn({ err, botId, traceId: currentTraceId() }, 'debug chat: the ingress is unreachable');

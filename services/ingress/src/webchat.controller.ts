@@ -6,8 +6,10 @@ import { INFRA, type BearerToken, type Infra } from '@conveyor/service-kit';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
-import { isWebChatSessionId, parseWebChatMessage, WEBCHAT, WEBCHAT_MAX_BODY_BYTES, WEBCHAT_PAGE } from '@conveyor/webchat';
-const UNKNOWN_CHAT = { error: 'unknown bot or session' };
+import { DebugChat } from '@conveyor/contracts';
+import { parseWebChatMessage, webChatSessionId, WEBCHAT, WEBCHAT_MAX_BODY_BYTES, WEBCHAT_PAGE } from '@conveyor/webchat';
+
+const UNKNOWN_CHAT = { error: `unknown bot, or no session key in ${DebugChat.CHAT_SESSION_KEY_HEADER} (32–128 letters, digits, _ or -)` };
 
 /** The provider of the web chat's `BearerToken` (WEBCHAT_TOKEN). */
 export const WEBCHAT_TOKEN = Symbol('WEBCHAT_TOKEN');
@@ -49,10 +51,11 @@ export class WebChatPageController {
 
 /**
  * The web chat's API. Messages enter the bot's pipeline like any platform's (route adapter `webchat`,
- * session = the browser's session id, a person chat), in conversations of their own: `chatKey` keys a
- * web chat apart from the bot's platform chats, so session id "alice" here is not the HTTP-bot or
- * Telegram user "alice". Replies come back from the dispatcher over core NATS to whichever ingress
- * replica holds the browser's event stream.
+ * a person chat), in conversations of their own: `chatKey` keys a web chat apart from the bot's
+ * platform chats, so session "alice" here is not the HTTP-bot or Telegram user "alice". The session is
+ * the one the caller's `X-Chat-Session-Key` names (see `webChatSessionId`): the token lets a caller in,
+ * the key decides which conversation it reads, so one tester never reads another's. Replies come back
+ * from the dispatcher over core NATS to whichever ingress replica holds the browser's event stream.
  */
 @Controller('chat/api')
 @UseGuards(WebChatTokenGuard)
@@ -74,32 +77,37 @@ export class WebChatController {
   }
 
   /**
-   * The bot a chat URL names, or null (→ 404) for a bot id that is no UUID, a session id the page would
-   * not make, or no such bot. Checked before any lookup: Postgres and NATS subjects cannot hold every id.
+   * The bot a chat URL names and the session its key names, or null (→ 404) for a bot id that is no
+   * UUID, no or a malformed session key, or no such bot. Checked before any lookup: Postgres and NATS
+   * subjects cannot hold every id.
    */
-  private async findChat(rawBotId: string, sessionId: string): Promise<{ botId: string; bot: BotEntry } | null> {
+  private async findChat(rawBotId: string, req: Request): Promise<{ botId: string; sessionId: string; bot: BotEntry } | null> {
     const botId = normalizeBotId(rawBotId);
-    if (!botId || !isWebChatSessionId(sessionId)) return null;
+    const sessionId = webChatSessionId(req.header(DebugChat.CHAT_SESSION_KEY_HEADER));
+    if (!botId || !sessionId) return null;
     const bot = await this.bots.find(botId);
-    return bot ? { botId, bot } : null;
+    return bot ? { botId, sessionId, bot } : null;
   }
 
-  @Get('bots/:botId/sessions/:sessionId/events')
-  async events(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
-    const chat = await this.findChat(rawBotId, sessionId);
+  @Get('bots/:botId/session/events')
+  async events(@Param('botId') rawBotId: string, @Req() req: Request, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, req);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
-    const { botId } = chat;
+    const { botId, sessionId } = chat;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     // Express routes HEAD here too. A HEAD response has no body, so Node would hold its headers back
     // until the end, which a stream never reaches: the client would wait for ever, and the
     // subscription with it. The headers are the whole answer.
     if (req.method === 'HEAD') return void res.end();
-    res.write(': connected\n\n');
     const sub = this.infra.nc.subscribe(this.infra.topology.subjects.webchat(botId, sessionId), {
       callback: (err, msg) => {
         if (!err) res.write(`event: part\ndata: ${msg.string()}\n\n`);
       },
     });
+    // `connected` promises the subscription is in place at the server, so a message sent once the
+    // client sees it cannot be answered before the stream listens.
+    await this.infra.nc.flush().catch(() => undefined);
+    res.write(': connected\n\n');
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
     req.on('close', () => {
       clearInterval(keepAlive);
@@ -107,11 +115,11 @@ export class WebChatController {
     });
   }
 
-  @Post('bots/:botId/sessions/:sessionId/messages')
-  async message(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Req() req: Request, @Res() res: Response) {
-    const chat = await this.findChat(rawBotId, sessionId);
+  @Post('bots/:botId/session/messages')
+  async message(@Param('botId') rawBotId: string, @Req() req: Request, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, req);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
-    const { botId, bot } = chat;
+    const { botId, sessionId, bot } = chat;
     if (!bot.enabled) return void res.status(403).json({ error: 'Bot is disabled' });
     let rawBody: Buffer;
     try {
@@ -128,18 +136,18 @@ export class WebChatController {
       const { queryId } = await this.queries.publish({
         botId, adapter: WEBCHAT, acceptedMessageId: replyTo, sessionId, launcherType: 'person', senderId: sessionId, senderName: 'Web chat', messageChain: [{ type: 'Plain', text }],
       });
-      res.status(202).json({ queryId, replyTo });
+      res.status(202).json({ queryId, replyTo, sessionId });
     } catch (err) {
       this.infra.logger.error({ err, botId }, 'web chat message not accepted');
       res.status(err instanceof OverloadedError ? 503 : 500).json({ error: err instanceof OverloadedError ? 'the bot is overloaded; try again shortly' : 'the message could not be accepted' });
     }
   }
 
-  @Post('bots/:botId/sessions/:sessionId/reset')
-  async reset(@Param('botId') rawBotId: string, @Param('sessionId') sessionId: string, @Res() res: Response) {
-    const chat = await this.findChat(rawBotId, sessionId);
+  @Post('bots/:botId/session/reset')
+  async reset(@Param('botId') rawBotId: string, @Req() req: Request, @Res() res: Response) {
+    const chat = await this.findChat(rawBotId, req);
     if (!chat) return void res.status(404).json(UNKNOWN_CHAT);
-    const removed = await this.conversations.reset({ botId: chat.botId, adapter: WEBCHAT, launcherType: 'person', launcherId: sessionId });
+    const removed = await this.conversations.reset({ botId: chat.botId, adapter: WEBCHAT, launcherType: 'person', launcherId: chat.sessionId });
     res.status(201).json({ removed });
   }
 }

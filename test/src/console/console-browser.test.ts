@@ -94,7 +94,7 @@ describe('web console in Chromium', () => {
     const html = await index.text();
     assert.doesNotMatch(html, /https?:\/\//, 'no external origin: everything is bundled');
     assert.deepEqual(await (await fetch(`${admin.url}/console-config.json`)).json(), { traceUrlTemplate: TRACE_TEMPLATE });
-    assert.equal((await fetch(`${admin.url}/api/v1/debug-chat/bots/${sys.botId}/sessions/s1/events`)).status, 401, 'the debug chat needs a sign-in');
+    assert.equal((await fetch(`${admin.url}/api/v1/debug-chat/bots/${sys.botId}/session/events`)).status, 401, 'the debug chat needs a sign-in');
 
     await page.goto(`${admin.url}/`);
     await page.locator('form[aria-label="Sign in"]').waitFor();

@@ -129,22 +129,28 @@ describe('platforms end to end', () => {
         args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
       });
       const page = await browser.newPage();
+      // The bot's event stream answers once it is subscribed (its `connected` comment comes after the subscription).
+      const listening = page.waitForResponse((r) => r.url().endsWith(`/bots/${sys.botId}/session/events`) && r.status() === 200, { timeout: 30_000 });
       // The token in the link's fragment: the page keeps it for the tab and drops it from the address bar.
       await page.goto(`${sys.services.get('ingress').url}/chat#token=${encodeURIComponent(webChatToken)}`);
       await page.locator('#bot option').first().waitFor({ state: 'attached' });
       assert.equal(new URL(page.url()).hash, '');
       await page.selectOption('#bot', sys.botId);
-      const sessionId = await waitUntil('session id', () => page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId));
-      await new Promise((r) => setTimeout(r, 300)); // the event stream subscribes
+      await listening;
+      const sessionKey = await page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-key-' + b) as string | null, sys.botId);
+      assert.match(sessionKey ?? '', /^[A-Za-z0-9_-]{43}$/, 'the page made a 256-bit session key');
 
       // A model answer through the whole pipeline.
       sys.llm.setDefault({ text: 'Hello from the web chat bot' });
+      const accepted = page.waitForResponse((r) => r.url().endsWith('/session/messages'), { timeout: 30_000 });
       await page.fill('#input', 'hi there');
       await page.click('#send');
+      const { sessionId } = (await (await accepted).json()) as { sessionId: string };
+      assert.ok(!sessionId.includes(sessionKey!), 'the session id does not show the key');
       await page.locator('.msg.bot', { hasText: 'Hello from the web chat bot' }).waitFor({ timeout: 30_000 });
 
       // A streamed answer: the bubble grows snapshot by snapshot, then settles on the final text.
-      const r = route(sys.botId, sessionId!, 'webchat');
+      const r = route(sys.botId, sessionId, 'webchat');
       const seen = new Set<string>();
       const watcher = setInterval(() => void page.locator('.msg.bot').last().textContent().then((t) => t && seen.add(t)).catch(() => undefined), 20);
       const text = await events.streamReply(r, randomUUID(), ['Streaming', 'works', 'in', 'the', 'browser', 'as', 'it', 'is', 'generated'], { gapMs: 150 });
@@ -157,8 +163,8 @@ describe('platforms end to end', () => {
       await page.click('#reset');
       await page.locator('.msg.system', { hasText: 'Conversation reset' }).waitFor({ timeout: 10_000 });
       assert.equal(await page.locator('.msg.bot').count(), 0);
-      const newSession = await page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-' + b) as string | null, sys.botId);
-      assert.notEqual(newSession, sessionId, 'a fresh session after reset');
+      const newKey = await page.evaluate((b) => (globalThis as any).sessionStorage.getItem('conveyor-session-key-' + b) as string | null, sys.botId);
+      assert.notEqual(newKey, sessionKey, 'a fresh session after reset');
 
       // Opened without the token (another browser context: nothing stored), the page asks for it.
       const bare = await browser.newPage();

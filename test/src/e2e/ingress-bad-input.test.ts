@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { connect as connectTcp } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -97,21 +97,24 @@ describe('bad input at the ingress', () => {
     assert.equal((await sys.post({ session_id: uniqueName('after-431'), message: [{ type: 'Plain', text: 'hi' }] })).status, 202);
   });
 
-  test('the web chat answers 404 for a bot or session id it never hands out, never a 500', async () => {
+  test('the web chat answers 404 for a bot id that is none or a session key it cannot take, never a 500', async () => {
     const chat = `${sys.services.get('ingress').url}/chat/api/bots`;
-    const session = uniqueName('web');
-    const requests: [string, string][] = [
-      ['POST', `/%00/sessions/${session}/messages`],
-      ['GET', `/%00/sessions/${session}/events`],
-      ['POST', `/%00/sessions/${session}/reset`],
-      ['POST', `/${sys.botId}/sessions/a%00b/messages`],
-      ['GET', `/${sys.botId}/sessions/a%00b/events`],
-      ['POST', `/${sys.botId}/sessions/a%00b/reset`],
+    const key = randomBytes(32).toString('base64url');
+    const cases: [string, string, Record<string, string>][] = [
+      ['/%00/session', 'a NUL bot id', { 'x-chat-session-key': key }],
+      [`/${sys.botId}/session`, 'no key', {}],
+      [`/${sys.botId}/session`, 'a key with a NUL', { 'x-chat-session-key': `${key.slice(0, 20)}%00${key.slice(20)}` }],
+      [`/${sys.botId}/session`, 'a key too short', { 'x-chat-session-key': key.slice(0, 31) }],
+      [`/${sys.botId}/session`, 'a key too long', { 'x-chat-session-key': key.repeat(4) }],
+      [`/${sys.botId}/session`, 'a key with a dot', { 'x-chat-session-key': `${key}.x` }],
     ];
-    for (const [method, path] of requests) {
-      const res = await fetch(`${chat}${path}`, method === 'POST' ? { method, headers: webChatAuth, body: '{"text":"hi"}' } : { method, headers: webChatAuth });
-      assert.equal(res.status, 404, `${method} ${path}`);
-      assert.deepEqual(await res.json(), { error: 'unknown bot or session' }, `${method} ${path}`);
+    for (const [path, name, session] of cases) {
+      for (const [method, tail] of [['POST', 'messages'], ['GET', 'events'], ['POST', 'reset']] as const) {
+        const headers = { ...webChatAuth, ...session };
+        const res = await fetch(`${chat}${path}/${tail}`, method === 'POST' ? { method, headers, body: '{"text":"hi"}' } : { method, headers });
+        assert.equal(res.status, 404, `${method} ${tail}, ${name}`);
+        assert.match(String(((await res.json()) as { error?: unknown }).error), /^unknown bot, or no session key in x-chat-session-key/, `${method} ${tail}, ${name}`);
+      }
     }
   });
 
@@ -203,18 +206,19 @@ describe('bad input at the ingress', () => {
 
   test('a web chat text with NUL and a lone surrogate is answered, with exactly one final part', async () => {
     sys.llm.setDefault(echoResponder);
-    const session = uniqueName('web');
     const parts: { replyTo: string; text: string; isFinal: boolean }[] = [];
-    const sub = nc.subscribe(sys.topology.subjects.webchat(sys.botId, session), { callback: (err, msg) => void (err || parts.push(msg.json())) });
+    // Every web chat part: the session's id is known only once the message is accepted.
+    const sub = nc.subscribe(sys.topology.subjects.allWebchatSessions, { callback: (err, msg) => void (err || parts.push(msg.json())) });
+    await nc.flush();
     const prisma = createPrismaClient(sys.db.url);
     try {
-      const res = await fetch(`${sys.services.get('ingress').url}/chat/api/bots/${sys.botId}/sessions/${session}/messages`, {
+      const res = await fetch(`${sys.services.get('ingress').url}/chat/api/bots/${sys.botId}/session/messages`, {
         method: 'POST',
-        headers: webChatAuth,
+        headers: { ...webChatAuth, 'x-chat-session-key': randomBytes(32).toString('base64url') },
         body: JSON.stringify({ text: 'hel\u0000lo \ud800' }),
       });
       assert.equal(res.status, 202);
-      const { replyTo } = (await res.json()) as { replyTo: string };
+      const { replyTo, sessionId: session } = (await res.json()) as { replyTo: string; sessionId: string };
       const record = await waitUntil('the web chat query to end', async () => {
         const row = await prisma.queryRecord.findFirst({ where: { botId: sys.botId, launcherId: session } });
         return row && (row.status === 'succeeded' || row.status === 'failed') ? row : undefined;

@@ -101,12 +101,12 @@ describe('the whole system under the generated NATS permissions', () => {
   test('the web chat event stream receives the reply', async () => {
     sys.llm.setDefault({ text: 'Answered in the web chat' });
     const ingress = sys.services.get('ingress').url;
-    const sessionId = `wc-${randomUUID()}`;
-    const chat = `${ingress}/chat/api/bots/${sys.botId}/sessions/${sessionId}`;
+    const sessionKey = `wc-${randomUUID()}`;
+    const chat = `${ingress}/chat/api/bots/${sys.botId}/session`;
     const abort = new AbortController();
     try {
       const authorization = `Bearer ${webChatToken}`;
-      const stream = await fetch(`${chat}/events`, { headers: { authorization }, signal: abort.signal });
+      const stream = await fetch(`${chat}/events`, { headers: { authorization, 'x-chat-session-key': sessionKey }, signal: abort.signal });
       assert.equal(stream.status, 200);
       assert.ok(stream.body);
       const reader = stream.body.getReader();
@@ -126,7 +126,7 @@ describe('the whole system under the generated NATS permissions', () => {
         }
       };
       await readUntil('the connected comment', () => received.includes(': connected'));
-      const res = await fetch(`${chat}/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify({ text: 'hello web chat' }) });
+      const res = await fetch(`${chat}/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization, 'x-chat-session-key': sessionKey }, body: JSON.stringify({ text: 'hello web chat' }) });
       assert.equal(res.status, 202, await res.clone().text());
       const finalPart = () => received.split('\n\n').some((e) => e.startsWith('event: part') && e.includes('"isFinal":true'));
       await readUntil('the final part', finalPart);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { connect } from '@nats-io/transport-node';
-import { redisKeys, storableText } from '@conveyor/contracts';
+import { DebugChat, redisKeys, storableText } from '@conveyor/contracts';
 import { normalizeBotId } from '@conveyor/http-bot';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
@@ -14,7 +14,6 @@ import { waitUntil } from '../harness/wait.js';
 import { uniqueName } from '../harness/ids.js';
 
 /** The web chat's own bounds (services/ingress/src/webchat.controller.ts). */
-const SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
 const MAX_TEXT = 10_000;
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -22,8 +21,8 @@ type Route = 'messages' | 'reset' | 'events' | 'bots' | 'other';
 type Auth = 'valid' | 'lowercase' | 'padded' | 'missing' | 'wrong' | 'basic' | 'twice' | 'short' | 'tab' | 'long';
 /** The fuzz system's bots under their own id or another spelling Python's UUID() takes, an unknown bot, or any text. */
 type BotRef = 'own' | 'telegram' | 'upper' | 'braces' | 'urn' | 'unknown' | { raw: string };
-/** A session of its own, one of a few shared by many inputs, or any text, percent-encoded whole or with its slashes kept. */
-type SessionRef = 'fresh' | { shared: number } | { raw: string; keepSlashes: boolean };
+/** A session key of its own, one of a few shared by many inputs, or any text sent as the key. */
+type SessionRef = 'fresh' | { shared: number } | { raw: string };
 
 export interface WebChatInput {
   route: Route;
@@ -85,7 +84,7 @@ export const webChatInput: fc.Arbitrary<WebChatInput> = fc.record({
   session: fc.oneof(
     { weight: 8, arbitrary: fc.constant<SessionRef>('fresh') },
     { weight: 2, arbitrary: fc.nat({ max: SHARED_SESSIONS - 1 }).map((shared): SessionRef => ({ shared })) },
-    { weight: 2, arbitrary: fc.record({ raw: rawSegment, keepSlashes: fc.boolean() }) },
+    { weight: 2, arbitrary: rawSegment.map((raw): SessionRef => ({ raw })) },
   ),
   auth: fc.oneof({ weight: 12, arbitrary: fc.constant<Auth>('valid') }, { weight: 1, arbitrary: fc.constantFrom<Auth>('lowercase', 'padded', 'missing', 'wrong', 'basic', 'twice', 'short', 'tab', 'long') }),
   body,
@@ -103,13 +102,28 @@ function encodeSegment(raw: string, keepSlashes: boolean): string {
   return keepSlashes ? out.replace(/%2F/g, '/') : out;
 }
 
+interface Chat {
+  botId: string;
+  sessionKey: string;
+}
+
+/** A key of the fuzz run's own: letters, digits and dashes, padded to a key's least length. */
+const runKey = (name: string) => name.padEnd(40, 'k');
+
+/** A header value as a client can send one (no control characters, Latin-1 only; else percent-encoded), as the server reads it. */
+function headerValue(raw: string): string {
+  const sendable = /^[\x20-\x7e\xa0-\xff]*$/.test(raw) ? raw : encodeURIComponent(raw.replace(/[\ud800-\udfff]/g, '\ufffd'));
+  // What the server reads: HTTP drops a value's surrounding spaces and tabs.
+  return sendable.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
 interface Resolved {
   path: string;
   method: string;
   headers: Record<string, string>;
   body?: Buffer;
-  /** The bot and session the ingress will take, when both are ones it accepts. */
-  chat?: { botId: string; sessionId: string };
+  /** The bot and session key the ingress will take, when both are ones it accepts. */
+  chat?: Chat;
   /** The status the input must get, where the web chat's rules leave no choice. */
   expected?: number;
 }
@@ -118,9 +132,8 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
   const own = fuzz.sys.botId;
   const bot = typeof input.bot === 'object' ? encodeSegment(input.bot.raw, false)
     : { own, telegram: fuzz.telegramBotId, upper: own.toUpperCase(), braces: `{${own}}`, urn: `urn:uuid:${own}`, unknown: randomUUID() }[input.bot];
-  const rawSession = input.session === 'fresh' ? `${tag}-${i}` : 'shared' in input.session ? `${tag}-shared-${input.session.shared}` : input.session.raw;
-  const session = typeof input.session === 'object' && 'raw' in input.session ? encodeSegment(rawSession, input.session.keepSlashes) : rawSession;
-  const chatPath = `/chat/api/bots/${bot}/sessions/${session}`;
+  const sessionKey = input.session === 'fresh' ? runKey(`${tag}-${i}`) : 'shared' in input.session ? runKey(`${tag}-shared-${input.session.shared}`) : headerValue(input.session.raw);
+  const chatPath = `/chat/api/bots/${bot}/session`;
   const others = ['/chat/api', `/chat/api/bots/${bot}`, `/chat/api/bots/${bot}/sessions`, chatPath, `${chatPath}/messages/x`, '/chat/x', `${chatPath}/%00`, '/chat/api/bots/'];
   const path = input.route === 'other' ? others[(input.otherPath ?? 0) % others.length] : input.route === 'bots' ? '/chat/api/bots' : `${chatPath}/${input.route}`;
   const method = input.method ?? (input.route === 'other' ? 'POST' : OWN_METHOD[input.route]);
@@ -137,7 +150,7 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
     tab: `Bearer\t${token}`,
     long: `Bearer ${'t'.repeat(8_000)}`,
   }[input.auth];
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { [DebugChat.CHAT_SESSION_KEY_HEADER]: sessionKey };
   if (authorization !== undefined) headers.authorization = authorization;
   if (input.contentType !== undefined) headers['content-type'] = input.contentType;
   if (input.extraHeader !== undefined) headers['x-fuzz'] = input.extraHeader;
@@ -146,13 +159,12 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
 
   // Only a request that reaches one of the four routes as they are meant has a foreseeable answer.
   const botId = typeof input.bot === 'object' || input.bot === 'unknown' ? null : normalizeBotId(bot);
-  const sessionOk = SESSION_RE.test(rawSession) && session === rawSession;
-  const chat = botId && sessionOk ? { botId, sessionId: rawSession } : undefined;
+  const chat = botId && DebugChat.CHAT_SESSION_KEY_RE.test(sessionKey) ? { botId, sessionKey } : undefined;
   let expected: number | undefined;
-  // A path reaches its route when each id is one segment that survives the URL's normalisation (no
+  // A path reaches its route when the bot id is one segment that survives the URL's normalisation (no
   // slash, not a dot segment, not empty) and decodes: else it is Nest's 404, or a 400 while the route
   // is matched, before the token is looked at.
-  const routable = [bot, session].every((segment) => {
+  const routable = [bot].every((segment) => {
     if (segment === '' || segment.includes('/') || segment === '.' || segment === '..') return false;
     try {
       decodeURIComponent(segment);
@@ -164,11 +176,16 @@ function resolve(fuzz: FuzzSystem, input: WebChatInput, i: number, tag: string):
   if (input.route !== 'other' && input.method === undefined && routable) {
     if (!AUTH_OK.has(input.auth)) expected = 401;
     else if (input.route === 'bots') expected = 200;
-    else if (!chat) expected = typeof input.bot === 'object' || typeof input.session === 'object' && 'raw' in input.session ? undefined : 404;
+    else if (!chat) expected = typeof input.bot === 'object' ? undefined : 404;
     else if (input.route === 'events') expected = 200;
     else if (input.route === 'reset') expected = 201;
     else expected = raw && raw.byteLength > MAX_BODY_BYTES ? 413 : acceptableText(raw) ? 202 : 400;
   }
+  // Node reads at most 16 KiB of request line and headers: past that the ingress answers 431 before
+  // any route (close to the bound, what else the client adds decides).
+  const headBytes = Buffer.byteLength(path) + Object.entries(headers).reduce((n, [k, v]) => n + k.length + Buffer.byteLength(v) + 4, 0);
+  if (headBytes > 16 * 1024) expected = 431;
+  else if (headBytes > 15 * 1024) expected = undefined;
   return { path, method, headers, body: raw, chat, expected };
 }
 
@@ -214,7 +231,7 @@ export interface WebChatOptions {
 /**
  * Sends every input to the web chat API with the fuzz system's token (or a wrong one) and checks:
  * never a 5xx; every 4xx is JSON with a readable error (see clearRejection); where the rules leave no choice (a missing or wrong
- * token is 401, a bot or session the page would not make is 404, a text of 1 to 10,000 characters is
+ * token is 401, a bot or session key the page would not make is 404, a text of 1 to 10,000 characters is
  * taken) that is the answer; every 202 gets exactly one final part on the web chat stream, and on the
  * browser's event stream for the sessions that had one open. Afterwards each session that took
  * messages answers one more, and none holds a lease, queue entry or reply behind in Redis.
@@ -232,21 +249,22 @@ export async function fuzzWebChat(fuzz: FuzzSystem, inputs: WebChatInput[], opti
   const nc = await connect({ servers: NATS_URL });
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 3 });
   // The browser's view: an event stream open on each shared session for the whole run.
-  const streams = Array.from({ length: SHARED_SESSIONS }, (_, n) => ({ session: `${tag}-shared-${n}`, abort: new AbortController(), text: '' }));
+  const streams = Array.from({ length: SHARED_SESSIONS }, (_, n) => ({ sessionKey: runKey(`${tag}-shared-${n}`), abort: new AbortController(), text: '' }));
+  const inSession = (sessionKey: string) => ({ ...auth, [DebugChat.CHAT_SESSION_KEY_HEADER]: sessionKey });
   try {
     nc.subscribe(sys.topology.subjects.allWebchatSessions, { callback: (err, msg) => void (err || parts.push(msg.json<WebChatPart>())) });
     await nc.flush();
     for (const s of streams) {
-      const res = await fetch(`${ingress}/chat/api/bots/${sys.botId}/sessions/${s.session}/events`, { headers: auth, signal: s.abort.signal });
-      if (res.status !== 200 || !res.body) throw new Error(`the event stream of ${s.session} answered ${res.status}`);
+      const res = await fetch(`${ingress}/chat/api/bots/${sys.botId}/session/events`, { headers: inSession(s.sessionKey), signal: s.abort.signal });
+      if (res.status !== 200 || !res.body) throw new Error(`the event stream of ${s.sessionKey} answered ${res.status}`);
       const decoder = new TextDecoder();
       void (async () => {
         for await (const chunk of res.body!) s.text += decoder.decode(chunk, { stream: true });
       })().catch(() => undefined);
     }
 
-    const accepted: { replyTo: string; chat: { botId: string; sessionId: string }; input: string }[] = [];
-    const resetChats: { botId: string; sessionId: string }[] = [];
+    const accepted: { replyTo: string; chat: Chat; input: string }[] = [];
+    const resetChats: Chat[] = [];
     await forEachLimit(inputs, options.concurrency ?? 4, async (input, i) => {
       report.inputs++;
       const req = resolve(fuzz, input, i, tag);
@@ -300,28 +318,31 @@ export async function fuzzWebChat(fuzz: FuzzSystem, inputs: WebChatInput[], opti
       const found = finals(a.replyTo);
       if (found.length !== 1) report.failures.push({ problem: found.length === 0 ? '202 but no final part' : `202 and ${found.length} final parts`, input: a.input });
       else if (found[0].text.includes(FAILURE_HINT)) report.failures.push({ problem: `answered with the failure notice: ${found[0].text.slice(0, 100)}`, input: a.input });
-      else if (a.chat.botId === sys.botId && a.chat.sessionId.startsWith(`${tag}-shared-`) && !streams.some((s) => s.session === a.chat.sessionId && s.text.includes(`"replyTo":"${a.replyTo}"`))) {
+      else if (a.chat.botId === sys.botId && streams.some((s) => s.sessionKey === a.chat.sessionKey) && !streams.some((s) => s.sessionKey === a.chat.sessionKey && s.text.includes(`"replyTo":"${a.replyTo}"`))) {
         report.failures.push({ problem: 'a final part that the open event stream did not carry', input: a.input });
       }
     }
 
     // Each session that took messages or a reset still answers, and nothing of it is left in Redis.
-    const used = new Map<string, { botId: string; sessionId: string }>();
-    for (const c of [...accepted.map((a) => a.chat), ...resetChats]) used.set(`${c.botId}\u0000${c.sessionId}`, c);
-    const asked: { replyTo: string; chat: { botId: string; sessionId: string } }[] = [];
+    const used = new Map<string, Chat>();
+    for (const c of [...accepted.map((a) => a.chat), ...resetChats]) used.set(`${c.botId}\u0000${c.sessionKey}`, c);
+    const asked: { replyTo: string; botId: string; sessionId: string }[] = [];
     for (const chat of used.values()) {
-      const res = await fetch(`${ingress}/chat/api/bots/${chat.botId}/sessions/${chat.sessionId}/messages`, { method: 'POST', headers: auth, body: JSON.stringify({ text: 'still there?' }) });
-      if (res.status !== 202) report.failures.push({ problem: `a session that took messages answered ${res.status} to the next`, input: chat.sessionId });
-      else asked.push({ replyTo: ((await res.json()) as { replyTo: string }).replyTo, chat });
+      const res = await fetch(`${ingress}/chat/api/bots/${chat.botId}/session/messages`, { method: 'POST', headers: inSession(chat.sessionKey), body: JSON.stringify({ text: 'still there?' }) });
+      if (res.status !== 202) report.failures.push({ problem: `a session that took messages answered ${res.status} to the next`, input: chat.sessionKey });
+      else {
+        const { replyTo, sessionId } = (await res.json()) as { replyTo: string; sessionId: string };
+        asked.push({ replyTo, botId: chat.botId, sessionId });
+      }
     }
     await waitUntil('a final part for every next message', () => asked.every((a) => finals(a.replyTo).length > 0), 90_000, 250).catch(() => undefined);
-    for (const a of asked.filter((x) => finals(x.replyTo).length === 0)) report.failures.push({ problem: 'a session no longer answers after the fuzz inputs', input: a.chat.sessionId });
+    for (const a of asked.filter((x) => finals(x.replyTo).length === 0)) report.failures.push({ problem: 'a session no longer answers after the fuzz inputs', input: a.sessionId });
 
     await redis.connect();
     const keys = redisKeys(sys.prefix);
     const leftovers = async () => {
       const out: string[] = [];
-      for (const { botId, sessionId } of used.values()) {
+      for (const { botId, sessionId } of asked) {
         const session = { botId, adapter: 'webchat' as const, launcherType: 'person', launcherId: sessionId };
         const [lease, queued, replies] = await Promise.all([
           redis.exists(keys.sessionLease(session)),

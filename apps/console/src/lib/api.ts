@@ -37,6 +37,8 @@ export interface RequestOptions {
   version?: number;
   query?: Record<string, string | number | undefined>;
   signal?: AbortSignal;
+  /** Headers of the call itself (the debug chat's session key). */
+  headers?: Record<string, string>;
 }
 
 type Listener = () => void;
@@ -59,7 +61,7 @@ export function apiUrl(path: string, query?: RequestOptions['query']): string {
 export async function request<S extends z.ZodType>(method: string, path: string, schema: S, options?: RequestOptions): Promise<z.output<S>>;
 export async function request(method: string, path: string, schema: null, options?: RequestOptions): Promise<void>;
 export async function request(method: string, path: string, schema: z.ZodType | null, options: RequestOptions = {}): Promise<unknown> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   if (options.version !== undefined) headers['if-match'] = String(options.version);
   let res: Response;

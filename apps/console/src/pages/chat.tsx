@@ -20,17 +20,21 @@ interface Line {
   streaming?: boolean;
 }
 
-function newSessionId(): string {
-  return `console-${crypto.randomUUID()}`;
+/** A chat's session key: 256 random bits, base64url. The server names the session by a hash of it. */
+function newSessionKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
-function sessionFor(botId: string): string {
-  const k = `conveyor-console-session-${botId}`;
-  const existing = sessionStorage.getItem(k);
-  if (existing && Contract.DEBUG_CHAT_SESSION_RE.test(existing)) return existing;
-  const id = newSessionId();
-  sessionStorage.setItem(k, id);
-  return id;
+const sessionKeyItem = (botId: string) => `conveyor-console-chat-key-${botId}`;
+
+/** This tab's session key for the bot; a new chat when it has none. */
+function sessionKeyFor(botId: string): string {
+  const existing = sessionStorage.getItem(sessionKeyItem(botId));
+  if (existing && Contract.CHAT_SESSION_KEY_RE.test(existing)) return existing;
+  const key = newSessionKey();
+  sessionStorage.setItem(sessionKeyItem(botId), key);
+  return key;
 }
 
 export function DebugChat({ route }: { route: Route }) {
@@ -67,14 +71,17 @@ export function DebugChat({ route }: { route: Route }) {
 }
 
 function ChatWindow({ botId }: { botId: string }) {
-  const [sessionId, setSessionId] = useState(() => sessionFor(botId));
+  const [sessionKey, setSessionKey] = useState(() => sessionKeyFor(botId));
+  /** The session's id as the query log shows it, known once the server accepted a message. */
+  const [sessionId, setSessionId] = useState<string>();
   const [lines, setLines] = useState<Line[]>([]);
   const [text, setText] = useState('');
   const [sending, setSending] = useState(false);
   const [connected, setConnected] = useState(false);
   const timers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
   const log = useRef<HTMLDivElement>(null);
-  const path = `${Contract.DEBUG_CHAT_PATH}/bots/${encodeURIComponent(botId)}/sessions/${encodeURIComponent(sessionId)}`;
+  const path = `${Contract.DEBUG_CHAT_PATH}/bots/${encodeURIComponent(botId)}/session`;
+  const sessionHeaders = { [Contract.CHAT_SESSION_KEY_HEADER]: sessionKey };
 
   const add = (line: Omit<Line, 'key'>) => setLines((ls) => [...ls, { ...line, key: crypto.randomUUID() }].slice(-MAX_MESSAGES));
 
@@ -96,7 +103,7 @@ function ChatWindow({ botId }: { botId: string }) {
       let failures = 0;
       while (!abort.signal.aborted) {
         try {
-          const res = await fetch(apiUrl(`${path}/events`), { credentials: 'same-origin', headers: { accept: 'text/event-stream' }, signal: abort.signal });
+          const res = await fetch(apiUrl(`${path}/events`), { credentials: 'same-origin', headers: { [Contract.CHAT_SESSION_KEY_HEADER]: sessionKey, accept: 'text/event-stream' }, signal: abort.signal });
           if (!res.ok || !res.body) throw new Error(`the event stream answered HTTP ${res.status}`);
           failures = 0;
           setConnected(true);
@@ -125,7 +132,7 @@ function ChatWindow({ botId }: { botId: string }) {
       for (const t of pending.values()) clearTimeout(t);
       pending.clear();
     };
-  }, [path]);
+  }, [path, sessionKey]);
 
   useEffect(() => { log.current?.scrollTo({ top: log.current.scrollHeight }); }, [lines]);
 
@@ -137,7 +144,8 @@ function ChatWindow({ botId }: { botId: string }) {
     add({ kind: 'user', text: message });
     setSending(true);
     try {
-      const accepted = await request('POST', `${path}/messages`, Contract.DebugChatAccepted, { body: { text: message } });
+      const accepted = await request('POST', `${path}/messages`, Contract.DebugChatAccepted, { body: { text: message }, headers: sessionHeaders });
+      setSessionId(accepted.sessionId);
       timers.current.set(accepted.queryId, setTimeout(() => {
         timers.current.delete(accepted.queryId);
         add({ kind: 'error', text: 'No complete answer in time: the query may have failed; see its entry in the query log.', queryId: accepted.queryId });
@@ -151,10 +159,11 @@ function ChatWindow({ botId }: { botId: string }) {
 
   const reset = async () => {
     try {
-      await request('POST', `${path}/reset`, Contract.DebugChatReset);
-      const next = newSessionId();
-      sessionStorage.setItem(`conveyor-console-session-${botId}`, next);
-      setSessionId(next);
+      await request('POST', `${path}/reset`, Contract.DebugChatReset, { headers: sessionHeaders });
+      const next = newSessionKey();
+      sessionStorage.setItem(sessionKeyItem(botId), next);
+      setSessionKey(next);
+      setSessionId(undefined);
       setLines([{ key: crypto.randomUUID(), kind: 'system', text: 'Conversation reset: the bot has forgotten this chat.' }]);
     } catch (err) {
       add({ kind: 'error', text: `Reset failed: ${describeError(err)}` });
@@ -164,7 +173,7 @@ function ChatWindow({ botId }: { botId: string }) {
   return (
     <div className="chat">
       <div className="chat-status">
-        <span className={connected ? 'dot on' : 'dot'} /> {connected ? 'connected' : 'connecting…'} <span className="muted mono">session {sessionId}</span>
+        <span className={connected ? 'dot on' : 'dot'} /> {connected ? 'connected' : 'connecting…'} {sessionId ? <span className="muted mono">session {sessionId}</span> : null}
         <button type="button" className="link" onClick={() => void reset()}>Reset conversation</button>
       </div>
       <div className="chat-log" ref={log} aria-live="polite">

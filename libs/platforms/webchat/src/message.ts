@@ -1,13 +1,18 @@
-import { storableText } from '@conveyor/contracts';
+import { createHash } from 'node:crypto';
+import { DebugChat, storableText } from '@conveyor/contracts';
 
-/** The session ids the page makes (`web-<uuid>`), and a bound: Postgres and NATS subjects cannot hold every id. */
-export const WEBCHAT_SESSION_RE = /^[A-Za-z0-9_-]{1,100}$/;
 export const WEBCHAT_MAX_TEXT = 10_000;
 /** A message body's bound; a text of 10,000 characters fits with room for JSON escapes. */
 export const WEBCHAT_MAX_BODY_BYTES = 64 * 1024;
 
-export function isWebChatSessionId(sessionId: string): boolean {
-  return WEBCHAT_SESSION_RE.test(sessionId);
+/**
+ * The session a `X-Chat-Session-Key` names, or undefined for a header that is no key. The id is a hash
+ * of the key, so the id (in the query log, conversation store, subjects and logs) never opens the
+ * session; 128 bits of it keep two keys from meeting in one session.
+ */
+export function webChatSessionId(sessionKey: string | undefined): string | undefined {
+  if (sessionKey === undefined || !DebugChat.CHAT_SESSION_KEY_RE.test(sessionKey)) return undefined;
+  return `web-${createHash('sha256').update('conveyor web chat session\0').update(sessionKey).digest('base64url').slice(0, 22)}`;
 }
 
 /** A message body `{"text": "..."}` made storable, or the 400 error the caller gets. */

@@ -53,7 +53,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
   const TOKEN_KEY = 'conveyor-webchat-token';
   // The API wants the token in the Authorization header, the event stream too: it is read with fetch,
   // since EventSource cannot send headers and a token in the URL would end up in logs and history.
-  let stream = null, sessionId = null, bubbles = new Map(), pending = new Map();
+  let stream = null, sessionKey = null, bubbles = new Map(), pending = new Map();
 
   // A link may carry the token in its fragment (/chat#token=...), which the browser never sends: keep
   // it for this tab and take it out of the address bar.
@@ -80,17 +80,22 @@ export const WEBCHAT_PAGE = `<!doctype html>
     $('token').focus();
   }
   async function api(path, init = {}) {
-    const res = await fetch('/chat/api' + path, { ...init, headers: { ...init.headers, authorization: 'Bearer ' + sessionStorage.getItem(TOKEN_KEY) } });
+    const headers = { ...init.headers, authorization: 'Bearer ' + sessionStorage.getItem(TOKEN_KEY) };
+    if (init.session) headers['x-chat-session-key'] = sessionKey;
+    const res = await fetch('/chat/api' + path, { ...init, headers });
     if (res.status === 401) {
       askForToken('The web chat token was not accepted. Enter it again.');
       throw new Unauthorized('unauthorized');
     }
     return res;
   }
-  const chatPath = () => '/bots/' + encodeURIComponent(botSel.value) + '/sessions/' + encodeURIComponent(sessionId);
+  const chatPath = () => '/bots/' + encodeURIComponent(botSel.value) + '/session';
+  // The session is the one this key names: 256 random bits, kept for the tab and sent in a header,
+  // never in a URL. The server shows only a hash of it, so no one else can open this conversation.
   function newSession() {
-    sessionId = 'web-' + (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
-    sessionStorage.setItem('conveyor-session-' + botSel.value, sessionId);
+    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    sessionKey = btoa(String.fromCharCode(...bytes)).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+    sessionStorage.setItem('conveyor-session-key-' + botSel.value, sessionKey);
   }
   function onPart(part) {
     let el = bubbles.get(part.queryId);
@@ -106,7 +111,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
     let failures = 0;
     while (!abort.signal.aborted) {
       try {
-        const res = await api(path + '/events', { signal: abort.signal, headers: { accept: 'text/event-stream' } });
+        const res = await api(path + '/events', { signal: abort.signal, session: true, headers: { accept: 'text/event-stream' } });
         if (!res.ok) throw new Error('HTTP ' + res.status);
         failures = 0;
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -136,8 +141,8 @@ export const WEBCHAT_PAGE = `<!doctype html>
     stream = null;
     const bot = botSel.value;
     if (!bot) return;
-    sessionId = sessionStorage.getItem('conveyor-session-' + bot);
-    if (!sessionId) newSession();
+    sessionKey = sessionStorage.getItem('conveyor-session-key-' + bot);
+    if (!sessionKey) newSession();
     stream = new AbortController();
     listen(chatPath(), stream);
   }
@@ -175,7 +180,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
     send.disabled = true;
     try {
       const res = await api(chatPath() + '/messages', {
-        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }),
+        method: 'POST', session: true, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text }),
       });
       const body = await res.json().catch(() => ({}));
       if (!res.ok) { add('error', 'The bot could not take the message: ' + (body.error || ('HTTP ' + res.status))); return; }
@@ -193,7 +198,7 @@ export const WEBCHAT_PAGE = `<!doctype html>
   $('reset').addEventListener('click', async () => {
     if (!botSel.value) return;
     try {
-      const res = await api(chatPath() + '/reset', { method: 'POST' });
+      const res = await api(chatPath() + '/reset', { method: 'POST', session: true });
       if (!res.ok) { add('error', 'Reset failed: HTTP ' + res.status); return; }
     } catch (err) {
       if (!(err instanceof Unauthorized)) add('error', 'Reset failed: ' + err.message);
