@@ -17,7 +17,35 @@ export const BaseEnv = z.object({
    * losing one). Consumers follow their stream.
    */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
+  /**
+   * The Redis to use; with REDIS_SENTINELS, only its user, password, database number and scheme
+   * (`rediss:` for TLS) are used, for the master the Sentinels name.
+   */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /**
+   * A Redis Sentinel set to ask for the master (`host:port`, comma-separated): every connection, the
+   * pub/sub subscribers' too, follows the master when the Sentinels fail it over.
+   */
+  REDIS_SENTINELS: z.string().optional().transform((value, ctx) => {
+    if (value === undefined || value.trim() === '') return undefined;
+    const out: Array<{ host: string; port: number }> = [];
+    for (const raw of value.split(',')) {
+      const entry = raw.trim();
+      const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(\d{1,5})$/.exec(entry);
+      const port = m ? Number(m[2]) : 0;
+      if (!m || port < 1 || port > 65535) {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port; give the Sentinels as host:port, comma-separated` });
+        return z.NEVER;
+      }
+      out.push({ host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port });
+    }
+    return out;
+  }),
+  /** The master name the Sentinels monitor (`sentinel monitor <name> …`); required with REDIS_SENTINELS. */
+  REDIS_SENTINEL_MASTER: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'a Sentinel master name: letters, digits, ".", "_" or "-"').optional(),
+  /** The Sentinels' own password (`requirepass` in sentinel.conf), or a file holding it (the file wins). */
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  REDIS_SENTINEL_PASSWORD_FILE: z.string().min(1).optional(),
   DATABASE_URL: z.string().url().default('postgresql://postgres@127.0.0.1:5432/conveyor'),
   /** Postgres connections one process may open; unset, the role's own default (ServiceDefinition.databasePoolSize). */
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).optional(),
@@ -30,6 +58,9 @@ export const BaseEnv = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   /** Seconds a stopping service waits for in-flight work before handing it back to the broker. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(25),
+}).superRefine((env, ctx) => {
+  if (env.REDIS_SENTINELS && !env.REDIS_SENTINEL_MASTER) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINEL_MASTER'], message: 'REDIS_SENTINELS is set: name the master the Sentinels monitor' });
+  if (!env.REDIS_SENTINELS && env.REDIS_SENTINEL_MASTER) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'REDIS_SENTINEL_MASTER is set: give the Sentinels as host:port, comma-separated' });
 });
 export type BaseEnv = z.infer<typeof BaseEnv>;
 

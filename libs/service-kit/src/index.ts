@@ -1,5 +1,6 @@
 export * from './env.js';
 export * from './infra.js';
+export * from './redis.js';
 export * from './infra.module.js';
 export * from './bootstrap.js';
 export * from './lifecycle.js';

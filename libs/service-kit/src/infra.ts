@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
@@ -7,6 +7,7 @@ import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, DEFAULT_POOL_SIZE, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
+import { createRedis, redisTarget } from './redis.js';
 
 /**
  * The connections a service holds, and its settings (`E`: every service's and its role's). Built
@@ -56,20 +57,11 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
   const nc = await connectBus({ url: env.NATS_URL, name, logger, extra: { inboxPrefix } }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
   });
-  const redis = new Redis(env.REDIS_URL, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 2,
-    connectionName: name,
-    // ioredis waits up to 5 s between attempts; the ingress refuses messages until this connection is
-    // back, so a returning Redis is noticed within a second.
-    retryStrategy: (attempt) => Math.min(50 * 2 ** (attempt - 1), 1_000) + Math.floor(Math.random() * 100),
-    // Commands issued in the same tick (a handler's lease, sequence and delivery steps) share one write.
-    enableAutoPipelining: true,
-  });
+  const redis = createRedis(env, name);
   logRedisConnectionState(redis, logger);
   await redis.connect().catch(async (err) => {
     await nc.close();
-    throw unavailable('Redis', env.REDIS_URL, err);
+    throw unavailable('Redis', redisTarget(env), err);
   });
   const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, roleDatabasePoolSize));
   const prisma = db.prisma;
