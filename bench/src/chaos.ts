@@ -6,22 +6,25 @@
 // restarts it on its store after 3 s, restarts Redis with its data lost, or restarts every replica with
 // SIGTERM one after another (a rolling deployment). `nats-node` runs on a 3-node NATS cluster with every
 // stream at R3: it SIGKILLs the leader of the runs or events stream or a follower, sends a message while
-// the node is away, and restarts the node wiped or on its store (see ChaosRig). Prints one row per fault.
-import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, faultViolations, nodeFaultLine, type Fault, type TrialResult } from '@conveyor/test';
+// the node is away, and restarts the node wiped or on its store (see ChaosRig). `redis-sentinel` runs on a
+// Redis master, a replica and three Sentinels: it SIGKILLs the master while replies stream, lets the
+// Sentinels fail over, and restarts the old master empty (they make it a replica). Prints one row per fault.
+import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
 const trials = Number(args.find((a) => /^\d+$/.test(a)) ?? 50);
-const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS];
+const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
 const faults = args.filter((a): a is Fault => known.includes(a));
-const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS];
+const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
 
 const results = new Map<Fault, TrialResult[]>(selected.map((f) => [f, []]));
-// One rig on a single NATS server, one on a NATS cluster, each only when one of its faults is selected.
-for (const [cluster, group] of [[false, ALL_FAULTS], [true, CLUSTER_FAULTS]] as const) {
+// One rig on a single NATS server and Redis, one on a NATS cluster, one on a Redis Sentinel set, each only when one of its faults is selected.
+const rigs = [[{}, ALL_FAULTS], [{ natsCluster: true }, CLUSTER_FAULTS], [{ redisSentinel: true }, SENTINEL_FAULTS]] as const;
+for (const [rigOptions, group] of rigs) {
   const mine = selected.filter((f) => group.includes(f));
   if (mine.length === 0) continue;
-  const rig = await ChaosRig.start({}, { natsCluster: cluster });
+  const rig = await ChaosRig.start({}, rigOptions);
   try {
     for (let i = 0; i < trials; i++) {
       for (const fault of mine) {
@@ -30,6 +33,7 @@ for (const [cluster, group] of [[false, ALL_FAULTS], [true, CLUSTER_FAULTS]] as 
         const bad = faultViolations(fault, r);
         console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} stuck ${r.stuck.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);
         if (r.node) console.log(`  ${nodeFaultLine(r)}`);
+        if (r.failover) console.log(`  ${failoverLine(r)}`);
       }
     }
   } finally {
@@ -59,6 +63,14 @@ if (nodeRuns.length) {
     const ms = (f: (r: TrialResult) => number | undefined) => rs.map(f).filter((x): x is number => x !== undefined).map((x) => x / 1000);
     console.log(`| ${name} | ${rs.length} | ${secs(ms((r) => r.node?.probeAcceptMs))} | ${secs(ms((r) => r.node?.probeAnswerMs))} | ${secs(ms((r) => r.node?.catchUpMs))} |`);
   }
+}
+const failovers = (results.get('redis-sentinel') ?? []).map((r) => r.failover).filter((f) => f !== undefined);
+if (failovers.length) {
+  // From the master's SIGKILL: the Sentinels' promotion, the first callback after it, the message sent meanwhile.
+  const ms = (xs: Array<number | undefined>) => secs(xs.filter((x): x is number => x !== undefined).map((x) => x / 1000));
+  console.log('\n| redis-sentinel trials | count | promoted p50 / max | first callback p50 / max | probe accepted p50 / max | probe answered p50 / max | in flight at the kill |');
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| all | ${failovers.length} | ${ms(failovers.map((f) => f.failoverMs))} | ${ms(failovers.map((f) => f.resumedMs))} | ${ms(failovers.map((f) => f.probeAcceptMs))} | ${ms(failovers.map((f) => f.probeAnswerMs))} | ${failovers.reduce((n, f) => n + f.inFlight, 0)} |`);
 }
 const failed = [...results].some(([fault, rs]) => rs.some((r) => faultViolations(fault, r).length > 0));
 process.exit(failed ? 1 : 0);

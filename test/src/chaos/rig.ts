@@ -8,18 +8,22 @@ import { waitUntil } from '../harness/wait.js';
 import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { startOwnedNats, startOwnedRedis, type OwnedDependency } from '../harness/dependencies.js';
 import { startOwnedNatsCluster, type OwnedNatsCluster } from '../harness/nats-cluster.js';
+import { startOwnedRedisSentinel, type OwnedRedisSentinel } from '../harness/redis-sentinel.js';
 import { checkDeliveries, violations, type AcceptedMessage, type DeliveryReport } from './check.js';
 
 /**
  * A role's replica SIGKILLed, the broker or Redis faulted, every replica of every role restarted with
  * SIGTERM one at a time, or (`nats-node`, on a rig started with `natsCluster`) one node of a 3-node
- * NATS cluster SIGKILLed and restarted.
+ * NATS cluster SIGKILLed and restarted, or (`redis-sentinel`, on a rig started with `redisSentinel`)
+ * the Redis master of a Sentinel set SIGKILLed and failed over.
  */
-export type Fault = ServiceName | 'nats' | 'redis' | 'rolling' | 'nats-node';
+export type Fault = ServiceName | 'nats' | 'redis' | 'rolling' | 'nats-node' | 'redis-sentinel';
 /** The faults of a rig on one NATS server. */
 export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis', 'rolling'];
 /** The faults of a rig on a NATS cluster (`ChaosRig.start({}, { natsCluster: true })`). */
 export const CLUSTER_FAULTS: Fault[] = ['nats-node'];
+/** The faults of a rig on a Redis Sentinel set (`ChaosRig.start({}, { redisSentinel: true })`). */
+export const SENTINEL_FAULTS: Fault[] = ['redis-sentinel'];
 
 /** Replicas of every stream on the cluster rig. */
 export const CLUSTER_STREAM_REPLICAS = 3;
@@ -35,7 +39,11 @@ const BURST_SESSIONS = 3 * CLUSTER_PIPELINE_CAP;
  */
 export function faultViolations(fault: Fault, r: TrialResult): string[] {
   const probe = r.node && (r.node.probeAcceptMs === undefined ? ['the message sent while the node was away was not accepted'] : r.node.probeAnswerMs === undefined ? ['the message sent while the node was away was not answered'] : []);
-  return [...violations(fault === 'redis' ? { ...r, orderViolations: [] } : r), ...r.stuck, ...(probe ?? [])];
+  const f = r.failover;
+  const failover = f && (f.probeAcceptMs === undefined ? ['the message sent after the master was killed was not accepted'] : f.probeAnswerMs === undefined ? ['the message sent after the master was killed was not answered'] : f.resumedMs === undefined ? ['no callback came after the failover'] : []);
+  // A failover loses what the replica had not received yet: a Redis data loss, with its contract.
+  const redisLoss = fault === 'redis' || fault === 'redis-sentinel';
+  return [...violations(redisLoss ? { ...r, orderViolations: [] } : r), ...r.stuck, ...(probe ?? []), ...(failover ?? [])];
 }
 
 /** One line of figures per trial, for the test's output (timings are reported, not asserted). */
@@ -46,6 +54,33 @@ export function nodeFaultLine(r: TrialResult): string {
   return `killed ${n.victim} (${n.picked}${n.led.length ? `, led ${n.led.join('+')}` : ''}), ${n.wiped ? 'wiped' : 'on its store'}${n.burst ? ', burst' : ''}: ` +
     `accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length}; ` +
     `away ${s(n.awayMs)}, probe accepted in ${s(n.probeAcceptMs)} and answered in ${s(n.probeAnswerMs)}, replicas current ${s(n.catchUpMs)} after the restart, last final ${s(r.recoverMs)} after it`;
+}
+
+/** One line of figures per `redis-sentinel` trial (reported, not asserted). */
+export function failoverLine(r: TrialResult): string {
+  const f = r.failover;
+  if (!f) return `${r.fault}: not a redis-sentinel trial`;
+  const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
+  return `killed master :${f.killedPort}, promoted :${f.promotedPort} in ${s(f.failoverMs)}; first callback ${s(f.resumedMs)} after the kill; ` +
+    `${f.inFlight} replies in flight at the kill; accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length} (session) ${r.sequenceViolations.length + r.afterFinal.length} (reply) resent ${r.resent}; ` +
+    `probe accepted in ${s(f.probeAcceptMs)} and answered in ${s(f.probeAnswerMs)}; old master a replica again ${s(f.rejoinMs)} after its restart; last final ${s(r.recoverMs)} after the promotion`;
+}
+
+/** What a `redis-sentinel` trial did and measured (all from the SIGKILL of the master, ms). */
+export interface FailoverReport {
+  killedPort: number;
+  promotedPort: number;
+  /** Until the Sentinels named the replica as the master. */
+  failoverMs: number;
+  /** Until the first callback received after that (replies resumed); undefined: none came. */
+  resumedMs?: number;
+  /** Accepted messages whose final part had not come when the master was killed. */
+  inFlight: number;
+  /** A message sent just after the kill from a session of its own: until the ingress's 202, and until its final callback. */
+  probeAcceptMs?: number;
+  probeAnswerMs?: number;
+  /** From restarting the killed node (empty) until the Sentinels had made it the new master's replica in sync. */
+  rejoinMs: number;
 }
 
 /** What a `nats-node` trial did and measured. */
@@ -89,6 +124,7 @@ export interface TrialResult extends DeliveryReport {
   /** From the end of the fault (the process or dependency is back) to the last final callback, ms. */
   recoverMs: number;
   node?: NodeFaultReport;
+  failover?: FailoverReport;
 }
 
 const REPLICAS = 2;
@@ -109,9 +145,9 @@ export class ChaosRig {
   private constructor(
     readonly sys: TestSystem,
     private readonly nats: OwnedDependency | OwnedNatsCluster,
-    private readonly redis: OwnedDependency,
+    private readonly redis: OwnedDependency | OwnedRedisSentinel,
   ) {
-    this.redisClient = new Redis(redis.url);
+    this.redisClient = 'masterName' in redis ? redis.client() : new Redis(redis.url);
     this.redisClient.on('error', () => undefined);
   }
 
@@ -119,9 +155,12 @@ export class ChaosRig {
    * `serviceEnv` adds to (or overrides) the services' environment, e.g. LOG_LEVEL for a closer look.
    * `natsCluster`: a 3-node NATS cluster instead of one server, every stream at R3, every service
    * given all three nodes, and a pipeline cap of CLUSTER_PIPELINE_CAP (for the `nats-node` fault).
+   * `redisSentinel`: a Redis master, one replica and three Sentinels instead of one Redis, every service
+   * given the Sentinels (for the `redis-sentinel` fault).
    */
-  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean } = {}): Promise<ChaosRig> {
-    const [nats, redis] = await Promise.all([options.natsCluster ? startOwnedNatsCluster(3) : startOwnedNats(), startOwnedRedis()]);
+  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean; redisSentinel?: boolean } = {}): Promise<ChaosRig> {
+    const [nats, redis] = await Promise.all([options.natsCluster ? startOwnedNatsCluster(3) : startOwnedNats(), options.redisSentinel ? startOwnedRedisSentinel() : startOwnedRedis()]);
+    const sentinelEnv = 'masterName' in redis ? redis.env : {};
     let sys: TestSystem;
     try {
       sys = await startTestSystem({
@@ -135,6 +174,7 @@ export class ChaosRig {
           OTEL_EXPORTER_OTLP_ENDPOINT: '',
           OTEL_TRACES_EXPORTER: 'none',
           ...(options.natsCluster ? { NATS_STREAM_REPLICAS: String(CLUSTER_STREAM_REPLICAS), PIPELINE_CONCURRENCY: String(CLUSTER_PIPELINE_CAP) } : {}),
+          ...sentinelEnv,
           ...serviceEnv,
         },
       });
@@ -144,6 +184,7 @@ export class ChaosRig {
     }
     const rig = new ChaosRig(sys, nats, redis);
     try {
+      if ('masterName' in redis) await redis.waitHealthy();
       // One wave per replica: eight services booting at once starve each other on two cores.
       for (let i = 1; i <= REPLICAS; i++) await Promise.all(ALL_SERVICES.map((role) => sys.services.start(role, {}, `${role}-${i}`)));
     } catch (err) {
@@ -201,15 +242,56 @@ export class ChaosRig {
     const strikeAfter = 1 + Math.floor(Math.random() * o.sessions * 4);
     await this.sys.callbacks.waitFor((all) => all.length - startCount >= strikeAfter, 60_000).catch(() => undefined);
     const node = plan ? await this.killNode(plan, o, `chaos-${runId}-${trial}-probe`, accepted) : undefined;
-    if (!plan) await this.inject(fault, o);
-    const backAt = performance.now();
+    const failover = fault === 'redis-sentinel' ? await this.failOverRedis(`chaos-${runId}-${trial}-probe`, accepted, startCount) : undefined;
+    if (!plan && !failover) await this.inject(fault, o);
+    const backAt = failover ? failover.promotedAt : performance.now();
     await sending;
     const finals = () => new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
     await this.sys.callbacks.waitFor(() => accepted.every((a) => finals().has(a.replyTo)), o.deadlineMs).catch(() => undefined);
     const lastFinal = received.slice(startCount).filter((c) => c.json?.is_final === true).reduce((t, c) => Math.max(t, c.receivedAt), backAt);
     const report = checkDeliveries(accepted, received.slice(startCount));
     const stuck = await this.heldAfterReplies([...new Set(accepted.map((a) => a.sessionId))]);
-    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}) };
+    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}), ...(failover ? { failover: failover.report } : {}) };
+  }
+
+  /**
+   * SIGKILLs the Redis master of the Sentinel set while replies stream and measures the failover: the
+   * Sentinels promote the replica by themselves, the services find it through them. A message is sent
+   * right after the kill from a session of its own and followed to its final part; then the killed node
+   * is started again, empty, and the Sentinels make it the new master's replica (ready for the next trial).
+   */
+  private async failOverRedis(probeSession: string, accepted: AcceptedMessage[], startCount: number): Promise<{ report: FailoverReport; promotedAt: number }> {
+    const set = this.redis;
+    if (!('masterName' in set)) throw new Error('the redis-sentinel fault needs a rig on a Sentinel set: ChaosRig.start({}, { redisSentinel: true })');
+    const received = this.sys.callbacks.received;
+    const finalsBefore = new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
+    const inFlight = accepted.filter((a) => !finalsBefore.has(a.replyTo)).length;
+    const killedPort = await set.killMaster();
+    const killedAt = performance.now();
+    const probe = (async () => {
+      const sentAt = performance.now();
+      const replyTo = await this.post(probeSession, 'probe after the master was killed');
+      if (!replyTo) return {};
+      const probeAcceptMs = performance.now() - killedAt;
+      accepted.push({ sessionId: probeSession, replyTo, position: 0 });
+      const final = await this.sys.callbacks.waitFor((all) => all.some((c) => c.json?.reply_to === replyTo && c.json?.is_final === true), 90_000).catch(() => undefined);
+      return { probeAcceptMs, ...(final ? { probeAnswerMs: performance.now() - sentAt } : {}) };
+    })();
+    const promotedPort = await set.waitFailover(killedPort, 60_000);
+    const promotedAt = performance.now();
+    const firstAfter = await this.sys.callbacks.waitFor((all) => all.some((c) => c.receivedAt > promotedAt), 60_000).then(() => received.find((c) => c.receivedAt > promotedAt)).catch(() => undefined);
+    const probed = await probe;
+    await set.restart(killedPort);
+    const restartedAt = performance.now();
+    await set.waitHealthy(90_000);
+    return {
+      promotedAt,
+      report: {
+        killedPort, promotedPort, failoverMs: promotedAt - killedAt, inFlight, ...probed,
+        ...(firstAfter ? { resumedMs: firstAfter.receivedAt - killedAt } : {}),
+        rejoinMs: performance.now() - restartedAt,
+      },
+    };
   }
 
   /**
@@ -326,14 +408,15 @@ export class ChaosRig {
       return;
     }
     if (fault === 'nats' || fault === 'redis') {
-      const dep = fault === 'redis' ? this.redis : 'nodes' in this.nats ? undefined : this.nats;
-      if (!dep) throw new Error('on a NATS cluster rig, use the nats-node fault');
+      const dep = fault === 'redis' ? ('masterName' in this.redis ? undefined : this.redis) : 'nodes' in this.nats ? undefined : this.nats;
+      if (!dep) throw new Error(fault === 'redis' ? 'on a Sentinel rig, use the redis-sentinel fault' : 'on a NATS cluster rig, use the nats-node fault');
       await dep.kill();
       await delay(o.outageMs);
       await dep.start();
       return;
     }
     if (fault === 'nats-node') throw new Error('the nats-node fault is injected by killNode');
+    if (fault === 'redis-sentinel') throw new Error('the redis-sentinel fault is injected by failOverRedis');
     const victim = `${fault}-${1 + Math.floor(Math.random() * REPLICAS)}`;
     await this.sys.services.kill(victim, 'SIGKILL');
     await this.sys.services.start(fault, {}, victim);

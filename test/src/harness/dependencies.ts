@@ -32,7 +32,8 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
-async function ownedProcess(name: string, port: number, spawnIt: () => ChildProcess, cleanup: () => Promise<void>): Promise<OwnedDependency> {
+/** A server process of the test's own on `port`, started now; `start` again after `kill` reuses `spawnIt`. */
+export async function ownedProcess(name: string, port: number, spawnIt: () => ChildProcess, cleanup: () => Promise<void>): Promise<OwnedDependency> {
   let child: ChildProcess | undefined;
   const output: string[] = [];
   const start = async () => {
