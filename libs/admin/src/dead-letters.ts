@@ -59,6 +59,36 @@ export class DeadLetters {
     }
   }
 
+  /**
+   * Retention: deletes up to `limit` dead letters stored before `cutoff`, oldest first, through the
+   * same message API the console's discard uses (the admin's NATS user may not purge or reconfigure
+   * the stream). Entries are appended in time order, so the first younger one ends the batch.
+   */
+  async pruneOlderThan(cutoff: Date, limit: number): Promise<number> {
+    const info = await this.jsm.streams.info(this.stream.name);
+    let deleted = 0;
+    // Discarded entries leave gaps in the sequence; probing is bounded like a page's.
+    for (let seq = info.state.first_seq, probes = 0; seq <= info.state.last_seq && deleted < limit && probes < limit + MAX_PROBES_PER_PAGE; seq++, probes++) {
+      let message;
+      try {
+        message = await this.jsm.streams.getMessage(this.stream.name, { seq });
+      } catch (err) {
+        if (isNoMessage(err)) continue;
+        throw err;
+      }
+      if (!message) continue;
+      if (message.time.getTime() >= cutoff.getTime()) break;
+      try {
+        await this.jsm.streams.deleteMessage(this.stream.name, seq, false);
+        deleted++;
+      } catch (err) {
+        // Discarded or resubmitted from the console meanwhile.
+        if (!isNoMessage(err)) throw err;
+      }
+    }
+    return deleted;
+  }
+
   private async read(seq: number): Promise<AdminApi.DeadLetterEntry | undefined> {
     let message;
     try {

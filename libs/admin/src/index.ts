@@ -12,3 +12,4 @@ export { DeadLetters } from './dead-letters.js';
 export { testModel, type ModelUnderTest } from './model-test.js';
 export { testMcpServer } from './mcp-test.js';
 export { LoginThrottle, clientAddress, DEFAULT_THROTTLE, type ThrottleStore, type LoginThrottleOptions } from './login-throttle.js';
+export { startRetention, type RetentionSchedule, type RunningRetention, type RetentionLogger } from './retention.js';

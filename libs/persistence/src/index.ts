@@ -13,3 +13,4 @@ export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
 export { QueryLog, type DoneEvent, type FinishedQuery, type QueryStart } from './query-log.js';
 export { KnowledgeStore, KnowledgeDocumentError, enablePgvector, documentTypeOf, type KnowledgeBaseSettings, type ChunkHit, type DocumentToIngest, type KnowledgeDocumentType, type KnowledgeDocumentStatus, type AddDocumentOutcome } from './knowledge-store.js';
+export { RetentionPruner, RETENTION_KINDS, RETENTION_LOCK_KEYS, type RetentionKind, type RetentionPolicy, type RetentionPrunerOptions, type RetentionSummary, type PruneBatch } from './retention.js';

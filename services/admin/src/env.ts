@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { parseSecretKey, SecretBoxError } from '@conveyor/persistence';
 import { DEFAULT_THROTTLE } from '@conveyor/admin';
+import { topology } from '@conveyor/contracts';
+
+/** The dead-letter stream's own age limit: pruning can keep them shorter, never longer. */
+const DEAD_LETTER_STREAM_DAYS = topology().streams.deadLetters.maxAgeMs / 86_400_000;
+const days = (fallback: number, max = 36_500) => z.coerce.number().int().min(0).max(max).default(fallback);
 
 /** An empty value counts as unset, as compose's `${NAME:-}` and an empty Secret key hand it over. */
 const unsetWhenEmpty = (value: unknown) => (value === '' ? undefined : value);
@@ -51,6 +56,21 @@ export const AdminEnv = z.object({
    * Unset: the connection's own address, which behind a proxy is the proxy's: every client then
    * shares one address's sign-in limits.
    */
+  /** Retention, in days (0: kept forever): query log records, by when they were received. */
+  RETENTION_QUERY_DAYS: days(30),
+  /** Conversations and their messages, by their last turn (a chat with a query in flight keeps its own). */
+  RETENTION_CONVERSATION_DAYS: days(90),
+  /** Audit log entries. */
+  RETENTION_AUDIT_DAYS: days(365),
+  /** Dead letters; 0 leaves them to the stream's own limits (its max age and size). */
+  RETENTION_DEAD_LETTER_DAYS: z.coerce.number().int().min(0)
+    .max(DEAD_LETTER_STREAM_DAYS, `RETENTION_DEAD_LETTER_DAYS can be at most ${DEAD_LETTER_STREAM_DAYS}: the dead-letter stream drops older entries itself (its max age)`)
+    .default(DEAD_LETTER_STREAM_DAYS),
+  /** Minutes between the end of one pruning run and the next. */
+  RETENTION_INTERVAL_MINUTES: z.coerce.number().min(0.01).max(7 * 24 * 60).default(60),
+  /** Rows one delete statement (one transaction) removes at most, and the pause between two. */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1_000),
+  RETENTION_BATCH_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(200),
   ADMIN_TRUST_PROXY: z.preprocess(unsetWhenEmpty, z.string().regex(/^(\d{1,2}|[0-9A-Za-z.:/, ]{1,1000})$/, 'a hop count, or addresses and subnets separated by commas').optional()),
 });
 export type AdminEnv = z.infer<typeof AdminEnv>;

@@ -1,5 +1,5 @@
 import express from 'express';
-import { AuthStore } from '@conveyor/admin';
+import { AuthStore, DeadLetters, startRetention } from '@conveyor/admin';
 import { SecretBox } from '@conveyor/persistence';
 import { runService } from '@conveyor/service-kit';
 import { AdminModule, configStore, type AdminParts } from './admin.module.js';
@@ -12,6 +12,10 @@ import { answerClientError } from './http.js';
 const DEFAULT_PORT = 8084;
 /** Expired sessions are deleted this often. */
 const SESSION_SWEEP_MS = 60 * 60_000;
+/** A starting replica serves first and prunes a little later. */
+const RETENTION_FIRST_RUN_MS = 60_000;
+/** One run deletes at most this many batches per kind; a backlog (a first run on a full table) takes several runs. */
+const RETENTION_MAX_BATCHES = 1_000;
 
 let parts: AdminParts | undefined;
 
@@ -56,7 +60,24 @@ await runService({
     const { auth, settings } = parts!;
     const sweep = setInterval(() => void auth.sweepExpiredSessions().catch((err: unknown) => infra.logger.warn({ err }, 'expired sessions not swept')), SESSION_SWEEP_MS);
     sweep.unref();
+    const env = infra.env;
+    const retention = startRetention(
+      infra.db.pool,
+      new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters),
+      {
+        policy: { queryDays: env.RETENTION_QUERY_DAYS, conversationDays: env.RETENTION_CONVERSATION_DAYS, auditDays: env.RETENTION_AUDIT_DAYS, deadLetterDays: env.RETENTION_DEAD_LETTER_DAYS },
+        intervalMs: env.RETENTION_INTERVAL_MINUTES * 60_000,
+        firstRunDelayMs: Math.min(RETENTION_FIRST_RUN_MS, env.RETENTION_INTERVAL_MINUTES * 60_000),
+        batchSize: env.RETENTION_BATCH_SIZE,
+        pauseMs: env.RETENTION_BATCH_PAUSE_MS,
+        maxBatchesPerKind: RETENTION_MAX_BATCHES,
+      },
+      infra.logger,
+    );
     infra.logger.info({ api: `${settings.publicUrl}/api/v1`, docs: `${settings.publicUrl}/api/docs` }, `admin API at ${settings.publicUrl}/api/v1 (OpenAPI at ${settings.publicUrl}/api/docs)`);
-    return async () => clearInterval(sweep);
+    return async () => {
+      clearInterval(sweep);
+      await retention.stop();
+    };
   },
 });
