@@ -60,6 +60,7 @@ function queryDto(row: Prisma.QueryRecordGetPayload<object>): AdminApi.QueryLogE
     finishedAt: row.finishedAt?.toISOString() ?? null,
     error: row.error,
     traceId: row.traceId,
+    traceSampled: row.traceSampled,
     attempt: row.attempt,
     mergedInto: row.mergedInto,
   };

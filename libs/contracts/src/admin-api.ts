@@ -425,6 +425,8 @@ export const QueryLogEntry = z.object({
   finishedAt: Timestamp.nullable(),
   error: z.string().nullable(),
   traceId: z.string().nullable(),
+  /** Whether the trace was sampled, so the tracing backend has it; null where the record predates this being stored. */
+  traceSampled: z.boolean().nullable(),
   attempt: z.number().int(),
   mergedInto: z.string().nullable(),
 });

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { context, trace, TraceFlags } from '@opentelemetry/api';
 import { storableEventBody, storableText, type RunnerEventBody } from '@conveyor/contracts';
 import { GroupCommit } from './group-commit.js';
 
@@ -10,7 +11,19 @@ export interface QueryStart {
   launcherId: string;
   receivedAt: Date;
   traceId?: string;
+  /** Whether that trace is sampled: only then does the tracing backend get it, and a link can open it. */
+  traceSampled?: boolean;
   attempt: number;
+}
+
+/**
+ * The active span's trace as the query log records it: its id, and whether it is sampled (its trace
+ * flags). An unsampled trace still has an id (log lines carry it), but no backend ever receives it.
+ */
+export function activeTrace(): Pick<QueryStart, 'traceId' | 'traceSampled'> {
+  const span = trace.getSpan(context.active())?.spanContext();
+  if (!span || /^0+$/.test(span.traceId)) return {};
+  return { traceId: span.traceId, traceSampled: (span.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED };
 }
 
 const MAX_ERROR_CHARS = 4000;
@@ -128,24 +141,24 @@ export class QueryLog {
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
     }
     if (starts.size) {
-      const rows = [...starts.values()].map(({ q, at }) => ({ ...q, traceId: q.traceId ?? null, startedAt: at }));
+      const rows = [...starts.values()].map(({ q, at }) => ({ ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at }));
       await this.pool.query(
-        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "attempt", "status", "startedAt")
-         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."attempt", 'running', r."startedAt"
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
-           "receivedAt" timestamp, "traceId" text, "attempt" int, "startedAt" timestamp)
+           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp)
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
-           "traceId" = EXCLUDED."traceId", "pipelineId" = EXCLUDED."pipelineId"`,
+           "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId"`,
         [JSON.stringify(rows)],
       );
     }
     if (merged.size) {
-      const rows = [...merged.values()].map(({ q, into, at }) => ({ ...q, traceId: q.traceId ?? null, mergedInto: into, finishedAt: at }));
+      const rows = [...merged.values()].map(({ q, into, at }) => ({ ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, mergedInto: into, finishedAt: at }));
       await this.pool.query(
-        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "attempt", "status", "startedAt", "finishedAt", "mergedInto")
-         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."attempt", 'succeeded', r."finishedAt", r."finishedAt", r."mergedInto"
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "finishedAt", "mergedInto")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'succeeded', r."finishedAt", r."finishedAt", r."mergedInto"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
-           "receivedAt" timestamp, "traceId" text, "attempt" int, "finishedAt" timestamp, "mergedInto" text)
+           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "finishedAt" timestamp, "mergedInto" text)
          ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "mergedInto" = EXCLUDED."mergedInto",
            "finishedAt" = COALESCE("QueryRecord"."finishedAt", EXCLUDED."finishedAt")`,
         [JSON.stringify(rows)],

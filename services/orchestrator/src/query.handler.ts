@@ -6,8 +6,8 @@ import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, TurnWakeups, unusableReason, waitForTurn,
   type AggregationTurn, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
-import { ConversationStore, type QueryLog } from '@conveyor/persistence';
-import { conveyorMetrics, currentTraceId, inSpan } from '@conveyor/telemetry';
+import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
+import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
@@ -121,7 +121,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
           launcherType: m.route.launcherType,
           launcherId: m.route.launcherId,
           receivedAt: new Date(m.receivedAt),
-          traceId: currentTraceId(),
+          ...activeTrace(),
           attempt: 0,
         }, envelope.queryId);
       }
@@ -141,7 +141,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       launcherType: route.launcherType,
       launcherId: route.launcherId,
       receivedAt: new Date(envelope.receivedAt),
-      traceId: currentTraceId(),
+      ...activeTrace(),
       attempt: ctx.deliveryCount,
     });
     if (!bot?.ok || !bot.enabled) {

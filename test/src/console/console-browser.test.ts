@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import pg from 'pg';
 import { AdminApi, DeadLetter, QueryEnvelope } from '@conveyor/contracts';
 import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import type { RunningService } from '../harness/services.js';
@@ -193,6 +194,22 @@ describe('web console in Chromium', () => {
     const row = page.locator(`tr[data-id="${firstQueryId}"]`);
     await row.waitFor();
     assert.equal(await row.locator('a.trace').getAttribute('href'), TRACE_TEMPLATE.replace('{traceId}', traceId));
+
+    // A query whose trace was not sampled (as most are at a production ratio) says so instead of linking.
+    const unsampled = `q-unsampled-${randomUUID()}`;
+    const db = new pg.Client({ connectionString: sys.db.url });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "status", "receivedAt", "traceId", "traceSampled") VALUES ($1, $2, 'person', 'u', 'succeeded', now(), $3, false)`,
+        [unsampled, botId, 'ab'.repeat(16)],
+      );
+    } finally {
+      await db.end();
+    }
+    await go(`#/queries/${unsampled}`);
+    await page.locator('#query-trace', { hasText: 'not sampled' }).waitFor();
+    assert.equal(await page.locator('#query-trace a').count(), 0, 'no link to a trace the backend does not have');
   });
 
   async function findBotId(): Promise<string> {

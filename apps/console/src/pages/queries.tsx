@@ -38,8 +38,10 @@ export function useTraceTemplate(deployment: string): [string, (t: string) => vo
   return [own ?? deployment, set];
 }
 
-export function TraceLink({ template, traceId }: { template: string; traceId: string | null | undefined }) {
+/** `sampled` false: the trace never reached the tracing backend, so a link would open nothing. Unknown (older records, dead letters): linked. */
+export function TraceLink({ template, traceId, sampled }: { template: string; traceId: string | null | undefined; sampled?: boolean | null }) {
   if (!traceId) return <span className="muted">—</span>;
+  if (sampled === false) return <span className="mono" title="This query's trace was not sampled: the tracing backend does not have it">{traceId} <span className="muted trace-unsampled">(not sampled)</span></span>;
   const url = traceUrl(template, traceId);
   return url ? <a className="mono trace" href={url} target="_blank" rel="noreferrer noopener">{traceId}</a> : <span className="mono">{traceId}</span>;
 }
@@ -126,7 +128,7 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
               <td className="mono">{q.launcherType}:{q.launcherId}</td>
               <td>{q.status}{q.mergedInto ? ' (merged)' : ''}</td>
               <td>{q.finishedAt ? formatMs(Date.parse(q.finishedAt) - Date.parse(q.receivedAt)) : '—'}</td>
-              <td><TraceLink template={template} traceId={q.traceId} /></td>
+              <td><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></td>
               <td className="error-text">{q.error ?? ''}</td>
             </tr>
           ))}
@@ -168,7 +170,7 @@ function QueryDetail({ id, template }: { id: string; template: string }) {
             <dt>Session</dt><dd className="mono">{q.launcherType}:{q.launcherId}</dd>
             <dt>Attempts</dt><dd>{q.attempt}</dd>
             {q.mergedInto ? <><dt>Merged into</dt><dd><a href={formatRoute({ page: 'queries', id: q.mergedInto })}>{q.mergedInto}</a></dd></> : null}
-            <dt>Trace</dt><dd id="query-trace"><TraceLink template={template} traceId={q.traceId} /></dd>
+            <dt>Trace</dt><dd id="query-trace"><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></dd>
           </dl>
           <h2>Timeline</h2>
           <ol className="timeline">
