@@ -1,4 +1,6 @@
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { LIMITS, messageText, type LlmMessage, type RunRequest } from '@conveyor/contracts';
+import { tracer } from '@conveyor/telemetry';
 import type { OpenAIClientPool } from './client-pool.js';
 import { AllModelsFailedError, completeWithFallback, NoModelConfiguredError, streamWithFallback, toolsFor } from './fallback.js';
 import { complete, streamChat, type ToolDefinition } from './llm-call.js';
@@ -7,6 +9,7 @@ import type { ResolvedModel } from './model.js';
 import { SequenceCounter, StreamAccumulator, type StreamDelta } from './stream-accumulator.js';
 import { emptyToolBox, executeToolCall, type ToolBox } from './tools.js';
 import { inlineImages, type ImageSource } from './attachments/inline-images.js';
+import { contextSpanAttributes, errorType, providerName, sessionIdOf, type GenAiCallContext } from './genai-semconv.js';
 
 /** What the agent yields, in order; the runner turns each into one bus event. */
 export type AgentItem =
@@ -32,6 +35,8 @@ export interface AgentDeps {
   maxToolRounds?: number;
   /** Where image URLs are read before the model call; without it image parts go to the model as they are. */
   images?: { source: ImageSource; maxImages: number };
+  /** Record prompts and answers on the model call spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
+  captureContent?: boolean;
 }
 
 export interface AgentInput {
@@ -39,6 +44,8 @@ export interface AgentInput {
   stream: boolean;
   removeThink: boolean;
   queryId?: string;
+  /** Who the run serves, on every model call's span and metrics. */
+  telemetry?: GenAiCallContext;
 }
 
 export interface AgentTurn {
@@ -100,7 +107,7 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
 
   /** Round 0 may fall back across models; later rounds use the committed model only. */
   async function modelRound(candidates: ResolvedModel[], messages: LlmMessage[], tools: ToolDefinition[] | undefined, round: number) {
-    const common = { removeThink: input.removeThink, signal: deps.signal };
+    const common = { removeThink: input.removeThink, signal: deps.signal, telemetry: input.telemetry };
     const onFallback = (m: ResolvedModel, err: Error) =>
       deps.logger.warn({ queryId: input.queryId, model: m.id, err: err.message }, 'model call failed; trying the next model');
     if (!input.stream) {
@@ -151,21 +158,65 @@ export function userFacingError(run: Pick<RunRequest, 'exceptionHandling' | 'fai
   }
 }
 
-/** The loop for one run request; a failure becomes an outcome with the user's text, an abort stays an exception. */
+/** The identifiers a run's model calls carry (session, user, conversation, bot, pipeline). */
+export function runTelemetry(run: RunRequest, captureContent: boolean): GenAiCallContext {
+  return {
+    botId: run.route.botId,
+    pipelineId: run.pipelineId,
+    conversationId: run.conversationId,
+    sessionId: sessionIdOf(run.route.botId, run.route.launcherType, run.route.launcherId),
+    userId: run.route.senderId || undefined,
+    captureContent,
+  };
+}
+
+/**
+ * The loop for one run request; a failure becomes an outcome with the user's text, an abort stays an
+ * exception. The whole run is an `invoke_agent local-agent` span (in process, so INTERNAL) around its
+ * model and tool calls, as the GenAI conventions shape an agent's trace.
+ */
 export async function runLocalAgent(run: RunRequest, models: ResolvedModel[], deps: AgentDeps): Promise<AgentOutcome> {
-  // Read right before the model call, in the runner: the bus carries the URL, never megabytes of
-  // base64, and the turn written to history keeps the URL too.
-  const messages = deps.images
-    ? await inlineImages(run.messages, { ...deps.images, logger: deps.logger, queryId: run.queryId, signal: deps.signal })
-    : run.messages;
+  const telemetry = runTelemetry(run, deps.captureContent === true);
+  const primary = models[0];
+  const span = tracer.startSpan('invoke_agent local-agent', {
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'local-agent',
+      ...(primary ? { 'gen_ai.provider.name': providerName(primary.baseUrl), 'gen_ai.request.model': primary.modelId } : {}),
+      ...contextSpanAttributes(telemetry),
+      'conveyor.query_id': run.queryId,
+    },
+  });
+  const fail = (err: unknown, message: string) => {
+    span.setAttribute('error.type', errorType(err));
+    span.setStatus({ code: SpanStatusCode.ERROR, message });
+  };
   try {
-    const turn = await runAgentLoop(models, { messages, stream: run.stream, removeThink: run.removeThink ?? false, queryId: run.queryId }, deps);
-    return { ok: true, ...turn };
+    return await context.with(trace.setSpan(context.active(), span), async (): Promise<AgentOutcome> => {
+      // Read right before the model call, in the runner: the bus carries the URL, never megabytes of
+      // base64, and the turn written to history keeps the URL too.
+      const messages = deps.images
+        ? await inlineImages(run.messages, { ...deps.images, logger: deps.logger, queryId: run.queryId, signal: deps.signal })
+        : run.messages;
+      try {
+        const turn = await runAgentLoop(models, { messages, stream: run.stream, removeThink: run.removeThink ?? false, queryId: run.queryId, telemetry }, deps);
+        // The model that answered, when a fallback did.
+        span.setAttributes({ 'gen_ai.provider.name': providerName(turn.model.baseUrl), 'gen_ai.request.model': turn.model.modelId });
+        return { ok: true, ...turn };
+      } catch (err) {
+        if (deps.signal?.aborted) throw err;
+        const message =
+          err instanceof NoModelConfiguredError || err instanceof AllModelsFailedError ? err.message : `model call failed: ${(err as Error).message}`;
+        deps.logger.error({ err: message, queryId: run.queryId }, message);
+        fail(err, message);
+        return { ok: false, error: message, userText: userFacingError(run, message) };
+      }
+    });
   } catch (err) {
-    if (deps.signal?.aborted) throw err;
-    const message =
-      err instanceof NoModelConfiguredError || err instanceof AllModelsFailedError ? err.message : `model call failed: ${(err as Error).message}`;
-    deps.logger.error({ err: message, queryId: run.queryId }, message);
-    return { ok: false, error: message, userText: userFacingError(run, message) };
+    fail(err, (err as Error)?.message ?? String(err));
+    throw err;
+  } finally {
+    span.end();
   }
 }

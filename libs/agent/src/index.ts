@@ -12,3 +12,4 @@ export * from './mcp/index.js';
 export * from './external/index.js';
 export * from './knowledge/index.js';
 export * from './attachments/index.js';
+export * from './genai-semconv.js';

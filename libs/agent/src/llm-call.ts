@@ -1,13 +1,24 @@
-import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type OpenAI from 'openai';
 import type { LlmMessage } from '@conveyor/contracts';
-import { inSpan, tracer } from '@conveyor/telemetry';
+import { tracer } from '@conveyor/telemetry';
 import type { OpenAIClientPool } from './client-pool.js';
 import type { ResolvedModel } from './model.js';
 import { agentMetrics } from './metrics.js';
 import type { StreamDelta } from './stream-accumulator.js';
 import { withReasoning } from './think.js';
 import { scopedSignal } from './scoped-signal.js';
+import {
+  contextMetricAttributes,
+  contextSpanAttributes,
+  errorType,
+  inputContentAttributes,
+  outputContentAttributes,
+  providerName,
+  requestParameterAttributes,
+  serverAttributes,
+  type GenAiCallContext,
+} from './genai-semconv.js';
 
 /** A tool as described to the model (OpenAI function format, LangBot 11.2). */
 export type ToolDefinition = OpenAI.ChatCompletionFunctionTool;
@@ -17,6 +28,8 @@ export interface CallOptions {
   tools?: ToolDefinition[];
   removeThink: boolean;
   signal?: AbortSignal;
+  /** Who the call serves and whether its content may be recorded, for its span and metrics. */
+  telemetry?: GenAiCallContext;
 }
 
 export interface Completion {
@@ -33,84 +46,182 @@ function request(model: ResolvedModel, messages: LlmMessage[], opts: CallOptions
   };
 }
 
-function spanAttributes(model: ResolvedModel, streaming: boolean, opts: CallOptions) {
-  return {
-    'gen_ai.system': 'openai',
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.request.model': model.modelId,
-    'conveyor.model.id': model.id,
-    'conveyor.llm.stream': streaming,
-    'conveyor.llm.tools': opts.tools?.length ?? 0,
-  };
-}
+/**
+ * One model call's span and metrics by the GenAI semantic conventions: a CLIENT span
+ * `chat {model}` with the provider, server, request parameters, response and usage, and the
+ * `gen_ai.client.*` metrics with the same dimensions plus bot and pipeline. Prompt and answer go on
+ * the span only when content capture is on.
+ */
+class ModelCallTelemetry {
+  readonly span: Span;
+  private readonly started = performance.now();
+  private readonly metricAttributes: Attributes;
+  private readonly capture: boolean;
+  private usage: OpenAI.CompletionUsage | undefined;
+  private responseModel: string | undefined;
+  private ended = false;
 
-function recordUsage(span: Span, model: ResolvedModel, usage: OpenAI.CompletionUsage | null | undefined): void {
-  if (!usage) return;
-  span.setAttributes({ 'gen_ai.usage.input_tokens': usage.prompt_tokens, 'gen_ai.usage.output_tokens': usage.completion_tokens });
-  agentMetrics.tokens.add(usage.prompt_tokens, { model: model.id, direction: 'input' });
-  agentMetrics.tokens.add(usage.completion_tokens, { model: model.id, direction: 'output' });
+  constructor(private readonly model: ResolvedModel, streaming: boolean, messages: LlmMessage[], opts: CallOptions) {
+    const common: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': providerName(model.baseUrl),
+      'gen_ai.request.model': model.modelId,
+      ...serverAttributes(model.baseUrl),
+    };
+    this.capture = opts.telemetry?.captureContent === true;
+    this.metricAttributes = { ...common, 'conveyor.model.id': model.id, ...contextMetricAttributes(opts.telemetry) };
+    this.span = tracer.startSpan(`chat ${model.modelId}`, {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        ...common,
+        ...requestParameterAttributes(model.extraArgs),
+        ...contextSpanAttributes(opts.telemetry),
+        'conveyor.model.id': model.id,
+        'conveyor.llm.stream': streaming,
+        'conveyor.llm.tools': opts.tools?.length ?? 0,
+        ...(this.capture ? inputContentAttributes(messages) : {}),
+      },
+    });
+  }
+
+  /** Runs `fn` with the span active, so the HTTP client span of the request is its child. */
+  within<T>(fn: () => T): T {
+    return context.with(trace.setSpan(context.active(), this.span), fn);
+  }
+
+  response(r: { id?: string | null; model?: string | null }): void {
+    if (r.id) this.span.setAttribute('gen_ai.response.id', r.id);
+    if (r.model && r.model !== this.responseModel) {
+      this.responseModel = r.model;
+      this.span.setAttribute('gen_ai.response.model', r.model);
+    }
+  }
+
+  recordUsage(usage: OpenAI.CompletionUsage | null | undefined): void {
+    if (!usage) return;
+    this.usage = usage;
+    this.span.setAttributes({ 'gen_ai.usage.input_tokens': usage.prompt_tokens, 'gen_ai.usage.output_tokens': usage.completion_tokens });
+  }
+
+  firstChunk(): void {
+    const seconds = (performance.now() - this.started) / 1000;
+    agentMetrics.timeToFirstChunk.record(seconds, this.finalMetricAttributes());
+    // Per call in the trace too (a metric has no trace); an event, since it is a moment in the call.
+    this.span.addEvent('gen_ai.first_chunk', { 'gen_ai.client.operation.time_to_first_chunk': seconds });
+  }
+
+  succeeded(finishReasons: string[], output: LlmMessage | undefined): void {
+    this.span.setAttribute('gen_ai.response.finish_reasons', finishReasons);
+    if (this.capture && output) this.span.setAttributes(outputContentAttributes(output, finishReasons.at(-1) ?? null));
+    this.end();
+  }
+
+  failed(err: unknown): void {
+    const type = errorType(err);
+    this.span.setAttribute('error.type', type);
+    this.span.recordException(err as Error);
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
+    this.end(type);
+  }
+
+  /** Ends the span and records the metrics once; a call neither succeeded nor failed (dropped early) counts as ended. */
+  end(error?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    const attributes = { ...this.finalMetricAttributes(), ...(error ? { 'error.type': error } : {}) };
+    agentMetrics.operationDuration.record((performance.now() - this.started) / 1000, attributes);
+    if (this.usage) {
+      agentMetrics.tokenUsage.record(this.usage.prompt_tokens, { ...attributes, 'gen_ai.token.type': 'input' });
+      agentMetrics.tokenUsage.record(this.usage.completion_tokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    }
+    this.span.end();
+  }
+
+  private finalMetricAttributes(): Attributes {
+    return { ...this.metricAttributes, ...(this.responseModel ? { 'gen_ai.response.model': this.responseModel } : {}) };
+  }
 }
 
 /** One non-streaming chat completion, in a CLIENT span with the GenAI attributes. */
-export function complete(pool: OpenAIClientPool, model: ResolvedModel, messages: LlmMessage[], opts: CallOptions): Promise<Completion> {
-  return inSpan(
-    `chat ${model.modelId}`,
-    spanAttributes(model, false, opts),
-    async (span) => {
-      const started = performance.now();
-      const scope = scopedSignal(opts.signal);
-      const response = await pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: false }, { signal: scope.signal }).finally(scope.release);
-      agentMetrics.callDuration.record((performance.now() - started) / 1000, { model: model.id });
-      const choice = response.choices?.[0];
-      if (!choice) throw new Error(`model ${model.id} returned no choices`);
-      recordUsage(span, model, response.usage);
-      span.setAttributes({ 'gen_ai.response.model': response.model, 'gen_ai.response.finish_reasons': [choice.finish_reason ?? ''] });
-      const reasoning = (choice.message as { reasoning_content?: string }).reasoning_content;
-      const toolCalls = choice.message.tool_calls?.filter((c) => c.type === 'function') ?? [];
-      const content = withReasoning(choice.message.content ?? '', reasoning, opts.removeThink);
-      return {
-        finishReason: choice.finish_reason,
-        message: {
-          role: 'assistant',
-          content: toolCalls.length && !content ? null : content,
-          ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: c.function })) } : {}),
-        },
-      };
-    },
-    SpanKind.CLIENT,
-  );
+export async function complete(pool: OpenAIClientPool, model: ResolvedModel, messages: LlmMessage[], opts: CallOptions): Promise<Completion> {
+  const call = new ModelCallTelemetry(model, false, messages, opts);
+  const scope = scopedSignal(opts.signal);
+  try {
+    const response = await call.within(() => pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: false }, { signal: scope.signal }));
+    call.response(response);
+    call.recordUsage(response.usage);
+    const choice = response.choices?.[0];
+    if (!choice) throw new Error(`model ${model.id} returned no choices`);
+    const reasoning = (choice.message as { reasoning_content?: string }).reasoning_content;
+    const toolCalls = choice.message.tool_calls?.filter((c) => c.type === 'function') ?? [];
+    const content = withReasoning(choice.message.content ?? '', reasoning, opts.removeThink);
+    const completion: Completion = {
+      finishReason: choice.finish_reason,
+      message: {
+        role: 'assistant',
+        content: toolCalls.length && !content ? null : content,
+        ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: c.function })) } : {}),
+      },
+    };
+    call.succeeded([choice.finish_reason ?? ''], completion.message);
+    return completion;
+  } catch (err) {
+    call.failed(err);
+    throw err;
+  } finally {
+    scope.release();
+  }
+}
+
+/** What a streamed answer said, gathered only when content capture wants it on the span. */
+class OutputGatherer {
+  private text = '';
+  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+
+  add(delta: StreamDelta): void {
+    if (delta.content) this.text += delta.content;
+    for (const t of delta.toolCalls ?? []) {
+      const call = this.calls.get(t.index) ?? { id: '', name: '', arguments: '' };
+      if (t.id) call.id = t.id;
+      if (t.name) call.name += t.name;
+      if (t.arguments) call.arguments += t.arguments;
+      this.calls.set(t.index, call);
+    }
+  }
+
+  message(): LlmMessage {
+    const calls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } }));
+    return { role: 'assistant', content: this.text || null, ...(calls.length ? { tool_calls: calls } : {}) };
+  }
 }
 
 /**
  * One streamed chat completion as normalized deltas. The span lives until the stream ends (or the
- * consumer stops early), and records time to first token: what a streaming user waits for.
+ * consumer stops early), and records time to first chunk: what a streaming user waits for.
  */
 export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, messages: LlmMessage[], opts: CallOptions): AsyncGenerator<StreamDelta> {
-  const span = tracer.startSpan(`chat ${model.modelId}`, { kind: SpanKind.CLIENT, attributes: spanAttributes(model, true, opts) });
-  const started = performance.now();
+  const call = new ModelCallTelemetry(model, true, messages, opts);
+  const output = opts.telemetry?.captureContent ? new OutputGatherer() : undefined;
   let first = true;
   const finishReasons: string[] = [];
   const scope = scopedSignal(opts.signal);
   try {
-    const stream = await pool.get(model).chat.completions.create(
-      { ...request(model, messages, opts), stream: true, stream_options: { include_usage: true } },
-      { signal: scope.signal },
+    const stream = await call.within(() =>
+      pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: true, stream_options: { include_usage: true } }, { signal: scope.signal }),
     );
     for await (const chunk of stream) {
-      recordUsage(span, model, chunk.usage);
-      if (chunk.model) span.setAttribute('gen_ai.response.model', chunk.model);
+      call.response(chunk);
+      call.recordUsage(chunk.usage);
       const choice = chunk.choices?.[0];
       if (!choice) continue;
       if (first) {
         first = false;
-        const ttft = (performance.now() - started) / 1000;
-        span.setAttribute('gen_ai.server.time_to_first_token', ttft);
-        agentMetrics.timeToFirstToken.record(ttft, { model: model.id });
+        call.firstChunk();
       }
       const d = choice.delta ?? {};
       const reasoning = (d as { reasoning_content?: string | null }).reasoning_content;
       if (choice.finish_reason) finishReasons.push(choice.finish_reason);
-      yield {
+      const delta: StreamDelta = {
         ...(d.content ? { content: d.content } : {}),
         ...(reasoning ? { reasoning } : {}),
         ...(d.tool_calls?.length
@@ -119,18 +230,19 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
           : {}),
         finishReason: choice.finish_reason ?? null,
       };
+      output?.add(delta);
+      yield delta;
     }
     // The SDK ends an aborted stream quietly; without this a stopping runner would finish the run
     // with a truncated reply instead of handing it back to another replica.
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
-    span.setAttribute('gen_ai.response.finish_reasons', finishReasons);
+    call.succeeded(finishReasons, output?.message());
   } catch (err) {
-    span.recordException(err as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+    call.failed(err);
     throw err;
   } finally {
     scope.release();
-    agentMetrics.callDuration.record((performance.now() - started) / 1000, { model: model.id });
-    span.end();
+    // A consumer that stopped reading early (return()) ends the call here.
+    call.end();
   }
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 await import('@conveyor/telemetry/register');
 const { prometheusExporter, shutdownTelemetry } = await import('@conveyor/telemetry');
 const { agentMetrics } = await import('./metrics.js');
+const { METRIC_NAMES } = await import('@conveyor/telemetry');
 
 after(() => shutdownTelemetry());
 
@@ -15,7 +16,7 @@ interface Buckets { boundaries: number[]; counts: number[] }
 async function buckets(name: string, model: string): Promise<Buckets> {
   const { resourceMetrics } = await prometheusExporter()!.collect();
   const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name)!;
-  const point = metric.dataPoints.find((p) => p.attributes.model === model)!;
+  const point = metric.dataPoints.find((p) => p.attributes['gen_ai.request.model'] === model)!;
   return (point.value as { buckets: Buckets }).buckets;
 }
 
@@ -26,15 +27,22 @@ function filledBuckets(counts: number[]): number[] {
 
 test('LLM call durations from tens of milliseconds to a minute land in different buckets', async () => {
   const model = `m-${process.pid}-calls`;
-  for (const seconds of [0.05, 0.7, 1.7, 9, 60]) agentMetrics.callDuration.record(seconds, { model });
-  const { boundaries, counts } = await buckets('conveyor_llm_call_duration', model);
+  for (const seconds of [0.05, 0.7, 1.7, 9, 60]) agentMetrics.operationDuration.record(seconds, { 'gen_ai.request.model': model });
+  const { boundaries, counts } = await buckets(METRIC_NAMES.genAiOperationDuration, model);
   assert.equal(filledBuckets(counts).length, 5, `each call its own bucket: ${JSON.stringify({ boundaries, counts })}`);
   assert.ok(boundaries.includes(1.28) && boundaries.includes(2.56), 'seconds-scale boundaries');
 });
 
-test('times to first token from 50 ms to 8 s land in different buckets', async () => {
-  const model = `m-${process.pid}-ttft`;
-  for (const seconds of [0.05, 0.3, 0.9, 2, 8]) agentMetrics.timeToFirstToken.record(seconds, { model });
-  const { boundaries, counts } = await buckets('conveyor_llm_time_to_first_token', model);
+test('times to first chunk from 50 ms to 8 s land in different buckets', async () => {
+  const model = `m-${process.pid}-ttfc`;
+  for (const seconds of [0.05, 0.3, 0.9, 2, 8]) agentMetrics.timeToFirstChunk.record(seconds, { 'gen_ai.request.model': model });
+  const { boundaries, counts } = await buckets(METRIC_NAMES.genAiTimeToFirstChunk, model);
+  assert.equal(filledBuckets(counts).length, 5, `each its own bucket: ${JSON.stringify({ boundaries, counts })}`);
+});
+
+test('token counts from a short reply to a long context land in different buckets', async () => {
+  const model = `m-${process.pid}-tokens`;
+  for (const tokens of [3, 50, 900, 10_000, 200_000]) agentMetrics.tokenUsage.record(tokens, { 'gen_ai.request.model': model, 'gen_ai.token.type': 'input' });
+  const { boundaries, counts } = await buckets(METRIC_NAMES.genAiTokenUsage, model);
   assert.equal(filledBuckets(counts).length, 5, `each its own bucket: ${JSON.stringify({ boundaries, counts })}`);
 });

@@ -62,7 +62,7 @@ export function executeToolCall(box: ToolBox, call: ToolCall, signal?: AbortSign
   const name = call.function.name;
   return inSpan(
     `execute_tool ${name}`,
-    { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.call.id': call.id },
+    { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'function', 'gen_ai.tool.call.id': call.id },
     async (span) => {
       try {
         const result = await box.call(name, parseArguments(call.function.arguments), signal);

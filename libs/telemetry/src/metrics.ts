@@ -16,12 +16,18 @@ export const METRIC_NAMES = {
   rateLimitDecisions: 'conveyor_rate_limit_decisions',
   /** orchestrator: messages merged into another query by message aggregation, label conveyor.pipeline.id. */
   aggregatedMessages: 'conveyor_aggregated_messages',
-  /** runner: time from the model request to the first streamed delta (seconds), label model. */
-  llmTimeToFirstToken: 'conveyor_llm_time_to_first_token',
-  /** runner: tokens, labels model, direction (input, output). */
-  llmTokens: 'conveyor_llm_tokens',
-  /** runner: whole model call latency, label model. */
-  llmCallDuration: 'conveyor_llm_call_duration',
+  /**
+   * runner: the OpenTelemetry GenAI client metrics, by their semantic-convention names (Prometheus:
+   * dots as underscores, `gen_ai_client_token_usage_bucket`). Attributes gen_ai.operation.name,
+   * gen_ai.provider.name, gen_ai.request.model, gen_ai.response.model, server.address, server.port,
+   * error.type (failed calls), conveyor.model.id, conveyor.bot.id, conveyor.pipeline.id.
+   */
+  /** Tokens per call (histogram), plus gen_ai.token.type (input, output); its `_sum` is the token total. */
+  genAiTokenUsage: 'gen_ai.client.token.usage',
+  /** Whole model call latency, to the last token (seconds). */
+  genAiOperationDuration: 'gen_ai.client.operation.duration',
+  /** Streamed calls: request to the first chunk (seconds). */
+  genAiTimeToFirstChunk: 'gen_ai.client.operation.time_to_first_chunk',
   /** runner: model calls that failed over to the next model. */
   llmFallbacks: 'conveyor_llm_fallbacks',
   /** runner: tool calls, label outcome. */

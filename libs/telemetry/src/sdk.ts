@@ -122,7 +122,9 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
       }),
       new UndiciInstrumentation(),
       new PgInstrumentation({ requireParentSpan: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
+      // The command name only: the arguments are keys and values, and the values hold what users wrote
+      // (a conversation's messages, a held answer), which no trace backend should see.
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
   sdk.start();

@@ -14,3 +14,11 @@ test('image reads are bounded by default and refuse private networks unless swit
   assert.throws(() => loadEnv(RunnerEnv, { ATTACHMENT_MAX_BYTES: '0' }), EnvError);
   assert.throws(() => loadEnv(RunnerEnv, { ATTACHMENT_ALLOW_PRIVATE_NETWORK: 'maybe' }), EnvError);
 });
+
+test('message content goes on GenAI spans only when the conventions opt-in says true', () => {
+  assert.equal(loadEnv(RunnerEnv, {}).OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, false);
+  assert.equal(loadEnv(RunnerEnv, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: '' }).OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, false);
+  assert.equal(loadEnv(RunnerEnv, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'false' }).OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, false);
+  assert.equal(loadEnv(RunnerEnv, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' }).OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, true);
+  assert.throws(() => loadEnv(RunnerEnv, { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'sometimes' }), EnvError);
+});

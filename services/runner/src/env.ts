@@ -29,6 +29,12 @@ export const RunnerEnv = z.object({
   ATTACHMENT_MAX_REDIRECTS: z.coerce.number().int().min(0).max(10).default(3),
   /** Let image URLs reach loopback and private networks (off: a sender could make the runner read internal services). */
   ATTACHMENT_ALLOW_PRIVATE_NETWORK: z.preprocess(unsetWhenEmpty, z.stringbool().default(false)),
+  /**
+   * The OpenTelemetry GenAI conventions' opt-in: prompts, answers and system instructions on the model
+   * call spans (gen_ai.input.messages, gen_ai.output.messages, gen_ai.system_instructions). Off by
+   * default: they hold what users wrote, and trace backends are seldom held to the database's rules.
+   */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z.preprocess(unsetWhenEmpty, z.stringbool().default(false)),
   /** Knowledge base documents one replica ingests at once. */
   INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** How often a replica publishes the jobs of documents still pending (added by setup, or a lost publish). */

@@ -209,7 +209,7 @@ export class RunHandler {
         ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal })
         : run.messages,
     ]);
-    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, emit: async (i) => void (await emit(i)) });
+    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, emit: async (i) => void (await emit(i)) });
   }
 
   private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {

@@ -144,7 +144,7 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     assert.ok((sample(m.runner, 'conveyor_bus_messages_consumed_total', { consumer: runner.durable, outcome: 'acked' }) ?? 0) >= 1, 'runner: message in');
     assert.ok((sample(m.runner, 'conveyor_bus_messages_published_total', { stream: events.name, outcome: 'stored' }) ?? 0) >= 1, 'runner: the reply (its last event) out');
     assert.ok((sample(m.runner, 'conveyor_bus_handler_duration_seconds_count', { consumer: runner.durable }) ?? 0) >= 1, 'runner: handler latency histogram');
-    assert.ok((sample(m.runner, 'conveyor_llm_tokens_total', { model: 'fake' }) ?? 0) > 0, 'runner: tokens');
+    assert.ok((sample(m.runner, 'gen_ai_client_token_usage_sum', { conveyor_model_id: 'fake', gen_ai_token_type: 'output', conveyor_bot_id: sys.botId }) ?? 0) > 0, 'runner: tokens');
     // Lag and in-flight gauges, read from the server at scrape time.
     assert.equal(sample(m.runner, 'conveyor_consumer_pending_messages', { consumer: runner.durable }), 0, 'runner: consumer lag');
     assert.equal(sample(m.runner, 'conveyor_consumer_in_flight', { consumer: runner.durable }), 0, 'runner: in flight');
