@@ -54,6 +54,9 @@ function unwrapSecretData(o: K8sObject): K8sObject {
 const find = (objs: K8sObject[], kind: string, name: string) => objs.find((o) => o.kind === kind && o.metadata.name === name);
 const envOf = (c: any, name: string) => (c.env as any[] | undefined)?.find((e) => e.name === name);
 
+/** Settings that hold URLs for a browser (the console's trace links), which no NetworkPolicy needs to allow. */
+const BROWSER_LINKS = new Set(['CONSOLE_TRACE_URL_TEMPLATE']);
+
 describe('Kubernetes manifests', () => {
   test('there is a dev and a prod overlay', () => {
     assert.deepEqual(overlays, ['dev', 'prod']);
@@ -220,6 +223,8 @@ describe('Kubernetes manifests', () => {
           for (const c of [...w.init, ...w.containers]) {
             for (const [k, v] of Object.entries(c.env)) {
               if (c.name === 'migrate' && configInputs.has(k)) continue;
+              // Links the console hands to operators' browsers, not connections the service makes.
+              if (BROWSER_LINKS.has(k)) continue;
               for (const m of v.matchAll(/\b(nats|tls|redis|rediss|postgresql|postgres|http|https):\/\/(?:[^@/\s,]*@)?[^:/\s,]+(?::(\d+))?/g)) {
                 const port = m[2] ? Number(m[2]) : ({ nats: 4222, tls: 4222, redis: 6379, rediss: 6379, postgresql: 5432, postgres: 5432, http: 80, https: 443 } as Record<string, number>)[m[1]!]!;
                 assert.ok(egressPorts.has(port), `${name}: ${k} reaches port ${port}, which its NetworkPolicy does not allow`);
