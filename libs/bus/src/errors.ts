@@ -105,3 +105,23 @@ export function isBusBackpressure(err: unknown): boolean {
 export function isReplicaPlacementError(err: unknown): boolean {
   return someCause(err, (e) => e instanceof JetStreamApiError && REPLICA_PLACEMENT_CODES.has(e.code));
 }
+
+/** Whether the server refused the connection's user a subject (NATS permissions are allow lists). */
+export function isPermissionViolation(err: unknown): boolean {
+  return someCause(err, (e) => e.name === 'PermissionViolationError');
+}
+
+/**
+ * A stream that is missing or differs from its spec while this connection's user may not create or
+ * update streams: in a deployment only the admin service may, and the others wait for it.
+ */
+export class StreamNotProvisionedError extends Error {
+  constructor(readonly stream: string, readonly drift: readonly string[], options?: ErrorOptions) {
+    super(
+      `stream ${stream} is ${drift.length ? `different from its spec in ${drift.join(', ')}` : 'missing'} and this NATS user may not ` +
+        'create or update streams: the admin service provisions them (start it, or give this user $JS.API.STREAM.CREATE/UPDATE)',
+      options,
+    );
+    this.name = 'StreamNotProvisionedError';
+  }
+}

@@ -3,6 +3,8 @@ export { BUS_METRICS, DURATION_BUCKETS_SECONDS, observeConsumer, type ObservedCo
 export { silentLogger, errorFields, type BusLogger } from './logger.js';
 export {
   ensureStreams,
+  awaitStreams,
+  type AwaitStreamsOptions,
   ensureConsumers,
   streamConfigFor,
   consumerConfigFor,
@@ -30,7 +32,7 @@ export {
   type DeadLetterInput,
   type DeadLetterReason,
 } from './dead-letter.js';
-export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, isBusBackpressure, isBrokerUnavailable, isReplicaPlacementError, someCause } from './errors.js';
+export { RetryableError, PermanentError, PayloadValidationError, PayloadTooLargeError, StreamNotProvisionedError, isBusBackpressure, isBrokerUnavailable, isPermissionViolation, isReplicaPlacementError, someCause } from './errors.js';
 export { exponentialBackoff, defaultBackoff, type Backoff } from './backoff.js';
 export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from './otel.js';
 export { subjectMatches } from './subject.js';

@@ -15,7 +15,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { ConsumerSpec, StreamSpec } from '@conveyor/contracts';
-import { isReplicaPlacementError } from './errors.js';
+import { isPermissionViolation, isReplicaPlacementError, StreamNotProvisionedError } from './errors.js';
 import { silentLogger, type BusLogger } from './logger.js';
 
 /** The stream fields Conveyor manages; everything else keeps the server's default (or an operator's change). */
@@ -137,6 +137,7 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, replicas: n
         return info;
       } catch (err) {
         if (isReplicaPlacementError(err)) throw tooFewServers(spec, replicas, err);
+        if (isPermissionViolation(err)) throw new StreamNotProvisionedError(spec.name, [], { cause: err });
         if (attempt === 0) continue; // someone else created it meanwhile: compare and update
         throw err;
       }
@@ -153,6 +154,7 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, replicas: n
       return info;
     } catch (err) {
       if (isReplicaPlacementError(err)) throw tooFewServers(spec, replicas, err);
+      if (isPermissionViolation(err)) throw new StreamNotProvisionedError(spec.name, drift, { cause: err });
       throw new Error(
         `stream ${spec.name} differs from its spec in ${drift.join(', ')} and the server refused the update ` +
           `(retention and storage cannot change in place; migrate the stream): ${(err as Error).message}`,
@@ -212,6 +214,34 @@ export async function ensureStreams(
   const out: StreamInfo[] = [];
   for (const spec of specs) out.push(await ensureStream(jsm, spec, replicas, options.logger ?? silentLogger));
   return out;
+}
+
+export interface AwaitStreamsOptions extends ProvisionOptions {
+  /** How long to wait for another identity to provision what this one may not. */
+  timeoutMs: number;
+}
+
+/**
+ * `ensureStreams`, for a user that may not create or update streams: while one is missing or differs
+ * (StreamNotProvisionedError), it checks again with a growing pause, logging once per stream, until
+ * the admin service has provisioned them or `timeoutMs` is spent (then the last error is thrown).
+ */
+export async function awaitStreams(jsm: JetStreamManager, specs: readonly StreamSpec[], options: AwaitStreamsOptions): Promise<StreamInfo[]> {
+  const logger = options.logger ?? silentLogger;
+  const started = Date.now();
+  const reported = new Set<string>();
+  for (let pauseMs = 500; ; pauseMs = Math.min(pauseMs * 2, 5_000)) {
+    try {
+      return await ensureStreams(jsm, specs, options);
+    } catch (err) {
+      if (!(err instanceof StreamNotProvisionedError) || Date.now() - started + pauseMs > options.timeoutMs) throw err;
+      if (!reported.has(err.stream)) {
+        reported.add(err.stream);
+        logger.warn({ stream: err.stream, drift: err.drift }, `${err.message}; waiting up to ${Math.round(options.timeoutMs / 1000)} s`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
 }
 
 /** Creates missing durable pull consumers and brings existing ones to their spec. Streams must exist. */

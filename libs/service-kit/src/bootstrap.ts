@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
 import type { z } from 'zod';
 import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
-import { ensureStreams } from '@conveyor/bus';
+import { awaitStreams } from '@conveyor/bus';
 import { loadServiceEnv, type ServiceEnv } from './env.js';
 import { closeInfra, connectInfra, type Infra } from './infra.js';
 import { InfraModule } from './infra.module.js';
@@ -50,7 +50,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
   try {
     const env = loadServiceEnv(def.env);
     infra = await connectInfra(def.name, env, logger, def.databasePoolSize);
-    await ensureStreams(infra.jsm, Object.values(infra.topology.streams), { replicas: env.NATS_STREAM_REPLICAS, logger });
+    await awaitStreams(infra.jsm, Object.values(infra.topology.streams), { replicas: env.NATS_STREAM_REPLICAS, logger, timeoutMs: env.NATS_STREAMS_WAIT_SECONDS * 1000 });
     const app = await NestFactory.create(
       {
         module: ServiceRootModule,

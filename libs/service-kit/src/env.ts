@@ -18,6 +18,11 @@ export const BaseEnv = z.object({
    */
   NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   /**
+   * Seconds a service whose NATS user may not create or update streams (every role but the admin
+   * service in the deployments) waits at start for the admin service to provision them.
+   */
+  NATS_STREAMS_WAIT_SECONDS: z.coerce.number().min(0).max(3600).default(180),
+  /**
    * The Redis to use; with REDIS_SENTINELS, only its user, password, database number and scheme
    * (`rediss:` for TLS) are used, for the master the Sentinels name.
    */

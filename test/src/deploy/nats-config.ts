@@ -6,11 +6,13 @@
  *
  *   node test/dist/deploy/nats-config.js            # rewrite the committed files
  *   node test/dist/deploy/nats-config.js --check    # exit 1 when they are out of date
+ *   node test/dist/deploy/nats-config.js --print --plugin my-plugin --no-shared-plugin
+ *                                                   # a config giving each named plugin its own user
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
+import { subjectToken, topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
 
 export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin';
 export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
@@ -25,13 +27,18 @@ export interface Permissions {
   allowResponses?: boolean;
 }
 
-/** The JetStream API subjects every service uses at start: account info and stream provisioning. */
+/**
+ * The JetStream API subjects every service uses at start: account info and each stream's info, to
+ * check the streams are as the contract says (a service that finds one missing or different waits
+ * for the admin service, the one identity that may create and update them).
+ */
 function streamApi(topo: Topology): string[] {
-  const out = ['$JS.API.INFO'];
-  for (const s of Object.values(topo.streams)) {
-    out.push(`$JS.API.STREAM.INFO.${s.name}`, `$JS.API.STREAM.CREATE.${s.name}`, `$JS.API.STREAM.UPDATE.${s.name}`);
-  }
-  return out;
+  return ['$JS.API.INFO', ...Object.values(topo.streams).map((s) => `$JS.API.STREAM.INFO.${s.name}`)];
+}
+
+/** Creating and updating Conveyor's streams (never deleting or purging one): the admin service and its migrate job. */
+function streamManagementApi(topo: Topology): string[] {
+  return Object.values(topo.streams).flatMap((s) => [`$JS.API.STREAM.CREATE.${s.name}`, `$JS.API.STREAM.UPDATE.${s.name}`]);
 }
 
 /** A durable pull consumer: provision and look it up, pull from it, ack/nak/working on its messages. */
@@ -100,11 +107,11 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       subscribe: [...subscribe('gateway'), subjects.allGatewaySends],
       allowResponses: true,
     },
-    // The admin API announces configuration changes, reads and removes dead letters, and resubmits
-    // a dead letter's payload to the stream subject it failed on.
+    // The admin API provisions the streams, announces configuration changes, reads and removes dead
+    // letters, and resubmits a dead letter's payload to the stream subject it failed on.
     admin: {
       publish: [
-        ...streamApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
+        ...streamApi(topo), ...streamManagementApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
         ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
       ],
       subscribe: subscribe('admin'),
@@ -115,11 +122,23 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
 /**
  * Plugin processes (any language, any number): they announce themselves on the heartbeat subject,
  * hear a host's discovery call and answer the events sent to their call subjects; nothing else, so a
- * plugin cannot read or write the streams.
+ * plugin cannot read or write the streams. The shared `plugin` user hears every plugin's calls; a
+ * plugin with an identity of its own (`name` given) hears only its own, so it can neither read nor
+ * answer another plugin's events.
  */
-export function pluginPermissions(topo: Topology): Permissions {
+export function pluginPermissions(topo: Topology, name?: string): Permissions {
   const { plugins } = topo.subjects;
-  return { publish: [plugins.heartbeat], subscribe: [plugins.discover, plugins.allCalls], allowResponses: true };
+  return { publish: [plugins.heartbeat], subscribe: [plugins.discover, name === undefined ? plugins.allCalls : plugins.call(name)], allowResponses: true };
+}
+
+/** The NATS user of a plugin with an identity of its own. */
+export function pluginUser(name: string): string {
+  return `plugin-${subjectToken(name)}`;
+}
+
+/** The server environment variable holding that user's password: `NATS_PLUGIN_<NAME>_PASSWORD`. */
+export function pluginPasswordVariable(name: string): string {
+  return `NATS_PLUGIN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_PASSWORD`;
 }
 
 /** Every user of the generated config: the four services, the plugins and the operators. */
@@ -142,6 +161,10 @@ export interface NatsConfigOptions {
   storeDir?: string;
   /** Adds a `tls` block reading the certificate, key and CA from this directory (tls.crt, tls.key, ca.crt). */
   tlsDir?: string;
+  /** Plugins given a user of their own (`pluginUser(name)`), each hearing only its own calls. */
+  plugins?: readonly string[];
+  /** Whether the shared `plugin` user (every plugin's calls) is there too. Default true. */
+  sharedPluginUser?: boolean;
 }
 
 const q = (s: string) => JSON.stringify(s);
@@ -149,12 +172,21 @@ const q = (s: string) => JSON.stringify(s);
 export function natsServerConfig(opts: NatsConfigOptions = {}): string {
   const topo = topology(opts.prefix ?? 'conveyor');
   const perms = servicePermissions(topo);
-  const users = [...SERVICE_ROLES, 'plugin' as const].map((role) => {
-    const p = role === 'plugin' ? pluginPermissions(topo) : perms[role];
+  const pluginNames = opts.plugins ?? [];
+  const variables = pluginNames.map(pluginPasswordVariable);
+  const clash = variables.find((v, i) => variables.indexOf(v) !== i);
+  if (clash) throw new Error(`two plugin names map to the same password variable ${clash}: rename one`);
+  const shared = opts.sharedPluginUser ?? true;
+  const accounts: { user: string; variable: string; p: Permissions }[] = [
+    ...SERVICE_ROLES.map((role) => ({ user: role, variable: passwordVariable(role), p: perms[role] })),
+    ...(shared ? [{ user: 'plugin', variable: passwordVariable('plugin'), p: pluginPermissions(topo) }] : []),
+    ...pluginNames.map((name) => ({ user: pluginUser(name), variable: pluginPasswordVariable(name), p: pluginPermissions(topo, name) })),
+  ];
+  const users = accounts.map(({ user, variable, p }) => {
     return [
       `    {`,
-      `      user: ${role}`,
-      `      password: $${passwordVariable(role)}`,
+      `      user: ${q(user)}`,
+      `      password: $${variable}`,
       `      permissions: {`,
       `        publish: { allow: [${p.publish.map(q).join(', ')}] }`,
       `        subscribe: { allow: [${p.subscribe.map(q).join(', ')}] }`,
@@ -168,7 +200,7 @@ export function natsServerConfig(opts: NatsConfigOptions = {}): string {
   const lines = [
     `# GENERATED from the broker contract (libs/contracts/src/topology.ts, prefix "${topo.prefix}") by`,
     `# test/src/deploy/nats-config.ts: do not edit; run \`node test/dist/deploy/nats-config.js\`.`,
-    `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...SERVICE_ROLES, 'plugin' as const, 'ops' as const].map((r) => `$${passwordVariable(r)}`).join(', ')}.`,
+    `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...accounts.map((a) => a.variable), passwordVariable('ops')].map((v) => `$${v}`).join(', ')}.`,
     `server_name: conveyor-nats`,
     `port: ${opts.port ?? 4222}`,
     `http_port: ${opts.monitorPort ?? 8222}`,
@@ -202,7 +234,20 @@ export function committedNatsConfigs(): { file: string; content: string }[] {
   ];
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+/** `--print [--prefix p] [--tls-dir d] [--plugin name]... [--no-shared-plugin]`: a configuration for your own plugins, on stdout. */
+function printedConfig(args: string[]): string {
+  const values = (flag: string) => args.flatMap((a, i) => (a === flag && args[i + 1] !== undefined ? [args[i + 1]] : []));
+  return natsServerConfig({
+    prefix: values('--prefix')[0],
+    tlsDir: values('--tls-dir')[0],
+    plugins: values('--plugin'),
+    sharedPluginUser: !args.includes('--no-shared-plugin'),
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url) && process.argv.includes('--print')) {
+  process.stdout.write(printedConfig(process.argv.slice(2)));
+} else if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
   let stale = 0;
   for (const { file, content } of committedNatsConfigs()) {

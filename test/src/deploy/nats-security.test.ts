@@ -6,11 +6,11 @@ import { z } from 'zod';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { topology, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer, subjectMatches } from '@conveyor/bus';
+import { awaitStreams, BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer, StreamNotProvisionedError, subjectMatches } from '@conveyor/bus';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { runPlugin } from '@conveyor/plugin-sdk';
-import { committedNatsConfigs, servicePermissions, SERVICE_ROLES } from './nats-config.js';
+import { committedNatsConfigs, natsServerConfig, servicePermissions, SERVICE_ROLES } from './nats-config.js';
 import { startSecuredNats, type SecuredNats } from './nats-server.js';
 
 const Ping = z.object({ v: z.literal(1), n: z.number().int() });
@@ -44,6 +44,9 @@ describe('NATS permissions', () => {
       const ownDeadLetters = role === 'runner' ? [topo.subjects.deadLetter('runner'), topo.subjects.deadLetter('runner-advisories'), topo.subjects.deadLetter('ingest')] : [topo.subjects.deadLetter(role)];
       assert.ok(!pub.some((s) => s.includes('.dlq.') && !ownDeadLetters.includes(s)), `${role} writes only its own dead letters`);
       assert.ok(!pub.some((s) => s === '>' || s.startsWith('$JS.API.>') || /^\$JS\.API\.(STREAM|CONSUMER)\.DELETE\./.test(s) || s.includes('.PURGE.')), `${role} has no admin rights`);
+      // Only the admin service (and its migrate job, as the same user) creates and updates the streams.
+      const streamManagement = pub.filter((s) => /^\$JS\.API\.STREAM\.(CREATE|UPDATE)\./.test(s));
+      assert.deepEqual(streamManagement, role === 'admin' ? Object.values(topo.streams).flatMap((st) => [`$JS.API.STREAM.CREATE.${st.name}`, `$JS.API.STREAM.UPDATE.${st.name}`]) : [], `${role} managing streams`);
       // Only the runner reads and removes single stored messages of the runs (abandoned ones it answered),
       // and only the admin API those of the dead letters (listed, resubmitted, discarded).
       const storedMessageRights = pub.filter((s) => s.startsWith('$JS.API.STREAM.MSG.') || s.startsWith('$JS.API.DIRECT.'));
@@ -82,7 +85,7 @@ describe('a service against a NATS server with the generated config', () => {
   let topo: Topology;
   const open: NatsConnection[] = [];
 
-  async function connectAs(role: 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'ops'): Promise<NatsConnection> {
+  async function connectAs(role: 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'admin' | 'ops'): Promise<NatsConnection> {
     // Credentials as the services get them (NATS_USER plus a mounted password file), and the role's inbox prefix as infra gives it.
     const extra = role === 'ops' ? {} : { inboxPrefix: topo.subjects.inboxPrefix(role) };
     const nc = await connectBus({ url: nats.url, name: `sec-${role}`, env: await nats.credentialsEnv(role), extra });
@@ -119,13 +122,24 @@ describe('a service against a NATS server with the generated config', () => {
     await assert.rejects(connectBus({ url: nats.url, name: 'liar', env: { NATS_USER: 'runner', NATS_PASSWORD: 'wrong' } }), /Authorization/i);
   });
 
-  test('the runner provisions, pulls and acks its own consumer and publishes events, and is denied everything else', async () => {
+  test('the runner waits for the admin service to provision the streams, pulls and acks its own consumer and publishes events, and is denied everything else', async () => {
     const nc = await connectAs('runner');
     const js = jetstream(nc, { timeout: 3_000 });
     const jsm = await jetstreamManager(nc);
     const streams = Object.values(topo.streams);
-    await ensureStreams(jsm, streams);
+    // No stream yet: the runner may not create one, so it says so and waits.
+    await assert.rejects(ensureStreams(jsm, streams), (err: unknown) => err instanceof StreamNotProvisionedError && err.stream === streams[0].name && err.drift.length === 0);
+    const warnings: string[] = [];
+    const logger = { info() {}, warn: (_obj: object, msg?: string) => void warnings.push(msg ?? ''), error() {} };
+    const waiting = awaitStreams(jsm, streams, { timeoutMs: 120_000, logger });
+    await waitUntil('the runner says what it waits for', () => warnings.length > 0, 30_000);
+    assert.match(warnings[0], /the admin service provisions them/);
+    // The admin service provisions them; the runner goes on.
+    await ensureStreams(await jetstreamManager(await connectAs('admin')), streams);
+    assert.equal((await waiting).length, streams.length);
     await ensureConsumers(jsm, [topo.consumers.runner]);
+    // It may not change one either.
+    await assert.rejects(jsm.streams.update(topo.streams.events.name, { max_age: 60_000_000_000 }), /permission/i);
     const publisher = new BusPublisher(js, { streams });
 
     // Allowed: its own output.
@@ -226,5 +240,65 @@ describe('a service against a NATS server with the generated config', () => {
     // It receives web chat parts, it does not send them.
     nc.publish(topo.subjects.webchat('bot', 'session'), 'part');
     await waitUntil('the server refused the web chat part', () => nats.logs.some((l) => /Publish Violation - User "ingress", Subject "[^"]*\.webchat\.bot\.session"/.test(l)), 5_000);
+  });
+});
+
+describe('NATS permissions: plugins with identities of their own', () => {
+  let nats: SecuredNats;
+  let topo: Topology;
+  const open: NatsConnection[] = [];
+  const names = ['sec/alpha', 'sec/beta'];
+
+  before(async () => {
+    topo = topology(uniqueName('p'));
+    nats = await startSecuredNats(topo.prefix, { plugins: names, sharedPluginUser: false });
+  });
+  after(async () => {
+    for (const nc of open) await nc.close().catch(() => undefined);
+    await nats?.stop();
+  });
+
+  test('each plugin hears and answers only its own calls; the shared plugin user is gone', async () => {
+    const host = await connectBus({ url: nats.url, name: 'sec-host', env: await nats.credentialsEnv('orchestrator'), extra: { inboxPrefix: topo.subjects.inboxPrefix('orchestrator') } });
+    open.push(host);
+    const alphaCredentials = nats.pluginCredentials('sec/alpha');
+    const alpha = await runPlugin({
+      natsUrl: nats.url,
+      natsUser: alphaCredentials.user,
+      natsPassword: alphaCredentials.password,
+      prefix: topo.prefix,
+      name: 'sec/alpha',
+      heartbeatMs: 500,
+      onError: () => undefined,
+      handlers: { PersonNormalMessageReceived: (ctx) => ctx.preventDefault() },
+    });
+    try {
+      const event = { event_name: 'PersonNormalMessageReceived', launcher_type: 'person', launcher_id: 'u', sender_id: 'u', text_message: 'hi', message_chain: [] };
+      const call = JSON.stringify({ v: 1, queryId: 'q', botId: 'b', pipelineId: 'p', event });
+      const answer = await host.request(topo.subjects.plugins.call('sec/alpha'), call, { timeout: 5_000 });
+      assert.equal((answer.json() as { prevent_default?: boolean }).prevent_default, true);
+
+      // Alpha's user listening for beta's calls (or every plugin's) is refused, and hears none of them.
+      const raw = await connectBus({ url: nats.url, name: 'sec-alpha-raw', env: { NATS_USER: alphaCredentials.user, NATS_PASSWORD: alphaCredentials.password } });
+      open.push(raw);
+      const heard: string[] = [];
+      for (const subject of [topo.subjects.plugins.call('sec/beta'), topo.subjects.plugins.allCalls]) {
+        raw.subscribe(subject, { callback: (err, msg) => void (err || heard.push(msg.subject)) });
+      }
+      await raw.flush();
+      await waitUntil('the server refused both subscriptions', () => nats.logs.filter((l) => l.includes('Subscription Violation') && l.includes(alphaCredentials.user)).length >= 2, 10_000);
+      // Beta has no plugin running: the call finds nobody (alpha cannot take it).
+      await assert.rejects(host.request(topo.subjects.plugins.call('sec/beta'), call, { timeout: 2_000 }), /no responders|timeout/i);
+      assert.deepEqual(heard, []);
+
+      // Without the shared user, its name and password sign nobody in.
+      await assert.rejects(connectBus({ url: nats.url, name: 'sec-shared', env: await nats.credentialsEnv('plugin') }), /Authorization/i);
+    } finally {
+      await alpha.stop();
+    }
+  });
+
+  test('two plugin names that would share a password variable are refused by the generator', () => {
+    assert.throws(() => natsServerConfig({ plugins: ['a/b', 'a-b'] }), /same password variable NATS_PLUGIN_A_B_PASSWORD/);
   });
 });

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { provisionStreamsAs, startTestSystem, type TestSystem } from '../harness/system.js';
 import { ALL_SERVICES, type ServiceName } from '../harness/services.js';
 import { waitUntil } from '../harness/wait.js';
 import type { ReceivedSpan } from '../fakes/index.js';
@@ -19,6 +19,7 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
   before(async () => {
     sys = await startTestSystem({ startServices: false, serviceEnv: { LOG_LEVEL: 'debug' } });
     nats = await startSecuredNats(sys.prefix);
+    await provisionStreamsAs(nats, sys.topology);
     for (const name of ALL_SERVICES) {
       await sys.services.start(name, { NATS_URL: nats.url, ...(await nats.credentialsEnv(name)) });
     }

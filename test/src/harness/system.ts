@@ -8,7 +8,7 @@ import { topology, type Topology } from '@conveyor/contracts';
 import { createPrismaClient, syncConfigFile } from '@conveyor/persistence';
 import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { sign } from '@conveyor/http-bot';
-import { natsServers } from '@conveyor/bus';
+import { connectBus, ensureStreams, natsServers } from '@conveyor/bus';
 import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
 import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
 import { ALL_SERVICES, ServiceHarness, type ServiceName } from './services.js';
@@ -92,6 +92,9 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const securedNats = options.natsPermissions ? await startSecuredNats(prefix) : undefined;
   const roleEnv: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {};
   if (securedNats) for (const role of ALL_SERVICES) roleEnv[role] = await securedNats.credentialsEnv(role);
+  // Under the generated permissions only the admin user creates streams: provision them as the admin
+  // service of a deployment does, before the other roles look for them.
+  if (securedNats) await provisionStreamsAs(securedNats, topo);
   const natsUrl = securedNats?.url ?? options.natsUrl ?? NATS_URL;
   const services = new ServiceHarness({
     NATS_URL: natsUrl,
@@ -183,4 +186,14 @@ export function addTelegramBot(sys: Pick<TestSystem, 'db'>, name: string, adapte
 /** Adds an enabled OneBot bot on the system's pipeline (forward: connecting to `host:port`; reverse: listening there); returns its id. */
 export function addOneBotBot(sys: Pick<TestSystem, 'db'>, name: string, config: { host: string; port: number; 'access-token': string; mode?: 'forward' | 'reverse' }, id: string = randomUUID()): Promise<string> {
   return addBot(sys, name, 'onebot', { ...config, port: String(config.port) }, id);
+}
+
+/** Creates the streams as the admin user, the one the generated permissions let create them. */
+export async function provisionStreamsAs(nats: SecuredNats, topo: Topology): Promise<void> {
+  const nc = await connectBus({ url: nats.url, name: 'harness-admin', env: await nats.credentialsEnv('admin'), extra: { inboxPrefix: topo.subjects.inboxPrefix('admin') } });
+  try {
+    await ensureStreams(await jetstreamManager(nc), Object.values(topo.streams));
+  } finally {
+    await nc.close();
+  }
 }
