@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { Redis } from 'ioredis';
@@ -70,7 +71,7 @@ export class GatewayRelayAdapter implements PlatformAdapter {
       const pause = Math.min(5_000, 250 * 2 ** (attempt - 1));
       if (Date.now() + pause > deadline) break;
       this.o.logger.warn({ botId: route.botId, queryId: ctx.queryId, attempt, reason: lastReason }, 'reply part not taken by a gateway yet; retrying');
-      await sleep(pause, ctx.signal);
+      await sleep(pause, undefined, { signal: ctx.signal }).catch(() => undefined);
     }
     return { delivered: false, reason: `${lastReason} (gave up after the retry budget)` };
   }
@@ -88,17 +89,6 @@ function safeJson(msg: Msg): unknown {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 export interface GatewaySendServerOptions {
   nc: NatsConnection;

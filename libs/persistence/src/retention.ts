@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { metrics, type Counter } from '@opentelemetry/api';
 
@@ -127,7 +128,8 @@ export class RetentionPruner {
           summary.unfinished.push(kind);
           break;
         }
-        if (batch > 0) await pause(this.options.pauseMs, signal);
+        // Resolves early (rejecting, then caught) when the run is aborted.
+        if (batch > 0 && this.options.pauseMs > 0) await sleep(this.options.pauseMs, undefined, { signal }).catch(() => undefined);
         if (signal?.aborted) break;
         const deleted = await this.locked(async (client) => {
           if (statement) return (await client.query(statement, [utc(before), this.options.batchSize])).rowCount ?? 0;
@@ -169,17 +171,4 @@ export class RetentionPruner {
       client.release();
     }
   }
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  if (ms <= 0 || signal?.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

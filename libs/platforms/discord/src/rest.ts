@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 
 /** Discord's limit on a message's content. */
@@ -69,7 +70,7 @@ export class DiscordRest {
           throw new DiscordApiError(429, undefined, `Discord rate limit on ${method} ${routeOf(path)}: retry after ${seconds}s (not waited)`);
         }
         this.o.onRateLimited?.(routeOf(path), waitMs);
-        await sleep(waitMs, this.o.signal);
+        await sleep(waitMs, undefined, { signal: this.o.signal }).catch(() => undefined);
         continue;
       }
       if (!res.ok) {
@@ -127,17 +128,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * A text as Discord messages of at most 2,000 characters: cut at the last line break (else space)
