@@ -329,7 +329,8 @@ export class Deliverer {
     }
     for (let i = 0; i < work.length; i++) {
       const { part, chunkOrdinal } = work[i];
-      // A notice after streamed parts goes out on the stream (LangBot §9.3) and, being final, closes it.
+      // A notice after streamed parts goes out on the stream, as in LangBot, but keeps its own final flag, so a
+      // failure notice closes it (LangBot gives it the last chunk's flag, usually not final: the stream stays open).
       const reply = shown.open && !part.reply.stream ? { ...part.reply, stream: true } : part.reply;
       numbering = nextCallbackSequence(numbering, reply.isFinal);
       if (i >= batch.progress) {

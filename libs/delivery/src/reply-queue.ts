@@ -54,7 +54,7 @@ export interface ShownState {
   ended: boolean;
 }
 
-/** LangBot's per-session callback numbering (HTTP-bot §8.4): restart at 1 after a final callback, else count up. */
+/** LangBot's per-session HTTP-bot callback numbering: restart at 1 after a final callback, else count up. */
 export interface CallbackNumbering {
   seq: number;
   lastFinal: boolean;

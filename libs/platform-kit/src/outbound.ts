@@ -25,7 +25,7 @@ export interface DeliveryContext {
   /** 1-based count of streamed snapshots of this reply so far, coalesced ones included (LangBot's msg_sequence). */
   chunkOrdinal: number;
   /**
-   * The session's callback number of this part (LangBot's HTTP-bot §8.4: 1 after a final callback, else
+   * The session's callback number of this part (LangBot's HTTP-bot numbering: 1 after a final callback, else
    * one more), assigned when the part is taken for sending, so numbers rise in the order parts go out.
    */
   sequence: number;

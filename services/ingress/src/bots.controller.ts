@@ -93,7 +93,7 @@ export class BotsController {
       }
       const acceptedMessageId = newAcceptedMessageId();
       const { message } = parsed;
-      // /sync (§11): one waiting call per session across replicas; the session's parts come here, not to the callback.
+      // /sync: one waiting call per session across replicas; the session's parts come here, not to the callback.
       const sync = parsed.kind === 'sync' ? await this.syncHub.register(botId, message.sessionId, syncWaitMs(adapterConfig)) : undefined;
       if (sync === null) return send(res, HttpBotError.syncInFlight());
       let duplicate: boolean;

@@ -12,7 +12,7 @@ interface Waiter {
 }
 
 /**
- * Holds this replica's waiting `/sync` calls (HTTP-bot §11). The session is registered in Redis with
+ * Holds this replica's waiting HTTP-bot `/sync` calls. The session is registered in Redis with
  * this replica's instance id, so a dispatcher replica diverts the session's reply parts here over core
  * NATS instead of the callback; the call returns at the first final part or at its deadline.
  */

@@ -45,7 +45,7 @@ describe('a message end to end', () => {
         reply_to: accepted.data.accepted_message_id,
         sequence: 1,
         is_final: true,
-        // The HTTP-bot adapter always streams (protocol spec §9.1): the reply is one final chunk.
+        // The HTTP-bot adapter always streams, as LangBot's does: the reply is one final chunk.
         stream: true,
         message: [{ type: 'Plain', text: 'Hello from the model (2 messages)' }],
         timestamp: undefined,
@@ -56,7 +56,7 @@ describe('a message end to end', () => {
     // The model saw the pipeline's system prompt, then the user's text.
     const request = sys.llm.requests.at(-1)!;
     assert.equal(request.headers.authorization, 'Bearer e2e-llm-key');
-    // The preset gets the date paragraph for this turn only (PreProcessor, spec 8.4 step 12).
+    // The preset gets the date paragraph for this turn only (PreProcessor's date grounding).
     assert.equal(request.body.messages?.length, 2);
     assert.match(String(request.body.messages![0].content), /^You are the e2e test bot\.\n\nCurrent date: /);
     assert.deepEqual(request.body.messages![1], { role: 'user', content: 'Export keeps failing' });

@@ -4,7 +4,7 @@ import { Waiters, closeServer, listen, readBody } from './http-util.js';
 
 /**
  * An integrator's `callback_url`: records every HTTP-bot callback and checks its signature over the
- * raw bytes exactly as a receiver must (§4.2 with the outbound secret).
+ * raw bytes exactly as a receiver must (LangBot's inbound check, with the outbound secret).
  */
 
 export interface ReceivedCallback {

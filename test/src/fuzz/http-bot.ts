@@ -133,7 +133,7 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
   const accepted: { replyTo: string; sessionId: string; input: HttpBotInput }[] = [];
   /**
    * Sessions a /sync call waited on. While one waits, every reply of its session goes into the sync
-   * answer instead of a callback (LangBot's §11), so a push there may get its final that way.
+   * answer instead of a callback (as in LangBot), so a push there may get its final that way.
    */
   const syncedSessions = new Set<string>();
   await forEachLimit(inputs, options.concurrency ?? 4, async (input) => {

@@ -64,8 +64,8 @@ export async function postRuns(fuzz: FuzzSystem, report: CategoryReport, message
 /**
  * Waits for every run to end and checks each: its query ended (`succeeded` or `failed`) within the
  * deadline; it got at most one final callback; and it got one, or (unless it must answer) failed with
- * the failure hint shown (the mid-stream failure of §9.3). Sessions are named `<sessionPrefix>…`; a
- * session may carry several runs. Ends with a failure when a service died.
+ * the failure hint shown (after streamed parts LangBot sends that notice non-final). Sessions are named
+ * `<sessionPrefix>…`; a session may carry several runs. Ends with a failure when a service died.
  */
 export async function judgeRuns(fuzz: FuzzSystem, report: CategoryReport, runs: SentRun[], sessionPrefix: string, deadlineMs = 180_000): Promise<void> {
   const { sys } = fuzz;

@@ -9,7 +9,7 @@ import { isAsyncIterable, type Stage } from './stage.js';
 const tracer = trace.getTracer('@conveyor/pipeline');
 
 /**
- * LangBot's `_execute_from_stage` (spec 7.4). A single result continues to the next stage or ends the
+ * LangBot's `_execute_from_stage`. A single result continues to the next stage or ends the
  * branch; a generator runs every downstream stage to completion for each item before it is asked for
  * the next, an INTERRUPT from downstream ends only that item's branch, and an INTERRUPT the generator
  * yields itself stops it. Exceptions propagate to the caller (runPipeline applies exception-handling).
@@ -86,7 +86,7 @@ function recordResult(span: Span, stage: string, result: StageResult, deps: Pipe
   deps.onStageResult?.(stage, result.type);
 }
 
-/** `_check_output` (spec 7.5): every result's notices, before its INTERRUPT is honored. */
+/** LangBot's `_check_output`: every result's notices go out before its INTERRUPT is honored. */
 export async function checkOutput(query: PipelineQuery, result: StageResult, deps: PipelineDeps): Promise<void> {
   const log = { queryId: query.queryId, stage: query.currentStage, traceId: currentTraceId() };
   if (result.userNotice && result.userNotice.length > 0) {

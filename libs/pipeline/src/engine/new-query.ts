@@ -4,7 +4,7 @@ import type { PipelineQuery } from './query.js';
 
 /** LangBot's adapters report their own account id; the HTTP-bot adapter's is the fixed `http_bot`. */
 export const BOT_ACCOUNT_IDS: Record<string, string> = { 'http-bot': 'http_bot' };
-/** Adapters whose replies always stream (the HTTP-bot adapter, protocol spec §9.1; the web chat). */
+/** Adapters whose replies always stream: HTTP-bot (LangBot's has no key to turn it off) and the web chat. */
 export const STREAMING_ADAPTERS = new Set(['http-bot', 'webchat']);
 
 /** The ingress decides per bot (Telegram's `enable-stream-reply`); otherwise the adapter's default. */

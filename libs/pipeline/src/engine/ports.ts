@@ -12,7 +12,7 @@ export interface PipelineLogger {
   error(obj: object, msg: string): void;
 }
 
-/** Where user notices and failures of a query go (spec 7.5). */
+/** Where user notices and failures of a query go. */
 export interface NoticeSink {
   userNotice(query: PipelineQuery, message: MessageChain): Promise<void>;
   markFailed(query: PipelineQuery, error: string): Promise<void>;

@@ -12,7 +12,7 @@ export type RespItem =
   /** A plugin's reply chain (prevent_default with reply_message_chain), sent as the answer unchanged. */
   | { kind: 'plugin'; chain: MessageChain };
 
-/** LangBot's Query: the mutable context every stage reads and writes (spec 2.1). */
+/** LangBot's Query: the mutable context every stage reads and writes. */
 export interface PipelineQuery {
   queryId: string;
   pipelineId: string;

@@ -1,6 +1,6 @@
 import type { MessageChain } from '@conveyor/contracts';
 
-/** LangBot's StageProcessResult, as a tagged union (spec 2.6). The query itself is the shared context. */
+/** LangBot's StageProcessResult, as a tagged union. The query itself is the shared context. */
 export interface StageResult {
   type: 'continue' | 'interrupt';
   /** Sent to the user (at-sender in groups). */

@@ -6,7 +6,7 @@ import { interrupt } from './result.js';
 import { DeliveryError } from '../stages/send-response-back.js';
 import type { Stage } from './stage.js';
 
-/** The user notice for a failure under `output.misc.exception-handling` (spec 8.7 step 8). */
+/** The user notice for a failure under `output.misc.exception-handling`, as LangBot's chat handler picks it. */
 export function failureNotice(query: PipelineQuery, error: unknown): string | undefined {
   const misc = query.config.output.misc;
   if (misc['exception-handling'] === 'show-error') return error instanceof Error ? error.message : String(error);

@@ -1,7 +1,7 @@
 import { CONTINUE, interrupt } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 
-/** BanSessionCheckStage (spec 8.2). Ids travel as strings here, so `*_<id>` works for numeric ids too (QUIRK 11 fixed). */
+/** LangBot's BanSessionCheckStage. Ids travel as strings here, so `*_<id>` works for numeric ids too (LangBot's does not). */
 export const banSessionCheck: StageFactory = ({ name, config }) => ({
   name,
   process(q) {

@@ -2,9 +2,9 @@ import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 
 /**
- * Built-in commands. LangBot instantiates its operators but dispatches only plugin commands (QUIRK
- * 12); here `help`, `reset` and `list` work. A command returns its reply texts; an unknown one
- * answers LangBot's `未知命令: <cmd>`.
+ * Built-in commands. LangBot instantiates its operators but dispatches only plugin commands, so its
+ * built-ins never answer; here `help`, `reset` and `list` do. A command returns its reply texts; an
+ * unknown one answers LangBot's `未知命令: <cmd>`.
  */
 interface Command {
   help: string;

@@ -8,7 +8,7 @@ import { chainText, isTextOnly } from '../text/chain.js';
 import { messageText } from '@conveyor/contracts';
 
 /**
- * PreContentFilterStage / PostContentFilterStage (spec 8.3): one class under two names. The chain is
+ * LangBot's PreContentFilterStage / PostContentFilterStage: one class under two names. The chain is
  * fixed at load: content-ignore, then ban words when `check-sensitive-words` is on (LangBot's order
  * depends on the filesystem).
  */
@@ -27,7 +27,8 @@ export const contentFilter: StageFactory = ({ name, config, deps }) => {
 };
 
 function preFilter(q: PipelineQuery, filters: ContentFilter[], scope: string): StageResult {
-  // Messages with anything but text skip the filters, as in LangBot (QUIRK 9, kept: images cannot be checked).
+  // Messages with anything but text (an image, file, quote, a leftover At) skip the filters, as in LangBot;
+  // kept on purpose, since an image cannot be checked.
   if (!isTextOnly(q.messageChain)) return CONTINUE;
   let message = chainText(q.messageChain).trim();
   if (scope === 'output-msg' || message === '') return CONTINUE;

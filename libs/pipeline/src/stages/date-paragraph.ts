@@ -2,7 +2,7 @@ import type { LlmMessage } from '@conveyor/contracts';
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
-/** LangBot's date grounding text (spec 8.4 step 12), in local server time. */
+/** The date grounding text LangBot's PreProcessor adds to the system prompt, in local server time. */
 export function dateParagraph(now: Date): string {
   const d = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, '0')}-${String(now.getDate()).padStart(2, '0')}`;
   return (

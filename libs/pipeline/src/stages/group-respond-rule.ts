@@ -56,10 +56,10 @@ const regexp: Rule = (q, rules) => {
 
 const randomRule: Rule = (q, rules, random) => (random() < rules.random ? q.messageChain : null);
 
-/** A fixed order, where LangBot's depends on the filesystem (spec 8 registration QUIRK). */
+/** A fixed order: LangBot's is its rule modules' import order (os.listdir), which depends on the filesystem. */
 const RULES: Rule[] = [atBot, prefix, regexp, randomRule];
 
-/** GroupRespondRuleCheckStage (spec 8.1): group messages go on only when a rule matches; silent otherwise. */
+/** LangBot's GroupRespondRuleCheckStage: group messages go on only when a rule matches; silent otherwise. */
 export const groupRespondRuleCheck: StageFactory = ({ name, config, deps }) => ({
   name,
   process(q): StageResult {

@@ -15,7 +15,7 @@ export function forwardChain(text: string, botAccountId: string): MessageChain {
 }
 
 /**
- * LongTextProcessStage (spec 8.9). In streaming, a reply over the threshold is converted once: its
+ * LangBot's LongTextProcessStage. In streaming, a reply over the threshold is converted once: its
  * intermediate chunks are held back (the branch ends quietly) and the final chunk carries the forward
  * or image, where LangBot renders a new one for every chunk.
  *

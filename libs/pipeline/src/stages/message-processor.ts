@@ -77,7 +77,7 @@ function knowledgeOf(q: PipelineQuery): Pick<RunRequest, 'knowledge'> {
 }
 
 /**
- * MessageProcessor (spec 8.7), the generator stage whose items cross the wire. Commands are handled in
+ * LangBot's MessageProcessor, the generator stage whose items cross the wire. Commands are handled in
  * place and yield their replies here; chat goes to the runner through the handoff port, and the
  * runner's items come back as events that the dispatcher feeds to the downstream stages.
  */

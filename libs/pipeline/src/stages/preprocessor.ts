@@ -18,7 +18,7 @@ export function knowledgeBaseIds(list: string[] | undefined, legacy: string | un
 }
 
 /**
- * PreProcessor (spec 8.4): history from the shared store, the per-turn prompt, the user message and
+ * LangBot's PreProcessor: history from the shared store, the per-turn prompt, the user message and
  * the template variables. It never writes: history is stored once per turn after the final item.
  */
 export const preProcessor: StageFactory = ({ name, config, deps }) => ({

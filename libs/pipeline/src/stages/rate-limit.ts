@@ -16,7 +16,7 @@ export function rateLimitKey(q: { route: ChatRef; pipelineId: string }): string 
 }
 
 /**
- * RequireRateLimitOccupancy (spec 8.6). `drop` answers with LangBot's notice; `wait` hands the message
+ * LangBot's RequireRateLimitOccupancy. `drop` answers with LangBot's notice; `wait` hands the message
  * back to the bus until the next window (a delayed redelivery holds no worker), keeping its session
  * lease alive so the chat's later messages stay behind it, as LangBot's per-chat lock does.
  */

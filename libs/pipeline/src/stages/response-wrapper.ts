@@ -9,7 +9,7 @@ import { plain } from '../text/chain.js';
 import { emitNormalMessageResponded } from '../plugins/events.js';
 
 /**
- * ResponseWrapper (spec 8.8), a generator nested inside MessageProcessor's fan-out. Command replies
+ * LangBot's ResponseWrapper, a generator nested inside MessageProcessor's fan-out. Command replies
  * get the `[bot] ` prefix; assistant text becomes a chain; tool calls become `Call a.b...`, sent only
  * with track-function-calls; tool, system and user items yield nothing. `remove-think` is not applied
  * here, as in LangBot: the runner applies it (the run request carries it).

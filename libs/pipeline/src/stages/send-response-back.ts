@@ -8,7 +8,7 @@ export class DeliveryError extends Error {
   override readonly name = 'DeliveryError';
 }
 
-/** SendResponseBackStage (spec 8.10): force-delay, at-sender, then a chunk update or a whole reply. */
+/** LangBot's SendResponseBackStage: force-delay, at-sender, then a chunk update or a whole reply. */
 export const sendResponseBack: StageFactory = ({ name, config, deps }) => ({
   name,
   async process(q) {

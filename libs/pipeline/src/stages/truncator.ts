@@ -2,7 +2,7 @@ import type { LlmMessage } from '@conveyor/contracts';
 import { CONTINUE } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 
-/** The round truncator (spec 8.5): the last `maxRound` user turns and everything after the oldest of them. */
+/** LangBot's round truncator: the last `maxRound` user turns and everything after the oldest of them. */
 export function truncateRounds(messages: readonly LlmMessage[], maxRound: number): LlmMessage[] {
   const kept: LlmMessage[] = [];
   let rounds = 0;

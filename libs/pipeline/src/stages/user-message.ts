@@ -22,9 +22,9 @@ export function imageUrlOf(c: Extract<MessageComponent, { type: 'Image' }>): str
 }
 
 /**
- * The user's turn from the chain (spec 8.4 step 9). Images only when the model can see (a URL image is
- * fetched and inlined by the runner right before the model call); Voice and File as text naming them;
- * At, Source and the like are dropped.
+ * The user's turn from the chain, as LangBot's PreProcessor builds it. Images only when the model can
+ * see (a URL image is fetched and inlined by the runner right before the model call); Voice and File as
+ * text naming them; At, Source and the like are dropped.
  */
 export function buildUserMessage(chain: readonly MessageComponent[], opts: { vision: boolean; combineQuote: boolean }): { message: LlmMessage; text: string } {
   const parts: ContentPart[] = [];

@@ -2,8 +2,8 @@ import type { MessageChain, MessageComponent } from '@conveyor/contracts';
 
 /**
  * LangBot's str(chain): the text rules, filters and commands look at. Source renders nothing. Quote
- * renders its origin's text instead of LangBot's pydantic repr (spec 2.4 QUIRK), so a quoted message
- * cannot trip prefix rules or commands with repr noise.
+ * renders its origin's text, not the pydantic repr LangBot's Quote leaks (it has no __str__), so a quoted
+ * message cannot trip prefix rules or commands with repr noise.
  */
 export function chainText(chain: readonly MessageComponent[]): string {
   return chain.map(componentText).join('');

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { TextRenderer } from '../engine/ports.js';
 
 /**
- * Long text as a PNG, LangBot's image strategy (spec 8.9): 32 px font, 800 px canvas with a 720 px
+ * Long text as a PNG, LangBot's image strategy: 32 px font, 800 px canvas with a 720 px
  * text area, lines 35 px apart from (20, 30), height max(280, lines × 35 + 65), black on white.
  *
  * Bounds, all LangBot's: at most 100,000 characters, 256 lines (wrapping stops at line 257, so a huge

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pyTruthy } from './python.js';
 
 /**
- * The http_bot adapter config keys (§1), read the way LangBot reads them: a key that is absent gets
+ * LangBot's http_bot adapter config keys, read the way LangBot reads them: a key that is absent gets
  * its default, a key that is present is interpreted with Python semantics (`config.get(k, d)`), so
  * e.g. `signature_required: null` is falsy, not the default.
  */
@@ -92,7 +92,7 @@ export function parseAdapterConfig(raw: unknown): AdapterConfig {
   return result.data;
 }
 
-/** `outbound_secret or inbound_secret or ''` (§4.4). */
+/** The key LangBot signs callbacks with: `outbound_secret or inbound_secret or ''`. */
 export function outboundSigningKey(config: AdapterConfig): string {
   return config.outbound_secret || config.inbound_secret || '';
 }
@@ -102,7 +102,7 @@ export function callbackTimeoutMs(config: AdapterConfig): number | undefined {
   return config.callback_timeout > 0 ? config.callback_timeout * 1000 : undefined;
 }
 
-/** How long /sync waits for the final reply: `int(callback_timeout) * 4` seconds (§11). */
+/** How long /sync waits for the final reply, as in LangBot: `int(callback_timeout) * 4` seconds. */
 export function syncWaitMs(config: AdapterConfig): number {
   return Math.max(0, config.callback_timeout * 4 * 1000);
 }

@@ -20,8 +20,8 @@ export interface HttpBotAdapterOptions {
 }
 
 /**
- * LangBot's HTTP-bot outbound (§8–§11): a signed callback per part, numbered per session (§8.4),
- * retried with backoff (§10), or diverted to a waiting `/sync` call (§11). The sequence and timestamp
+ * LangBot's HTTP-bot outbound: a signed callback per part, numbered per session, retried with
+ * backoff, or diverted to a waiting `/sync` call. The sequence and timestamp
  * come from the delivery layer, fixed when the part was taken for sending, so a part sent again after a
  * dispatcher crash is byte-identical: `(session_id, reply_to, sequence)` is its idempotency key at the
  * receiver.

@@ -8,7 +8,7 @@ import { HEADER_SIGNATURE, HEADER_TIMESTAMP, sign } from './signing.js';
  */
 const callbackAgent = new Agent({ keepAliveTimeout: 30_000, connections: 64 });
 
-/** LangBot caps the retry backoff at 30 s (§10). */
+/** LangBot caps the retry backoff at 30 s. */
 export const MAX_BACKOFF_MS = 30_000;
 
 /** Sleep after failed attempt n (1-based) before retrying: min(2^(n−1), 30) s, no jitter. */
@@ -48,9 +48,9 @@ function describe(err: unknown): string {
 }
 
 /**
- * One callback delivery with LangBot's policy (§10): < 400 is success, 4xx gives up at once,
+ * One callback delivery with LangBot's policy: < 400 is success, 4xx gives up at once,
  * 5xx / network error / timeout is retried with backoff. The timestamp and signature are computed
- * once and reused on every retry (§4.4), so receivers see identical headers.
+ * once and reused on every retry, as LangBot does, so receivers see identical headers.
  */
 export async function deliverCallback(opts: DeliverCallbackOptions): Promise<DeliveryResult> {
   const sleep = opts.sleep ?? ((ms: number) => delay(ms, undefined, { signal: opts.signal }));
@@ -73,7 +73,7 @@ export async function deliverCallback(opts: DeliverCallbackOptions): Promise<Del
     try {
       if (opts.signal?.aborted) return { kind: 'retry', error: 'aborted' };
       const res = await request(opts.url, { method: 'POST', headers, body: bytes, signal: abort.signal, dispatcher: callbackAgent });
-      // The receiver's body is ignored (§8.1); draining it lets the connection be reused.
+      // The receiver's body is ignored, as in LangBot; draining it lets the connection be reused.
       await res.body.dump().catch(() => undefined);
       if (res.statusCode < 400) return { kind: 'success', status: res.statusCode };
       if (res.statusCode < 500) return { kind: 'reject', status: res.statusCode, error: `HTTP ${res.statusCode}` };

@@ -2,7 +2,7 @@ import type { MessageComponent } from '@conveyor/contracts';
 import { pyJsonDumps } from './python.js';
 
 /**
- * A component as LangBot's SDK dumps it into a callback (§8.6): every declared field, defaults
+ * A component as LangBot's SDK dumps it into a callback: every declared field, defaults
  * included, in SDK field order. Key order matters because the body is signed byte for byte.
  */
 export function componentToWire(c: MessageComponent): Record<string, unknown> {
@@ -99,7 +99,7 @@ export interface CallbackBodyInput {
   microsecond?: number;
 }
 
-/** The exact callback body LangBot sends: `json.dumps(payload, ensure_ascii=False)` (§8.2). */
+/** The exact callback body LangBot sends: `json.dumps(payload, ensure_ascii=False)`. */
 export function callbackBody(input: CallbackBodyInput): string {
   return pyJsonDumps({
     session_id: input.sessionId,
@@ -112,7 +112,7 @@ export function callbackBody(input: CallbackBodyInput): string {
   });
 }
 
-/** A streamed chunk closes the turn only if marked final and it carries no tool calls (§8.5). */
+/** A streamed chunk closes the turn only if marked final and it carries no tool calls, as in LangBot. */
 export function isFinalForChunk(chunkIsFinal: boolean, hasToolCalls: boolean): boolean {
   return chunkIsFinal && !hasToolCalls;
 }

@@ -2,7 +2,7 @@ import { LIMITS, type ForwardComponentT, type ForwardNodeT, type MessageComponen
 import { PythonRecursionError, pyRepr, pyStr, pyTypeName } from './python.js';
 
 /**
- * Inbound message-chain parsing with the SDK's rules (§5.3): registered component types are
+ * Inbound message-chain parsing with the LangBot SDK's rules: registered component types are
  * validated like pydantic v2 in lax mode (extra fields dropped, "12" accepted for an int, a number
  * rejected for a string), unregistered types and malformed elements become `Unknown` instead of
  * failing the request. Only a registered type that fails validation rejects the whole message.
@@ -80,7 +80,7 @@ class FieldReader {
     return false;
   }
 
-  /** `path` is validated as the SDK does but never kept: callers must not name server files (§5.3). */
+  /** `path` is validated as the SDK does but, unlike LangBot, never kept: callers must not name server files. */
   discardPath(): '' {
     this.str('path', '');
     return '';

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { VerifyFailureReason } from './signing.js';
 
-/** The adapter's envelope (§7.3). */
+/** The adapter's error envelope, `{code, msg, data: null}`. */
 export interface AdapterErrorBody {
   code: number;
   msg: string;
   data: null;
 }
 
-/** Framework-level bodies (§2.1) deliberately do not use the envelope. */
+/** Bodies of LangBot's web framework, before the adapter runs; as in LangBot they do not use the envelope. */
 export type FrameworkErrorBody =
   | { error: string }
   | { code: 'blocking_work_capacity_exceeded'; msg: string }
@@ -32,9 +32,9 @@ export function requestIdFor(header: string | null | undefined): string {
   return randomUUID();
 }
 
-/** Every status LangBot's HTTP-bot route can answer with, by cause (§2.1, §7.3). */
+/** Every status LangBot's HTTP-bot route can answer with, by cause. */
 export const HttpBotError = {
-  // §2.1 framework responses
+  // framework responses, before the adapter runs
   botNotFound: (): HttpBotError => ({ status: 404, body: { error: 'Bot not found' } }),
   botDisabled: (): HttpBotError => ({ status: 403, body: { error: 'Bot is disabled' } }),
   adapterUnsupported: (): HttpBotError => ({
@@ -51,7 +51,7 @@ export const HttpBotError = {
     headers: { 'X-Request-Id': requestId },
   }),
 
-  // §7.3 adapter envelope, in check order
+  // adapter envelope, in LangBot's check order
   unknownSubPath: (path: string): HttpBotError => envelope(400, 40001, `unknown sub-path: ${path}`),
   messageTooLarge: (): HttpBotError => envelope(413, 41301, 'message too large'),
   /** Request headers past Node's 16 KiB bound: the HTTP parser refuses them before any route (the ingress' clientError handler answers). */

@@ -36,7 +36,7 @@ export interface InboundRequestInput {
   now: Date;
 }
 
-/** The message as LangBot builds its event from it (§5, §5.2). */
+/** The message as LangBot builds its event from it. */
 export interface InboundMessage {
   /** Python `str(session_id)`; the session identity everywhere. */
   sessionId: string;
@@ -90,14 +90,14 @@ function kindOf(subPath: string | undefined): InboundKind | null {
   return null;
 }
 
-/** `session_type`, with LangBot's `body.get('session_type') or default` then `== 'group'` (§5). */
+/** `session_type`, with LangBot's `body.get('session_type') or default` then `== 'group'`. */
 function launcherTypeOf(sessionType: unknown, config: AdapterConfig): LauncherType {
   const effective = pyTruthy(sessionType) ? sessionType : config.default_session_type;
   return effective === 'group' ? 'group' : 'person';
 }
 
 /**
- * Every check up to (not including) idempotency, in LangBot's order (§7.3): sub-path, size,
+ * Every check up to (not including) idempotency, in LangBot's order: sub-path, size,
  * signature, JSON, object, required keys (then Conveyor's bound on the idempotency key's length, and
  * for a reset on the session id). Idempotency comes next and consumes the key before the
  * message is parsed, so a service doing dedup calls this, then its key store, then
@@ -145,7 +145,7 @@ export function preflightInbound(input: InboundRequestInput): PreflightResult {
 }
 
 /**
- * Builds the normalized message from a preflighted body (§5); failures are 400 "failed to parse
+ * Builds the normalized message from a preflighted body; failures are 400 "failed to parse
  * message", or 400 naming the field for an id or name past its bound. Every text is made storable.
  */
 export function parseInboundMessage(

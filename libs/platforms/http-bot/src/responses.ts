@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { MessageComponent } from '@conveyor/contracts';
 import { componentToWire } from './callback.js';
 
-/** `in_` + a UUID4 in hex (§5.1); the docs' ULID-looking example is not what LangBot sends. */
+/** `in_` + a UUID4 in hex, as LangBot sends; the ULID-looking example in LangBot's docs is not what it sends. */
 export function newAcceptedMessageId(): string {
   return `in_${randomUUID().replaceAll('-', '')}`;
 }
 
-/** 202 body for a push. `aggregating` is always true in LangBot, buffered or not (§7.1). */
+/** 202 body for a push. `aggregating` is always true in LangBot, buffered or not. */
 export function acceptedBody(sessionId: string, acceptedMessageId: string) {
   return {
     code: 0,
@@ -16,7 +16,7 @@ export function acceptedBody(sessionId: string, acceptedMessageId: string) {
   } as const;
 }
 
-/** 200 body for /sync: every reply part's components, in emission order, also on timeout (§11). */
+/** 200 body for /sync: every reply part's components, in emission order, also on timeout, as in LangBot. */
 export function syncOkBody(sessionId: string, replyTo: string, message: readonly MessageComponent[]) {
   return {
     code: 0,
@@ -25,7 +25,7 @@ export function syncOkBody(sessionId: string, replyTo: string, message: readonly
   } as const;
 }
 
-/** 200 body for /reset (§14). */
+/** 200 body for /reset. */
 export function resetOkBody(sessionId: string, removed: boolean) {
   return { code: 0, msg: 'reset', data: { session_id: sessionId, removed } } as const;
 }

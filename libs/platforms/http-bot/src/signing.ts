@@ -3,14 +3,14 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 export const HEADER_TIMESTAMP = 'X-LB-Timestamp';
 export const HEADER_SIGNATURE = 'X-LB-Signature';
 export const HEADER_IDEMPOTENCY = 'X-LB-Idempotency-Key';
-/** Inbound timestamps may be this far from server time, either way, inclusive (§4.2). */
+/** Inbound timestamps may be this far from server time, either way, inclusive, as in LangBot. */
 export const REPLAY_WINDOW_SECONDS = 300;
 
 /** `no_secret`: the bot has no inbound secret, so no request can be verified (an empty key would verify any). */
 export type VerifyFailureReason = 'no_secret' | 'missing_headers' | 'bad_timestamp' | 'expired' | 'signature_mismatch';
 export type VerifyResult = { ok: true } | { ok: false; reason: VerifyFailureReason };
 
-/** `sha256=` + hex HMAC-SHA256(secret, "<timestamp>." + rawBody) (§4.1). */
+/** `sha256=` + hex HMAC-SHA256(secret, "<timestamp>." + rawBody), LangBot's scheme. */
 export function sign(secret: string, timestamp: string | number, rawBody: Uint8Array | string): string {
   const hmac = createHmac('sha256', Buffer.from(secret, 'utf8'));
   hmac.update(Buffer.from(`${timestamp}.`, 'utf8'));
@@ -29,7 +29,7 @@ const PY_WHITESPACE = /^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g;
 
 /**
  * `int(float(text))`, or null where Python raises. Infinity is null too: LangBot lets that
- * OverflowError escape as a 500, and the spec allows answering `bad_timestamp` instead (§4.3).
+ * OverflowError escape as a 500; here it is `bad_timestamp`, since no legitimate client sends it.
  */
 export function parsePythonTimestamp(text: string): number | null {
   const trimmed = text.replace(PY_WHITESPACE, '');
@@ -59,7 +59,7 @@ export interface VerifyInboundInput {
   nowSeconds: number;
 }
 
-/** §4.2, checks in order; the first failure decides the reason. */
+/** LangBot's inbound signature checks in its order, after refusing an empty secret; the first failure decides the reason. */
 export function verifyInbound(input: VerifyInboundInput): VerifyResult {
   const { timestampHeader, signatureHeader } = input;
   if (input.secret === '') return { ok: false, reason: 'no_secret' };

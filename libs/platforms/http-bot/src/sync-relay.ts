@@ -5,7 +5,7 @@ import { loadScripts } from '@conveyor/redis-scripts';
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['sync-release'] as const);
 
 /**
- * HTTP-bot `/sync` (§11) across replicas: the ingress replica holding the call registers the session
+ * HTTP-bot `/sync` across replicas: the ingress replica holding the call registers the session
  * in Redis (`SET NX`, so a second /sync for the session gets 409) with its instance id; the dispatcher
  * replica sending a part of that session finds the registration and sends the part to that ingress
  * over core NATS request/reply (subject `topology.subjects.syncReply(instance)`), trace context in
