@@ -10,7 +10,7 @@ import {
 import { sign } from './signing.js';
 import { syncOkBody } from './responses.js';
 
-// The spec's server runs at UTC+8; Node re-reads TZ when it is assigned.
+// The example vectors were stamped by a server at UTC+8; Node re-reads TZ when it is assigned.
 process.env.TZ = 'Asia/Shanghai';
 
 const OUTBOUND = 'example-outbound-secret';
