@@ -26,7 +26,7 @@ function check(body: string, ts: string, sigHex: string) {
   assert.equal(sign(OUTBOUND, ts, Buffer.from(body, 'utf8')), `sha256=${sigHex}`);
 }
 
-test('§15.2 whole reply, byte for byte', () => {
+test('the protocol\'s example whole reply, byte for byte', () => {
   const body = callbackBody({
     sessionId: 'ticket-10293',
     replyTo: REPLY_TO,
@@ -44,7 +44,7 @@ test('§15.2 whole reply, byte for byte', () => {
   check(body, '1767225603', 'd1953775e1fa02d9519c512f8b48dd355d222fc8202ad644ba83049ebc8315da');
 });
 
-test('§15.3 streamed reply with a tool round', () => {
+test('the protocol\'s example streamed reply with a tool round', () => {
   const parts = [
     { text: 'Let me check', modelFinal: false, tools: false, ts: 1767225601, us: 104211, sig: '04080a2f01dc729ac67eaab8854cc02b2e46f824423c7566a1dece8db75f2ae4' },
     { text: 'Let me check the order system.', modelFinal: true, tools: true, ts: 1767225601, us: 398020, sig: '84c2d1b5702125b433a981965baa61b67fde31f89131b3e644267f020174a768' },
@@ -62,7 +62,7 @@ test('§15.3 streamed reply with a tool round', () => {
   assert.deepEqual(finals, [false, false, false, true]);
 });
 
-test('§15.4 notices: raw UTF-8 body, and a non-final notice mid-stream', () => {
+test('the protocol\'s example notices: raw UTF-8 body, and a non-final notice mid-stream', () => {
   const a = callbackBody({
     sessionId: 'ticket-10293',
     replyTo: 'in_9a8b7c6d5e4f40312a1b2c3d4e5f6a7b',
@@ -78,7 +78,7 @@ test('§15.4 notices: raw UTF-8 body, and a non-final notice mid-stream', () => 
   check(b, '1767225609', 'd0eb30b55d8a18ad4bb8546e32e8bdff6e111b53ba8e8a9f2a8cdc74d8467428');
 });
 
-test('§15.5 group reply with the At prefix and its default display', () => {
+test('the protocol\'s example group reply with the At prefix and its default display', () => {
   const body = callbackBody({
     sessionId: 'room-7',
     replyTo: 'in_0b1c2d3e4f5a46789abcdef012345678',

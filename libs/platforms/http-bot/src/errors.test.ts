@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpBotError, requestIdFor } from './errors.js';
 
-test('§7.3 adapter envelope, every row', () => {
+test('the adapter\'s error envelope, every row of LangBot\'s table', () => {
   const rows: [ReturnType<typeof HttpBotError.messageTooLarge>, number, number, string][] = [
     [HttpBotError.unknownSubPath('foo/bar'), 400, 40001, 'unknown sub-path: foo/bar'],
     [HttpBotError.messageTooLarge(), 413, 41301, 'message too large'],
@@ -28,7 +28,7 @@ test('§7.3 adapter envelope, every row', () => {
   }
 });
 
-test('§2.1 framework bodies are not envelopes', () => {
+test('bodies the web framework answers itself are not envelopes', () => {
   assert.deepEqual(HttpBotError.botNotFound(), { status: 404, body: { error: 'Bot not found' } });
   assert.deepEqual(HttpBotError.botDisabled(), { status: 403, body: { error: 'Bot is disabled' } });
   assert.deepEqual(HttpBotError.adapterUnsupported(), {

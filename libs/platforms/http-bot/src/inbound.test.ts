@@ -29,7 +29,7 @@ function signed(body: string | Buffer, extra: Record<string, string> = {}, ts = 
   };
 }
 
-test('§15.1 request parses to the normalized message', () => {
+test('the protocol\'s example request parses to the normalized message', () => {
   const r = parseInboundRequest(signed(BODY_15_1, { 'x-lb-idempotency-key': '7d3c1f0e-9b2a-4c55-8e61-2f4a9b0c1d23' }));
   assert.deepEqual(r, {
     ok: true,
@@ -54,7 +54,7 @@ test('header names are case-insensitive, and fetch Headers work too', () => {
   assert.equal(parseInboundRequest({ ...input, headers: new Headers(upper) }).ok, true);
 });
 
-test('checks run in the spec order', () => {
+test('checks run in LangBot\'s order', () => {
   const big = Buffer.alloc(1_048_577, 0x20);
   // Unknown sub-path beats everything, even an oversize unsigned body.
   assert.deepEqual(parseInboundRequest({ ...signed(big), subPath: 'nope', headers: {} }), {

@@ -7,7 +7,7 @@ const OUTBOUND = 'example-outbound-secret';
 const BODY_15_1 =
   '{"session_id":"ticket-10293","session_type":"person","sender":{"id":"user-5567","name":"Alice"},"message":[{"type":"Plain","text":"Export keeps failing on the dashboard."}]}';
 
-test('§15.1 inbound signature', () => {
+test('the protocol\'s example inbound signature', () => {
   assert.equal(Buffer.byteLength(BODY_15_1), 173);
   assert.equal(
     sign(INBOUND, '1767225600', Buffer.from(BODY_15_1)),
@@ -18,14 +18,14 @@ test('§15.1 inbound signature', () => {
   assert.ok(sign(INBOUND, '1767225600', Buffer.from(reserialized)).startsWith('sha256=6d9fee4f'));
 });
 
-test('§15.6 reset signature', () => {
+test('the protocol\'s example reset signature', () => {
   assert.equal(
     sign(INBOUND, '1767225700', Buffer.from('{"session_id":"ticket-10293","session_type":"person"}')),
     'sha256=fa828480e14b21fcbbbb6cf899629206b8c6428c77ce8269414d887991618e93',
   );
 });
 
-test('§15.2–§15.5 callback signatures with the outbound secret', () => {
+test('the protocol\'s example callback signatures with the outbound secret', () => {
   const vectors: [string, string, string][] = [
     [
       '1767225603',
@@ -69,7 +69,7 @@ const verify = (over: Partial<Parameters<typeof verifyInbound>[0]>) =>
     ...over,
   });
 
-test('verification reasons in spec order', () => {
+test('verification reasons in LangBot\'s order', () => {
   assert.deepEqual(verify({}), { ok: true });
   // No secret beats everything, even a signature made with the empty key.
   assert.deepEqual(verify({ secret: '', signatureHeader: sign('', '1767225600', BODY_15_1) }), { ok: false, reason: 'no_secret' });
