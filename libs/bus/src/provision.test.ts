@@ -1,8 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AckPolicy, DiscardPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
-import { ensureConsumers, ensureStreams } from './provision.js';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { awaitStreams, ensureConsumers, ensureStreams } from './provision.js';
+import { isBrokerUnavailable } from './errors.js';
 import { testBus } from './test-support.js';
 
 test('provisioning creates file streams and explicit-ack pull consumers, idempotently', async (t) => {
@@ -88,4 +92,29 @@ test('replicas above 1 on a server outside a cluster are refused with the settin
   await assert.rejects(ensureStreams(bus.jsm, [spec], { replicas: 3 }), /NATS_STREAM_REPLICAS is 3/);
   assert.equal((await bus.jsm.streams.info(spec.name)).config.num_replicas, 1, 'left as it was');
   await assert.rejects(ensureStreams(bus.jsm, [spec], { replicas: 0 }), RangeError);
+});
+
+test('at start a service waits, bounded, for a JetStream that does not answer yet, saying so once', async (t) => {
+  // A server without JetStream answers the API as a cluster still electing its leaders does: not at all.
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  const child = spawn(process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+  t.after(() => child.kill('SIGKILL'));
+  let nc: NatsConnection | undefined;
+  for (let i = 0; i < 100 && !nc; i++) nc = await connect({ servers: `127.0.0.1:${port}` }).catch(() => new Promise<undefined>((r) => setTimeout(() => r(undefined), 100)));
+  assert.ok(nc, 'the JetStream-less server is up');
+  t.after(() => nc!.close());
+  const bus = await testBus();
+  t.after(() => bus.cleanup());
+  const warnings: string[] = [];
+  const logger = { info() {}, error() {}, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+  const started = Date.now();
+  await assert.rejects(awaitStreams(await jetstreamManager(nc, { timeout: 500, checkAPI: false }), [bus.topo.streams.runs], { timeoutMs: 3_000, logger }), (err: unknown) => isBrokerUnavailable(err));
+  assert.ok(Date.now() - started >= 1_000, 'it tried again before giving up');
+  assert.deepEqual(warnings, ['JetStream is not answering yet; waiting up to 3 s']);
+  // Where JetStream answers, it provisions at once.
+  const [info] = await awaitStreams(bus.jsm, [bus.topo.streams.runs], { timeoutMs: 3_000, logger });
+  assert.equal(info.config.name, bus.topo.streams.runs.name);
 });

@@ -15,7 +15,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { ConsumerSpec, StreamSpec } from '@conveyor/contracts';
-import { isPermissionViolation, isReplicaPlacementError, StreamNotProvisionedError } from './errors.js';
+import { isBrokerUnavailable, isPermissionViolation, isReplicaPlacementError, StreamNotProvisionedError } from './errors.js';
 import { silentLogger, type BusLogger } from './logger.js';
 
 /** The stream fields Conveyor manages; everything else keeps the server's default (or an operator's change). */
@@ -222,22 +222,28 @@ export interface AwaitStreamsOptions extends ProvisionOptions {
 }
 
 /**
- * `ensureStreams`, for a user that may not create or update streams: while one is missing or differs
- * (StreamNotProvisionedError), it checks again with a growing pause, logging once per stream, until
- * the admin service has provisioned them or `timeoutMs` is spent (then the last error is thrown).
+ * `ensureStreams` at a service's start, waiting for what is not there yet: JetStream not answering
+ * (a cluster still electing its leaders, a server starting beside the service) or, for a user that
+ * may not create or update streams, a stream the admin service has not provisioned yet
+ * (StreamNotProvisionedError). It checks again with a growing pause, logging each reason once, until
+ * it succeeds or `timeoutMs` is spent (then the last error is thrown).
  */
 export async function awaitStreams(jsm: JetStreamManager, specs: readonly StreamSpec[], options: AwaitStreamsOptions): Promise<StreamInfo[]> {
   const logger = options.logger ?? silentLogger;
   const started = Date.now();
   const reported = new Set<string>();
+  const within = `waiting up to ${Math.round(options.timeoutMs / 1000)} s`;
   for (let pauseMs = 500; ; pauseMs = Math.min(pauseMs * 2, 5_000)) {
     try {
       return await ensureStreams(jsm, specs, options);
     } catch (err) {
-      if (!(err instanceof StreamNotProvisionedError) || Date.now() - started + pauseMs > options.timeoutMs) throw err;
-      if (!reported.has(err.stream)) {
-        reported.add(err.stream);
-        logger.warn({ stream: err.stream, drift: err.drift }, `${err.message}; waiting up to ${Math.round(options.timeoutMs / 1000)} s`);
+      const notProvisioned = err instanceof StreamNotProvisionedError;
+      if ((!notProvisioned && !isBrokerUnavailable(err)) || Date.now() - started + pauseMs > options.timeoutMs) throw err;
+      const reason = notProvisioned ? `stream ${err.stream}` : 'jetstream';
+      if (!reported.has(reason)) {
+        reported.add(reason);
+        if (notProvisioned) logger.warn({ stream: err.stream, drift: err.drift }, `${err.message}; ${within}`);
+        else logger.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, `JetStream is not answering yet; ${within}`);
       }
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }

@@ -71,7 +71,9 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     throw unavailable('PostgreSQL', env.DATABASE_URL, err);
   });
   const js = jetstream(nc);
-  const jsm = await jetstreamManager(nc);
+  // No API check here: JetStream may still be electing its leaders (a cluster starting beside the
+  // service); the streams check at start (awaitStreams) waits for it, bounded.
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
   const configCaches = new ConfigCaches();
   subscribeConfigChanges(nc, topo.subjects.configChanged, {
