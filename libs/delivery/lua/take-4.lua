@@ -19,8 +19,9 @@
 
   Returns {'busy'} when another replica holds the lease; {'idle', skipped} when nothing is ready (the
   lease is released); or {'batch', queryId, batch JSON, progress, batch time, chunks, open, last,
-  callback seq, last callback final, skipped} with the lease held. `skipped` counts events and replies
-  given up as lost.
+  callback seq, last callback final, skipped, passed query id...} with the lease held. `skipped` counts
+  events and replies given up as lost; the passed query ids are open replies passed over (once each)
+  because a later reply of the session went on: their session turn ended (the caller ends it again).
 ]]
 -- Parts one event can produce at most (a reply item and a notice, each wrapped): numbering headroom after a loss.
 local PARTS_PER_EVENT_BOUND = 8
@@ -31,10 +32,27 @@ local now = tonumber(ARGV[4])
 local max = tonumber(ARGV[3])
 local skipped = 0
 
+-- Replies passed over because a later reply of the session went on (see below): their turn ended.
+local passed = {}
+
 local function found(q, key)
   local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
   local s = redis.call('HMGET', KEYS[4], 'seq', 'final')
-  return {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped}
+  local out = {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped}
+  for _, p in ipairs(passed) do out[#out + 1] = p end
+  return out
+end
+
+-- Whether a reply after `q` in the session has an event stored (or a batch being sent).
+local function later_ready(q)
+  for _, other in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('ZSCORE', KEYS[1], q), '+inf', 'LIMIT', 0, 32)) do
+    if other ~= q then
+      for _, field in ipairs(redis.call('HKEYS', ARGV[5] .. other)) do
+        if field == 'batch' or string.sub(field, 1, 2) == 'e:' then return true end
+      end
+    end
+  end
+  return false
 end
 
 for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
@@ -99,15 +117,26 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
       redis.call('HSET', key, 'next', nxt, 'batch', '[' .. table.concat(out, ',') .. ']', 'progress', 0, 'bts', now)
       return found(q, key)
     end
-    if now - tonumber(st[3] or '0') < tonumber(ARGV[8]) then
+    local quiet = now - tonumber(st[3] or '0')
+    if quiet >= tonumber(ARGV[8]) then
+      -- No event for the whole stall time: its run is gone without a trace; later replies go on.
+      redis.call('HSET', key, 'closed', '1')
+      redis.call('ZREM', KEYS[1], q)
+      skipped = skipped + 1
+    elseif quiet < tonumber(ARGV[7]) or not later_ready(q) then
       -- The oldest open reply is waiting for its next event: nothing after it may go out.
       redis.call('DEL', KEYS[2])
       return {'idle', skipped}
+    else
+      -- A later reply of the session has events, so its query held the session lease after this one:
+      -- this reply's turn ended, and Redis lost what recorded it (a failover's partial loss rolled the
+      -- reply back to before its last events, already sent and acknowledged). Past the gap it holds
+      -- the later replies back no more; it stays open for events that may still come, until the stall.
+      if redis.call('HSETNX', key, 'passed', '1') == 1 then
+        passed[#passed + 1] = q
+        skipped = skipped + 1
+      end
     end
-    -- No event for the whole stall time: its run is gone without a trace; later replies go on.
-    redis.call('HSET', key, 'closed', '1')
-    redis.call('ZREM', KEYS[1], q)
-    skipped = skipped + 1
   end
 end
 if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[6]) end

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import type { ReplyRoute } from '@conveyor/contracts';
+import { redisKeys, type ReplyRoute } from '@conveyor/contracts';
 import { Deliverer } from './deliverer.js';
 import { planBatch } from './coalesce.js';
 import type { OutboundReply, PlatformAdapter, ReplyRef } from './types.js';
@@ -366,4 +366,46 @@ test('a part for an adapter no platform here has fails for good, with the reason
   assert.deepEqual(failures, [[q, 'reply not delivered: no outbound adapter for carrier-pigeon']]);
   assert.deepEqual(ended, [q]);
   assert.equal(rec.seen.length, 0);
+});
+
+test('a reply a failover rolled back to before its last events holds the session\'s next reply back only for the gap, and its turn is ended again', async () => {
+  // Async replication lost the master's last writes: the first reply's last event (its final part,
+  // already sent and acknowledged) and its end are gone, so Redis shows it open, waiting for an event
+  // that never comes again. The next reply's events were stored after the failover.
+  const rec = numbered();
+  const ended: [string, string][] = [];
+  const gapMs = 1_500;
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], gapMs, leaseMs: 500, sweepMs: 100, onReplyEnded: async (r, q) => void ended.push([q, r.launcherId]) });
+  // Past the gap nothing new is stored: the takeover sweep comes back for the session.
+  d.start();
+  try {
+    const sessionId = `s-${randomUUID()}`;
+    const r = route(sessionId);
+    const session = { botId: r.botId, adapter: r.adapter, sessionId };
+    const first = randomUUID();
+    const keys = redisKeys(prefix);
+    const lastEventAt = Date.now();
+    await redis.hset(keys.reply(first), { attempt: 1, next: 3, seen: lastEventAt, chunks: 3, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1 w2 w3' }]) });
+    await redis.zadd(keys.replySessionReplies(session), lastEventAt - 2_000, first);
+    await redis.hset(keys.replySessionSequence(session), { seq: 3, final: 0 });
+    const next = randomUUID();
+    await handle(d, { queryId: next, attempt: 1, seq: 0, route: r }, chunk('the next answer', true));
+    await handle(d, { queryId: next, attempt: 1, seq: 1, route: r, terminal: true }, null);
+    await delay(gapMs / 3);
+    await settle(d);
+    assert.equal(rec.seen.length, 0, 'within the gap the first reply may still be waiting for a slow event');
+    for (let i = 0; i < 400 && !ended.some(([q]) => q === next); i++) await delay(25);
+    await settle(d);
+    assert.ok(Date.now() - lastEventAt >= gapMs, 'passed over only after the gap');
+    assert.deepEqual(rec.seen.map((s) => [s.q, s.text, s.isFinal, s.sequence]), [[next, 'the next answer', true, 4]], 'the next reply went out, numbered after what was shown');
+    assert.deepEqual(ended, [[first, sessionId], [next, sessionId]], 'the first reply\'s session turn was ended again (once), then the next one\'s');
+    assert.equal(d.stats.skipped, 1, 'counted as given up');
+    // Still open for an event that may come late; a later take reports it no more.
+    await handle(d, { queryId: randomUUID(), attempt: 1, seq: 0, route: r, terminal: true }, { message: [{ type: 'Plain', text: 'third' }], isFinal: true, stream: false });
+    for (let i = 0; i < 200 && ended.length < 3; i++) await delay(25);
+    assert.equal(ended.filter(([q]) => q === first).length, 1);
+    assert.equal(await redis.zscore(keys.replySessionReplies(session), first) !== null, true, 'the first reply stays until its stall bound');
+  } finally {
+    await d.stop(1_000);
+  }
 });

@@ -296,6 +296,7 @@ export class Deliverer {
         this.logger.warn({ botId: s.botId, sessionId: s.sessionId, skipped: taken.skipped }, 'reply events given up as lost');
       }
       if (taken.kind !== 'batch') return;
+      if (taken.passed.length > 0) await this.endPassed(taken.batch, taken.passed);
       const renew = setInterval(() => void this.queue.renew(s, this.token, this.leaseMs).catch(() => undefined), Math.max(200, this.leaseMs / 3));
       renew.unref();
       let more: boolean;
@@ -307,6 +308,19 @@ export class Deliverer {
       if (!more) return;
     }
     if (!this.stopped) this.rerun.add(ReplyQueue.sessionMember(s));
+  }
+
+  /**
+   * Ends the session turn of replies `take` passed over: a later reply of the session went on, so their
+   * turn had ended, but Redis lost that (and their session lease and pipeline slot came back with the
+   * failover's older state). Their session is the batch's; a failure leaves the lease to its TTL.
+   */
+  private async endPassed(batch: TakenBatch, passed: readonly string[]): Promise<void> {
+    const route = batch.entries.map((e) => (e.t === 'seal' ? e.route : e.part.route)).find((r) => r !== undefined);
+    for (const queryId of passed) {
+      this.logger.warn({ queryId, next: batch.queryId }, 'reply passed over: a later reply of its session went on, so its end was lost from Redis; ending its session turn again');
+      if (route) await this.opts.onReplyEnded?.(route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
+    }
   }
 
   /** Sends a taken batch and records it; false when the session has nothing more ready (its lease is let go). */

@@ -64,7 +64,12 @@ export function nextCallbackSequence(n: CallbackNumbering, isFinal: boolean): Ca
   return { seq: n.lastFinal ? 1 : n.seq + 1, lastFinal: isFinal };
 }
 
-export type TakeResult = { kind: 'busy' } | { kind: 'idle'; skipped: number } | { kind: 'batch'; batch: TakenBatch; skipped: number };
+/**
+ * `passed` (with a batch): open replies of the session passed over because a later reply went on,
+ * which it could only do after their session turn ended; Redis lost their end (a failover's partial
+ * loss). Each is reported once, for the caller to end its session turn again.
+ */
+export type TakeResult = { kind: 'busy' } | { kind: 'idle'; skipped: number } | { kind: 'batch'; batch: TakenBatch; skipped: number; passed: string[] };
 
 export class ReplyQueue {
   readonly keys: RedisKeys;
@@ -136,10 +141,11 @@ export class ReplyQueue {
     )) as (string | number)[];
     if (r[0] === 'busy') return { kind: 'busy' };
     if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
-    const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped] = r.map(String);
+    const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped, ...passed] = r.map(String);
     return {
       kind: 'batch',
       skipped: Number(skipped),
+      passed,
       batch: {
         queryId,
         entries: JSON.parse(batch) as BatchEntry[],

@@ -62,7 +62,7 @@ export function failoverLine(r: TrialResult): string {
   if (!f) return `${r.fault}: not a redis-sentinel trial`;
   const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
   return `killed master :${f.killedPort}, promoted :${f.promotedPort} in ${s(f.failoverMs)}; first callback ${s(f.resumedMs)} after the kill; ` +
-    `${f.inFlight} replies in flight at the kill; accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length} (session) ${r.sequenceViolations.length + r.afterFinal.length} (reply) resent ${r.resent}; ` +
+    `${f.inFlight} replies in flight at the kill${f.unreplicatedBytes !== undefined ? `, ${f.unreplicatedBytes} B of writes unreplicated` : ''}; accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length} (session) ${r.sequenceViolations.length + r.afterFinal.length} (reply) resent ${r.resent}; ` +
     `probe accepted in ${s(f.probeAcceptMs)} and answered in ${s(f.probeAnswerMs)}; old master a replica again ${s(f.rejoinMs)} after its restart; last final ${s(r.recoverMs)} after the promotion`;
 }
 
@@ -76,6 +76,8 @@ export interface FailoverReport {
   resumedMs?: number;
   /** Accepted messages whose final part had not come when the master was killed. */
   inFlight: number;
+  /** With TrialOptions.unreplicatedMs: bytes of the replication stream the promoted replica never received. */
+  unreplicatedBytes?: number;
   /** A message sent just after the kill from a session of its own: until the ingress's 202, and until its final callback. */
   probeAcceptMs?: number;
   probeAnswerMs?: number;
@@ -113,6 +115,8 @@ export interface TrialOptions {
   outageMs: number;
   /** How long to wait for every accepted message's final callback. */
   deadlineMs: number;
+  /** `redis-sentinel`: the master's writes of this many ms before its SIGKILL never reach the replica (see killMaster). */
+  unreplicatedMs?: number;
 }
 
 export const DEFAULT_TRIAL: TrialOptions = { sessions: 10, messagesPerSession: 3, outageMs: 3_000, deadlineMs: 120_000 };
@@ -125,9 +129,22 @@ export interface TrialResult extends DeliveryReport {
   recoverMs: number;
   node?: NodeFaultReport;
   failover?: FailoverReport;
+  /**
+   * When a message was lost or a lease or slot stayed held: for each such session, what Redis holds of
+   * it (lease holder and TTL, queue, finished set, pipeline slots, reply state) and every service log
+   * line naming the session or one of its queries. Empty when the trial was clean.
+   */
+  diagnostics: string;
 }
 
 const REPLICAS = 2;
+
+/** [member, score] pairs of a WITHSCORES reply. */
+function pairs(flat: readonly string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+}
 const WORDS = Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ');
 
 /**
@@ -242,7 +259,7 @@ export class ChaosRig {
     const strikeAfter = 1 + Math.floor(Math.random() * o.sessions * 4);
     await this.sys.callbacks.waitFor((all) => all.length - startCount >= strikeAfter, 60_000).catch(() => undefined);
     const node = plan ? await this.killNode(plan, o, `chaos-${runId}-${trial}-probe`, accepted) : undefined;
-    const failover = fault === 'redis-sentinel' ? await this.failOverRedis(`chaos-${runId}-${trial}-probe`, accepted, startCount) : undefined;
+    const failover = fault === 'redis-sentinel' ? await this.failOverRedis(`chaos-${runId}-${trial}-probe`, accepted, startCount, o.unreplicatedMs) : undefined;
     if (!plan && !failover) await this.inject(fault, o);
     const backAt = failover ? failover.promotedAt : performance.now();
     await sending;
@@ -251,7 +268,12 @@ export class ChaosRig {
     const lastFinal = received.slice(startCount).filter((c) => c.json?.is_final === true).reduce((t, c) => Math.max(t, c.receivedAt), backAt);
     const report = checkDeliveries(accepted, received.slice(startCount));
     const stuck = await this.heldAfterReplies([...new Set(accepted.map((a) => a.sessionId))]);
-    return { fault, ...report, stuck, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}), ...(failover ? { failover: failover.report } : {}) };
+    const troubled = new Set([
+      ...accepted.filter((a) => report.lost.includes(a.replyTo)).map((a) => a.sessionId),
+      ...stuck.flatMap((s) => /^session (\S+) still leased$/.exec(s)?.[1] ?? []),
+    ]);
+    const diagnostics = troubled.size > 0 || stuck.length > 0 ? await this.diagnose([...troubled], accepted) : '';
+    return { fault, ...report, stuck, diagnostics, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}), ...(failover ? { failover: failover.report } : {}) };
   }
 
   /**
@@ -260,13 +282,13 @@ export class ChaosRig {
    * right after the kill from a session of its own and followed to its final part; then the killed node
    * is started again, empty, and the Sentinels make it the new master's replica (ready for the next trial).
    */
-  private async failOverRedis(probeSession: string, accepted: AcceptedMessage[], startCount: number): Promise<{ report: FailoverReport; promotedAt: number }> {
+  private async failOverRedis(probeSession: string, accepted: AcceptedMessage[], startCount: number, unreplicatedMs = 0): Promise<{ report: FailoverReport; promotedAt: number }> {
     const set = this.redis;
     if (!('masterName' in set)) throw new Error('the redis-sentinel fault needs a rig on a Sentinel set: ChaosRig.start({}, { redisSentinel: true })');
     const received = this.sys.callbacks.received;
     const finalsBefore = new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
     const inFlight = accepted.filter((a) => !finalsBefore.has(a.replyTo)).length;
-    const killedPort = await set.killMaster();
+    const { port: killedPort, unreplicatedBytes } = await set.killMaster({ unreplicatedMs });
     const killedAt = performance.now();
     const probe = (async () => {
       const sentAt = performance.now();
@@ -288,6 +310,7 @@ export class ChaosRig {
       promotedAt,
       report: {
         killedPort, promotedPort, failoverMs: promotedAt - killedAt, inFlight, ...probed,
+        ...(unreplicatedBytes !== undefined ? { unreplicatedBytes } : {}),
         ...(firstAfter ? { resumedMs: firstAfter.receivedAt - killedAt } : {}),
         rejoinMs: performance.now() - restartedAt,
       },
@@ -394,6 +417,45 @@ export class ChaosRig {
       out = await held();
     }
     return out;
+  }
+
+  /**
+   * What Redis and the services' logs say about these sessions (see TrialResult.diagnostics). Reply
+   * parts are shown by name only: their bodies are the fake model's words.
+   */
+  private async diagnose(sessionIds: string[], accepted: readonly AcceptedMessage[]): Promise<string> {
+    const keys = redisKeys(this.sys.prefix);
+    const r = this.redisClient;
+    const out: string[] = [];
+    const slots = await r.zrange(keys.pipelineSlots(), '0', '-1', 'WITHSCORES').catch((err: Error) => [`error: ${err.message}`]);
+    const serverNow = await r.time().then(([s, us]) => Number(s) * 1000 + Math.floor(Number(us) / 1000)).catch(() => Date.now());
+    out.push(`pipeline slots (query id, expiry in ms): ${JSON.stringify(pairs(slots).map(([q, at]) => [q, Number(at) - serverNow]))}`);
+    const logs = this.sys.services.allLogs().split('\n');
+    for (const sessionId of sessionIds) {
+      const chat = { botId: this.sys.botId, adapter: 'http-bot' as const, launcherType: 'person' as const, launcherId: sessionId };
+      const replySession = { botId: this.sys.botId, adapter: 'http-bot' as const, sessionId };
+      const mine = accepted.filter((a) => a.sessionId === sessionId).sort((a, b) => a.position - b.position);
+      out.push(`session ${sessionId}: accepted ${mine.map((a) => `#${a.position} reply_to ${a.replyTo}`).join(', ')}`);
+      const holder = await r.get(keys.sessionLease(chat));
+      out.push(`  lease: ${holder ?? '(free)'}${holder ? ` ttl ${await r.pttl(keys.sessionLease(chat))} ms` : ''}`);
+      out.push(`  queue: ${JSON.stringify(await r.zrange(keys.sessionQueue(chat), '0', '-1', 'WITHSCORES'))}`);
+      out.push(`  first-seen: ${JSON.stringify(await r.hgetall(keys.sessionFirstSeen(chat)))} last-seen: ${JSON.stringify(await r.hgetall(keys.sessionLastSeen(chat)))}`);
+      const finished = await r.zrange(keys.sessionFinished(chat), '0', '-1');
+      out.push(`  finished: ${JSON.stringify(finished)}`);
+      const replies = await r.zrange(keys.replySessionReplies(replySession), '0', '-1', 'WITHSCORES');
+      out.push(`  replies: ${JSON.stringify(replies)} sender: ${(await r.get(keys.replySessionSender(replySession))) ?? '(none)'} numbering: ${JSON.stringify(await r.hgetall(keys.replySessionSequence(replySession)))}`);
+      out.push(`  active-set score: ${(await r.zscore(keys.replyActiveSessions(), JSON.stringify([replySession.botId, replySession.adapter, sessionId]))) ?? '(not in it)'}`);
+      const queryIds = new Set([...(holder ? [holder] : []), ...finished, ...pairs(replies).map(([q]) => q)]);
+      for (const line of logs) if (line.includes(sessionId)) for (const m of line.matchAll(/"queryId":"([^"]+)"/g)) queryIds.add(m[1]!);
+      for (const q of queryIds) {
+        const h = await r.hgetall(keys.reply(q));
+        const fields = Object.entries(h).map(([k, v]) => (k.startsWith('p:') || k === 'batch' || k === 'last' ? `${k}(${v.length} B)` : `${k}=${v}`));
+        out.push(`  reply ${q}: ${fields.length ? fields.join(' ') : '(no state)'}; slot ${slots.includes(q) ? 'held' : 'free'}`);
+      }
+      out.push('  log lines:');
+      for (const line of logs) if (line.includes(sessionId) || [...queryIds].some((q) => line.includes(q))) out.push(`    ${line}`);
+    }
+    return out.join('\n');
   }
 
   private async inject(fault: Fault, o: TrialOptions): Promise<void> {

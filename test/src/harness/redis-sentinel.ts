@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { ownedProcess, type OwnedDependency } from './dependencies.js';
 import { freePort } from './ports.js';
@@ -26,8 +27,14 @@ export interface OwnedRedisSentinel {
   masterPort(): Promise<number>;
   /** Waits until the master has its replica in sync and every Sentinel knows the replica and the other two. */
   waitHealthy(timeoutMs?: number): Promise<void>;
-  /** SIGKILLs the current master; returns its port. */
-  killMaster(): Promise<number>;
+  /**
+   * SIGKILLs the current master; returns its port. With `unreplicatedMs`, the master's writes of that
+   * many milliseconds before the kill never reach the replica (its link is cut and it cannot reconnect
+   * meanwhile): the partial data loss of asynchronous replication, made certain instead of left to the
+   * replica's lag. At most 500 ms, below the Sentinels' down-after time, so the replica stays eligible.
+   * `unreplicatedBytes`: how much of the replication stream the replica missed.
+   */
+  killMaster(options?: { unreplicatedMs?: number }): Promise<{ port: number; unreplicatedBytes?: number }>;
   /** Waits until the Sentinels name a master other than `oldPort` (no manual step: they elect and promote it). */
   waitFailover(oldPort: number, timeoutMs?: number): Promise<number>;
   /** Starts the killed node again, empty and with no role given: the Sentinels make it a replica of the new master. */
@@ -80,8 +87,9 @@ export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
       const dir = path.join(root, `redis-${p}`);
       await mkdir(dir);
       const replicaOf = i === 0 ? [] : ['--replicaof', '127.0.0.1', String(dataPorts[0])];
+      // DEBUG SLEEP holds the replica off its master for a partial-loss kill (killMaster's unreplicatedMs).
       const dep = await ownedProcess('redis-server', p, () =>
-        spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(p), '--save', '', '--appendonly', 'no', '--dir', dir, ...replicaOf], { stdio: ['ignore', 'pipe', 'pipe'] }),
+        spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(p), '--save', '', '--appendonly', 'no', '--dir', dir, '--enable-debug-command', 'local', ...replicaOf], { stdio: ['ignore', 'pipe', 'pipe'] }),
       async () => undefined);
       started.push(dep);
       nodes.set(p, dep);
@@ -140,12 +148,32 @@ export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
         return true;
       }, timeoutMs, 250);
     },
-    killMaster: async () => {
+    killMaster: async (options = {}) => {
       const p = await masterPort();
       const node = nodes.get(p);
       if (!node) throw new Error(`the Sentinels name a master on ${p}, which is not a node of this set`);
+      const cut = Math.min(options.unreplicatedMs ?? 0, 500);
+      if (cut <= 0) {
+        await node.kill();
+        return { port: p };
+      }
+      const replica = dataPorts.find((d) => d !== p)!;
+      const offset = async (port: number, field: string) => Number(new RegExp(`${field}:(\\d+)`).exec(String(await ask(port, 'INFO', 'replication').catch(() => '')))?.[1] ?? NaN);
+      // The replica sleeps through the cut, so it can neither reconnect nor catch up from the master's
+      // backlog; what it had received before the cut it applies when it wakes.
+      const sleeper = new Redis({ host: '127.0.0.1', port: replica, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      sleeper.on('error', () => undefined);
+      await sleeper.connect();
+      const sleeping = sleeper.call('DEBUG', 'SLEEP', String((cut + 200) / 1000)).catch(() => undefined);
+      await delay(20);
+      await ask(p, 'CLIENT', 'KILL', 'TYPE', 'replica');
+      await delay(cut);
+      const written = await offset(p, 'master_repl_offset');
       await node.kill();
-      return p;
+      await sleeping;
+      sleeper.disconnect();
+      const received = await offset(replica, 'slave_repl_offset');
+      return { port: p, unreplicatedBytes: written - received };
     },
     waitFailover: async (oldPort, timeoutMs = 60_000) =>
       waitUntil(`a master other than ${oldPort}`, async () => {
