@@ -99,18 +99,16 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
         break
       end
       if now - tonumber(st[4]) < tonumber(ARGV[7]) then break end
+      -- The skipped events may have gone out before Redis lost them (a restart lost the reply's state,
+      -- or a failover rolled it back to before them), with callback numbers Redis no longer has: up to
+      -- a few per event above what it recorded. Continue above all of them, so no later part repeats a
+      -- number (the integrator's idempotency key) with another body.
+      local numbering = redis.call('HMGET', KEYS[4], 'seq', 'final')
+      local base = numbering[2] == '1' and 0 or tonumber(numbering[1] or '0')
+      redis.call('HSET', KEYS[4], 'seq', base + (later - nxt) * PARTS_PER_EVENT_BOUND, 'final', '0')
       skipped = skipped + (later - nxt)
       nxt = later
       redis.call('HDEL', key, 'gap')
-      if not redis.call('HGET', key, 'chunks') then
-        -- Nothing is known of what the platform was shown: Redis lost this reply's state. Its parts
-        -- before the loss had callback numbers up to a few per event; continue above all of them, so
-        -- no later part repeats a number (the integrator's idempotency key) with another body.
-        local floor = later * PARTS_PER_EVENT_BOUND
-        if (tonumber(redis.call('HGET', KEYS[4], 'seq') or '0')) < floor then
-          redis.call('HSET', KEYS[4], 'seq', floor, 'final', '0')
-        end
-      end
     end
     if n > 0 then
       redis.call('HDEL', key, 'gap')

@@ -409,3 +409,29 @@ test('a reply a failover rolled back to before its last events holds the session
     await d.stop(1_000);
   }
 });
+
+test('after a failover rolled a streaming reply back, the events it lost are given up after the gap and the numbers go on above the ones they may have used', async () => {
+  // Redis shows the reply after its first event (one part, callback 1); events 1 and 2 went out as
+  // callbacks 2 and 3 on the old master and were acknowledged, so they never come again. Event 3 was
+  // not sent yet: its dispatcher stores it again after the failover.
+  const rec = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], gapMs: 300, leaseMs: 300, sweepMs: 100 });
+  d.start();
+  try {
+    const r = route(`s-${randomUUID()}`);
+    const session = { botId: r.botId, adapter: r.adapter, sessionId: r.sessionId };
+    const q = randomUUID();
+    const keys = redisKeys(prefix);
+    await redis.hset(keys.reply(q), { attempt: 1, next: 1, seen: Date.now(), chunks: 1, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1' }]) });
+    await redis.zadd(keys.replySessionReplies(session), Date.now(), q);
+    await redis.hset(keys.replySessionSequence(session), { seq: 1, final: 0 });
+    await handle(d, { queryId: q, attempt: 1, seq: 3, route: r, terminal: true }, chunk('w1 w2 w3 w4', true));
+    for (let i = 0; i < 200 && rec.seen.length === 0; i++) await delay(25);
+    assert.equal(rec.seen.length, 1);
+    const [final] = rec.seen;
+    assert.equal(final.isFinal, true);
+    assert.ok(final.sequence > 3, `callback ${final.sequence} is above the numbers the lost events used (2 and 3)`);
+  } finally {
+    await d.stop(1_000);
+  }
+});
