@@ -38,7 +38,8 @@ local passed = {}
 local function found(q, key)
   local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
   local s = redis.call('HMGET', KEYS[4], 'seq', 'final')
-  local out = {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped}
+  for _, p in ipairs(passed) do redis.call('HSET', ARGV[5] .. p, 'passed', '1') end
+  local out = {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped + #passed}
   for _, p in ipairs(passed) do out[#out + 1] = p end
   return out
 end
@@ -130,10 +131,8 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
       -- this reply's turn ended, and Redis lost what recorded it (a failover's partial loss rolled the
       -- reply back to before its last events, already sent and acknowledged). Past the gap it holds
       -- the later replies back no more; it stays open for events that may still come, until the stall.
-      if redis.call('HSETNX', key, 'passed', '1') == 1 then
-        passed[#passed + 1] = q
-        skipped = skipped + 1
-      end
+      -- Reported (and marked) only with a batch: a take that ends idle leaves it for the next one.
+      if redis.call('HGET', key, 'passed') ~= '1' then passed[#passed + 1] = q end
     end
   end
 end
