@@ -39,7 +39,10 @@ export interface PluginOptions {
   heartbeatMs?: number;
   /** Conveyor's subject prefix (`CONVEYOR_SUBJECT_PREFIX`). Default `conveyor`. */
   prefix?: string;
-  /** An open connection; otherwise the SDK connects to `natsUrl` (default `nats://127.0.0.1:4222`) and closes it on `stop`. */
+  /**
+   * An open connection; otherwise the SDK connects to `natsUrl` (default `nats://127.0.0.1:4222`; the
+   * nodes of a cluster comma-separated, as the services' NATS_URL) and closes it on `stop`.
+   */
   nc?: NatsConnection;
   natsUrl?: string;
   /** The NATS user and password of a deployment whose server requires them (Conveyor's generated config names a `plugin` user). */
@@ -77,7 +80,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(registration.name)) throw new Error(`plugin name ${JSON.stringify(registration.name)} must be author/name`);
   const subjects = pluginSubjects(opts.prefix ?? 'conveyor');
   const ownConnection = !opts.nc;
-  const nc = opts.nc ?? (await connect({ servers: opts.natsUrl ?? 'nats://127.0.0.1:4222', name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword }));
+  const nc = opts.nc ?? (await connect({ servers: natsServers(opts.natsUrl ?? 'nats://127.0.0.1:4222'), name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword }));
   const maxConcurrent = opts.maxConcurrent ?? 64;
   const onError = opts.onError ?? ((err, event) => console.error(`plugin ${registration.name}: ${event} handler failed:`, err));
   let running = 0;
@@ -150,4 +153,11 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
   const data = encoder.encode(JSON.stringify(reply));
   if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `reply of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
   msg.respond(data);
+}
+
+/** `natsUrl` as the client's server list: one URL, or several comma-separated (a cluster's nodes). */
+export function natsServers(natsUrl: string): string[] {
+  const servers = natsUrl.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (servers.length === 0) throw new Error(`natsUrl names no server: ${JSON.stringify(natsUrl)}`);
+  return servers;
 }
