@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { NATS_SERVER_BIN } from '../deploy/nats-server.js';
-import { freePort } from './ports.js';
+import { distinctFreePorts } from './ports.js';
 import { waitUntil } from './wait.js';
 
 /** One node of an owned cluster: its own client, route and monitoring ports and store folder. */
@@ -46,14 +46,8 @@ export async function startOwnedNatsCluster(size = 3): Promise<OwnedNatsCluster>
   const root = await mkdtemp(path.join(tmpdir(), 'conveyor-nats-cluster-'));
   const clusterName = `c${path.basename(root).slice(-6).replace(/[^a-zA-Z0-9]/g, 'x')}`;
   const ports: Array<{ client: number; route: number; monitor: number }> = [];
-  const taken = new Set<number>();
-  const port = async () => {
-    let p = await freePort();
-    while (taken.has(p)) p = await freePort();
-    taken.add(p);
-    return p;
-  };
-  for (let i = 0; i < size; i++) ports.push({ client: await port(), route: await port(), monitor: await port() });
+  const free = await distinctFreePorts(size * 3);
+  for (let i = 0; i < size; i++) ports.push({ client: free[3 * i], route: free[3 * i + 1], monitor: free[3 * i + 2] });
   const routes = ports.map((p) => `nats-route://127.0.0.1:${p.route}`);
 
   const nodes = await Promise.all(ports.map(async (p, i) => {

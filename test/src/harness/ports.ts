@@ -11,3 +11,10 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** `count` free ports, no two the same (the OS may hand a closed one out again). */
+export async function distinctFreePorts(count: number): Promise<number[]> {
+  const taken = new Set<number>();
+  while (taken.size < count) taken.add(await freePort());
+  return [...taken];
+}

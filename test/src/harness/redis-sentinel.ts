@@ -5,7 +5,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { ownedProcess, type OwnedDependency } from './dependencies.js';
-import { freePort } from './ports.js';
+import { distinctFreePorts } from './ports.js';
 import { waitUntil } from './wait.js';
 
 /** Sentinel timings of the owned set: a dead master is failed over within a few seconds. */
@@ -67,15 +67,9 @@ function fields(reply: unknown): Record<string, string> {
 export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
   const root = await mkdtemp(path.join(tmpdir(), 'conveyor-redis-sentinel-'));
   const masterName = `m${path.basename(root).slice(-6).replace(/[^a-zA-Z0-9]/g, 'x')}`;
-  const taken = new Set<number>();
-  const port = async () => {
-    let p = await freePort();
-    while (taken.has(p)) p = await freePort();
-    taken.add(p);
-    return p;
-  };
-  const dataPorts = [await port(), await port()];
-  const sentinelPorts = [await port(), await port(), await port()];
+  const free = await distinctFreePorts(5);
+  const dataPorts = free.slice(0, 2);
+  const sentinelPorts = free.slice(2);
   const started: OwnedDependency[] = [];
   const nodes = new Map<number, OwnedDependency>();
   const stopAll = async () => {
