@@ -5,20 +5,22 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { ConfigChanged } from '@conveyor/contracts';
-import { ATTR, busTracer, natsHeaderGetter, natsHeaderSetter } from './otel.js';
+import { ATTR, busTracer, messagingAttributes, messagingSpanName, natsHeaderGetter, natsHeaderSetter } from './otel.js';
 import type { BusLogger } from './logger.js';
 
 /** Publishes one change (a producer span; its trace context travels in the headers). */
 export function publishConfigChanged(nc: NatsConnection, subject: string, event: ConfigChanged): void {
   const body = ConfigChanged.parse(event);
-  const span = busTracer().startSpan(`${subject} publish`, {
+  const data = JSON.stringify(body);
+  // The subject is one fixed name, so it is its own low-cardinality destination.
+  const span = busTracer().startSpan(messagingSpanName('send', subject), {
     kind: SpanKind.PRODUCER,
-    attributes: { [ATTR.system]: 'nats', [ATTR.destination]: subject, 'conveyor.config.kind': body.kind, 'conveyor.config.id': body.id },
+    attributes: { ...messagingAttributes('send', subject, undefined), [ATTR.bodySize]: Buffer.byteLength(data), 'conveyor.config.kind': body.kind, 'conveyor.config.id': body.id },
   });
   try {
     const h = headers();
     propagation.inject(trace.setSpan(context.active(), span), h, natsHeaderSetter);
-    nc.publish(subject, JSON.stringify(body), { headers: h });
+    nc.publish(subject, data, { headers: h });
   } catch (err) {
     span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
     throw err;
@@ -45,7 +47,11 @@ export function subscribeConfigChanges(nc: NatsConnection, subject: string, hand
         return;
       }
       const parent = propagation.extract(context.active(), msg.headers, natsHeaderGetter);
-      const span = busTracer().startSpan(`${subject} process`, { kind: SpanKind.CONSUMER, attributes: { [ATTR.system]: 'nats', [ATTR.destination]: subject } }, parent);
+      const span = busTracer().startSpan(
+        messagingSpanName('process', subject),
+        { kind: SpanKind.CONSUMER, attributes: { ...messagingAttributes('process', subject, undefined), [ATTR.bodySize]: msg.data.byteLength } },
+        parent,
+      );
       try {
         let raw: unknown;
         try {

@@ -20,7 +20,7 @@ import { defaultBackoff, type Backoff } from './backoff.js';
 import { publishDeadLetter, type DeadLetterReason } from './dead-letter.js';
 import { PermanentError, RetryableError } from './errors.js';
 import { errorFields, silentLogger, type BusLogger } from './logger.js';
-import { ATTR, busTracer, natsHeaderGetter } from './otel.js';
+import { ATTR, busTracer, messagingAttributes, messagingSpanName, natsHeaderGetter } from './otel.js';
 import type { BusPublisher } from './publish.js';
 import { Semaphore } from './semaphore.js';
 import { busMetrics, observeConsumer } from './metrics.js';
@@ -303,15 +303,11 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       if (previous) links.push({ context: previous, attributes: { 'conveyor.link.type': 'previous_attempt' } });
     }
     const span = busTracer().startSpan(
-      `${spec.stream} process`,
+      messagingSpanName('process', spec.filterSubject),
       {
         kind: SpanKind.CONSUMER,
         attributes: {
-          [ATTR.system]: 'nats',
-          [ATTR.destination]: m.subject,
-          [ATTR.operationType]: 'process',
-          [ATTR.operationLegacy]: 'process',
-          [ATTR.operationName]: 'process',
+          ...messagingAttributes('process', m.subject, spec.filterSubject),
           [ATTR.consumerGroup]: spec.durable,
           [ATTR.stream]: spec.stream,
           [ATTR.streamSequence]: m.seq,

@@ -28,9 +28,9 @@ export const natsHeaderGetter: TextMapGetter<MsgHdrs | undefined> = {
 export const ATTR = {
   system: 'messaging.system',
   destination: 'messaging.destination.name',
+  /** The subject pattern a subject with a bot or knowledge base id in it belongs to (`conveyor.v1.query.>`). */
+  destinationTemplate: 'messaging.destination.template',
   operationType: 'messaging.operation.type',
-  /** The pre-1.26 name of `messaging.operation.type`, still read by many backends. */
-  operationLegacy: 'messaging.operation',
   operationName: 'messaging.operation.name',
   messageId: 'messaging.message.id',
   bodySize: 'messaging.message.body.size',
@@ -41,3 +41,26 @@ export const ATTR = {
   queryId: 'conveyor.query_id',
   duplicate: 'messaging.nats.duplicate',
 } as const;
+
+/** The messaging operations the bus traces: `send` (PRODUCER) and `process` (CONSUMER), as type and name alike. */
+export type MessagingOperation = 'send' | 'process';
+
+/**
+ * A messaging span's name by the conventions, `{messaging.operation.name} {destination}`, where the
+ * destination is the low-cardinality template when there is one (a subject carries a bot id), else
+ * the destination itself.
+ */
+export function messagingSpanName(operation: MessagingOperation, destination: string): string {
+  return `${operation} ${destination}`;
+}
+
+/** The attributes every messaging span of the bus starts with. */
+export function messagingAttributes(operation: MessagingOperation, subject: string, template: string | undefined) {
+  return {
+    [ATTR.system]: 'nats',
+    [ATTR.operationType]: operation,
+    [ATTR.operationName]: operation,
+    [ATTR.destination]: subject,
+    ...(template ? { [ATTR.destinationTemplate]: template } : {}),
+  };
+}

@@ -4,7 +4,7 @@ import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import type { z } from 'zod';
 import { HEADERS, LIMITS, type StreamSpec } from '@conveyor/contracts';
 import { isBrokerUnavailable, PayloadTooLargeError, PayloadValidationError } from './errors.js';
-import { ATTR, busTracer, natsHeaderSetter } from './otel.js';
+import { ATTR, busTracer, messagingAttributes, messagingSpanName, natsHeaderSetter } from './otel.js';
 import { describeIssues } from './validate.js';
 import { subjectMatches } from './subject.js';
 import { busMetrics } from './metrics.js';
@@ -43,7 +43,11 @@ const PUBLISH_RETRY_FIRST_MS = 100;
 const PUBLISH_RETRY_MAX_MS = 2_000;
 
 export interface BusPublisherOptions {
-  /** The streams subjects belong to, used to name spans `<stream> publish`. Default: named after the subject. */
+  /**
+   * The streams subjects belong to: a span is named after the stream's subject pattern
+   * (`send conveyor.v1.query.>`), the low-cardinality template of subjects that carry ids. Without
+   * them, after the stream the PubAck names.
+   */
   streams?: readonly StreamSpec[];
   /** Upper bound of an encoded payload. Default LIMITS.busPayloadBytes. */
   maxPayloadBytes?: number;
@@ -80,15 +84,13 @@ export class BusPublisher {
     const schemaName = opts.schemaName ?? schemaId(schema);
     if (schemaName) h.set(HEADERS.schema, schemaName);
 
-    const stream = this.#streams.find((s) => s.subjects.some((p) => subjectMatches(p, subject)))?.name;
-    const span = busTracer().startSpan(`${stream ?? subject} publish`, {
+    const spec = this.#streams.find((s) => s.subjects.some((p) => subjectMatches(p, subject)));
+    const stream = spec?.name;
+    const template = spec?.subjects.find((p) => subjectMatches(p, subject));
+    const span = busTracer().startSpan(messagingSpanName('send', template ?? subject), {
       kind: SpanKind.PRODUCER,
       attributes: {
-        [ATTR.system]: 'nats',
-        [ATTR.destination]: subject,
-        [ATTR.operationType]: 'publish',
-        [ATTR.operationLegacy]: 'publish',
-        [ATTR.operationName]: 'publish',
+        ...messagingAttributes('send', subject, template),
         [ATTR.messageId]: opts.msgId,
         [ATTR.bodySize]: data.byteLength,
         ...(stream ? { [ATTR.stream]: stream } : {}),
@@ -104,7 +106,7 @@ export class BusPublisher {
       if (!stream) {
         // Named after the subject until the stream is known: keep span names low-cardinality.
         span.setAttribute(ATTR.stream, ack.stream);
-        span.updateName(`${ack.stream} publish`);
+        span.updateName(messagingSpanName('send', ack.stream));
       }
       return ack;
     } catch (err) {

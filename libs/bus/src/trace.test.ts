@@ -53,8 +53,9 @@ test('trace context crosses the bus: the CONSUMER span is a child of the PRODUCE
   const producer = spans.find((s) => s.kind === SpanKind.PRODUCER);
   const consumer = spans.find((s) => s.kind === SpanKind.CONSUMER);
   assert.ok(parent && producer && consumer);
-  assert.equal(producer.name, `${spec.stream} publish`);
-  assert.equal(consumer.name, `${spec.stream} process`);
+  // `{messaging.operation.name} {destination}`, the destination being the subject pattern (subjects carry bot ids).
+  assert.equal(producer.name, `send ${bus.topo.streams.queries.subjects[0]}`);
+  assert.equal(consumer.name, `process ${spec.filterSubject}`);
   assert.equal(producer.spanContext().traceId, parentTraceId);
   assert.equal(producer.parentSpanContext?.spanId, parent.spanContext().spanId);
   assert.equal(consumer.spanContext().traceId, parentTraceId, 'same trace on both sides');
@@ -64,13 +65,19 @@ test('trace context crosses the bus: the CONSUMER span is a child of the PRODUCE
 
   assert.equal(producer.attributes['messaging.system'], 'nats');
   assert.equal(producer.attributes['messaging.destination.name'], bus.topo.subjects.query('bot'));
-  assert.equal(producer.attributes['messaging.operation.type'], 'publish');
-  assert.equal(producer.attributes['messaging.operation'], 'publish');
+  assert.equal(producer.attributes['messaging.destination.template'], bus.topo.streams.queries.subjects[0]);
+  assert.equal(producer.attributes['messaging.operation.type'], 'send');
+  assert.equal(producer.attributes['messaging.operation.name'], 'send');
+  assert.equal(producer.attributes['messaging.operation'], undefined, 'the deprecated attribute is gone');
   assert.equal(producer.attributes['messaging.message.id'], 'trace-1');
+  assert.equal(typeof producer.attributes['messaging.message.body.size'], 'number');
   assert.equal(consumer.attributes['messaging.system'], 'nats');
   assert.equal(consumer.attributes['messaging.destination.name'], bus.topo.subjects.query('bot'));
+  assert.equal(consumer.attributes['messaging.destination.template'], spec.filterSubject);
   assert.equal(consumer.attributes['messaging.operation.type'], 'process');
+  assert.equal(consumer.attributes['messaging.operation.name'], 'process');
   assert.equal(consumer.attributes['messaging.consumer.group.name'], spec.durable);
+  assert.equal(consumer.attributes['messaging.message.body.size'], producer.attributes['messaging.message.body.size']);
   assert.equal(consumer.attributes['messaging.nats.message.delivery_count'], 1);
   assert.equal(consumer.attributes['messaging.message.id'], 'trace-1');
 });
@@ -109,6 +116,6 @@ test('a dead letter carries the trace id of the message that failed', async (t) 
   assert.match(dl.error, /v: /);
   const consumer = exporter.getFinishedSpans().find((s) => s.kind === SpanKind.CONSUMER);
   assert.equal(consumer?.status.code, 2, 'consumer span has error status');
-  const dlqPublish = exporter.getFinishedSpans().find((s) => s.name === `${bus.topo.streams.deadLetters.name} publish`);
+  const dlqPublish = exporter.getFinishedSpans().find((s) => s.name === `send ${bus.topo.streams.deadLetters.subjects[0]}`);
   assert.equal(dlqPublish?.parentSpanContext?.spanId, consumer?.spanContext().spanId, 'dead-letter publish is traced under the consumer span');
 });

@@ -88,7 +88,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     },
     logger,
   });
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis, configCaches,
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, configCaches,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }

@@ -62,7 +62,7 @@ describe('a message end to end', () => {
     assert.deepEqual(request.body.messages![1], { role: 'user', content: 'Export keeps failing' });
 
     // Every service's spans share one trace, linked parent to child across the processes.
-    const hopNames = [sys.topology.streams.queries, sys.topology.streams.runs, sys.topology.streams.events].map((st) => `${st.name} process`);
+    const hopNames = [sys.topology.streams.queries, sys.topology.streams.runs, sys.topology.streams.events].map((st) => `process ${st.subjects[0]}`);
     const spans = await sys.otlp.waitFor((all) => {
       const send = all.find((s) => s.name === 'http-bot send');
       if (!send) return false;

@@ -46,7 +46,7 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
       const ids = new Set(trace.map((s) => s.spanId));
       // Complete when the root is there and no span misses its parent.
       return trace.some((s) => !s.parentSpanId) && trace.every((s) => !s.parentSpanId || ids.has(s.parentSpanId))
-        && [queries, runs, events].every((st) => trace.some((s) => s.name === `${st.name} process`));
+        && [queries, runs, events].every((st) => trace.some((s) => s.name === `process ${st.subjects[0]}`));
     }, 30_000);
     const byId = new Map(trace.map((s) => [s.spanId, s]));
     const ancestors = (s: ReceivedSpan) => {
@@ -63,11 +63,18 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     // Each hop: the producer in the sending service, the consumer (its child) in the receiving one.
     const hops: [typeof queries, ServiceName, ServiceName][] = [[queries, 'ingress', 'orchestrator'], [runs, 'orchestrator', 'runner'], [events, 'runner', 'dispatcher']];
     for (const [stream, from, to] of hops) {
-      const producer = trace.find((s) => s.name === `${stream.name} publish` && s.kindName === 'PRODUCER');
-      assert.equal(producer?.serviceName, `conveyor-${from}`, `${stream.name} publish in ${from}`);
-      const consumer = trace.find((s) => s.name === `${stream.name} process` && s.parentSpanId === producer!.spanId);
+      // The messaging conventions' `{operation} {destination}`, the destination the subject pattern.
+      const producer = trace.find((s) => s.name === `send ${stream.subjects[0]}` && s.kindName === 'PRODUCER');
+      assert.equal(producer?.serviceName, `conveyor-${from}`, `send ${stream.subjects[0]} in ${from}`);
+      assert.equal(producer?.attributes['messaging.operation.type'], 'send');
+      assert.equal(producer?.attributes['messaging.system'], 'nats');
+      assert.equal(producer?.attributes['messaging.nats.stream.name'], stream.name);
+      const consumer = trace.find((s) => s.name === `process ${stream.subjects[0]}` && s.parentSpanId === producer!.spanId);
       assert.equal(consumer?.kindName, 'CONSUMER');
       assert.equal(consumer?.serviceName, `conveyor-${to}`);
+      assert.equal(consumer?.attributes['messaging.operation.type'], 'process');
+      assert.equal(consumer?.attributes['messaging.destination.name'], producer?.attributes['messaging.destination.name']);
+      assert.equal(typeof consumer?.attributes['messaging.consumer.group.name'], 'string');
       assert.equal(consumer?.attributes['messaging.nats.message.delivery_count'], 1);
       assert.ok(ancestors(producer!).includes(roots[0]), `${stream.name} hop descends from the ingress request`);
     }
@@ -75,11 +82,11 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     const llm = trace.find((s) => s.attributes['gen_ai.request.model'] === 'fake-model');
     assert.equal(llm?.serviceName, 'conveyor-runner');
     assert.equal(llm?.kindName, 'CLIENT');
-    assert.ok(ancestors(llm!).some((a) => a.name === `${runs.name} process`), 'the LLM call runs inside the run consumer span');
+    assert.ok(ancestors(llm!).some((a) => a.name === `process ${runs.subjects[0]}`), 'the LLM call runs inside the run consumer span');
 
     const send = trace.find((s) => s.name === 'http-bot send')!;
     assert.equal(send.serviceName, 'conveyor-dispatcher');
-    assert.ok(ancestors(send).some((a) => a.name === `${events.name} process`), 'the send runs inside the event consumer span');
+    assert.ok(ancestors(send).some((a) => a.name === `process ${events.subjects[0]}`), 'the send runs inside the event consumer span');
     // The callback request itself is a CLIENT span under the send, and the receiver gets its context.
     const callback = sys.callbacks.received.find((c) => c.json?.reply_to === data.accepted_message_id)!;
     const [, callbackTraceId, callbackParentId] = String(callback.headers.traceparent ?? '').split('-');

@@ -49,7 +49,7 @@ describe('runner replicas', () => {
     assert.equal(sys.llm.requests.filter((r) => JSON.stringify(r.body.messages).includes('hello')).length >= 2, true);
 
     // The restarted run's CONSUMER span links to the attempt that died with the other runner.
-    const runsProcess = `${sys.topology.streams.runs.name} process`;
+    const runsProcess = `process ${sys.topology.streams.runs.subjects[0]}`;
     const spans = await sys.otlp.waitFor((s) => s.some((x) => x.name === runsProcess && x.attributes['messaging.nats.message.delivery_count'] === 2), 20_000);
     const second = spans.find((x) => x.name === runsProcess && x.attributes['messaging.nats.message.delivery_count'] === 2)!;
     assert.equal(second.links.length, 1, 'one link to the earlier attempt');
