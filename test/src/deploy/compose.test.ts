@@ -80,7 +80,7 @@ describe('docker-compose.yml', () => {
     assert.equal(r.status, 0, r.stderr);
     const cfg = parse(r.stdout) as { services: Record<string, any> };
     const names = Object.keys(cfg.services).sort();
-    assert.deepEqual(names, ['admin', 'dev-fakes', 'dispatcher', 'gateway', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'redis', 'runner']);
+    assert.deepEqual(names, ['admin', 'dev-fakes', 'dispatcher', 'gateway', 'grafana', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'prometheus', 'redis', 'runner']);
 
     const nats = cfg.services.nats;
     const [major, minor] = String(nats.image).split(':')[1].split(/[.-]/).map(Number);
@@ -106,6 +106,40 @@ describe('docker-compose.yml', () => {
     assert.equal(cfg.services.runner.environment.CONVEYOR_SECRET_KEY, cfg.services.admin.environment.CONVEYOR_SECRET_KEY);
     const grace = (s: string) => Number(String(s).replace(/s$/, ''));
     assert.ok(grace(cfg.services.runner.stop_grace_period) > Number(cfg.services.runner.environment.SHUTDOWN_GRACE_SECONDS), 'runner stop grace outlasts its drain');
+  });
+
+  test('the `monitoring` profile: Prometheus scrapes every service and loads the alerts, Grafana has the datasource and the dashboards', () => {
+    const cfg = parse(compose(file, null, 'config').stdout) as { services: Record<string, any> };
+    const { prometheus, grafana } = cfg.services;
+    assert.deepEqual(prometheus.profiles, ['monitoring'], 'opt-in');
+    assert.deepEqual(grafana.profiles, ['monitoring'], 'opt-in');
+    // docker-compose 1.29 prints volumes as `source:target[:ro]`.
+    const mounted = (svc: any, target: string): string => {
+      const v = (svc.volumes as string[]).map((m) => String(m).split(':')).find((m) => m[1] === target);
+      assert.ok(v, `${target} is mounted`);
+      assert.equal(v[2], 'ro', `${target} is read-only`);
+      return path.relative(repoRoot, v[0]!);
+    };
+
+    const configFile = prometheus.command.find((a: string) => a.startsWith('--config.file='))!.split('=')[1];
+    const scrape = parse(readFileSync(path.join(repoRoot, mounted(prometheus, configFile)), 'utf8')) as any;
+    const targets = new Map<string, number>(scrape.scrape_configs.flatMap((j: any) => (j.dns_sd_configs ?? []).map((d: any) => [d.names[0], d.port])));
+    for (const name of SERVICES) {
+      const port = Number(cfg.services[name].healthcheck.test.join(' ').match(/127\.0\.0\.1:(\d+)\/health\/ready/)?.[1]);
+      assert.equal(targets.get(name), port, `Prometheus scrapes ${name} on :${port}`);
+    }
+    // The rules select the service by `container`, as the PodMonitor's targets carry it.
+    assert.ok(scrape.scrape_configs[0].relabel_configs.some((r: any) => r.target_label === 'container' && r.source_labels.includes('__meta_dns_name')));
+    for (const ruleFile of scrape.rule_files as string[]) assert.equal(mounted(prometheus, ruleFile), 'deploy/prometheus/rules.yml');
+
+    const provisioning = mounted(grafana, '/etc/grafana/provisioning');
+    assert.equal(provisioning, 'deploy/grafana/provisioning');
+    const datasources = parse(readFileSync(path.join(repoRoot, provisioning, 'datasources/prometheus.yaml'), 'utf8')) as any;
+    const promPort = parseInt(String(prometheus.ports[0]).split(':').pop()!, 10);
+    assert.equal(datasources.datasources[0].url, `http://prometheus:${promPort}`, 'the datasource is the profile\'s Prometheus');
+    const providers = parse(readFileSync(path.join(repoRoot, provisioning, 'dashboards/conveyor.yaml'), 'utf8')) as any;
+    assert.equal(mounted(grafana, providers.providers[0].options.path), 'k8s/components/monitoring/dashboards', 'the dashboards the k8s component ships');
+    assert.match(grafana.environment.GF_SECURITY_ADMIN_PASSWORD, /^n?[0-9a-f]{16,}$/, 'Grafana\'s admin password comes from .env');
   });
 
   test('the Dockerfile: Node 22 base, production dependencies only, non-root, one stage per process', () => {
