@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { traceExporters } from './sdk.js';
+import { metricExporters, metricExportTiming, otlpProtocol, TelemetryConfigError, traceExporters } from './sdk.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -93,4 +93,48 @@ test('exporter selection: none wins, unsupported names are ignored, no endpoint 
   assert.deepEqual(traceExporters({ OTEL_TRACES_EXPORTER: 'console,none' }), []);
   assert.deepEqual(traceExporters({ OTEL_TRACES_EXPORTER: 'console', OTEL_SDK_DISABLED: 'true' }), []);
   assert.deepEqual(traceExporters({ OTEL_TRACES_EXPORTER: 'zipkin,console' }), ['console']);
+});
+
+test('metric exporter selection: Prometheus unless told otherwise, both when both are named, none for none', () => {
+  assert.deepEqual(metricExporters({}), ['prometheus']);
+  assert.deepEqual(metricExporters({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }), ['prometheus'], 'an endpoint alone does not push metrics');
+  assert.deepEqual(metricExporters({ OTEL_METRICS_EXPORTER: 'otlp' }), ['otlp']);
+  assert.deepEqual(metricExporters({ OTEL_METRICS_EXPORTER: 'prometheus, otlp' }), ['prometheus', 'otlp']);
+  assert.deepEqual(metricExporters({ OTEL_METRICS_EXPORTER: 'otlp,none' }), []);
+  assert.deepEqual(metricExporters({ OTEL_METRICS_EXPORTER: 'console,otlp' }), ['otlp']);
+});
+
+test("OTLP protocol: the signal's own variable, then the general one, then http/json; anything else is refused", () => {
+  assert.equal(otlpProtocol({}, 'traces'), 'http/json');
+  assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'traces'), 'grpc');
+  assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'metrics'), 'grpc');
+  assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }, 'traces'), 'http/protobuf');
+  assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }, 'metrics'), 'grpc');
+  assert.equal(otlpProtocol({ OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' }, 'metrics'), 'grpc');
+  assert.throws(() => otlpProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' }, 'traces'), (err: unknown) =>
+    err instanceof TelemetryConfigError && /OTEL_EXPORTER_OTLP_PROTOCOL="thrift" is not supported \(supported: http\/json, http\/protobuf, grpc\)/.test(err.message));
+  assert.throws(() => otlpProtocol({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'GRPC' }, 'traces'), /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="GRPC"/);
+});
+
+test('metric export interval and timeout: milliseconds, defaults 60 s and 30 s, the timeout never above the interval', () => {
+  assert.deepEqual(metricExportTiming({}), { intervalMs: 60_000, timeoutMs: 30_000 });
+  assert.deepEqual(metricExportTiming({ OTEL_METRIC_EXPORT_INTERVAL: '5000' }), { intervalMs: 5_000, timeoutMs: 5_000 });
+  assert.deepEqual(metricExportTiming({ OTEL_METRIC_EXPORT_INTERVAL: '90000', OTEL_METRIC_EXPORT_TIMEOUT: '10000' }), { intervalMs: 90_000, timeoutMs: 10_000 });
+  assert.deepEqual(metricExportTiming({ OTEL_METRIC_EXPORT_INTERVAL: 'soon' }), { intervalMs: 60_000, timeoutMs: 30_000 });
+});
+
+test('an unknown OTLP protocol stops the process at start, naming the variable and never the headers', async () => {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+  const secret = `token-${randomUUID()}`;
+  const failure = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    execFile(process.execPath, ['--import', '@conveyor/telemetry/register', '--input-type=module', '-e', 'console.log("STARTED")'], {
+      cwd: repoRoot,
+      env: { ...clean, OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift', OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${secret}` },
+      timeout: 30_000,
+    }, (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stderr: stdout + stderr }));
+  });
+  assert.notEqual(failure.code, 0);
+  assert.doesNotMatch(failure.stderr, /STARTED/);
+  assert.match(failure.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL="thrift" is not supported/);
+  assert.doesNotMatch(failure.stderr, new RegExp(secret));
 });

@@ -11,3 +11,4 @@ export * from './onebot-server.js';
 export * from './wecom-server.js';
 export * from './discord-server.js';
 export * from './dingtalk-server.js';
+export * from './otlp-grpc-receiver.js';

@@ -3,10 +3,11 @@ import { gunzipSync, inflateSync } from 'node:zlib';
 import { Waiters, closeServer, listen, readBody } from './http-util.js';
 
 /**
- * An OTLP/HTTP JSON trace endpoint. `@opentelemetry/exporter-trace-otlp-http` posts
+ * An OTLP/HTTP JSON trace and metrics endpoint. `@opentelemetry/exporter-trace-otlp-http` posts
  * `resourceSpans[].scopeSpans[].spans[]` with hex trace/span ids, string nanosecond times and
  * numeric span kinds; ids in base64 (the canonical proto3 JSON mapping some exporters use) are
- * converted to hex as well.
+ * converted to hex as well. `@opentelemetry/exporter-metrics-otlp-http` posts
+ * `resourceMetrics[].scopeMetrics[].metrics[]`, kept as one ReceivedMetricPoint per data point.
  */
 
 export type AttributeValue = string | number | boolean | null | AttributeValue[] | { [k: string]: AttributeValue };
@@ -34,11 +35,28 @@ export interface ReceivedSpan {
   links: { traceId: string; spanId: string; attributes: Record<string, AttributeValue> }[];
 }
 
+/** One data point of an exported metric (sum, gauge or histogram). */
+export interface ReceivedMetricPoint {
+  name: string;
+  unit?: string;
+  type: 'sum' | 'gauge' | 'histogram';
+  serviceName?: string;
+  scopeName?: string;
+  attributes: Record<string, AttributeValue>;
+  /** Sums and gauges. */
+  value?: number;
+  /** Histograms. */
+  count?: number;
+  sum?: number;
+}
+
 export interface OtlpReceiver {
-  /** Base URL; exporters post to `${url}/v1/traces`. */
+  /** Base URL; exporters post to `${url}/v1/traces` and `${url}/v1/metrics`. */
   url: string;
   spans: ReceivedSpan[];
+  metrics: ReceivedMetricPoint[];
   waitFor(predicate: (spans: ReceivedSpan[]) => boolean, timeoutMs?: number): Promise<ReceivedSpan[]>;
+  waitForMetrics(predicate: (points: ReceivedMetricPoint[]) => boolean, timeoutMs?: number): Promise<ReceivedMetricPoint[]>;
   close(): Promise<void>;
 }
 
@@ -139,9 +157,39 @@ export function flattenTraces(payload: any): ReceivedSpan[] {
   return out;
 }
 
+/** The data points of an OTLP metrics export (JSON mapping, or a protobuf request read with string longs and enums). */
+export function flattenMetrics(payload: any): ReceivedMetricPoint[] {
+  const out: ReceivedMetricPoint[] = [];
+  for (const rm of payload?.resourceMetrics ?? []) {
+    const serviceName = flattenAttributes(rm.resource?.attributes)['service.name'];
+    for (const sm of rm.scopeMetrics ?? []) {
+      for (const m of sm.metrics ?? []) {
+        const type = m.histogram ? 'histogram' : m.sum ? 'sum' : m.gauge ? 'gauge' : undefined;
+        if (!type) continue;
+        for (const p of m[type].dataPoints ?? []) {
+          const point: ReceivedMetricPoint = { name: m.name ?? '', type, attributes: flattenAttributes(p.attributes) };
+          if (m.unit) point.unit = m.unit;
+          if (typeof serviceName === 'string') point.serviceName = serviceName;
+          if (sm.scope?.name) point.scopeName = sm.scope.name;
+          if (type === 'histogram') {
+            point.count = Number(p.count ?? 0);
+            if (p.sum !== undefined) point.sum = Number(p.sum);
+          } else {
+            point.value = Number(p.asDouble ?? p.asInt ?? 0);
+          }
+          out.push(point);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 export async function startOtlpReceiver(options: { port?: number; host?: string } = {}): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
+  const metrics: ReceivedMetricPoint[] = [];
   const waiters = new Waiters(() => spans, 'spans');
+  const metricWaiters = new Waiters(() => metrics, 'metric points');
 
   const reply = (res: import('node:http').ServerResponse, status: number, body: unknown) => {
     const text = JSON.stringify(body);
@@ -167,24 +215,29 @@ export async function startOtlpReceiver(options: { port?: number; host?: string 
         message: 'this test receiver accepts OTLP/HTTP JSON only; use @opentelemetry/exporter-trace-otlp-http, not -proto',
       });
     }
-    // Metrics and logs are accepted so a shared OTLP base URL does not make exporters log errors.
-    if (path !== '/v1/traces') return reply(res, 200, {});
+    // Logs are accepted so a shared OTLP base URL does not make exporters log errors.
+    if (path === '/v1/logs') return reply(res, 200, {});
     try {
       const encoding = (req.headers['content-encoding'] ?? '').toLowerCase();
       const bytes = encoding === 'gzip' ? gunzipSync(raw) : encoding === 'deflate' ? inflateSync(raw) : raw;
-      spans.push(...flattenTraces(JSON.parse(bytes.toString('utf8'))));
+      const body = JSON.parse(bytes.toString('utf8'));
+      if (path === '/v1/traces') spans.push(...flattenTraces(body));
+      else metrics.push(...flattenMetrics(body));
     } catch (err) {
       return reply(res, 400, { code: 3, message: `invalid OTLP JSON: ${String(err)}` });
     }
     reply(res, 200, {});
-    waiters.notify();
+    if (path === '/v1/traces') waiters.notify();
+    else metricWaiters.notify();
   });
 
   const url = await listen(server, options.port, options.host);
   return {
     url,
     spans,
+    metrics,
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
+    waitForMetrics: (predicate, timeoutMs) => metricWaiters.waitFor(predicate, timeoutMs),
     close: () => closeServer(server),
   };
 }
