@@ -7,6 +7,7 @@ import { formatRoute, parseRoute, type PageName, type Route } from './lib/routes
 import { DEFAULT_TRACE_URL_TEMPLATE } from './lib/trace-link.js';
 import { SignIn } from './auth.js';
 import { Busy, ErrorNote } from './ui.js';
+import { LanguageSwitch, useI18n } from './i18n/react.js';
 import { Dashboard } from './pages/dashboard.js';
 import { Models } from './pages/models.js';
 import { Pipelines } from './pages/pipelines.js';
@@ -20,23 +21,9 @@ import { Users } from './pages/users.js';
 import { Tokens } from './pages/tokens.js';
 import { Audit } from './pages/audit.js';
 
-const NAV: { page: PageName; label: string }[] = [
-  { page: 'dashboard', label: 'Dashboard' },
-  { page: 'models', label: 'Models' },
-  { page: 'pipelines', label: 'Pipelines' },
-  { page: 'bots', label: 'Bots' },
-  { page: 'mcp-servers', label: 'MCP servers' },
-  { page: 'queries', label: 'Query log' },
-  { page: 'dead-letters', label: 'Dead letters' },
-  { page: 'chat', label: 'Debug chat' },
-  { page: 'settings', label: 'Settings' },
-];
+const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings'];
 /** Pages only an admin can read (the API answers 403 to a viewer). */
-const ADMIN_NAV: { page: PageName; label: string }[] = [
-  { page: 'users', label: 'Users' },
-  { page: 'tokens', label: 'API tokens' },
-  { page: 'audit', label: 'Audit log' },
-];
+const ADMIN_NAV: PageName[] = ['users', 'tokens', 'audit'];
 
 /** What the admin service tells the console about its deployment (`console-config.json` beside index.html). */
 const ConsoleConfig = z.object({ traceUrlTemplate: z.string().default(DEFAULT_TRACE_URL_TEMPLATE) });
@@ -68,6 +55,7 @@ export function App() {
   const [auth, setAuth] = useState<Auth>({ state: 'loading' });
   const [config, setConfig] = useState<ConsoleConfig>(() => ConsoleConfig.parse({}));
   const route = useRoute();
+  const { t } = useI18n();
 
   const checkSession = async () => {
     try {
@@ -90,12 +78,13 @@ export function App() {
     return onUnauthenticated(() => setAuth((a) => (a.state === 'signed-in' ? { state: 'signed-out', setupRequired: false } : a)));
   }, []);
 
-  if (auth.state === 'loading') return <Busy on label="Connecting to the admin service…" />;
+  if (auth.state === 'loading') return <Busy on label={t('app.connecting')} />;
   if (auth.state === 'error') {
     return (
       <main className="signin">
+        <LanguageSwitch />
         <ErrorNote error={auth.error} />
-        <button onClick={() => { setAuth({ state: 'loading' }); void checkSession(); }}>Try again</button>
+        <button onClick={() => { setAuth({ state: 'loading' }); void checkSession(); }}>{t('app.tryAgain')}</button>
       </main>
     );
   }
@@ -109,14 +98,15 @@ export function App() {
 
   return (
     <div className="shell">
-      <nav className="sidebar" aria-label="Console">
-        <div className="brand">Conveyor</div>
-        {[...NAV, ...(canWrite ? ADMIN_NAV : [])].map((n) => (
-          <a key={n.page} href={formatRoute({ page: n.page })} className={route.page === n.page ? 'active' : undefined} aria-current={route.page === n.page ? 'page' : undefined}>{n.label}</a>
+      <nav className="sidebar" aria-label={t('app.navLabel')}>
+        <div className="brand" translate="no">Conveyor</div>
+        {[...NAV, ...(canWrite ? ADMIN_NAV : [])].map((page) => (
+          <a key={page} href={formatRoute({ page })} className={route.page === page ? 'active' : undefined} aria-current={route.page === page ? 'page' : undefined}>{t(`nav.${page}`)}</a>
         ))}
         <div className="who">
-          <span title={`signed in by ${auth.me.via}`}>{auth.me.username} ({auth.me.role})</span>
-          <button className="link" onClick={() => void signOut()}>Sign out</button>
+          <span title={t('app.signedInBy', { via: t(`via.${auth.me.via}`) })}>{t('app.who', { username: auth.me.username, role: t(`role.${auth.me.role}`) })}</span>
+          <button className="link" onClick={() => void signOut()}>{t('app.signOut')}</button>
+          <LanguageSwitch />
         </div>
       </nav>
       <main className="content">

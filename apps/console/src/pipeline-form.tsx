@@ -1,8 +1,12 @@
 // The pipeline config form, rendered from the field tree of the config schema (lib/schema-form.ts).
+// Each key is labelled in the reader's language (LangBot's own labels) with LangBot's key beside it,
+// since that is the name conveyor.yaml and the raw JSON use.
 import { useMemo, useState } from 'react';
 import { z } from 'zod';
 import { PipelineConfigSchema } from '@conveyor/pipeline/config';
-import { buildFields, getAt, isRecord, jsonOrText, linesToList, numberInput, setAt, type FieldNode } from './lib/schema-form.js';
+import { buildFields, fieldLabelKey, getAt, isRecord, jsonOrText, linesToList, numberInput, optionLabelKey, setAt, type FieldNode } from './lib/schema-form.js';
+import type { Translator } from './i18n/i18n.js';
+import { useI18n } from './i18n/react.js';
 
 /** The form's field tree, built once from the pipeline config schema. */
 export function usePipelineFields(): FieldNode {
@@ -11,6 +15,12 @@ export function usePipelineFields(): FieldNode {
 
 function inputId(path: readonly string[]): string {
   return `cfg-${path.join('.')}`;
+}
+
+/** The label, then LangBot's key in code type (left untranslated). */
+function KeyLabel({ i18n, path, name }: { i18n: Translator; path: readonly string[]; name: string }) {
+  const label = i18n.lookup(fieldLabelKey(path));
+  return <>{label ? <>{label} </> : null}<span className="mono cfg-key" translate="no">{name}</span></>;
 }
 
 export function ConfigForm({ root, value, onChange, issues, disabled }: { root: FieldNode; value: unknown; onChange: (next: unknown) => void; issues: Map<string, string>; disabled: boolean }) {
@@ -26,11 +36,13 @@ function FieldView({ node, value, onChange, issues, disabled, depth }: { node: F
   const set = (v: unknown) => onChange(setAt(value, node.path, v));
   const issue = issues.get(node.path.join('.'));
   const id = inputId(node.path);
+  const i18n = useI18n();
+  const { t } = i18n;
   if (node.kind === 'object') {
     const children = node.children ?? [];
     return (
       <details className={`group depth-${depth}`} open={depth < 1} data-path={node.path.join('.')}>
-        <summary>{node.key}</summary>
+        <summary><KeyLabel i18n={i18n} path={node.path} name={node.key} /></summary>
         {issue ? <div className="field-issue">{issue}</div> : null}
         {children.map((c) => <FieldView key={c.key} node={c} value={value} onChange={onChange} issues={issues} disabled={disabled} depth={depth + 1} />)}
       </details>
@@ -44,8 +56,8 @@ function FieldView({ node, value, onChange, issues, disabled, depth }: { node: F
     case 'enum':
       input = (
         <select id={id} value={typeof current === 'string' ? current : ''} disabled={disabled} onChange={(e) => set(e.target.value)}>
-          {typeof current !== 'string' || !node.options?.includes(current) ? <option value={typeof current === 'string' ? current : ''}>{String(current ?? '(unset)')}</option> : null}
-          {node.options?.map((o) => <option key={o} value={o}>{o}</option>)}
+          {typeof current !== 'string' || !node.options?.includes(current) ? <option value={typeof current === 'string' ? current : ''}>{typeof current === 'string' ? current : t('common.unset')}</option> : null}
+          {node.options?.map((o) => <option key={o} value={o}>{i18n.lookup(optionLabelKey(node.path, o)) ?? o}</option>)}
         </select>
       );
       break;
@@ -62,7 +74,7 @@ function FieldView({ node, value, onChange, issues, disabled, depth }: { node: F
       input = <ListInput id={id} value={current} disabled={disabled} onChange={set} />;
       break;
     case 'object-list':
-      input = <ObjectListInput id={id} node={node} value={current} disabled={disabled} onChange={set} />;
+      input = <ObjectListInput id={id} node={node} value={current} disabled={disabled} onChange={set} i18n={i18n} />;
       break;
     case 'json':
       input = <JsonInput id={id} value={current} disabled={disabled} onChange={(v) => set(v === '' && node.optional ? undefined : v)} />;
@@ -70,7 +82,7 @@ function FieldView({ node, value, onChange, issues, disabled, depth }: { node: F
   }
   return (
     <div className={`field cfg ${issue ? 'invalid' : ''}`}>
-      <label htmlFor={id} className="mono">{node.key}{node.optional ? ' (optional)' : ''}</label>
+      <label htmlFor={id}><KeyLabel i18n={i18n} path={node.path} name={node.key} />{node.optional ? ` ${t('common.optional')}` : ''}</label>
       {input}
       {node.min !== undefined || node.max !== undefined ? <small className="hint">{node.min !== undefined ? `≥ ${node.min}` : ''}{node.max !== undefined ? ` ≤ ${node.max}` : ''}</small> : null}
       {issue ? <div className="field-issue">{issue}</div> : null}
@@ -89,8 +101,9 @@ function StringInput({ id, value, disabled, onChange }: { id: string; value: unk
 function ListInput({ id, value, disabled, onChange }: { id: string; value: unknown; disabled: boolean; onChange: (v: string[]) => void }) {
   const joined = Array.isArray(value) ? value.map(String).join('\n') : '';
   const [text, setText] = useState<string | null>(null);
+  const { t } = useI18n();
   return (
-    <textarea id={id} rows={Math.min(6, Math.max(2, joined.split('\n').length))} placeholder="one per line" value={text ?? joined} disabled={disabled}
+    <textarea id={id} rows={Math.min(6, Math.max(2, joined.split('\n').length))} placeholder={t('pipelines.listPlaceholder')} value={text ?? joined} disabled={disabled}
       onFocus={() => setText(joined)} onBlur={() => setText(null)}
       onChange={(e) => { setText(e.target.value); onChange(linesToList(e.target.value)); }} />
   );
@@ -99,15 +112,16 @@ function ListInput({ id, value, disabled, onChange }: { id: string; value: unkno
 function JsonInput({ id, value, disabled, onChange }: { id: string; value: unknown; disabled: boolean; onChange: (v: unknown) => void }) {
   const shown = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
   const [text, setText] = useState<string | null>(null);
+  const { t } = useI18n();
   return (
-    <input id={id} type="text" className="mono" value={text ?? shown} disabled={disabled} placeholder="a value or JSON"
+    <input id={id} type="text" className="mono" value={text ?? shown} disabled={disabled} placeholder={t('pipelines.jsonPlaceholder')}
       onFocus={() => setText(shown)} onBlur={() => setText(null)}
       onChange={(e) => { setText(e.target.value); onChange(jsonOrText(e.target.value)); }} />
   );
 }
 
 /** A list of objects (the prompt's messages): one row per item, the item's fields side by side. */
-function ObjectListInput({ id, node, value, disabled, onChange }: { id: string; node: FieldNode; value: unknown; disabled: boolean; onChange: (v: unknown[]) => void }) {
+function ObjectListInput({ id, node, value, disabled, onChange, i18n }: { id: string; node: FieldNode; value: unknown; disabled: boolean; onChange: (v: unknown[]) => void; i18n: Translator }) {
   const items = Array.isArray(value) ? value : [];
   const fields = node.itemFields ?? [];
   const update = (i: number, next: unknown) => onChange(items.map((it, j) => (j === i ? next : it)));
@@ -119,18 +133,18 @@ function ObjectListInput({ id, node, value, disabled, onChange }: { id: string; 
             const v = isRecord(item) ? item[f.key] : undefined;
             const fid = `${id}.${i}.${f.key}`;
             return (
-              <label key={f.key} className="mono">
-                {f.key}
+              <label key={f.key}>
+                <KeyLabel i18n={i18n} path={[...node.path, f.key]} name={f.key} />
                 {f.key === 'content'
                   ? <textarea id={fid} rows={3} value={typeof v === 'string' ? v : ''} disabled={disabled} onChange={(e) => update(i, setAt(item, [f.key], e.target.value))} />
                   : <input id={fid} value={typeof v === 'string' ? v : ''} disabled={disabled} onChange={(e) => update(i, setAt(item, [f.key], e.target.value))} />}
               </label>
             );
           })}
-          <button type="button" className="link" disabled={disabled} onClick={() => onChange(items.filter((_, j) => j !== i))}>Remove</button>
+          <button type="button" className="link" disabled={disabled} onClick={() => onChange(items.filter((_, j) => j !== i))}>{i18n.t('pipelines.remove')}</button>
         </div>
       ))}
-      <button type="button" disabled={disabled} onClick={() => onChange([...items, Object.fromEntries(fields.map((f) => [f.key, f.key === 'role' ? 'system' : '']))])}>Add</button>
+      <button type="button" disabled={disabled} onClick={() => onChange([...items, Object.fromEntries(fields.map((f) => [f.key, f.key === 'role' ? 'system' : '']))])}>{i18n.t('pipelines.add')}</button>
     </div>
   );
 }

@@ -1,6 +1,8 @@
-// Small building blocks every page uses: loading state, error notes, fields, time formatting.
+// Small building blocks every page uses: loading state, error notes, fields, JSON input.
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { describeError } from './lib/api.js';
+import type { Translator } from './i18n/i18n.js';
+import { useI18n } from './i18n/react.js';
 import { isRecord } from './lib/schema-form.js';
 
 export interface Loaded<T> {
@@ -58,16 +60,18 @@ export function useAction() {
 }
 
 export function ErrorNote({ error }: { error: unknown }) {
+  const i18n = useI18n();
   if (error === undefined || error === null) return null;
-  return <div className="note error" role="alert">{describeError(error)}</div>;
+  return <div className="note error" role="alert">{describeError(error, i18n)}</div>;
 }
 
 export function DoneNote({ text }: { text?: string }) {
   return text ? <div className="note ok" role="status">{text}</div> : null;
 }
 
-export function Busy({ on, label = 'Loading…' }: { on: boolean; label?: string }) {
-  return on ? <div className="busy" aria-busy="true">{label}</div> : null;
+export function Busy({ on, label }: { on: boolean; label?: string }) {
+  const { t } = useI18n();
+  return on ? <div className="busy" aria-busy="true">{label ?? t('common.loading')}</div> : null;
 }
 
 export function Field({ label, hint, children, htmlFor }: { label: string; hint?: string; children: ReactNode; htmlFor?: string }) {
@@ -80,21 +84,15 @@ export function Field({ label, hint, children, htmlFor }: { label: string; hint?
   );
 }
 
-export function fmtTime(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}
-
-/** Parses a JSON object typed into a textarea; the error names the field. */
-export function parseJsonObject(text: string, field: string): Record<string, unknown> {
+/** Parses a JSON object typed into a textarea; the error names the field (already in the reader's language). */
+export function parseJsonObject(text: string, field: string, { t }: Pick<Translator, 't'>): Record<string, unknown> {
   let v: unknown;
   try {
     v = text.trim() ? JSON.parse(text) : {};
   } catch (e) {
-    throw new Error(`${field} is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(t('errors.notJson', { field, detail: e instanceof Error ? e.message : String(e) }));
   }
-  if (!isRecord(v)) throw new Error(`${field} must be a JSON object`);
+  if (!isRecord(v)) throw new Error(t('errors.notObject', { field }));
   return v;
 }
 

@@ -18,5 +18,5 @@ test('no platform launcher id reaches a web chat session key', () => {
       assert.notEqual(keys.sessionQueue({ botId: 'b', adapter: 'http-bot', launcherType, launcherId }), web, `${launcherType} ${launcherId}`);
     }
   }
-  assert.equal(keys.sessionQueue({ botId: 'b', adapter: 'http-bot', launcherType: 'person', launcherId: 'alice' }), 'p:session:{b:person:alice}:queue', 'platform keys are unchanged');
+  assert.equal(keys.sessionQueue({ botId: 'b', adapter: 'http-bot', launcherType: 'person', launcherId: 'alice' }), 'p:{p0}:session:{b:person:alice}:queue', 'platform keys are not namespaced');
 });

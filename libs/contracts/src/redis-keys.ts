@@ -14,17 +14,67 @@ export interface ReplySessionKey {
 }
 
 /**
+ * How the per-message keys are spread over the hash slots of a Redis Cluster. Every script's keys
+ * share one slot, so the keys a script touches together carry one `{…}` hash tag:
+ *
+ * - A session's queue and lease share their tag with the pipeline slots they are counted in. The
+ *   cluster-wide pipeline cap is one sorted set only while `pipelineShards` is 1: every session's keys
+ *   are then in one slot (exact cap, one node of a cluster carrying all session state). With S shards
+ *   a session's keys and its shard's slot set carry the shard's tag, and the cap is split into S
+ *   parts (`pipelineShardCap`): a burst on one shard waits while another has room.
+ * - A reply session's keys, its replies' state and the set of sessions with work share the tag of
+ *   one of `REPLY_SHARDS` delivery shards; the takeover sweep reads every shard's set. This costs
+ *   nothing but the sweep's reads, so it is not a setting.
+ *
+ * Every process must use the same layout: the keys' names depend on it.
+ */
+export interface RedisKeyLayout {
+  /** Parts the pipeline cap is split into (1 to the cap itself). */
+  pipelineShards: number;
+}
+
+export const DEFAULT_KEY_LAYOUT: RedisKeyLayout = { pipelineShards: 1 };
+
+/** Delivery shards (hash tags) the reply sessions are spread over. */
+export const REPLY_SHARDS = 32;
+
+/** FNV-1a: a stable, fast string hash that runs in the browser too (the console imports contracts). */
+function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** The pipeline cap's part shard `shard` of `shards` admits: the cap split as evenly as it goes. */
+export function pipelineShardCap(cap: number, shards: number, shard: number): number {
+  return Math.floor(cap / shards) + (shard < cap % shards ? 1 : 0);
+}
+
+/**
  * Every Redis key Conveyor uses, built in one place from the subject prefix (as `topology(prefix)`
  * builds every subject), so tests run isolated side by side and a key's shape is changed once.
- * Keys of one session share the `{…}` hash tag of the session, so a script touching several of them
- * stays on one slot of a Redis Cluster.
  */
-export function redisKeys(prefix: string) {
+export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_LAYOUT) {
+  const shards = layout.pipelineShards;
+  if (!Number.isInteger(shards) || shards < 1) throw new Error(`pipelineShards must be a positive integer (got ${shards})`);
+  const pipelineShard = (s: SessionKey): number => {
+    if (shards === 1) return 0;
+    const k = chatKey(s);
+    return fnv1a(`${k.botId}\0${k.launcherType}\0${k.launcherId}`) % shards;
+  };
+  const pipelineTag = (shard: number) => `${prefix}:{p${shard}}`;
   const session = (s: SessionKey) => {
     const k = chatKey(s);
-    return `${prefix}:session:{${k.botId}:${k.launcherType}:${k.launcherId}}`;
+    // Only the first {…} of a key is its hash tag: the second delimits the session's identity.
+    return `${pipelineTag(pipelineShard(s))}:session:{${k.botId}:${k.launcherType}:${k.launcherId}}`;
   };
-  const replySession = (s: ReplySessionKey) => `${prefix}:dlv:s:{${s.botId}:${s.adapter}:${s.sessionId}}`;
+  const replyShard = (s: ReplySessionKey) => fnv1a(`${s.botId}\0${s.adapter}\0${s.sessionId}`) % REPLY_SHARDS;
+  const replyTag = (shard: number) => `${prefix}:dlv:{d${shard}}`;
+  const replySession = (s: ReplySessionKey) => `${replyTag(replyShard(s))}:s:{${s.botId}:${s.adapter}:${s.sessionId}}`;
+  const reply = (s: ReplySessionKey, queryId: string) => `${replySession(s)}:r:${queryId}`;
   return {
     /** Per-session order of queries (orchestrator) and the cluster-wide pipeline cap. */
     sessionQueue: (s: SessionKey) => `${session(s)}:queue`,
@@ -37,7 +87,11 @@ export function redisKeys(prefix: string) {
     sessionAggregatePending: (s: SessionKey) => `${session(s)}:agg:pending`,
     sessionAggregateNewest: (s: SessionKey) => `${session(s)}:agg:newest`,
     sessionAggregateMerged: (s: SessionKey, queryId: string) => `${session(s)}:agg:merged:${queryId}`,
-    pipelineSlots: () => `${prefix}:pipeline-slots`,
+    /** The session's shard of the pipeline cap, and the slots held in it (zset: query id → expiry). */
+    pipelineShard,
+    pipelineSlots: (s: SessionKey) => `${pipelineTag(pipelineShard(s))}:pipeline-slots`,
+    /** Every shard's slot set, for reading the whole cap's use. */
+    allPipelineSlots: () => Array.from({ length: shards }, (_, n) => `${pipelineTag(n)}:pipeline-slots`),
     /**
      * A pub/sub channel, not a key: the release script publishes a session's lease key on it when it
      * frees a session or a pipeline slot, so waiting queries ask again at once instead of polling.
@@ -52,20 +106,25 @@ export function redisKeys(prefix: string) {
     adminLoginAttempts: (username: string, address: string) => `${prefix}:admin:login-attempts:${username}:${address}`,
     /** Admin sign-in (`login`) or setup (`setup`) attempts from one client address, in the current window. */
     adminAddressAttempts: (kind: 'login' | 'setup', address: string) => `${prefix}:admin:${kind}-attempts-from:${address}`,
-    /** LangBot's fixed rate-limit window. */
-    rateLimitWindow: (key: string) => `${prefix}:ratelimit:${key}`,
+    /**
+     * LangBot's fixed rate-limit window: the script appends the bucket's start, so the chat's tag
+     * (never empty, whatever the chat key holds) keeps every bucket in the declared key's slot.
+     */
+    rateLimitWindow: (key: string) => `${prefix}:ratelimit:{rl:${key}}`,
     /** One reply's delivery state: attempt, position, waiting parts, seals, the batch being sent. */
-    reply: (queryId: string) => `${prefix}:dlv:r:${queryId}`,
+    reply,
     /** Per-reply state a platform adapter keeps (Telegram: the message being edited). */
-    replyAdapterState: (queryId: string) => `${prefix}:dlv:r:${queryId}:a`,
-    /** Prefix the delivery scripts append a query id to (the key `reply(queryId)`). */
-    replyPrefix: () => `${prefix}:dlv:r:`,
+    replyAdapterState: (s: ReplySessionKey, queryId: string) => `${reply(s, queryId)}:a`,
+    /** The common start of a session's reply keys (`reply(s, queryId)` is it and the query id), in their slot. */
+    replyPrefix: (s: ReplySessionKey) => `${replySession(s)}:r:`,
     /** A session's replies in arrival order, the lease of the replica sending them, its callback numbering. */
     replySessionReplies: (s: ReplySessionKey) => `${replySession(s)}:replies`,
     replySessionSender: (s: ReplySessionKey) => `${replySession(s)}:sender`,
     replySessionSequence: (s: ReplySessionKey) => `${replySession(s)}:seq`,
-    /** Sessions with undelivered parts, scored by their last activity (the takeover sweep reads it). */
-    replyActiveSessions: () => `${prefix}:dlv:active`,
+    /** Sessions of the reply session's shard with undelivered parts, scored by their last activity. */
+    replyActiveSessions: (s: ReplySessionKey) => `${replyTag(replyShard(s))}:active`,
+    /** Every shard's active-sessions set (the takeover sweep reads them all). */
+    allReplyActiveSessions: () => Array.from({ length: REPLY_SHARDS }, (_, n) => `${replyTag(n)}:active`),
     /** Whether a query already streamed a chunk (a later notice then goes out on the stream). */
     streamed: (queryId: string) => `${prefix}:streamed:${queryId}`,
     /** The ingress replica holding a `/sync` call of the session. */

@@ -3,11 +3,11 @@
   session's sender lease go when `take` would find nothing ready, which saves the replica a `take`
   that returns idle after every batch.
 
-  KEYS[1] the reply's state hash            redisKeys.reply(queryId)
+  KEYS[1] the reply's state hash            redisKeys.reply(session, queryId)
   KEYS[2] the session's sender lease         redisKeys.replySessionSender(session)
   KEYS[3] the session's callback numbering   redisKeys.replySessionSequence(session)
   KEYS[4] the session's replies (zset)       redisKeys.replySessionReplies(session)
-  KEYS[5] sessions with work (zset)          redisKeys.replyActiveSessions()
+  KEYS[5] sessions with work (zset)          redisKeys.replyActiveSessions(session)
 
   ARGV[1] lease token
   ARGV[2] lease TTL, ms
@@ -22,7 +22,7 @@
   ARGV[11] the reply's query id (its member of KEYS[4])
   ARGV[12] session member of the active set
   ARGV[13] now, ms
-  ARGV[14] stall, ms (as `take`'s ARGV[8])
+  ARGV[14] stall, ms (as `take`'s ARGV[7])
 
   Returns 1 when the session may have more to send (the lease is kept: call `take`), 2 when nothing
   is ready (the lease is released), or 0 when this replica lost the lease meanwhile (the next holder

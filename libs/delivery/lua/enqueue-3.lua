@@ -1,9 +1,9 @@
 --[[
   Stores what one runner event produced (its parts and its seal) in one step.
 
-  KEYS[1] the reply's state hash          redisKeys.reply(queryId)
+  KEYS[1] the reply's state hash          redisKeys.reply(session, queryId)
   KEYS[2] the session's replies (zset)    redisKeys.replySessionReplies(session)
-  KEYS[3] sessions with work (zset)       redisKeys.replyActiveSessions()
+  KEYS[3] sessions with work (zset)       redisKeys.replyActiveSessions(session)
 
   ARGV[1] attempt of the run that produced the event
   ARGV[2] event seq (0, 1, ... within the attempt)

@@ -5,17 +5,19 @@
 
   KEYS[1] the session's replies (zset)     redisKeys.replySessionReplies(session)
   KEYS[2] the session's sender lease        redisKeys.replySessionSender(session)
-  KEYS[3] sessions with work (zset)         redisKeys.replyActiveSessions()
+  KEYS[3] sessions with work (zset)         redisKeys.replyActiveSessions(session)
   KEYS[4] the session's callback numbering  redisKeys.replySessionSequence(session)
+  KEYS[5] the common start of the session's reply keys  redisKeys.replyPrefix(session)
+          (not a key itself: each waiting reply's hash is it and the query id, and shares its hash tag,
+          so the replies this script reads from the session's zset are in the slot of the keys above)
 
   ARGV[1] lease token of this replica
   ARGV[2] lease TTL, ms
   ARGV[3] most entries in one batch
   ARGV[4] now, ms
-  ARGV[5] reply key prefix (redisKeys.replyPrefix(); the reply key is the prefix and the query id)
-  ARGV[6] session member of the active set
-  ARGV[7] gap, ms: how long a missing event may hold back the events after it (it was lost)
-  ARGV[8] stall, ms: how long a reply with no new event may hold back the session's later replies
+  ARGV[5] session member of the active set
+  ARGV[6] gap, ms: how long a missing event may hold back the events after it (it was lost)
+  ARGV[7] stall, ms: how long a reply with no new event may hold back the session's later replies
 
   Returns {'busy'} when another replica holds the lease; {'idle', skipped} when nothing is ready (the
   lease is released); or {'batch', queryId, batch JSON, progress, batch time, chunks, open, last,
@@ -38,7 +40,7 @@ local passed = {}
 local function found(q, key)
   local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
   local s = redis.call('HMGET', KEYS[4], 'seq', 'final')
-  for _, p in ipairs(passed) do redis.call('HSET', ARGV[5] .. p, 'passed', '1') end
+  for _, p in ipairs(passed) do redis.call('HSET', KEYS[5] .. p, 'passed', '1') end
   local out = {'batch', q, r[1], r[2] or '0', r[3] or ARGV[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped + #passed}
   for _, p in ipairs(passed) do out[#out + 1] = p end
   return out
@@ -48,7 +50,7 @@ end
 local function later_ready(q)
   for _, other in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], redis.call('ZSCORE', KEYS[1], q), '+inf', 'LIMIT', 0, 32)) do
     if other ~= q then
-      for _, field in ipairs(redis.call('HKEYS', ARGV[5] .. other)) do
+      for _, field in ipairs(redis.call('HKEYS', KEYS[5] .. other)) do
         if field == 'batch' or string.sub(field, 1, 2) == 'e:' then return true end
       end
     end
@@ -57,7 +59,7 @@ local function later_ready(q)
 end
 
 for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
-  local key = ARGV[5] .. q
+  local key = KEYS[5] .. q
   if redis.call('HEXISTS', key, 'batch') == 1 then return found(q, key) end
   local st = redis.call('HMGET', key, 'next', 'closed', 'seen', 'gap')
   if st[2] == '1' or (not st[1] and not st[3]) then
@@ -99,7 +101,7 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
         redis.call('HSET', key, 'gap', now)
         break
       end
-      if now - tonumber(st[4]) < tonumber(ARGV[7]) then break end
+      if now - tonumber(st[4]) < tonumber(ARGV[6]) then break end
       -- The skipped events may have gone out before Redis lost them (a restart lost the reply's state,
       -- or a failover rolled it back to before them), with callback numbers Redis no longer has: up to
       -- a few per event above what it recorded. Continue above all of them, so no later part repeats a
@@ -117,12 +119,12 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
       return found(q, key)
     end
     local quiet = now - tonumber(st[3] or '0')
-    if quiet >= tonumber(ARGV[8]) then
+    if quiet >= tonumber(ARGV[7]) then
       -- No event for the whole stall time: its run is gone without a trace; later replies go on.
       redis.call('HSET', key, 'closed', '1')
       redis.call('ZREM', KEYS[1], q)
       skipped = skipped + 1
-    elseif quiet < tonumber(ARGV[7]) or not later_ready(q) then
+    elseif quiet < tonumber(ARGV[6]) or not later_ready(q) then
       -- The oldest open reply is waiting for its next event: nothing after it may go out.
       redis.call('DEL', KEYS[2])
       return {'idle', skipped}
@@ -136,6 +138,6 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
     end
   end
 end
-if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[6]) end
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[5]) end
 redis.call('DEL', KEYS[2])
 return {'idle', skipped}

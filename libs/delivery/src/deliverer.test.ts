@@ -151,7 +151,7 @@ test('a reply that ended takes nothing more: a newer attempt of a finished run s
   await settle(d);
   assert.deepEqual(ended, [q]);
   // The runner died between its last event and its ack: the run is redelivered as attempt 2.
-  assert.equal(await d.admits(q, 2), false, 'the ended reply admits no newer attempt');
+  assert.equal(await d.admits(r, q, 2), false, 'the ended reply admits no newer attempt');
   await handle(d, { queryId: q, attempt: 2, seq: 0, route: r }, chunk('answer again', true));
   await handle(d, { queryId: q, attempt: 2, seq: 1, route: r, terminal: true }, null);
   await settle(d);
@@ -256,7 +256,7 @@ test('parts Redis lost are stored again even when a later event of the reply rec
   if (keys.length) await redis.del(...keys);
   // The reply's last event is stored again first, so the reply has state again, without its answer.
   const doneDelivered = storing.delivered(done);
-  const replyKey = sending.queue.keys.reply(q);
+  const replyKey = sending.queue.keys.reply(r, q);
   for (let i = 0; i < 200 && !(await redis.hexists(replyKey, 'e:1')); i++) await delay(25);
   const answerDelivered = storing.delivered(answer);
   sending.start();
@@ -341,7 +341,7 @@ test('an event sent by another replica is acknowledged by the one that handled i
   try {
     await handling.delivered(ref);
     // Storing the parts again would have brought the reply's state back (and sent them a second time).
-    assert.equal(await redis.exists(sending.queue.keys.reply(ref.queryId)), 0, 'the handled event was not stored again');
+    assert.equal(await redis.exists(sending.queue.keys.reply(ref.route, ref.queryId)), 0, 'the handled event was not stored again');
     await settle(sending);
     assert.deepEqual(seen, [{ text: 'the answer', isFinal: true }]);
   } finally {
@@ -385,7 +385,7 @@ test('a reply a failover rolled back to before its last events holds the session
     const first = randomUUID();
     const keys = redisKeys(prefix);
     const lastEventAt = Date.now();
-    await redis.hset(keys.reply(first), { attempt: 1, next: 3, seen: lastEventAt, chunks: 3, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1 w2 w3' }]) });
+    await redis.hset(keys.reply(session, first), { attempt: 1, next: 3, seen: lastEventAt, chunks: 3, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1 w2 w3' }]) });
     await redis.zadd(keys.replySessionReplies(session), lastEventAt - 2_000, first);
     await redis.hset(keys.replySessionSequence(session), { seq: 3, final: 0 });
     const next = randomUUID();
@@ -422,7 +422,7 @@ test('after a failover rolled a streaming reply back, the events it lost are giv
     const session = { botId: r.botId, adapter: r.adapter, sessionId: r.sessionId };
     const q = randomUUID();
     const keys = redisKeys(prefix);
-    await redis.hset(keys.reply(q), { attempt: 1, next: 1, seen: Date.now(), chunks: 1, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1' }]) });
+    await redis.hset(keys.reply(session, q), { attempt: 1, next: 1, seen: Date.now(), chunks: 1, open: 1, last: JSON.stringify([{ type: 'Plain', text: 'w1' }]) });
     await redis.zadd(keys.replySessionReplies(session), Date.now(), q);
     await redis.hset(keys.replySessionSequence(session), { seq: 1, final: 0 });
     await handle(d, { queryId: q, attempt: 1, seq: 3, route: r, terminal: true }, chunk('w1 w2 w3 w4', true));

@@ -2,11 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
-import type { Redis } from 'ioredis';
 import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
 import { nextCallbackSequence, ReplyQueue, type CallbackNumbering, type ShownState, type TakenBatch } from './reply-queue.js';
 import type { BatchEntry, OutboundReply, PlatformAdapter, QueuedPart, ReplyRef, ReplyState, SendResult } from './types.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 export interface DeliveryLogger {
   info(obj: object, msg?: string): void;
@@ -25,7 +25,7 @@ export interface DeliveryStats {
 }
 
 export interface DelivererOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   adapters: PlatformAdapter[];
   logger?: DeliveryLogger;
@@ -144,8 +144,8 @@ export class Deliverer {
   }
 
   /** Whether events of this attempt can still change the reply (a newer attempt or the reply's end makes them stale). */
-  admits(queryId: string, attempt: number): Promise<boolean> {
-    return this.queue.admits(queryId, attempt);
+  admits(route: ReplyRoute, queryId: string, attempt: number): Promise<boolean> {
+    return this.queue.admits(route, queryId, attempt);
   }
 
   /** Runs the handling of one runner event; sends inside it become that event's parts, stored with its seal in one step. */
@@ -201,7 +201,7 @@ export class Deliverer {
 
   /**
    * Resolves once the parts of an event handled here went out (or were coalesced, superseded, or the
-   * reply ended), so that the bus message is acknowledged only then: Redis holds the only other copy of
+   * reply ended), so that the bus message is acknowledged only then: RedisClient holds the only other copy of
    * the parts, and it may lose its data. Meanwhile the parts stay in memory, and when the reply's state
    * is gone from Redis they are stored again. Bounded by `sentWaitMs`; call it outside any per-session
    * ordering, so that the session's later events keep coming (and coalescing) while this one waits.
@@ -221,7 +221,7 @@ export class Deliverer {
         clearTimeout(timer);
         if (sentHere) return;
         // Redis being down is no answer: keep the parts and ask again.
-        const where = await this.queue.passed(ref.queryId, ref.attempt, ref.seq).catch(() => 'pending' as const);
+        const where = await this.queue.passed(ref.route, ref.queryId, ref.attempt, ref.seq).catch(() => 'pending' as const);
         if (where === 'passed') return;
         if (where === 'lost') {
           this.logger.warn({ queryId: ref.queryId, attempt: ref.attempt, seq: ref.seq }, 'reply state gone from Redis; storing the event again');
@@ -332,7 +332,7 @@ export class Deliverer {
     const shown: ShownState = { ...batch.shown };
     let numbering: CallbackNumbering = batch.numbering;
     const timestamp = new Date(batch.takenAt);
-    const state = lazyState(this.queue, queryId);
+    const state = lazyState(this.queue, s, queryId);
     const work = plan.send.map((p) => ({ part: p.part, chunkOrdinal: p.chunkOrdinal }));
     if (terminal && (shown.open || work.some((w) => w.part.reply.stream)) && !work.some((w) => w.part.reply.isFinal)) {
       // Terminal seal on an open stream: close it with a final part repeating the newest snapshot.
@@ -349,7 +349,7 @@ export class Deliverer {
       numbering = nextCallbackSequence(numbering, reply.isFinal);
       if (i >= batch.progress) {
         await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state });
-        if (i < work.length - 1) await this.queue.setProgress(queryId, i + 1);
+        if (i < work.length - 1) await this.queue.setProgress(s, queryId, i + 1);
       }
       if (reply.isFinal) shown.finalSent = true;
       if (reply.stream) {
@@ -430,8 +430,8 @@ function eventKey(queryId: string, attempt: number, seq: number): string {
 }
 
 /** Adapter state read from Redis on first use in a batch, written through at once (it must survive a crash mid-batch). */
-function lazyState(queue: ReplyQueue, queryId: string): ReplyState {
-  const store = queue.adapterState(queryId);
+function lazyState(queue: ReplyQueue, s: ReplySessionKey, queryId: string): ReplyState {
+  const store = queue.adapterState(s, queryId);
   let loaded: Promise<Record<string, string>> | undefined;
   const load = () => (loaded ??= store.load());
   return {

@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './types.js';
 
 /**
@@ -75,7 +74,7 @@ export class ReplyQueue {
   readonly keys: RedisKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = redisKeys(prefix);
@@ -102,7 +101,7 @@ export class ReplyQueue {
   async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
     const r = Number(await scripts.enqueue.run(
       this.redis,
-      [this.keys.reply(queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions()],
+      [this.keys.reply(route, queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions(route)],
       [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`, seal.terminal ? '1' : '0',
         ...parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry))],
     ));
@@ -115,8 +114,8 @@ export class ReplyQueue {
    * when Redis no longer holds it. Lost is judged per event, not per reply: after a data loss a later
    * event of the same reply may already have brought the reply's state back, without this event.
    */
-  async passed(queryId: string, attempt: number, seq: number): Promise<'passed' | 'pending' | 'lost'> {
-    const [current, next, closed, batch, stored, final] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'next', 'closed', 'batch', `e:${seq}`, 'final');
+  async passed(s: ReplySessionKey, queryId: string, attempt: number, seq: number): Promise<'passed' | 'pending' | 'lost'> {
+    const [current, next, closed, batch, stored, final] = await this.redis.hmget(this.keys.reply(s, queryId), 'attempt', 'next', 'closed', 'batch', `e:${seq}`, 'final');
     if (current === null) return 'lost';
     if (closed === '1' || Number(current) > attempt) return 'passed';
     // After the final part a newer attempt's last event waits at the reply's end (see enqueue).
@@ -128,16 +127,16 @@ export class ReplyQueue {
   }
 
   /** Whether events of this attempt may still change the reply (read-only; `enqueue` decides for good). */
-  async admits(queryId: string, attempt: number): Promise<boolean> {
-    const [current, closed] = await this.redis.hmget(this.keys.reply(queryId), 'attempt', 'closed');
+  async admits(s: ReplySessionKey, queryId: string, attempt: number): Promise<boolean> {
+    const [current, closed] = await this.redis.hmget(this.keys.reply(s, queryId), 'attempt', 'closed');
     return closed !== '1' && attempt >= Number(current ?? 0);
   }
 
   async take(s: ReplySessionKey, token: string, o: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number }): Promise<TakeResult> {
     const r = (await scripts.take.run(
       this.redis,
-      [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(), this.keys.replySessionSequence(s)],
-      [token, o.leaseMs, o.maxEntries, Date.now(), this.keys.replyPrefix(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
+      [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(s), this.keys.replySessionSequence(s), this.keys.replyPrefix(s)],
+      [token, o.leaseMs, o.maxEntries, Date.now(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
     )) as (string | number)[];
     if (r[0] === 'busy') return { kind: 'busy' };
     if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
@@ -157,8 +156,8 @@ export class ReplyQueue {
     };
   }
 
-  async setProgress(queryId: string, progress: number): Promise<void> {
-    await this.redis.hset(this.keys.reply(queryId), 'progress', progress);
+  async setProgress(s: ReplySessionKey, queryId: string, progress: number): Promise<void> {
+    await this.redis.hset(this.keys.reply(s, queryId), 'progress', progress);
   }
 
   /**
@@ -168,7 +167,7 @@ export class ReplyQueue {
   async commit(s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering): Promise<CommitOutcome> {
     const r = Number(await scripts.commit.run(
       this.redis,
-      [this.keys.reply(queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions()],
+      [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
         queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs],
     ));
@@ -179,14 +178,18 @@ export class ReplyQueue {
     return Number(await scripts.renew.run(this.redis, [this.keys.replySessionSender(s)], [token, leaseMs])) === 1;
   }
 
-  /** Sessions whose last activity is older than `idleMs`: their sender may have died (the takeover sweep). */
+  /**
+   * Sessions whose last activity is older than `idleMs`: their sender may have died (the takeover
+   * sweep). Every delivery shard's set is read (one command each, pipelined); at most `limit` in all.
+   */
   async quietSessions(idleMs: number, limit = 200): Promise<ReplySessionKey[]> {
-    const members = await this.redis.zrangebyscore(this.keys.replyActiveSessions(), '-inf', Date.now() - idleMs, 'LIMIT', 0, limit);
-    return members.map(ReplyQueue.parseMember).filter((s) => s !== undefined);
+    const before = Date.now() - idleMs;
+    const perShard = await Promise.all(this.keys.allReplyActiveSessions().map((key) => this.redis.zrangebyscore(key, '-inf', before, 'LIMIT', 0, limit)));
+    return perShard.flat().slice(0, limit).map(ReplyQueue.parseMember).filter((s) => s !== undefined);
   }
 
-  adapterState(queryId: string) {
-    const key = this.keys.replyAdapterState(queryId);
+  adapterState(s: ReplySessionKey, queryId: string) {
+    const key = this.keys.replyAdapterState(s, queryId);
     return {
       load: () => this.redis.hgetall(key),
       set: async (name: string, value: string) => {

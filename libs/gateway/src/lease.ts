@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['acquire', 'renew', 'release'] as const);
 
@@ -27,7 +26,7 @@ export function isLeaseLost(err: unknown): err is LeaseLostError {
 }
 
 export interface ConnectionLeaseOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   botId: string;
   /** This replica; two owners never share an id. */

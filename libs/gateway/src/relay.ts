@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
 import {
   GatewaySendReply,
   GatewaySendRequest,
@@ -14,6 +13,7 @@ import {
 } from '@conveyor/contracts';
 import { PlatformRejectedError, type DeliveryContext, type OpenConnection, type OutboundReply, type PlatformAdapter, type PlatformLogger, type SendResult } from '@conveyor/platform-kit';
 import type { ConnectionLease } from './lease.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 const tracer = trace.getTracer('@conveyor/gateway');
 
@@ -93,7 +93,7 @@ function safeJson(msg: Msg): unknown {
 export interface GatewaySendServerOptions {
   nc: NatsConnection;
   topology: Topology;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   botId: string;
   lease: ConnectionLease;

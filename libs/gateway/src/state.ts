@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import type { ConnectionState, ConnectionStateSchema } from '@conveyor/platform-kit';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import { LeaseLostError, type ConnectionLease } from './lease.js';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['state-write'] as const);
@@ -23,7 +22,7 @@ export class ConnectionStateTooLargeError extends Error {
 }
 
 export interface ConnectionStateStoreOptions<S> {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** The lease of the bot: writes carry its fencing token and are refused once it is not held. */
   lease: ConnectionLease;

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import { ConnectionLease } from './lease.js';
 import { reconnectBackoff, type ReconnectBackoff } from './backoff.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /** A bot whose platform is reached over a connection a gateway holds. */
 export interface ConnectionTarget {
@@ -40,7 +40,7 @@ export interface SupervisorEvents {
 }
 
 export interface ConnectionSupervisorOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** This replica's id, unique across replicas (a random id per process). */
   ownerId: string;

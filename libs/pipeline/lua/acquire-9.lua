@@ -11,7 +11,7 @@
 
   KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
   KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
-  KEYS[3] the cluster's pipeline slots (zset: query id → expiry)    redisKeys.pipelineSlots
+  KEYS[3] the session's shard of the pipeline slots (zset: query id → expiry)  redisKeys.pipelineSlots(session)
   KEYS[4] first-seen times of waiting queries (hash)                redisKeys.sessionFirstSeen
   KEYS[5] last-seen times of waiting queries (hash)                 redisKeys.sessionLastSeen
   KEYS[6] queries whose reply ended (zset: query id → time)         redisKeys.sessionFinished
@@ -23,7 +23,7 @@
   ARGV[2] its stream sequence (the session's arrival order)
   ARGV[3] lease TTL, ms
   ARGV[4] settle time, ms
-  ARGV[5] pipeline cap
+  ARGV[5] the slots KEYS[3] admits (the pipeline cap, or its shard's share of it)
   ARGV[6] stale, ms: a waiter not seen for this long is dropped from the queue
   ARGV[7] aggregation delay, ms; 0 when aggregation is off
   ARGV[8] most messages in one merged query, the head included

@@ -5,7 +5,7 @@
 
   KEYS[1] the session's waiting queries (zset by stream sequence)  redisKeys.sessionQueue
   KEYS[2] the session lease (holder: query id)                      redisKeys.sessionLease
-  KEYS[3] the cluster's pipeline slots (zset: query id → expiry)    redisKeys.pipelineSlots
+  KEYS[3] the session's shard of the pipeline slots (zset: query id → expiry)  redisKeys.pipelineSlots(session)
   KEYS[4] first-seen times of waiting queries (hash)                redisKeys.sessionFirstSeen
   KEYS[5] last-seen times of waiting queries (hash)                 redisKeys.sessionLastSeen
   KEYS[6] queries whose reply ended (zset: query id → time)         redisKeys.sessionFinished

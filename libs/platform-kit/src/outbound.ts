@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
 import type { MessageChain, ReplyRoute, Topology } from '@conveyor/contracts';
 import type { CachedBotConfigs } from './bot-configs.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /** One reply part as the pipeline's send stage hands it over (LangBot reply_message / reply_message_chunk). */
 export interface OutboundReply {
@@ -53,7 +53,7 @@ export interface PlatformLogger {
 
 /** What a dispatcher replica hands every platform's outbound factory. */
 export interface OutboundDeps {
-  redis: Redis;
+  redis: RedisClient;
   /** The deployment's Redis key prefix (`topology.prefix`). */
   prefix: string;
   topology: Topology;

@@ -2,7 +2,18 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Redis } from 'ioredis';
+import { Cluster, type Redis } from 'ioredis';
+
+/**
+ * A client of a single Redis (or a Sentinel set's master) or of a Redis Cluster: the commands are
+ * the same; on a cluster a script's keys must share one hash slot.
+ */
+export type RedisClient = Redis | Cluster;
+
+/** A second connection with the same options (a pub/sub subscriber), of the same kind as the client. */
+export function duplicateClient(redis: RedisClient): RedisClient {
+  return redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
+}
 
 const shas = new Map<string, string>();
 
@@ -20,7 +31,7 @@ function sha1(script: string): string {
  * Every lease, window and delivery step is a script on the per-message path; sending their bodies
  * each time was the dispatcher's largest CPU cost.
  */
-export async function evalScript(redis: Redis, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
+export async function evalScript(redis: RedisClient, script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
   try {
     return await redis.evalsha(sha1(script), numKeys, ...args);
   } catch (err) {
@@ -46,7 +57,7 @@ export class RedisScript {
     this.body = readFileSync(file, 'utf8');
   }
 
-  run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  run(redis: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     if (keys.length !== this.numberOfKeys) throw new Error(`script ${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
     return evalScript(redis, this.body, this.numberOfKeys, ...keys, ...args);
   }

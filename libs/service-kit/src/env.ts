@@ -1,6 +1,25 @@
 import { z } from 'zod';
 import { natsServers } from '@conveyor/bus';
 
+/** `host:port` entries, comma-separated (IPv6 hosts in brackets); unset or blank is none. */
+function hostPortList(what: string) {
+  return z.string().optional().transform((value, ctx) => {
+    if (value === undefined || value.trim() === '') return undefined;
+    const out: Array<{ host: string; port: number }> = [];
+    for (const raw of value.split(',')) {
+      const entry = raw.trim();
+      const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(\d{1,5})$/.exec(entry);
+      const port = m ? Number(m[2]) : 0;
+      if (!m || port < 1 || port > 65535) {
+        ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port; give ${what} as host:port, comma-separated` });
+        return z.NEVER;
+      }
+      out.push({ host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port });
+    }
+    return out;
+  });
+}
+
 /** Settings every service reads; defaults point at the local development services. */
 export const BaseEnv = z.object({
   /** One NATS server, or the nodes of a cluster comma-separated (`nats://n1:4222,nats://n2:4222,nats://n3:4222`). */
@@ -31,21 +50,21 @@ export const BaseEnv = z.object({
    * A Redis Sentinel set to ask for the master (`host:port`, comma-separated): every connection, the
    * pub/sub subscribers' too, follows the master when the Sentinels fail it over.
    */
-  REDIS_SENTINELS: z.string().optional().transform((value, ctx) => {
-    if (value === undefined || value.trim() === '') return undefined;
-    const out: Array<{ host: string; port: number }> = [];
-    for (const raw of value.split(',')) {
-      const entry = raw.trim();
-      const m = /^(\[[0-9a-fA-F:.]+\]|[^\s:\[\]]+):(\d{1,5})$/.exec(entry);
-      const port = m ? Number(m[2]) : 0;
-      if (!m || port < 1 || port > 65535) {
-        ctx.addIssue({ code: 'custom', message: `"${entry}" is not host:port; give the Sentinels as host:port, comma-separated` });
-        return z.NEVER;
-      }
-      out.push({ host: m[1]!.replace(/^\[(.*)\]$/, '$1'), port });
-    }
-    return out;
-  }),
+  REDIS_SENTINELS: hostPortList('the Sentinels'),
+  /**
+   * The seed nodes of a Redis Cluster (`host:port`, comma-separated; a few masters are enough, the
+   * client learns the rest). REDIS_URL then gives only the user, password and scheme. Not together
+   * with REDIS_SENTINELS.
+   */
+  REDIS_CLUSTER_NODES: hostPortList('the cluster\'s seed nodes'),
+  /**
+   * Parts the cluster-wide pipeline cap (PIPELINE_CONCURRENCY) is split into, each with the hash tag
+   * of its sessions' keys. 1 (the default): one exact cap, and on a Redis Cluster every session's
+   * state on one node. More spreads the sessions over the cluster's nodes, at a cost: each part
+   * admits its share of the cap, so a burst on one part waits while another has room. Every process
+   * of a deployment must use the same value (the keys' names depend on it).
+   */
+  PIPELINE_SHARDS: z.coerce.number().int().min(1).max(1024).default(1),
   /** The master name the Sentinels monitor (`sentinel monitor <name> …`); required with REDIS_SENTINELS. */
   REDIS_SENTINEL_MASTER: z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'a Sentinel master name: letters, digits, ".", "_" or "-"').optional(),
   /** The Sentinels' own password (`requirepass` in sentinel.conf), or a file holding it (the file wins). */
@@ -66,6 +85,7 @@ export const BaseEnv = z.object({
 }).superRefine((env, ctx) => {
   if (env.REDIS_SENTINELS && !env.REDIS_SENTINEL_MASTER) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINEL_MASTER'], message: 'REDIS_SENTINELS is set: name the master the Sentinels monitor' });
   if (!env.REDIS_SENTINELS && env.REDIS_SENTINEL_MASTER) ctx.addIssue({ code: 'custom', path: ['REDIS_SENTINELS'], message: 'REDIS_SENTINEL_MASTER is set: give the Sentinels as host:port, comma-separated' });
+  if (env.REDIS_SENTINELS && env.REDIS_CLUSTER_NODES) ctx.addIssue({ code: 'custom', path: ['REDIS_CLUSTER_NODES'], message: 'REDIS_SENTINELS is set too: give a Sentinel set or a Redis Cluster, not both' });
 });
 export type BaseEnv = z.infer<typeof BaseEnv>;
 

@@ -1,13 +1,13 @@
-import type { Redis } from 'ioredis';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { topology, type Topology } from '@conveyor/contracts';
+import { topology, type RedisKeyLayout, type Topology } from '@conveyor/contracts';
 import { BusPublisher, connectBus, redactUrl, subscribeConfigChanges } from '@conveyor/bus';
 import { ConfigCaches } from './config-caches.js';
 import { closeDatabase, createDatabase, DEFAULT_POOL_SIZE, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
 import { createRedis, redisTarget } from './redis.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**
  * The connections a service holds, and its settings (`E`: every service's and its role's). Built
@@ -26,7 +26,9 @@ export interface Infra<E extends BaseEnv = BaseEnv> {
   db: Database;
   /** One group-committing query log per process, flushed on shutdown. */
   queryLog: QueryLog;
-  redis: Redis;
+  redis: RedisClient;
+  /** How the per-message Redis keys are spread over hash slots (PIPELINE_SHARDS); the same in every process. */
+  keyLayout: RedisKeyLayout;
   /** This process's configuration caches, dropped on `ConfigChanged` events (and all of them on reconnect). */
   configCaches: ConfigCaches;
 }
@@ -88,7 +90,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     },
     logger,
   });
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, configCaches,
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, configCaches,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }
@@ -98,7 +100,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
  * attempts lie between. The error listener also keeps ioredis from printing every failed attempt as
  * an "Unhandled error event" stack trace; the commands that fail report their own errors.
  */
-export function logRedisConnectionState(redis: Redis, logger: Logger): void {
+export function logRedisConnectionState(redis: RedisClient, logger: Logger): void {
   let state: 'connecting' | 'up' | 'down' = 'connecting';
   let lastError: Error | undefined;
   redis.on('error', (err: Error) => { lastError = err; });

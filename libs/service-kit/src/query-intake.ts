@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryEnvelope, type LauncherType, type MessageChain } from '@conveyor/contracts';
-import { SessionLeases } from '@conveyor/pipeline';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/pipeline';
 import type { Infra } from './infra.js';
 
 /** A message a platform handed over (a webhook at the ingress, a held connection at the gateway). */
@@ -49,7 +49,7 @@ export class QueryIntake {
   private readonly leases: SessionLeases;
 
   constructor(private readonly infra: Infra) {
-    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
   }
 
   async publish(m: InboundQueryMessage): Promise<IntakeResult> {

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import type { AttemptStore } from '@conveyor/bus';
 import { redisKeys } from '@conveyor/contracts';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /** Longer than a run's redeliveries can stretch (max deliver × ack wait, with backoff). */
 const TTL_SECONDS = 6 * 3600;
@@ -13,7 +13,7 @@ const TTL_SECONDS = 6 * 3600;
  */
 export class RedisAttemptStore implements AttemptStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { EnvError, loadServiceEnv } from './env.js';
 import { createRedis, redisOptions, redisTarget } from './redis.js';
@@ -45,6 +46,7 @@ test('REDIS_SENTINELS lists host:port entries; REDIS_URL still gives the master 
     assert.doesNotMatch(target, /cret|inline|from-file/, 'no password in what error messages show');
     // The pub/sub subscribers are duplicates of the shared client: they follow the same Sentinels.
     const client = createRedis(env, 'svc');
+    assert.ok(client instanceof Redis);
     const subscriber = client.duplicate();
     assert.deepEqual(subscriber.options.sentinels, env.REDIS_SENTINELS);
     assert.equal(subscriber.options.name, 'conveyor');

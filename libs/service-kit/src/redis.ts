@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { RedisClient } from '@conveyor/redis-scripts';
+
+// The client type and its duplicates belong with the clients this module creates.
+export { duplicateClient, type RedisClient } from '@conveyor/redis-scripts';
 import type { BaseEnv } from './env.js';
 
-export type RedisEnv = Pick<BaseEnv, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_MASTER' | 'REDIS_SENTINEL_PASSWORD' | 'REDIS_SENTINEL_PASSWORD_FILE'>;
+export type RedisEnv = Pick<BaseEnv, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_MASTER' | 'REDIS_SENTINEL_PASSWORD' | 'REDIS_SENTINEL_PASSWORD_FILE' | 'REDIS_CLUSTER_NODES'>;
 
 /**
  * The options of every Redis connection a process opens (the shared client and, through
@@ -45,14 +49,47 @@ export function redisOptions(env: RedisEnv, connectionName: string): RedisOption
   };
 }
 
-/** A Redis client for this process, not yet connected (`connect()` it). */
-export function createRedis(env: RedisEnv, connectionName: string): Redis {
+/** REDIS_URL's credentials and scheme, for a cluster's nodes (a cluster has no database number but 0). */
+function clusterNodeOptions(env: RedisEnv, common: RedisOptions): RedisOptions {
+  const url = new URL(env.REDIS_URL);
+  if (url.pathname.length > 1 && url.pathname !== '/0') throw new Error(`a Redis Cluster has only database 0; REDIS_URL names "${url.pathname}"`);
+  return {
+    ...common,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * The options of a Redis Cluster client: the node connections get the same options as a single
+ * server's; commands wait out a slot's failover (the cluster's retry and its MOVED/ASK redirections)
+ * as a single server's commands wait out a reconnect.
+ */
+export function redisClusterOptions(env: RedisEnv, connectionName: string): ClusterOptions {
+  const common = redisOptions({ ...env, REDIS_SENTINELS: undefined }, connectionName);
+  const { retryStrategy, enableAutoPipelining, lazyConnect, ...nodeOptions } = common;
+  return {
+    lazyConnect,
+    enableAutoPipelining,
+    clusterRetryStrategy: (attempt) => retryStrategy?.(attempt) ?? 1_000,
+    // A replica never answers a script or a write; reads follow the writes they depend on.
+    scaleReads: 'master',
+    redisOptions: clusterNodeOptions(env, nodeOptions),
+    slotsRefreshTimeout: 2_000,
+  };
+}
+
+/** A Redis client for this process, not yet connected (`connect()` it): a single server, a Sentinel set's master, or a Redis Cluster. */
+export function createRedis(env: RedisEnv, connectionName: string): RedisClient {
+  if (env.REDIS_CLUSTER_NODES) return new Cluster(env.REDIS_CLUSTER_NODES, redisClusterOptions(env, connectionName));
   const options = redisOptions(env, connectionName);
   return options.sentinels ? new Redis(options) : new Redis(env.REDIS_URL, options);
 }
 
 /** Where the client connects, for error messages: REDIS_URL, or the Sentinels and master name (never a password). */
 export function redisTarget(env: RedisEnv): string {
+  if (env.REDIS_CLUSTER_NODES) return `Redis Cluster ${env.REDIS_CLUSTER_NODES.map((s) => `${s.host}:${s.port}`).join(',')}`;
   if (!env.REDIS_SENTINELS) return env.REDIS_URL;
   return `Sentinels ${env.REDIS_SENTINELS.map((s) => `${s.host}:${s.port}`).join(',')} (master ${env.REDIS_SENTINEL_MASTER ?? '?'})`;
 }

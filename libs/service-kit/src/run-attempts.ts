@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { redisKeys, type RedisKeys } from '@conveyor/contracts';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['next-attempt'] as const);
 
@@ -18,7 +17,7 @@ export class RunAttempts {
   private readonly keys: RedisKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = redisKeys(prefix);

@@ -6,7 +6,7 @@ import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus'
 import type { QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import {
-  checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
+  checkOutput, DEFAULT_LEASE_OPTIONS, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
   type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
@@ -56,7 +56,7 @@ export class EventHandler {
   ) {
     this.env = infra.env;
     this.queryLog = infra.queryLog;
-    this.leases = new SessionLeases(infra.redis, infra.topology.prefix);
+    this.leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
     // Only the ban words matter here (commands end in the orchestrator); the command defaults are unused.
     this.settings = new InstanceSettingsSource(infra, { commandEnable: false, commandPrefix: [], banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
@@ -76,7 +76,7 @@ export class EventHandler {
   }
 
   private async deliver(event: RunnerEvent): Promise<void> {
-    if (!(await this.httpBot.admits(event.queryId, event.attempt))) {
+    if (!(await this.httpBot.admits(event.route, event.queryId, event.attempt))) {
       staleEvents.add(1);
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;

@@ -1,5 +1,5 @@
 import { redisKeys } from '@conveyor/contracts';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**
  * Whether a query already sent a streamed chunk: a later notice (a failure mid-stream) then goes
@@ -10,7 +10,7 @@ export class StreamedFlag {
   private readonly flagged = new Set<string>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -25,6 +25,13 @@ export const OrchestratorEnv = z.object({
 });
 export type OrchestratorEnv = z.infer<typeof OrchestratorEnv>;
 
+/** Each shard of the pipeline cap must admit one query at least. */
+export function checkPipelineShards(env: { PIPELINE_CONCURRENCY: number; PIPELINE_SHARDS: number }): void {
+  if (env.PIPELINE_SHARDS > env.PIPELINE_CONCURRENCY) {
+    throw new Error(`PIPELINE_SHARDS (${env.PIPELINE_SHARDS}) is above PIPELINE_CONCURRENCY (${env.PIPELINE_CONCURRENCY}): every shard of the cap needs one slot at least`);
+  }
+}
+
 
 /** The orchestrator's connections and settings, as `runService` builds them from `OrchestratorEnv`. */
 export type OrchestratorInfra = Infra<ServiceEnv<typeof OrchestratorEnv>>;

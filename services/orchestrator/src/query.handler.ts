@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
+import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, TurnWakeups, unusableReason, waitForTurn,
@@ -11,7 +11,7 @@ import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
 import { forwardItems } from './forward-stage.js';
-import type { OrchestratorInfra } from './env.js';
+import { checkPipelineShards, type OrchestratorInfra } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
@@ -42,13 +42,14 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     this.env = infra.env;
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
+    checkPipelineShards(this.env);
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix, {
       ttlMs: this.env.SESSION_LEASE_TTL_MS,
       settleMs: this.env.SESSION_ORDER_SETTLE_MS,
       pipelineCap: this.env.PIPELINE_CONCURRENCY,
       staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
-    });
-    this.wakeups = new TurnWakeups(infra.redis.duplicate(), infra.topology.prefix);
+    }, infra.keyLayout);
+    this.wakeups = new TurnWakeups(duplicateClient(infra.redis), infra.topology.prefix);
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);

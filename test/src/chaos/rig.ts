@@ -406,7 +406,8 @@ export class ChaosRig {
     const held = async () => {
       const out: string[] = [];
       for (const [i, key] of leaseKeys.entries()) if (await this.redisClient.exists(key)) out.push(`session ${sessionIds[i]} still leased`);
-      const slots = await this.redisClient.zcard(keys.pipelineSlots());
+      let slots = 0;
+      for (const key of keys.allPipelineSlots()) slots += await this.redisClient.zcard(key);
       if (slots > 0) out.push(`${slots} pipeline slot(s) still taken`);
       return out;
     };
@@ -427,7 +428,8 @@ export class ChaosRig {
     const keys = redisKeys(this.sys.prefix);
     const r = this.redisClient;
     const out: string[] = [];
-    const slots = await r.zrange(keys.pipelineSlots(), '0', '-1', 'WITHSCORES').catch((err: Error) => [`error: ${err.message}`]);
+    const slots = await Promise.all(keys.allPipelineSlots().map((key) => r.zrange(key, '0', '-1', 'WITHSCORES')))
+      .then((all) => all.flat()).catch((err: Error) => [`error: ${err.message}`]);
     const serverNow = await r.time().then(([s, us]) => Number(s) * 1000 + Math.floor(Number(us) / 1000)).catch(() => Date.now());
     out.push(`pipeline slots (query id, expiry in ms): ${JSON.stringify(pairs(slots).map(([q, at]) => [q, Number(at) - serverNow]))}`);
     const logs = this.sys.services.allLogs().split('\n');
@@ -444,11 +446,11 @@ export class ChaosRig {
       out.push(`  finished: ${JSON.stringify(finished)}`);
       const replies = await r.zrange(keys.replySessionReplies(replySession), '0', '-1', 'WITHSCORES');
       out.push(`  replies: ${JSON.stringify(replies)} sender: ${(await r.get(keys.replySessionSender(replySession))) ?? '(none)'} numbering: ${JSON.stringify(await r.hgetall(keys.replySessionSequence(replySession)))}`);
-      out.push(`  active-set score: ${(await r.zscore(keys.replyActiveSessions(), JSON.stringify([replySession.botId, replySession.adapter, sessionId]))) ?? '(not in it)'}`);
+      out.push(`  active-set score: ${(await r.zscore(keys.replyActiveSessions(replySession), JSON.stringify([replySession.botId, replySession.adapter, sessionId]))) ?? '(not in it)'}`);
       const queryIds = new Set([...(holder ? [holder] : []), ...finished, ...pairs(replies).map(([q]) => q)]);
       for (const line of logs) if (line.includes(sessionId)) for (const m of line.matchAll(/"queryId":"([^"]+)"/g)) queryIds.add(m[1]!);
       for (const q of queryIds) {
-        const h = await r.hgetall(keys.reply(q));
+        const h = await r.hgetall(keys.reply(replySession, q));
         const fields = Object.entries(h).map(([k, v]) => (k.startsWith('p:') || k === 'batch' || k === 'last' ? `${k}(${v.length} B)` : `${k}=${v}`));
         out.push(`  reply ${q}: ${fields.length ? fields.join(' ') : '(no state)'}; slot ${slots.includes(q) ? 'held' : 'free'}`);
       }

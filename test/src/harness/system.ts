@@ -17,6 +17,22 @@ import { uniqueName } from './ids.js';
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/**
+ * Settings for every service of every system this test run starts (JSON object of strings): a test
+ * that runs other test files against backends of its own (a Redis Cluster) passes them here.
+ */
+export function runWideServiceEnv(raw = process.env.CONVEYOR_TEST_SERVICE_ENV): Record<string, string> {
+  if (!raw) return {};
+  const parsed: unknown = JSON.parse(raw);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('CONVEYOR_TEST_SERVICE_ENV must be a JSON object');
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parsed)) {
+    if (typeof v !== 'string') throw new Error(`CONVEYOR_TEST_SERVICE_ENV.${k} must be a string`);
+    out[k] = v;
+  }
+  return out;
+}
+
 export interface TestSystem {
   prefix: string;
   topology: Topology;
@@ -106,6 +122,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_BSP_SCHEDULE_DELAY: '100',
     SHUTDOWN_GRACE_SECONDS: '10',
+    ...runWideServiceEnv(),
     ...options.serviceEnv,
   }, options.serviceNodeArgs, roleEnv);
 

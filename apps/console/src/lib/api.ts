@@ -3,8 +3,17 @@
 // shared zod schemas, so a console and a service that disagree fail with a clear message, not a blank page.
 import { AdminApi } from '@conveyor/contracts';
 import type { z } from 'zod';
+import type { Translator } from '../i18n/i18n.js';
 
 export type ErrorCode = AdminApi.AdminError['code'] | 'network' | 'bad_response';
+
+/** Where a console-made error came from, so its message can be told in the reader's language. */
+export interface ErrorContext {
+  method: string;
+  path: string;
+  /** What went wrong underneath (the network error, the first schema issue). */
+  detail?: string;
+}
 
 /** A failed call: the API's classified error, or the console's own (`network`, `bad_response`). */
 export class ApiError extends Error {
@@ -15,18 +24,30 @@ export class ApiError extends Error {
     readonly field?: string,
     readonly issues: AdminApi.AdminIssue[] = [],
     readonly currentVersion?: number,
+    readonly retryAfterSeconds?: number,
+    readonly context?: ErrorContext,
   ) {
     super(message);
   }
 }
 
-/** What the user should read for a failed call; a stale write gets the reload advice. */
-export function describeError(err: unknown): string {
+/**
+ * What the user should read for a failed call. The console's own errors and a stale write are told in
+ * the reader's language; an error the API classified gets the code's meaning in that language, then
+ * the API's own message as it was sent (the API speaks English).
+ */
+export function describeError(err: unknown, { t }: Pick<Translator, 't'>): string {
   if (err instanceof ApiError) {
-    if (err.code === 'version_conflict') return 'Changed by someone else since you opened it: reload, then make your change again.';
+    const ctx = err.context ?? { method: '', path: '' };
+    if (err.code === 'version_conflict') return t('errors.versionConflict');
+    if (err.code === 'network') return t('errors.network', { detail: ctx.detail ?? err.message });
+    if (err.code === 'bad_response') return t('errors.badResponse', { method: ctx.method, path: ctx.path, detail: ctx.detail ?? err.message });
+    const wait = err.retryAfterSeconds !== undefined ? t('errors.retryAfter', { seconds: err.retryAfterSeconds }) : '';
+    // A failure the API did not classify carries where it happened and nothing more.
+    if (err.context && err.context.detail === undefined) return `${t('errors.http', { status: err.status, method: ctx.method, path: ctx.path })}${wait}`;
     const where = err.field ? ` (${err.field})` : '';
-    const issues = err.issues.length > 1 ? `: ${err.issues.map((i) => `${i.path || '(root)'}: ${i.message}`).join('; ')}` : '';
-    return `${err.message}${where}${issues}`;
+    const issues = err.issues.length > 1 ? `: ${err.issues.map((i) => `${i.path || t('errors.root')}: ${i.message}`).join('; ')}` : '';
+    return `${t('errors.api', { summary: t(`errors.code.${err.code}`), message: err.message })}${where}${issues}${wait}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -75,7 +96,8 @@ export async function request(method: string, path: string, schema: z.ZodType | 
     });
   } catch (err) {
     if (err instanceof DOMException && err.name === 'AbortError') throw err;
-    throw new ApiError(0, 'network', `The admin service could not be reached (${err instanceof Error ? err.message : String(err)}).`);
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new ApiError(0, 'network', `The admin service could not be reached (${detail}).`, undefined, [], undefined, undefined, { method, path, detail });
   }
   const text = await res.text();
   let json: unknown;
@@ -89,16 +111,16 @@ export async function request(method: string, path: string, schema: z.ZodType | 
     const parsed = AdminApi.AdminError.safeParse(json);
     if (parsed.success) {
       const e = parsed.data;
-      const wait = e.retryAfterSeconds !== undefined ? ` Try again in ${e.retryAfterSeconds} s.` : '';
-      throw new ApiError(res.status, e.code, `${e.message}${wait}`, e.field, e.issues ?? [], e.currentVersion);
+      throw new ApiError(res.status, e.code, e.message, e.field, e.issues ?? [], e.currentVersion, e.retryAfterSeconds);
     }
-    throw new ApiError(res.status, res.status === 401 ? 'unauthenticated' : 'internal', `HTTP ${res.status} from ${method} ${path}`);
+    throw new ApiError(res.status, res.status === 401 ? 'unauthenticated' : 'internal', `HTTP ${res.status} from ${method} ${path}`, undefined, [], undefined, undefined, { method, path });
   }
   if (schema === null) return undefined;
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    throw new ApiError(res.status, 'bad_response', `Unexpected answer from ${method} ${path}: ${first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'invalid'}`);
+    const detail = first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'invalid';
+    throw new ApiError(res.status, 'bad_response', `Unexpected answer from ${method} ${path}: ${detail}`, undefined, [], undefined, undefined, { method, path, detail });
   }
   return parsed.data;
 }

@@ -75,6 +75,16 @@ export function buildFields(node: SchemaNode, path: string[] = [], optional = fa
   return { ...base, kind: 'json' };
 }
 
+/** The message key of a config key's label: `cfg.` and its path (an item field of a list: the list's path, then the field). */
+export function fieldLabelKey(path: readonly string[]): string {
+  return `cfg.${path.join('.')}`;
+}
+
+/** The message key of one choice of an enum key. */
+export function optionLabelKey(path: readonly string[], option: string): string {
+  return `cfgopt.${path.join('.')}.${option}`;
+}
+
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }

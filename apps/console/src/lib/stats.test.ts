@@ -30,6 +30,7 @@ describe('dashboard figures', () => {
   });
   test('a query timeline: received, started, failed with the reason', () => {
     const steps = queryTimeline(entry({ status: 'failed', startedAt: '2026-01-01T00:00:00.050Z', finishedAt: '2026-01-01T00:00:01.000Z', error: 'model down' }));
-    assert.deepEqual(steps.map((s) => [s.label, s.offsetMs]), [['received by ingress', 0], ['started by orchestrator', 50], ['failed: model down', 1000]]);
+    assert.deepEqual(steps.map((s) => [s.step, s.offsetMs]), [['received', 0], ['started', 50], ['failed', 1000]]);
+    assert.deepEqual(steps[2], { step: 'failed', at: '2026-01-01T00:00:01.000Z', offsetMs: 1000, error: 'model down' });
   });
 });

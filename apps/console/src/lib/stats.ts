@@ -46,19 +46,20 @@ export function dashboardStats(entries: readonly AdminApi.QueryLogEntry[], now: 
   return { perMinute, total, succeeded, failed, inFlight, p95LatencyMs: percentile(latencies, 95), medianLatencyMs: percentile(latencies, 50) };
 }
 
+/** One step of a query's timeline; the page words it in the reader's language. */
+export type TimelineStep =
+  | { step: 'received' | 'started'; at: string; offsetMs: number }
+  | { step: 'finished'; at: string; offsetMs: number; status: string }
+  | { step: 'failed'; at: string; offsetMs: number; error: string | null };
+
 /** A query's steps for its timeline, each with the time since it was received. */
-export function queryTimeline(e: AdminApi.QueryLogEntry): { label: string; at: string; offsetMs: number }[] {
+export function queryTimeline(e: AdminApi.QueryLogEntry): TimelineStep[] {
   const received = Date.parse(e.receivedAt);
-  const steps: { label: string; at: string; offsetMs: number }[] = [{ label: 'received by ingress', at: e.receivedAt, offsetMs: 0 }];
-  if (e.startedAt) steps.push({ label: 'started by orchestrator', at: e.startedAt, offsetMs: Date.parse(e.startedAt) - received });
+  const steps: TimelineStep[] = [{ step: 'received', at: e.receivedAt, offsetMs: 0 }];
+  if (e.startedAt) steps.push({ step: 'started', at: e.startedAt, offsetMs: Date.parse(e.startedAt) - received });
   if (e.finishedAt) {
-    steps.push({ label: e.status === 'failed' ? `failed${e.error ? `: ${e.error}` : ''}` : `finished (${e.status})`, at: e.finishedAt, offsetMs: Date.parse(e.finishedAt) - received });
+    const offsetMs = Date.parse(e.finishedAt) - received;
+    steps.push(e.status === 'failed' ? { step: 'failed', at: e.finishedAt, offsetMs, error: e.error } : { step: 'finished', at: e.finishedAt, offsetMs, status: e.status });
   }
   return steps;
-}
-
-export function formatMs(ms: number | null): string {
-  if (ms === null) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }

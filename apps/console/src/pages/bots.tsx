@@ -4,7 +4,8 @@ import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 /**
  * A starting point for the settings of the adapters whose keys the console knows (the keys
@@ -25,26 +26,27 @@ export function Bots({ route, canWrite }: { route: Route; canWrite: boolean }) {
 
 function BotList({ canWrite }: { canWrite: boolean }) {
   const list = useLoad((signal) => listAll('/bots', AdminApi.Bot, { signal }), []);
+  const { t, dateTime } = useI18n();
   return (
     <section>
-      <PageHeader title="Bots">{canWrite ? <a className="button" href={formatRoute({ page: 'bots', id: 'new' })}>New bot</a> : null}</PageHeader>
+      <PageHeader title={t('bots.title')}>{canWrite ? <a className="button" href={formatRoute({ page: 'bots', id: 'new' })}>{t('bots.new')}</a> : null}</PageHeader>
       <ErrorNote error={list.error} />
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>Name</th><th>Adapter</th><th>Pipeline</th><th>Enabled</th><th>Id</th><th>Updated</th></tr></thead>
+          <thead><tr><th>{t('common.name')}</th><th>{t('bots.adapter')}</th><th>{t('bots.pipeline')}</th><th>{t('bots.enabled')}</th><th>{t('common.id')}</th><th>{t('common.updated')}</th></tr></thead>
           <tbody>
             {list.data.items.map((b) => (
               <tr key={b.id} data-id={b.id}>
-                <td><a href={formatRoute({ page: 'bots', id: b.id })}>{b.name}</a></td>
-                <td>{b.adapter}</td>
-                <td><a href={formatRoute({ page: 'pipelines', id: b.pipelineId })}>{b.pipelineId}</a></td>
-                <td>{b.enabled ? 'yes' : 'no'}</td>
-                <td className="mono">{b.id}</td>
-                <td>{fmtTime(b.updatedAt)}</td>
+                <td translate="no"><a href={formatRoute({ page: 'bots', id: b.id })}>{b.name}</a></td>
+                <td translate="no">{b.adapter}</td>
+                <td translate="no"><a href={formatRoute({ page: 'pipelines', id: b.pipelineId })}>{b.pipelineId}</a></td>
+                <td>{b.enabled ? t('common.yes') : t('common.no')}</td>
+                <td className="mono" translate="no">{b.id}</td>
+                <td>{dateTime(b.updatedAt)}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={6} className="empty">No bots yet.</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={6} className="empty">{t('bots.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -73,60 +75,62 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
   const [settings, setSettings] = useState(JSON.stringify(bot?.adapterConfig ?? template('http-bot'), null, 2));
   const save = useAction();
   const remove = useAction();
+  const i18n = useI18n();
+  const { t } = i18n;
   const chosenPipeline = pipelineId || pipelines.data?.items[0]?.id || '';
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save.run(async () => {
-      const adapterConfig = parseJsonObject(settings, 'adapter settings');
-      if (!chosenPipeline) throw new Error('Choose a pipeline (create one first).');
+      const adapterConfig = parseJsonObject(settings, t('bots.settingsField'), i18n);
+      if (!chosenPipeline) throw new Error(t('bots.choosePipeline'));
       if (!bot) {
         const created = await request('POST', '/bots', AdminApi.Bot, { body: { name: name.trim(), adapter, adapterConfig, pipelineId: chosenPipeline, enabled } });
         location.hash = formatRoute({ page: 'bots', id: created.id });
         return;
       }
       await request('PATCH', `/bots/${encodeURIComponent(bot.id)}`, AdminApi.Bot, { body: { name: name.trim(), adapterConfig, pipelineId: chosenPipeline, enabled }, version: bot.version });
-      onSaved?.('Saved.');
+      onSaved?.(t('common.saved'));
     });
   };
 
   return (
     <section>
-      <PageHeader title={bot ? `Bot ${bot.name}` : 'New bot'}>
-        {bot ? <a href={formatRoute({ page: 'queries', params: { botId: bot.id } })}>Its queries</a> : null}
-        <a href={formatRoute({ page: 'bots' })}>All bots</a>
+      <PageHeader title={bot ? t('bots.editTitle', { name: bot.name }) : t('bots.new')}>
+        {bot ? <a href={formatRoute({ page: 'queries', params: { botId: bot.id } })}>{t('bots.itsQueries')}</a> : null}
+        <a href={formatRoute({ page: 'bots' })}>{t('bots.all')}</a>
       </PageHeader>
-      <form className="form" onSubmit={submit} aria-label="bot">
-        {bot ? <p className="meta">Id <span className="mono">{bot.id}</span>; version {bot.version}, managed by {bot.managedBy}, updated {fmtTime(bot.updatedAt)}</p> : null}
-        <Field label="Name" htmlFor="bot-name"><input id="bot-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
-        <Field label="Adapter" htmlFor="bot-adapter">
+      <form className="form" onSubmit={submit} aria-label={t('bots.form')}>
+        {bot ? <p className="meta">{t('bots.meta', { id: bot.id, version: bot.version, managedBy: i18n.lookup(`managedBy.${bot.managedBy}`) ?? bot.managedBy, updated: i18n.dateTime(bot.updatedAt) })}</p> : null}
+        <Field label={t('common.name')} htmlFor="bot-name"><input id="bot-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
+        <Field label={t('bots.adapter')} htmlFor="bot-adapter">
           <select id="bot-adapter" value={adapter} disabled={Boolean(bot)} onChange={(e) => {
             setAdapter(e.target.value);
             setSettings(JSON.stringify(template(e.target.value), null, 2));
           }}>
-            {adapters.map((a) => <option key={a} value={a}>{a}</option>)}
+            {adapters.map((a) => <option key={a} value={a} translate="no">{a}</option>)}
           </select>
         </Field>
-        <Field label="Pipeline" htmlFor="bot-pipeline">
+        <Field label={t('bots.pipeline')} htmlFor="bot-pipeline">
           <select id="bot-pipeline" value={chosenPipeline} onChange={(e) => setPipelineId(e.target.value)}>
-            {pipelines.data?.items.map((p) => <option key={p.id} value={p.id}>{p.name} ({p.id})</option>)}
+            {pipelines.data?.items.map((p) => <option key={p.id} value={p.id} translate="no">{p.name} ({p.id})</option>)}
           </select>
         </Field>
         <ErrorNote error={pipelines.error} />
-        <label className="inline"><input id="bot-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled</label>
-        <Field label="Adapter settings (JSON)" htmlFor="bot-settings" hint="Masked secrets (••••…) left as they are keep the stored value.">
-          <textarea id="bot-settings" className="mono" rows={8} value={settings} onChange={(e) => setSettings(e.target.value)} spellCheck={false} />
+        <label className="inline"><input id="bot-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> {t('bots.enabled')}</label>
+        <Field label={t('bots.settings')} htmlFor="bot-settings" hint={t('common.maskedHint')}>
+          <textarea id="bot-settings" className="mono" translate="no" rows={8} value={settings} onChange={(e) => setSettings(e.target.value)} spellCheck={false} />
         </Field>
         <div className="buttons">
-          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? 'Saving…' : bot ? 'Save' : 'Create bot'}</button>
+          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? t('common.saving') : bot ? t('common.save') : t('bots.create')}</button>
           {bot && canWrite ? (
             <button type="button" className="danger" disabled={remove.busy} onClick={() => {
-              if (!confirm(`Delete bot ${bot.name}?`)) return;
+              if (!confirm(t('bots.deleteConfirm', { name: bot.name }))) return;
               void remove.run(async () => {
                 await request('DELETE', `/bots/${encodeURIComponent(bot.id)}`, null, { version: bot.version });
                 location.hash = formatRoute({ page: 'bots' });
               });
-            }}>Delete</button>
+            }}>{t('common.delete')}</button>
           ) : null}
         </div>
         <ErrorNote error={save.error ?? remove.error} />

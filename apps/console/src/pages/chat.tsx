@@ -6,6 +6,7 @@ import { apiUrl, describeError, listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { SseParser } from '../lib/sse.js';
 import { Busy, ErrorNote, Field, PageHeader, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 /** How long a sent message may wait for its first part before the chat says so. */
 const REPLY_TIMEOUT_MS = 120_000;
@@ -44,26 +45,27 @@ export function DebugChat({ route }: { route: Route }) {
   const candidates = (bots.data?.items ?? []).filter((b) => b.pipelineId === pipelineId);
   const botId = candidates.find((b) => b.id === route.params.bot)?.id ?? candidates.find((b) => b.enabled)?.id ?? '';
   const go = (params: Record<string, string | undefined>) => { location.hash = formatRoute({ page: 'chat', params }); };
+  const { t } = useI18n();
 
   return (
     <section className="chat-page">
-      <PageHeader title="Debug chat" />
+      <PageHeader title={t('chat.title')} />
       <ErrorNote error={pipelines.error ?? bots.error} />
       <Busy on={pipelines.loading || bots.loading} />
       <div className="chat-pick">
-        <Field label="Pipeline" htmlFor="chat-pipeline">
+        <Field label={t('chat.pipeline')} htmlFor="chat-pipeline">
           <select id="chat-pipeline" value={pipelineId} onChange={(e) => go({ pipeline: e.target.value })}>
-            {pipelines.data?.items.map((p) => <option key={p.id} value={p.id}>{p.name} ({p.id})</option>)}
+            {pipelines.data?.items.map((p) => <option key={p.id} value={p.id} translate="no">{p.name} ({p.id})</option>)}
           </select>
         </Field>
-        <Field label="Through bot" htmlFor="chat-bot">
+        <Field label={t('chat.throughBot')} htmlFor="chat-bot">
           <select id="chat-bot" value={botId} onChange={(e) => go({ pipeline: pipelineId, bot: e.target.value })}>
-            {candidates.map((b) => <option key={b.id} value={b.id} disabled={!b.enabled}>{b.name}{b.enabled ? '' : ' (disabled)'}</option>)}
+            {candidates.map((b) => <option key={b.id} value={b.id} disabled={!b.enabled}>{b.name}{b.enabled ? '' : t('chat.disabled')}</option>)}
           </select>
         </Field>
       </div>
       {bots.data && pipelineId && !botId ? (
-        <p className="note error">No enabled bot uses pipeline {pipelineId}. <a href={formatRoute({ page: 'bots', id: 'new' })}>Create one</a> to chat with it.</p>
+        <p className="note error">{t('chat.noBot', { id: pipelineId })} <a href={formatRoute({ page: 'bots', id: 'new' })}>{t('chat.createOne')}</a> {t('chat.noBotAfter')}</p>
       ) : null}
       {botId ? <ChatWindow key={botId} botId={botId} /> : null}
     </section>
@@ -82,6 +84,8 @@ function ChatWindow({ botId }: { botId: string }) {
   const log = useRef<HTMLDivElement>(null);
   const path = `${Contract.DEBUG_CHAT_PATH}/bots/${encodeURIComponent(botId)}/session`;
   const sessionHeaders = { [Contract.CHAT_SESSION_KEY_HEADER]: sessionKey };
+  const i18n = useI18n();
+  const { t } = i18n;
 
   const add = (line: Omit<Line, 'key'>) => setLines((ls) => [...ls, { ...line, key: crypto.randomUUID() }].slice(-MAX_MESSAGES));
 
@@ -104,7 +108,7 @@ function ChatWindow({ botId }: { botId: string }) {
       while (!abort.signal.aborted) {
         try {
           const res = await fetch(apiUrl(`${path}/events`), { credentials: 'same-origin', headers: { [Contract.CHAT_SESSION_KEY_HEADER]: sessionKey, accept: 'text/event-stream' }, signal: abort.signal });
-          if (!res.ok || !res.body) throw new Error(`the event stream answered HTTP ${res.status}`);
+          if (!res.ok || !res.body) throw new Error(t('chat.streamHttp', { status: res.status }));
           failures = 0;
           setConnected(true);
           const parser = new SseParser();
@@ -120,7 +124,7 @@ function ChatWindow({ botId }: { botId: string }) {
           }
         } catch (err) {
           if (abort.signal.aborted) return;
-          if (++failures === 3) add({ kind: 'error', text: `Lost the answer stream (${describeError(err)}); still trying.` });
+          if (++failures === 3) add({ kind: 'error', text: t('chat.streamLost', { detail: describeError(err, i18n) }) });
         }
         setConnected(false);
         if (!abort.signal.aborted) await new Promise((r) => setTimeout(r, Math.min(10_000, 500 * 2 ** Math.min(failures, 5))));
@@ -148,10 +152,10 @@ function ChatWindow({ botId }: { botId: string }) {
       setSessionId(accepted.sessionId);
       timers.current.set(accepted.queryId, setTimeout(() => {
         timers.current.delete(accepted.queryId);
-        add({ kind: 'error', text: 'No complete answer in time: the query may have failed; see its entry in the query log.', queryId: accepted.queryId });
+        add({ kind: 'error', text: t('chat.timeout'), queryId: accepted.queryId });
       }, REPLY_TIMEOUT_MS));
     } catch (err) {
-      add({ kind: 'error', text: `The message was not accepted: ${describeError(err)}` });
+      add({ kind: 'error', text: t('chat.notAccepted', { detail: describeError(err, i18n) }) });
     } finally {
       setSending(false);
     }
@@ -164,29 +168,29 @@ function ChatWindow({ botId }: { botId: string }) {
       sessionStorage.setItem(sessionKeyItem(botId), next);
       setSessionKey(next);
       setSessionId(undefined);
-      setLines([{ key: crypto.randomUUID(), kind: 'system', text: 'Conversation reset: the bot has forgotten this chat.' }]);
+      setLines([{ key: crypto.randomUUID(), kind: 'system', text: t('chat.resetDone') }]);
     } catch (err) {
-      add({ kind: 'error', text: `Reset failed: ${describeError(err)}` });
+      add({ kind: 'error', text: t('chat.resetFailed', { detail: describeError(err, i18n) }) });
     }
   };
 
   return (
     <div className="chat">
       <div className="chat-status">
-        <span className={connected ? 'dot on' : 'dot'} /> {connected ? 'connected' : 'connecting…'} {sessionId ? <span className="muted mono">session {sessionId}</span> : null}
-        <button type="button" className="link" onClick={() => void reset()}>Reset conversation</button>
+        <span className={connected ? 'dot on' : 'dot'} /> {connected ? t('chat.connected') : t('chat.connecting')} {sessionId ? <span className="muted mono">{t('chat.session', { id: sessionId })}</span> : null}
+        <button type="button" className="link" onClick={() => void reset()}>{t('chat.reset')}</button>
       </div>
       <div className="chat-log" ref={log} aria-live="polite">
         {lines.map((l) => (
           <div key={l.key} className={`msg ${l.kind}${l.streaming ? ' streaming' : ''}`} data-query={l.queryId}>
-            <div className="msg-text">{l.text}</div>
-            {l.queryId && l.kind !== 'user' && !l.streaming ? <a className="msg-query" href={formatRoute({ page: 'queries', id: l.queryId })}>query log</a> : null}
+            <div className="msg-text" translate={l.kind === 'user' || l.kind === 'bot' ? 'no' : undefined}>{l.text}</div>
+            {l.queryId && l.kind !== 'user' && !l.streaming ? <a className="msg-query" href={formatRoute({ page: 'queries', id: l.queryId })}>{t('chat.queryLog')}</a> : null}
           </div>
         ))}
       </div>
       <form className="chat-input" onSubmit={(e) => void send(e)}>
-        <input id="chat-text" aria-label="message" placeholder="Type a message" value={text} onChange={(e) => setText(e.target.value)} maxLength={10_000} autoComplete="off" />
-        <button id="chat-send" type="submit" disabled={sending || !text.trim()}>{sending ? 'Sending…' : 'Send'}</button>
+        <input id="chat-text" aria-label={t('chat.message')} placeholder={t('chat.placeholder')} value={text} onChange={(e) => setText(e.target.value)} maxLength={10_000} autoComplete="off" />
+        <button id="chat-send" type="submit" disabled={sending || !text.trim()}>{sending ? t('chat.sending') : t('chat.send')}</button>
       </form>
     </div>
   );

@@ -2,9 +2,10 @@
 import { useEffect } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll } from '../lib/api.js';
-import { dashboardStats, formatMs } from '../lib/stats.js';
+import { dashboardStats } from '../lib/stats.js';
 import { formatRoute } from '../lib/routes.js';
 import { Busy, ErrorNote, PageHeader, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 const WINDOW_MINUTES = 60;
 const REFRESH_MS = 15_000;
@@ -12,6 +13,7 @@ const REFRESH_MS = 15_000;
 const MAX_QUERIES = 5_000;
 
 export function Dashboard() {
+  const { t, duration, time } = useI18n();
   const load = useLoad(async (signal) => {
     const now = Date.now();
     const from = new Date(now - WINDOW_MINUTES * 60_000).toISOString();
@@ -32,26 +34,26 @@ export function Dashboard() {
   const lastMinute = d?.stats.perMinute.at(-2)?.count ?? 0;
   return (
     <section>
-      <PageHeader title="Dashboard">
-        <button onClick={reload} disabled={load.loading}>Refresh</button>
+      <PageHeader title={t('dashboard.title')}>
+        <button onClick={reload} disabled={load.loading}>{t('common.refresh')}</button>
       </PageHeader>
       <ErrorNote error={load.error} />
       <Busy on={load.loading && !d} />
       {d ? (
         <>
           <div className="cards">
-            <Card label="Messages per minute" value={String(lastMinute)} hint={`${d.stats.total} in the last hour${d.capped ? ` (first ${MAX_QUERIES} read)` : ''}`} id="stat-rate" />
-            <Card label="p95 end-to-end latency" value={formatMs(d.stats.p95LatencyMs)} hint={`median ${formatMs(d.stats.medianLatencyMs)}, received → finished`} id="stat-p95" />
-            <Card label="Errors" value={String(d.stats.failed)} hint={`${d.stats.succeeded} succeeded, ${d.stats.inFlight} in flight`} id="stat-errors" href={formatRoute({ page: 'queries', params: { status: 'failed' } })} tone={d.stats.failed ? 'bad' : undefined} />
-            <Card label="Dead letters" value={`${d.deadLetters}${d.moreDead ? '+' : ''}`} hint="waiting for resubmit or discard" id="stat-dead" href={formatRoute({ page: 'dead-letters' })} tone={d.deadLetters ? 'bad' : undefined} />
+            <Card label={t('dashboard.rate')} value={String(lastMinute)} hint={d.capped ? t('dashboard.rateHintCapped', { total: d.stats.total, max: MAX_QUERIES }) : t('dashboard.rateHint', { total: d.stats.total })} id="stat-rate" />
+            <Card label={t('dashboard.p95')} value={duration(d.stats.p95LatencyMs)} hint={t('dashboard.p95Hint', { median: duration(d.stats.medianLatencyMs) })} id="stat-p95" />
+            <Card label={t('dashboard.errors')} value={String(d.stats.failed)} hint={t('dashboard.errorsHint', { succeeded: d.stats.succeeded, inFlight: d.stats.inFlight })} id="stat-errors" href={formatRoute({ page: 'queries', params: { status: 'failed' } })} tone={d.stats.failed ? 'bad' : undefined} />
+            <Card label={t('dashboard.dead')} value={`${d.deadLetters}${d.moreDead ? '+' : ''}`} hint={t('dashboard.deadHint')} id="stat-dead" href={formatRoute({ page: 'dead-letters' })} tone={d.deadLetters ? 'bad' : undefined} />
           </div>
-          <h2>Messages per minute, last hour</h2>
-          <div className="bars" role="img" aria-label="messages per minute over the last hour">
+          <h2>{t('dashboard.chartTitle')}</h2>
+          <div className="bars" role="img" aria-label={t('dashboard.chartLabel')}>
             {d.stats.perMinute.map((m) => (
-              <div key={m.minute} className="bar" style={{ height: `${(m.count / max) * 100}%` }} title={`${new Date(m.minute).toLocaleTimeString()}: ${m.count}`} />
+              <div key={m.minute} className="bar" style={{ height: `${(m.count / max) * 100}%` }} title={t('dashboard.barTitle', { time: time(m.minute), count: m.count })} />
             ))}
           </div>
-          <small className="hint">Updated {new Date(d.at).toLocaleTimeString()}; refreshes every {REFRESH_MS / 1000} s.</small>
+          <small className="hint">{t('dashboard.updated', { time: time(d.at), seconds: REFRESH_MS / 1000 })}</small>
         </>
       ) : null}
     </section>

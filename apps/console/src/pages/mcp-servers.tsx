@@ -3,7 +3,8 @@ import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 const TRANSPORTS = AdminApi.McpTransport.options;
 type Transport = (typeof TRANSPORTS)[number];
@@ -25,22 +26,23 @@ export function McpServers({ route, canWrite }: { route: Route; canWrite: boolea
 
 function McpList({ canWrite }: { canWrite: boolean }) {
   const list = useLoad((signal) => listAll('/mcp-servers', AdminApi.McpServer, { signal }), []);
+  const { t, dateTime } = useI18n();
   return (
     <section>
-      <PageHeader title="MCP servers">{canWrite ? <a className="button" href={formatRoute({ page: 'mcp-servers', id: 'new' })}>New MCP server</a> : null}</PageHeader>
+      <PageHeader title={t('mcp.title')}>{canWrite ? <a className="button" href={formatRoute({ page: 'mcp-servers', id: 'new' })}>{t('mcp.new')}</a> : null}</PageHeader>
       <ErrorNote error={list.error} />
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>Id</th><th>Name</th><th>Transport</th><th>Enabled</th><th>Updated</th></tr></thead>
+          <thead><tr><th>{t('common.id')}</th><th>{t('common.name')}</th><th>{t('mcp.transport')}</th><th>{t('common.enabled')}</th><th>{t('common.updated')}</th></tr></thead>
           <tbody>
             {list.data.items.map((m) => (
               <tr key={m.id} data-id={m.id}>
-                <td><a href={formatRoute({ page: 'mcp-servers', id: m.id })}>{m.id}</a></td>
-                <td>{m.name}</td><td>{m.transport}</td><td>{m.enabled ? 'yes' : 'no'}</td><td>{fmtTime(m.updatedAt)}</td>
+                <td translate="no"><a href={formatRoute({ page: 'mcp-servers', id: m.id })}>{m.id}</a></td>
+                <td translate="no">{m.name}</td><td translate="no">{m.transport}</td><td>{m.enabled ? t('common.yes') : t('common.no')}</td><td>{dateTime(m.updatedAt)}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={5} className="empty">No MCP servers yet.</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={5} className="empty">{t('mcp.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -66,58 +68,60 @@ function McpEditor({ server, canWrite, notice, onSaved }: { server?: AdminApi.Mc
   const save = useAction();
   const test = useAction();
   const remove = useAction();
+  const i18n = useI18n();
+  const { t } = i18n;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save.run(async () => {
-      const body = { name: name.trim() || undefined, transport, config: parseJsonObject(config, 'settings'), enabled };
+      const body = { name: name.trim() || undefined, transport, config: parseJsonObject(config, t('mcp.settingsField'), i18n), enabled };
       if (!server) {
         const created = await request('POST', '/mcp-servers', AdminApi.McpServer, { body: { id: id.trim(), ...body } });
         location.hash = formatRoute({ page: 'mcp-servers', id: created.id });
         return;
       }
       await request('PATCH', `/mcp-servers/${encodeURIComponent(server.id)}`, AdminApi.McpServer, { body, version: server.version });
-      onSaved?.('Saved.');
+      onSaved?.(t('common.saved'));
     });
   };
 
   return (
     <section>
-      <PageHeader title={server ? `MCP server ${server.id}` : 'New MCP server'}><a href={formatRoute({ page: 'mcp-servers' })}>All MCP servers</a></PageHeader>
-      <form className="form" onSubmit={submit} aria-label="MCP server">
-        {server ? <p className="meta">Version {server.version}, managed by {server.managedBy}, updated {fmtTime(server.updatedAt)}</p> : (
-          <Field label="Id" htmlFor="mcp-id"><input id="mcp-id" value={id} onChange={(e) => setId(e.target.value)} required /></Field>
+      <PageHeader title={server ? t('mcp.editTitle', { id: server.id }) : t('mcp.new')}><a href={formatRoute({ page: 'mcp-servers' })}>{t('mcp.all')}</a></PageHeader>
+      <form className="form" onSubmit={submit} aria-label={t('mcp.form')}>
+        {server ? <p className="meta">{t('common.meta', { version: server.version, managedBy: i18n.lookup(`managedBy.${server.managedBy}`) ?? server.managedBy, updated: i18n.dateTime(server.updatedAt) })}</p> : (
+          <Field label={t('common.id')} htmlFor="mcp-id"><input id="mcp-id" value={id} onChange={(e) => setId(e.target.value)} required /></Field>
         )}
-        <Field label="Name" htmlFor="mcp-name"><input id="mcp-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
-        <Field label="Transport" htmlFor="mcp-transport">
+        <Field label={t('common.name')} htmlFor="mcp-name"><input id="mcp-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
+        <Field label={t('mcp.transport')} htmlFor="mcp-transport">
           <select id="mcp-transport" value={transport} onChange={(e) => {
             const next = isTransport(e.target.value) ? e.target.value : 'http';
             setTransport(next);
             if (!server) setConfig(JSON.stringify(TEMPLATES[next], null, 2));
           }}>
-            {TRANSPORTS.map((t) => <option key={t} value={t}>{t}</option>)}
+            {TRANSPORTS.map((tr) => <option key={tr} value={tr} translate="no">{tr}</option>)}
           </select>
         </Field>
-        <label className="inline"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> Enabled</label>
-        <Field label="Settings (JSON)" htmlFor="mcp-config" hint="Masked secrets (••••…) left as they are keep the stored value.">
-          <textarea id="mcp-config" className="mono" rows={8} value={config} onChange={(e) => setConfig(e.target.value)} spellCheck={false} />
+        <label className="inline"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> {t('common.enabled')}</label>
+        <Field label={t('mcp.settings')} htmlFor="mcp-config" hint={t('common.maskedHint')}>
+          <textarea id="mcp-config" className="mono" translate="no" rows={8} value={config} onChange={(e) => setConfig(e.target.value)} spellCheck={false} />
         </Field>
         <div className="buttons">
-          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? 'Saving…' : server ? 'Save' : 'Create MCP server'}</button>
+          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? t('common.saving') : server ? t('common.save') : t('mcp.create')}</button>
           {server && canWrite ? (
             <>
               <button type="button" disabled={test.busy} onClick={() => void test.run(async () => {
                 const r = await request('POST', `/mcp-servers/${encodeURIComponent(server.id)}/test`, AdminApi.McpServerTestResult);
-                if (!r.ok) throw new Error(`Test failed after ${Math.round(r.latencyMs)} ms: ${r.error ?? 'no answer'}`);
-                return `Connected in ${Math.round(r.latencyMs)} ms; tools: ${(r.tools ?? []).join(', ') || 'none'}.`;
-              })}>{test.busy ? 'Testing…' : 'Test'}</button>
+                if (!r.ok) throw new Error(t('common.testFailed', { ms: Math.round(r.latencyMs), error: r.error ?? t('common.noAnswer') }));
+                return t('mcp.connected', { ms: Math.round(r.latencyMs), tools: (r.tools ?? []).join(', ') || t('common.none') });
+              })}>{test.busy ? t('common.testing') : t('common.test')}</button>
               <button type="button" className="danger" disabled={remove.busy} onClick={() => {
-                if (!confirm(`Delete MCP server ${server.id}?`)) return;
+                if (!confirm(t('mcp.deleteConfirm', { id: server.id }))) return;
                 void remove.run(async () => {
                   await request('DELETE', `/mcp-servers/${encodeURIComponent(server.id)}`, null, { version: server.version });
                   location.hash = formatRoute({ page: 'mcp-servers' });
                 });
-              }}>Delete</button>
+              }}>{t('common.delete')}</button>
             </>
           ) : null}
         </div>

@@ -3,9 +3,16 @@ import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
+import type { Translator } from '../i18n/i18n.js';
+import { useI18n } from '../i18n/react.js';
 
 const ABILITIES = AdminApi.ModelAbility.options;
+
+/** Where a model's key comes from, as the list and the editor show it. */
+function keySource({ t }: Pick<Translator, 't'>, key: AdminApi.Model['apiKey']): string {
+  return key.source === 'env' ? t('keySource.env', { name: key.env ?? '' }) : t(`keySource.${key.source}`);
+}
 
 export function Models({ route, canWrite }: { route: Route; canWrite: boolean }) {
   if (route.id === 'new') return <ModelEditor canWrite={canWrite} />;
@@ -15,23 +22,25 @@ export function Models({ route, canWrite }: { route: Route; canWrite: boolean })
 
 function ModelList({ canWrite }: { canWrite: boolean }) {
   const list = useLoad((signal) => listAll('/models', AdminApi.Model, { signal }), []);
+  const i18n = useI18n();
+  const { t } = i18n;
   return (
     <section>
-      <PageHeader title="Models">{canWrite ? <a className="button" href={formatRoute({ page: 'models', id: 'new' })}>New model</a> : null}</PageHeader>
+      <PageHeader title={t('models.title')}>{canWrite ? <a className="button" href={formatRoute({ page: 'models', id: 'new' })}>{t('models.new')}</a> : null}</PageHeader>
       <ErrorNote error={list.error} />
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>Id</th><th>Name</th><th>Model</th><th>Base URL</th><th>Abilities</th><th>Key</th><th>Updated</th></tr></thead>
+          <thead><tr><th>{t('common.id')}</th><th>{t('common.name')}</th><th>{t('models.model')}</th><th>{t('models.baseUrl')}</th><th>{t('models.abilities')}</th><th>{t('models.key')}</th><th>{t('common.updated')}</th></tr></thead>
           <tbody>
             {list.data.items.map((m) => (
               <tr key={m.id} data-id={m.id}>
-                <td><a href={formatRoute({ page: 'models', id: m.id })}>{m.id}</a></td>
-                <td>{m.name}</td><td>{m.model}</td><td className="mono">{m.baseUrl}</td><td>{m.abilities.join(', ')}</td>
-                <td>{m.apiKey.source === 'env' ? `env:${m.apiKey.env ?? ''}` : m.apiKey.source}</td><td>{fmtTime(m.updatedAt)}</td>
+                <td translate="no"><a href={formatRoute({ page: 'models', id: m.id })}>{m.id}</a></td>
+                <td translate="no">{m.name}</td><td translate="no">{m.model}</td><td className="mono" translate="no">{m.baseUrl}</td><td>{m.abilities.map((a) => t(`ability.${a}`)).join(', ')}</td>
+                <td>{keySource(i18n, m.apiKey)}</td><td>{i18n.dateTime(m.updatedAt)}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">No models yet.</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">{t('models.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -62,6 +71,8 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
   const save = useAction();
   const test = useAction();
   const remove = useAction();
+  const i18n = useI18n();
+  const { t } = i18n;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -72,7 +83,7 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
         model: modelName.trim(),
         abilities,
         timeoutMs: Number(timeoutMs),
-        extraArgs: parseJsonObject(extraArgs, 'extra arguments'),
+        extraArgs: parseJsonObject(extraArgs, t('models.extraField'), i18n),
       };
       const key = keyMode === 'key' ? { apiKey } : keyMode === 'env' ? { apiKeyEnv: apiKeyEnv.trim() } : {};
       if (!model) {
@@ -82,65 +93,65 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
       }
       const clear = keyMode === 'none' ? { apiKey: null, apiKeyEnv: null } : keyMode === 'key' ? { apiKeyEnv: null } : keyMode === 'env' ? { apiKey: null } : {};
       await request('PATCH', `/models/${encodeURIComponent(model.id)}`, AdminApi.Model, { body: { ...fields, ...clear, ...key }, version: model.version });
-      onSaved?.('Saved.');
+      onSaved?.(t('common.saved'));
     });
   };
 
   return (
     <section>
-      <PageHeader title={model ? `Model ${model.id}` : 'New model'}>
-        <a href={formatRoute({ page: 'models' })}>All models</a>
+      <PageHeader title={model ? t('models.editTitle', { id: model.id }) : t('models.new')}>
+        <a href={formatRoute({ page: 'models' })}>{t('models.all')}</a>
       </PageHeader>
-      <form className="form" onSubmit={submit} aria-label="model">
-        {model ? <p className="meta">Version {model.version}, managed by {model.managedBy}, updated {fmtTime(model.updatedAt)}</p> : (
-          <Field label="Id" htmlFor="model-id" hint="Pipelines name the model by this id.">
+      <form className="form" onSubmit={submit} aria-label={t('models.form')}>
+        {model ? <p className="meta">{t('common.meta', { version: model.version, managedBy: i18n.lookup(`managedBy.${model.managedBy}`) ?? model.managedBy, updated: i18n.dateTime(model.updatedAt) })}</p> : (
+          <Field label={t('common.id')} htmlFor="model-id" hint={t('models.idHint')}>
             <input id="model-id" value={id} onChange={(e) => setId(e.target.value)} required />
           </Field>
         )}
-        <Field label="Name" htmlFor="model-name"><input id="model-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
-        <Field label="Base URL" htmlFor="model-base-url" hint="OpenAI-compatible, e.g. https://api.openai.com/v1">
+        <Field label={t('common.name')} htmlFor="model-name"><input id="model-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
+        <Field label={t('models.baseUrl')} htmlFor="model-base-url" hint={t('models.baseUrlHint')}>
           <input id="model-base-url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} required />
         </Field>
-        <Field label="Provider's model name" htmlFor="model-model"><input id="model-model" value={modelName} onChange={(e) => setModelName(e.target.value)} required /></Field>
+        <Field label={t('models.providerModel')} htmlFor="model-model"><input id="model-model" value={modelName} onChange={(e) => setModelName(e.target.value)} required /></Field>
         <fieldset>
-          <legend>Abilities</legend>
+          <legend>{t('models.abilities')}</legend>
           {ABILITIES.map((a) => (
             <label key={a} className="inline">
-              <input type="checkbox" checked={abilities.includes(a)} onChange={(e) => setAbilities(e.target.checked ? [...abilities, a] : abilities.filter((x) => x !== a))} /> {a}
+              <input type="checkbox" checked={abilities.includes(a)} onChange={(e) => setAbilities(e.target.checked ? [...abilities, a] : abilities.filter((x) => x !== a))} /> {t(`ability.${a}`)}
             </label>
           ))}
         </fieldset>
-        <Field label="Timeout (ms)" htmlFor="model-timeout"><input id="model-timeout" type="number" min={1} value={timeoutMs} onChange={(e) => setTimeoutMs(e.target.value)} /></Field>
+        <Field label={t('models.timeout')} htmlFor="model-timeout"><input id="model-timeout" type="number" min={1} value={timeoutMs} onChange={(e) => setTimeoutMs(e.target.value)} /></Field>
         <fieldset>
-          <legend>API key {model ? `(now: ${model.apiKey.source === 'env' ? `env:${model.apiKey.env ?? ''}` : model.apiKey.source})` : ''}</legend>
-          <select id="model-key-mode" aria-label="API key source" value={keyMode} onChange={(e) => setKeyMode(e.target.value === 'keep' || e.target.value === 'env' || e.target.value === 'none' ? e.target.value : 'key')}>
-            {model ? <option value="keep">Keep the current key</option> : null}
-            <option value="key">Enter the key (stored encrypted)</option>
-            <option value="env">Read it from an environment variable</option>
-            <option value="none">No key</option>
+          <legend>{model ? t('models.apiKeyNow', { source: keySource(i18n, model.apiKey) }) : t('models.apiKey')}</legend>
+          <select id="model-key-mode" aria-label={t('models.keySourceLabel')} value={keyMode} onChange={(e) => setKeyMode(e.target.value === 'keep' || e.target.value === 'env' || e.target.value === 'none' ? e.target.value : 'key')}>
+            {model ? <option value="keep">{t('models.keyKeep')}</option> : null}
+            <option value="key">{t('models.keyEnter')}</option>
+            <option value="env">{t('models.keyEnv')}</option>
+            <option value="none">{t('models.keyNone')}</option>
           </select>
-          {keyMode === 'key' ? <input id="model-api-key" type="password" autoComplete="off" placeholder="sk-…" value={apiKey} onChange={(e) => setApiKey(e.target.value)} aria-label="API key" /> : null}
-          {keyMode === 'env' ? <input id="model-api-key-env" placeholder="OPENAI_API_KEY" value={apiKeyEnv} onChange={(e) => setApiKeyEnv(e.target.value)} aria-label="API key variable" /> : null}
+          {keyMode === 'key' ? <input id="model-api-key" type="password" autoComplete="off" placeholder="sk-…" value={apiKey} onChange={(e) => setApiKey(e.target.value)} aria-label={t('models.apiKey')} /> : null}
+          {keyMode === 'env' ? <input id="model-api-key-env" placeholder="OPENAI_API_KEY" value={apiKeyEnv} onChange={(e) => setApiKeyEnv(e.target.value)} aria-label={t('models.keyVariable')} /> : null}
         </fieldset>
-        <Field label="Extra arguments (JSON)" htmlFor="model-extra" hint="Added to every request, e.g. {&quot;temperature&quot;: 0.2}">
+        <Field label={t('models.extra')} htmlFor="model-extra" hint={t('models.extraHint', { example: '{"temperature": 0.2}' })}>
           <textarea id="model-extra" rows={3} className="mono" value={extraArgs} onChange={(e) => setExtraArgs(e.target.value)} />
         </Field>
         <div className="buttons">
-          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? 'Saving…' : model ? 'Save' : 'Create model'}</button>
+          <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? t('common.saving') : model ? t('common.save') : t('models.create')}</button>
           {model && canWrite ? (
             <>
               <button type="button" disabled={test.busy} onClick={() => void test.run(async () => {
                 const r = await request('POST', `/models/${encodeURIComponent(model.id)}/test`, AdminApi.ModelTestResult);
-                if (!r.ok) throw new Error(`Test failed after ${Math.round(r.latencyMs)} ms: ${r.error ?? 'no answer'}`);
-                return `Answered in ${Math.round(r.latencyMs)} ms${r.sample ? `: “${r.sample}”` : ''}.`;
-              })}>{test.busy ? 'Testing…' : 'Test'}</button>
+                if (!r.ok) throw new Error(t('common.testFailed', { ms: Math.round(r.latencyMs), error: r.error ?? t('common.noAnswer') }));
+                return r.sample ? t('models.answeredSample', { ms: Math.round(r.latencyMs), sample: r.sample }) : t('models.answered', { ms: Math.round(r.latencyMs) });
+              })}>{test.busy ? t('common.testing') : t('common.test')}</button>
               <button type="button" className="danger" disabled={remove.busy} onClick={() => {
-                if (!confirm(`Delete model ${model.id}?`)) return;
+                if (!confirm(t('models.deleteConfirm', { id: model.id }))) return;
                 void remove.run(async () => {
                   await request('DELETE', `/models/${encodeURIComponent(model.id)}`, null, { version: model.version });
                   location.hash = formatRoute({ page: 'models' });
                 });
-              }}>Delete</button>
+              }}>{t('common.delete')}</button>
             </>
           ) : null}
         </div>

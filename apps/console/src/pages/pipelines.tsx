@@ -7,7 +7,8 @@ import { ApiError, listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { isRecord } from '../lib/schema-form.js';
 import { ConfigForm, usePipelineFields } from '../pipeline-form.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 export function Pipelines({ route, canWrite }: { route: Route; canWrite: boolean }) {
   if (route.id === 'new') return <NewPipeline canWrite={canWrite} />;
@@ -17,27 +18,30 @@ export function Pipelines({ route, canWrite }: { route: Route; canWrite: boolean
 
 function PipelineList({ canWrite }: { canWrite: boolean }) {
   const list = useLoad((signal) => listAll('/pipelines', AdminApi.Pipeline, { signal }), []);
+  const i18n = useI18n();
+  const { t } = i18n;
+  const runnerLabel = (runner: string | undefined) => (runner === undefined ? '—' : i18n.lookup(`cfgopt.ai.runner.runner.${runner}`) ?? runner);
   return (
     <section>
-      <PageHeader title="Pipelines">{canWrite ? <a className="button" href={formatRoute({ page: 'pipelines', id: 'new' })}>New pipeline</a> : null}</PageHeader>
+      <PageHeader title={t('pipelines.title')}>{canWrite ? <a className="button" href={formatRoute({ page: 'pipelines', id: 'new' })}>{t('pipelines.new')}</a> : null}</PageHeader>
       <ErrorNote error={list.error} />
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>Id</th><th>Name</th><th>Runner</th><th>Bots</th><th>Managed by</th><th>Updated</th><th></th></tr></thead>
+          <thead><tr><th>{t('common.id')}</th><th>{t('common.name')}</th><th>{t('pipelines.runner')}</th><th>{t('pipelines.bots')}</th><th>{t('pipelines.managedBy')}</th><th>{t('common.updated')}</th><th></th></tr></thead>
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.id} data-id={p.id}>
-                <td><a href={formatRoute({ page: 'pipelines', id: p.id })}>{p.id}</a></td>
-                <td>{p.name}</td>
-                <td>{runnerOf(p.config)}</td>
+                <td translate="no"><a href={formatRoute({ page: 'pipelines', id: p.id })}>{p.id}</a></td>
+                <td translate="no">{p.name}</td>
+                <td>{runnerLabel(runnerOf(p.config))}</td>
                 <td>{p.botIds.length}</td>
-                <td>{p.managedBy}</td>
-                <td>{fmtTime(p.updatedAt)}</td>
-                <td><a href={formatRoute({ page: 'chat', params: { pipeline: p.id } })}>Debug chat</a></td>
+                <td>{i18n.lookup(`managedBy.${p.managedBy}`) ?? p.managedBy}</td>
+                <td>{i18n.dateTime(p.updatedAt)}</td>
+                <td><a href={formatRoute({ page: 'chat', params: { pipeline: p.id } })}>{t('pipelines.debugChat')}</a></td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">No pipelines yet.</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">{t('pipelines.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -45,16 +49,17 @@ function PipelineList({ canWrite }: { canWrite: boolean }) {
   );
 }
 
-function runnerOf(config: Record<string, unknown>): string {
+function runnerOf(config: Record<string, unknown>): string | undefined {
   const ai = config.ai;
   const runner = isRecord(ai) && isRecord(ai.runner) ? ai.runner.runner : undefined;
-  return typeof runner === 'string' ? runner : '—';
+  return typeof runner === 'string' ? runner : undefined;
 }
 
 function NewPipeline({ canWrite }: { canWrite: boolean }) {
   const [id, setId] = useState('');
   const [name, setName] = useState('');
   const create = useAction();
+  const { t } = useI18n();
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void create.run(async () => {
@@ -64,12 +69,12 @@ function NewPipeline({ canWrite }: { canWrite: boolean }) {
   };
   return (
     <section>
-      <PageHeader title="New pipeline"><a href={formatRoute({ page: 'pipelines' })}>All pipelines</a></PageHeader>
-      <form className="form" onSubmit={submit} aria-label="new pipeline">
-        <p>A new pipeline starts with LangBot's default stages and config; edit it after creating.</p>
-        <Field label="Id" htmlFor="pipeline-id"><input id="pipeline-id" value={id} onChange={(e) => setId(e.target.value)} required /></Field>
-        <Field label="Name" htmlFor="pipeline-name"><input id="pipeline-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
-        <button type="submit" disabled={!canWrite || create.busy}>{create.busy ? 'Creating…' : 'Create pipeline'}</button>
+      <PageHeader title={t('pipelines.new')}><a href={formatRoute({ page: 'pipelines' })}>{t('pipelines.all')}</a></PageHeader>
+      <form className="form" onSubmit={submit} aria-label={t('pipelines.newForm')}>
+        <p>{t('pipelines.newIntro')}</p>
+        <Field label={t('common.id')} htmlFor="pipeline-id"><input id="pipeline-id" value={id} onChange={(e) => setId(e.target.value)} required /></Field>
+        <Field label={t('common.name')} htmlFor="pipeline-name"><input id="pipeline-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
+        <button type="submit" disabled={!canWrite || create.busy}>{create.busy ? t('pipelines.creating') : t('pipelines.create')}</button>
         <ErrorNote error={create.error} />
       </form>
     </section>
@@ -102,6 +107,8 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
   const remove = useAction();
   const copy = useAction();
   const [copyId, setCopyId] = useState('');
+  const i18n = useI18n();
+  const { t } = i18n;
 
   // The browser's check runs on every edit, with the schema the services use.
   const local = useMemo(() => parsePipelineConfig(config), [config]);
@@ -116,7 +123,7 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
       setRawError(undefined);
     } else if (rawText !== null) {
       try {
-        setConfig(parseJsonObject(rawText, 'the config'));
+        setConfig(parseJsonObject(rawText, t('pipelines.configField'), i18n));
       } catch (e) {
         setRawError(e instanceof Error ? e.message : String(e));
         return;
@@ -127,7 +134,7 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
   const editRaw = (text: string) => {
     setRawText(text);
     try {
-      setConfig(parseJsonObject(text, 'the config'));
+      setConfig(parseJsonObject(text, t('pipelines.configField'), i18n));
       setRawError(undefined);
     } catch (e) {
       setRawError(e instanceof Error ? e.message : String(e));
@@ -137,15 +144,15 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
   const body = () => ({
     name: name.trim() || undefined,
     stages: stageList,
-    config: parseJsonObject(view === 'json' && rawText !== null ? rawText : JSON.stringify(config), 'the config'),
-    extensionsPreferences: parseJsonObject(prefs, 'extensions preferences'),
+    config: parseJsonObject(view === 'json' && rawText !== null ? rawText : JSON.stringify(config), t('pipelines.configField'), i18n),
+    extensionsPreferences: parseJsonObject(prefs, t('pipelines.prefsField'), i18n),
   });
 
   const validate = async () => {
-    if (!local.ok) throw new Error(`The config has ${local.issues.length} problem(s): ${local.issues.map((i) => `${i.path}: ${i.reason}`).join('; ')}`);
+    if (!local.ok) throw new Error(t('pipelines.localProblems', { count: local.issues.length, list: local.issues.map((i) => `${i.path}: ${i.reason}`).join('; ') }));
     const b = body();
     const res = await request('POST', '/pipelines/validate', AdminApi.PipelineValidation, { body: { stages: b.stages, config: b.config } });
-    if (!res.valid) throw new Error(`The admin service found problems: ${res.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+    if (!res.valid) throw new Error(t('pipelines.serverProblems', { list: res.issues.map((i) => `${i.path}: ${i.message}`).join('; ') }));
     return b;
   };
 
@@ -154,67 +161,67 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
     void save.run(async () => {
       const b = await validate();
       await request('PATCH', `/pipelines/${encodeURIComponent(pipeline.id)}`, AdminApi.Pipeline, { body: b, version: pipeline.version });
-      onSaved('Saved. Services pick the change up without a restart.');
+      onSaved(t('pipelines.savedLive'));
     });
   };
 
   return (
     <section>
-      <PageHeader title={`Pipeline ${pipeline.id}`}>
-        <a href={formatRoute({ page: 'chat', params: { pipeline: pipeline.id } })}>Debug chat</a>
-        <a href={formatRoute({ page: 'pipelines' })}>All pipelines</a>
+      <PageHeader title={t('pipelines.editTitle', { id: pipeline.id })}>
+        <a href={formatRoute({ page: 'chat', params: { pipeline: pipeline.id } })}>{t('pipelines.debugChat')}</a>
+        <a href={formatRoute({ page: 'pipelines' })}>{t('pipelines.all')}</a>
       </PageHeader>
-      <p className="meta">Version {pipeline.version}, managed by {pipeline.managedBy}, updated {fmtTime(pipeline.updatedAt)}; used by {pipeline.botIds.length} bot(s).</p>
-      <form className="form wide" onSubmit={submit} aria-label="pipeline">
-        <Field label="Name" htmlFor="pipeline-name"><input id="pipeline-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
+      <p className="meta">{t('pipelines.meta', { version: pipeline.version, managedBy: i18n.lookup(`managedBy.${pipeline.managedBy}`) ?? pipeline.managedBy, updated: i18n.dateTime(pipeline.updatedAt), count: pipeline.botIds.length })}</p>
+      <form className="form wide" onSubmit={submit} aria-label={t('pipelines.form')}>
+        <Field label={t('common.name')} htmlFor="pipeline-name"><input id="pipeline-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
         <div className="tabs" role="tablist">
-          <button type="button" role="tab" aria-selected={view === 'form'} className={view === 'form' ? 'active' : ''} onClick={() => switchView('form')}>Form</button>
-          <button type="button" role="tab" aria-selected={view === 'json'} className={view === 'json' ? 'active' : ''} onClick={() => switchView('json')}>Raw JSON</button>
+          <button type="button" role="tab" aria-selected={view === 'form'} className={view === 'form' ? 'active' : ''} onClick={() => switchView('form')}>{t('pipelines.viewForm')}</button>
+          <button type="button" role="tab" aria-selected={view === 'json'} className={view === 'json' ? 'active' : ''} onClick={() => switchView('json')}>{t('pipelines.viewJson')}</button>
         </div>
         {view === 'form'
           ? <ConfigForm root={fields} value={config} onChange={setConfig} issues={issues} disabled={!canWrite} />
           : (
-            <Field label="Config (LangBot's JSON; defaults fill what is left out)" htmlFor="pipeline-json">
-              <textarea id="pipeline-json" className="mono" rows={28} value={rawText ?? ''} disabled={!canWrite} onChange={(e) => editRaw(e.target.value)} spellCheck={false} />
+            <Field label={t('pipelines.rawLabel')} htmlFor="pipeline-json">
+              <textarea id="pipeline-json" className="mono" translate="no" rows={28} value={rawText ?? ''} disabled={!canWrite} onChange={(e) => editRaw(e.target.value)} spellCheck={false} />
               {rawError ? <div className="field-issue">{rawError}</div> : null}
             </Field>
           )}
         <details>
-          <summary>Stages and extensions</summary>
-          <Field label="Stages, in order" htmlFor="pipeline-stages" hint={`LangBot's default: ${DEFAULT_PIPELINE_STAGES.join(', ')}`}>
-            <textarea id="pipeline-stages" className="mono" rows={Math.max(4, stageList.length + 1)} value={stages} disabled={!canWrite} onChange={(e) => setStages(e.target.value)} />
+          <summary>{t('pipelines.stagesAndExtensions')}</summary>
+          <Field label={t('pipelines.stages')} htmlFor="pipeline-stages" hint={t('pipelines.stagesHint', { stages: DEFAULT_PIPELINE_STAGES.join(', ') })}>
+            <textarea id="pipeline-stages" className="mono" translate="no" rows={Math.max(4, stageList.length + 1)} value={stages} disabled={!canWrite} onChange={(e) => setStages(e.target.value)} />
           </Field>
-          <Field label="Extensions preferences (JSON)" htmlFor="pipeline-prefs">
-            <textarea id="pipeline-prefs" className="mono" rows={6} value={prefs} disabled={!canWrite} onChange={(e) => setPrefs(e.target.value)} />
+          <Field label={t('pipelines.prefs')} htmlFor="pipeline-prefs">
+            <textarea id="pipeline-prefs" className="mono" translate="no" rows={6} value={prefs} disabled={!canWrite} onChange={(e) => setPrefs(e.target.value)} />
           </Field>
         </details>
         <div className={`note ${local.ok ? 'ok' : 'error'}`} id="pipeline-check">
-          {local.ok ? 'The config is valid.' : `${local.issues.length} problem(s): ${local.issues.slice(0, 5).map((i) => `${i.path}: ${i.reason}`).join('; ')}`}
+          {local.ok ? t('pipelines.valid') : t('pipelines.problems', { count: local.issues.length, list: local.issues.slice(0, 5).map((i) => `${i.path}: ${i.reason}`).join('; ') })}
         </div>
         <div className="buttons">
-          <button type="submit" disabled={!canWrite || save.busy || Boolean(rawError)}>{save.busy ? 'Saving…' : 'Save'}</button>
-          <button type="button" disabled={check.busy || Boolean(rawError)} onClick={() => void check.run(async () => { await validate(); return 'Valid: the admin service accepts this config.'; })}>Validate</button>
-          {conflict ? <button type="button" onClick={reload}>Reload</button> : null}
+          <button type="submit" disabled={!canWrite || save.busy || Boolean(rawError)}>{save.busy ? t('common.saving') : t('common.save')}</button>
+          <button type="button" disabled={check.busy || Boolean(rawError)} onClick={() => void check.run(async () => { await validate(); return t('pipelines.validOnServer'); })}>{t('pipelines.validate')}</button>
+          {conflict ? <button type="button" onClick={reload}>{t('common.reload')}</button> : null}
         </div>
         <ErrorNote error={save.error ?? check.error} />
         <DoneNote text={save.done ?? check.done ?? (save.error || check.error ? undefined : notice)} />
       </form>
       {canWrite ? (
         <div className="form secondary">
-          <h2>Copy or delete</h2>
+          <h2>{t('pipelines.copyOrDelete')}</h2>
           <div className="buttons">
-            <input aria-label="id of the copy" placeholder="id of the copy" value={copyId} onChange={(e) => setCopyId(e.target.value)} />
+            <input aria-label={t('pipelines.copyId')} placeholder={t('pipelines.copyId')} value={copyId} onChange={(e) => setCopyId(e.target.value)} />
             <button type="button" disabled={copy.busy || !copyId.trim()} onClick={() => void copy.run(async () => {
               const p = await request('POST', `/pipelines/${encodeURIComponent(pipeline.id)}/copy`, AdminApi.Pipeline, { body: { id: copyId.trim() } });
               location.hash = formatRoute({ page: 'pipelines', id: p.id });
-            })}>Copy</button>
+            })}>{t('common.copy')}</button>
             <button type="button" className="danger" disabled={remove.busy} onClick={() => {
-              if (!confirm(`Delete pipeline ${pipeline.id}?`)) return;
+              if (!confirm(t('pipelines.deleteConfirm', { id: pipeline.id }))) return;
               void remove.run(async () => {
                 await request('DELETE', `/pipelines/${encodeURIComponent(pipeline.id)}`, null, { version: pipeline.version });
                 location.hash = formatRoute({ page: 'pipelines' });
               });
-            }}>Delete</button>
+            }}>{t('common.delete')}</button>
           </div>
           <ErrorNote error={copy.error ?? remove.error} />
         </div>

@@ -4,12 +4,30 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { formatMs, queryTimeline } from '../lib/stats.js';
+import { queryTimeline, type TimelineStep } from '../lib/stats.js';
 import { traceUrl } from '../lib/trace-link.js';
-import { Busy, ErrorNote, Field, PageHeader, fmtTime, useLoad } from '../ui.js';
+import { Busy, ErrorNote, Field, PageHeader, useLoad } from '../ui.js';
+import type { Translator } from '../i18n/i18n.js';
+import { useI18n } from '../i18n/react.js';
 
 const FILTERS = ['botId', 'status', 'launcherType', 'launcherId', 'from', 'to'] as const;
 const STATUSES = AdminApi.QueryStatus.options;
+/** LangBot's kinds of session: a private chat or a group. */
+const LAUNCHER_TYPES = ['person', 'group'] as const;
+
+/** A query status in the reader's language; one the console does not know is shown as it is. */
+export function statusLabel(i18n: Translator, status: string): string {
+  return i18n.lookup(`status.${status}`) ?? status;
+}
+
+function stepLabel(i18n: Translator, s: TimelineStep): string {
+  switch (s.step) {
+    case 'received': return i18n.t('queries.step.received');
+    case 'started': return i18n.t('queries.step.started');
+    case 'failed': return s.error ? i18n.t('queries.step.failedWith', { error: s.error }) : i18n.t('queries.step.failed');
+    case 'finished': return i18n.t('queries.step.finished', { status: statusLabel(i18n, s.status) });
+  }
+}
 const PAGE = 50;
 
 /** `datetime-local` input text ↔ ISO time. */
@@ -40,10 +58,11 @@ export function useTraceTemplate(deployment: string): [string, (t: string) => vo
 
 /** `sampled` false: the trace never reached the tracing backend, so a link would open nothing. Unknown (older records, dead letters): linked. */
 export function TraceLink({ template, traceId, sampled }: { template: string; traceId: string | null | undefined; sampled?: boolean | null }) {
+  const { t } = useI18n();
   if (!traceId) return <span className="muted">—</span>;
-  if (sampled === false) return <span className="mono" title="This query's trace was not sampled: the tracing backend does not have it">{traceId} <span className="muted trace-unsampled">(not sampled)</span></span>;
+  if (sampled === false) return <span className="mono" title={t('queries.notSampledTitle')}><span translate="no">{traceId}</span> <span className="muted trace-unsampled">{t('queries.notSampled')}</span></span>;
   const url = traceUrl(template, traceId);
-  return url ? <a className="mono trace" href={url} target="_blank" rel="noreferrer noopener">{traceId}</a> : <span className="mono">{traceId}</span>;
+  return url ? <a className="mono trace" href={url} target="_blank" rel="noreferrer noopener" translate="no">{traceId}</a> : <span className="mono" translate="no">{traceId}</span>;
 }
 
 export function Queries({ route, traceUrlTemplate }: { route: Route; traceUrlTemplate: string }) {
@@ -91,59 +110,67 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
   const setField = (k: (typeof FILTERS)[number], v: string | undefined) => setDraft({ ...draft, [k]: v || undefined });
   const botName = new Map(bots.data?.items.map((b) => [b.id, b.name]));
   const [templateText, setTemplateText] = useState(template);
+  const i18n = useI18n();
+  const { t } = i18n;
 
   return (
     <section>
-      <PageHeader title="Query log"><button onClick={() => setTick((t) => t + 1)} disabled={loading}>Refresh</button></PageHeader>
-      <form className="filters" onSubmit={apply} aria-label="filters">
-        <Field label="Bot" htmlFor="f-bot">
+      <PageHeader title={t('queries.title')}><button onClick={() => setTick((n) => n + 1)} disabled={loading}>{t('common.refresh')}</button></PageHeader>
+      <form className="filters" onSubmit={apply} aria-label={t('queries.filters')}>
+        <Field label={t('queries.bot')} htmlFor="f-bot">
           <select id="f-bot" value={draft.botId ?? ''} onChange={(e) => setField('botId', e.target.value)}>
-            <option value="">all</option>
-            {bots.data?.items.map((b) => <option key={b.id} value={b.id}>{b.name}</option>)}
+            <option value="">{t('common.all')}</option>
+            {bots.data?.items.map((b) => <option key={b.id} value={b.id} translate="no">{b.name}</option>)}
           </select>
         </Field>
-        <Field label="Status" htmlFor="f-status">
+        <Field label={t('queries.status')} htmlFor="f-status">
           <select id="f-status" value={draft.status ?? ''} onChange={(e) => setField('status', e.target.value)}>
-            <option value="">all</option>
-            {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            <option value="">{t('common.all')}</option>
+            {STATUSES.map((s) => <option key={s} value={s}>{statusLabel(i18n, s)}</option>)}
           </select>
         </Field>
-        <Field label="Launcher type" htmlFor="f-lt"><input id="f-lt" placeholder="person or group" value={draft.launcherType ?? ''} onChange={(e) => setField('launcherType', e.target.value)} /></Field>
-        <Field label="Launcher id" htmlFor="f-lid"><input id="f-lid" value={draft.launcherId ?? ''} onChange={(e) => setField('launcherId', e.target.value)} /></Field>
-        <Field label="From" htmlFor="f-from"><input id="f-from" type="datetime-local" value={toLocal(draft.from)} onChange={(e) => setField('from', toIso(e.target.value))} /></Field>
-        <Field label="To" htmlFor="f-to"><input id="f-to" type="datetime-local" value={toLocal(draft.to)} onChange={(e) => setField('to', toIso(e.target.value))} /></Field>
+        <Field label={t('queries.launcherType')} htmlFor="f-lt">
+          <select id="f-lt" value={draft.launcherType ?? ''} onChange={(e) => setField('launcherType', e.target.value)}>
+            <option value="">{t('common.all')}</option>
+            {LAUNCHER_TYPES.map((l) => <option key={l} value={l}>{t(`launcher.${l}`)}</option>)}
+            {draft.launcherType && !LAUNCHER_TYPES.some((l) => l === draft.launcherType) ? <option value={draft.launcherType} translate="no">{draft.launcherType}</option> : null}
+          </select>
+        </Field>
+        <Field label={t('queries.launcherId')} htmlFor="f-lid"><input id="f-lid" value={draft.launcherId ?? ''} onChange={(e) => setField('launcherId', e.target.value)} /></Field>
+        <Field label={t('queries.from')} htmlFor="f-from"><input id="f-from" type="datetime-local" value={toLocal(draft.from)} onChange={(e) => setField('from', toIso(e.target.value))} /></Field>
+        <Field label={t('queries.to')} htmlFor="f-to"><input id="f-to" type="datetime-local" value={toLocal(draft.to)} onChange={(e) => setField('to', toIso(e.target.value))} /></Field>
         <div className="buttons">
-          <button type="submit">Apply</button>
-          <a href={formatRoute({ page: 'queries' })}>Clear</a>
+          <button type="submit">{t('queries.apply')}</button>
+          <a href={formatRoute({ page: 'queries' })}>{t('queries.clear')}</a>
         </div>
       </form>
       <ErrorNote error={error} />
       <table className="queries">
-        <thead><tr><th>Received</th><th>Bot</th><th>Session</th><th>Status</th><th>Latency</th><th>Trace</th><th>Error</th></tr></thead>
+        <thead><tr><th>{t('queries.received')}</th><th>{t('queries.bot')}</th><th>{t('queries.session')}</th><th>{t('queries.status')}</th><th>{t('queries.latency')}</th><th>{t('queries.trace')}</th><th>{t('queries.error')}</th></tr></thead>
         <tbody>
           {items.map((q) => (
             <tr key={q.id} data-id={q.id} className={q.status === 'failed' ? 'failed' : undefined}>
-              <td><a href={formatRoute({ page: 'queries', id: q.id })}>{fmtTime(q.receivedAt)}</a></td>
-              <td>{botName.get(q.botId) ?? q.botId}</td>
-              <td className="mono">{q.launcherType}:{q.launcherId}</td>
-              <td>{q.status}{q.mergedInto ? ' (merged)' : ''}</td>
-              <td>{q.finishedAt ? formatMs(Date.parse(q.finishedAt) - Date.parse(q.receivedAt)) : '—'}</td>
+              <td><a href={formatRoute({ page: 'queries', id: q.id })}>{i18n.dateTime(q.receivedAt)}</a></td>
+              <td translate="no">{botName.get(q.botId) ?? q.botId}</td>
+              <td className="mono" translate="no">{q.launcherType}:{q.launcherId}</td>
+              <td>{statusLabel(i18n, q.status)}{q.mergedInto ? t('queries.merged') : ''}</td>
+              <td>{q.finishedAt ? i18n.duration(Date.parse(q.finishedAt) - Date.parse(q.receivedAt)) : '—'}</td>
               <td><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></td>
-              <td className="error-text">{q.error ?? ''}</td>
+              <td className="error-text" translate="no">{q.error ?? ''}</td>
             </tr>
           ))}
-          {!loading && items.length === 0 ? <tr><td colSpan={7} className="empty">No queries match.</td></tr> : null}
+          {!loading && items.length === 0 ? <tr><td colSpan={7} className="empty">{t('queries.empty')}</td></tr> : null}
         </tbody>
       </table>
       <Busy on={loading} />
-      {cursor && !loading ? <button onClick={() => void fetchPage(cursor)}>Load more</button> : null}
+      {cursor && !loading ? <button onClick={() => void fetchPage(cursor)}>{t('queries.loadMore')}</button> : null}
       <details className="settings">
-        <summary>Trace links</summary>
+        <summary>{t('queries.traceLinks')}</summary>
         <form onSubmit={(e) => { e.preventDefault(); setTemplate(templateText.trim()); }}>
-          <Field label="Trace URL template (this browser)" htmlFor="trace-template" hint="{traceId} is replaced, e.g. Jaeger: http://localhost:16686/trace/{traceId}">
+          <Field label={t('queries.traceTemplate')} htmlFor="trace-template" hint={t('queries.traceTemplateHint', { placeholder: '{traceId}', example: 'http://localhost:16686/trace/{traceId}' })}>
             <input id="trace-template" className="mono" value={templateText} onChange={(e) => setTemplateText(e.target.value)} />
           </Field>
-          <button type="submit">Use</button>
+          <button type="submit">{t('queries.use')}</button>
         </form>
       </details>
     </section>
@@ -153,35 +180,37 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
 function QueryDetail({ id, template }: { id: string; template: string }) {
   const one = useLoad((signal) => request('GET', `/queries/${encodeURIComponent(id)}`, AdminApi.QueryLogEntry, { signal }), [id]);
   const q = one.data;
+  const i18n = useI18n();
+  const { t } = i18n;
   return (
     <section>
-      <PageHeader title={`Query ${id}`}>
-        <button onClick={one.reload} disabled={one.loading}>Refresh</button>
-        <a href={formatRoute({ page: 'queries' })}>All queries</a>
+      <PageHeader title={t('queries.detailTitle', { id })}>
+        <button onClick={one.reload} disabled={one.loading}>{t('common.refresh')}</button>
+        <a href={formatRoute({ page: 'queries' })}>{t('queries.all')}</a>
       </PageHeader>
       <ErrorNote error={one.error} />
       <Busy on={one.loading && !q} />
       {q ? (
         <>
           <dl className="facts">
-            <dt>Status</dt><dd id="query-status">{q.status}</dd>
-            <dt>Bot</dt><dd><a href={formatRoute({ page: 'bots', id: q.botId })}>{q.botId}</a></dd>
-            <dt>Pipeline</dt><dd>{q.pipelineId ? <a href={formatRoute({ page: 'pipelines', id: q.pipelineId })}>{q.pipelineId}</a> : '—'}</dd>
-            <dt>Session</dt><dd className="mono">{q.launcherType}:{q.launcherId}</dd>
-            <dt>Attempts</dt><dd>{q.attempt}</dd>
-            {q.mergedInto ? <><dt>Merged into</dt><dd><a href={formatRoute({ page: 'queries', id: q.mergedInto })}>{q.mergedInto}</a></dd></> : null}
-            <dt>Trace</dt><dd id="query-trace"><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></dd>
+            <dt>{t('queries.status')}</dt><dd id="query-status" data-status={q.status}>{statusLabel(i18n, q.status)}</dd>
+            <dt>{t('queries.bot')}</dt><dd translate="no"><a href={formatRoute({ page: 'bots', id: q.botId })}>{q.botId}</a></dd>
+            <dt>{t('queries.pipeline')}</dt><dd translate="no">{q.pipelineId ? <a href={formatRoute({ page: 'pipelines', id: q.pipelineId })}>{q.pipelineId}</a> : '—'}</dd>
+            <dt>{t('queries.session')}</dt><dd className="mono" translate="no">{q.launcherType}:{q.launcherId}</dd>
+            <dt>{t('queries.attempts')}</dt><dd>{q.attempt}</dd>
+            {q.mergedInto ? <><dt>{t('queries.mergedInto')}</dt><dd translate="no"><a href={formatRoute({ page: 'queries', id: q.mergedInto })}>{q.mergedInto}</a></dd></> : null}
+            <dt>{t('queries.trace')}</dt><dd id="query-trace"><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></dd>
           </dl>
-          <h2>Timeline</h2>
+          <h2>{t('queries.timeline')}</h2>
           <ol className="timeline">
             {queryTimeline(q).map((s) => (
-              <li key={s.label} className={s.label.startsWith('failed') ? 'failed' : undefined}>
-                <span className="offset">+{formatMs(s.offsetMs)}</span> {s.label} <small className="muted">{fmtTime(s.at)}</small>
+              <li key={s.step} className={s.step === 'failed' ? 'failed' : undefined}>
+                <span className="offset">+{i18n.duration(s.offsetMs)}</span> {stepLabel(i18n, s)} <small className="muted">{i18n.dateTime(s.at)}</small>
               </li>
             ))}
-            {!q.finishedAt ? <li className="muted">not finished yet</li> : null}
+            {!q.finishedAt ? <li className="muted">{t('queries.notFinished')}</li> : null}
           </ol>
-          <p className="hint">Every stage, bus hop, model call and tool call of this query is a span in its trace.</p>
+          <p className="hint">{t('queries.spansHint')}</p>
         </>
       ) : null}
     </section>

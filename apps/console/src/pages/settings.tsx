@@ -3,7 +3,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { request } from '../lib/api.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 type Enable = 'default' | 'on' | 'off';
 
@@ -41,6 +42,7 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
   const loaded = useLoad(() => request('GET', '/settings', AdminApi.InstanceSettings), []);
   const [draft, setDraft] = useState<Draft>();
   const action = useAction();
+  const { t, dateTime } = useI18n();
   useEffect(() => {
     if (loaded.data) setDraft(draftOf(loaded.data));
   }, [loaded.data]);
@@ -52,55 +54,55 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
     void action.run(async () => {
       const saved = await request('PUT', '/settings', AdminApi.InstanceSettings, { body: bodyOf(draft), version });
       loaded.reload();
-      return `Settings saved (version ${saved.version}); the next message uses them.`;
+      return t('settings.saved', { version: saved.version });
     });
   };
   const set = (patch: Partial<Draft>) => setDraft((d) => (d ? { ...d, ...patch } : d));
 
   return (
     <section>
-      <PageHeader title="Settings">
-        <button onClick={loaded.reload} disabled={loaded.loading}>Reload</button>
+      <PageHeader title={t('settings.title')}>
+        <button onClick={loaded.reload} disabled={loaded.loading}>{t('common.reload')}</button>
       </PageHeader>
       <ErrorNote error={loaded.error ?? action.error} />
       <DoneNote text={action.done} />
       <Busy on={loaded.loading} />
       {draft && loaded.data ? (
-        <form aria-label="settings" onSubmit={save}>
+        <form aria-label={t('settings.form')} onSubmit={save}>
           <fieldset disabled={!canWrite}>
-            <legend>Commands</legend>
-            <Field label="Commands" htmlFor="settings-command-enable" hint="LangBot's command.enable; default: the orchestrator's COMMAND_ENABLE">
+            <legend>{t('settings.commands')}</legend>
+            <Field label={t('settings.commands')} htmlFor="settings-command-enable" hint={t('settings.commandsHint', { key: 'command.enable', env: 'COMMAND_ENABLE' })}>
               <select id="settings-command-enable" value={draft.enable} onChange={(e) => set({ enable: e.target.value === 'on' ? 'on' : e.target.value === 'off' ? 'off' : 'default' })}>
-                <option value="default">default</option>
-                <option value="on">on</option>
-                <option value="off">off</option>
+                <option value="default">{t('settings.default')}</option>
+                <option value="on">{t('settings.on')}</option>
+                <option value="off">{t('settings.off')}</option>
               </select>
             </Field>
-            <Field label="Prefixes" htmlFor="settings-command-prefix" hint="LangBot's command.prefix, separated by spaces; empty: the orchestrator's COMMAND_PREFIX">
+            <Field label={t('settings.prefixes')} htmlFor="settings-command-prefix" hint={t('settings.prefixesHint', { key: 'command.prefix', env: 'COMMAND_PREFIX' })}>
               <input id="settings-command-prefix" value={draft.prefix} onChange={(e) => set({ prefix: e.target.value })} />
             </Field>
           </fieldset>
           <fieldset disabled={!canWrite}>
-            <legend>Ban words</legend>
-            <Field label="Store ban words here" htmlFor="settings-banwords-on" hint="Off: the file CONVEYOR_BAN_WORDS_FILE names (if any)">
+            <legend>{t('settings.banWords')}</legend>
+            <Field label={t('settings.storeBanWords')} htmlFor="settings-banwords-on" hint={t('settings.storeBanWordsHint', { env: 'CONVEYOR_BAN_WORDS_FILE' })}>
               <input id="settings-banwords-on" type="checkbox" checked={draft.storeBanWords} onChange={(e) => set({ storeBanWords: e.target.checked })} />
             </Field>
             {draft.storeBanWords ? (
               <>
-                <Field label="Words" htmlFor="settings-banwords-words" hint="One regular expression per line">
+                <Field label={t('settings.words')} htmlFor="settings-banwords-words" hint={t('settings.wordsHint')}>
                   <textarea id="settings-banwords-words" rows={6} value={draft.words} onChange={(e) => set({ words: e.target.value })} />
                 </Field>
-                <Field label="Mask" htmlFor="settings-banwords-mask" hint="Replaces each character of a match">
+                <Field label={t('settings.mask')} htmlFor="settings-banwords-mask" hint={t('settings.maskHint')}>
                   <input id="settings-banwords-mask" value={draft.mask} onChange={(e) => set({ mask: e.target.value })} />
                 </Field>
-                <Field label="Mask word" htmlFor="settings-banwords-mask-word" hint="When set, replaces a whole match instead">
+                <Field label={t('settings.maskWord')} htmlFor="settings-banwords-mask-word" hint={t('settings.maskWordHint')}>
                   <input id="settings-banwords-mask-word" value={draft.maskWord} onChange={(e) => set({ maskWord: e.target.value })} />
                 </Field>
               </>
             ) : null}
           </fieldset>
-          <p className="hint">Version {loaded.data.version}, updated {fmtTime(loaded.data.updatedAt)}</p>
-          <button type="submit" disabled={!canWrite || action.busy}>Save</button>
+          <p className="hint">{t('settings.version', { version: loaded.data.version, updated: dateTime(loaded.data.updatedAt) })}</p>
+          <button type="submit" disabled={!canWrite || action.busy}>{t('common.save')}</button>
         </form>
       ) : null}
     </section>

@@ -3,7 +3,8 @@
 import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, fmtTime, useAction, useLoad } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
+import { useI18n } from '../i18n/react.js';
 
 export function Tokens() {
   const list = useLoad((signal) => listAll('/tokens', AdminApi.ApiToken, { signal }), []);
@@ -12,6 +13,7 @@ export function Tokens() {
   const [role, setRole] = useState<AdminApi.Role>('viewer');
   const [days, setDays] = useState('');
   const [created, setCreated] = useState<AdminApi.ApiTokenCreated>();
+  const { t, dateTime } = useI18n();
 
   const create = (e: FormEvent) => {
     e.preventDefault();
@@ -21,59 +23,59 @@ export function Tokens() {
       setCreated(answer);
       setName('');
       list.reload();
-      return `Token ${answer.token.name} created.`;
+      return t('tokens.createdNote', { name: answer.token.name });
     });
   };
-  const revoke = (t: AdminApi.ApiToken) => {
-    if (!confirm(`Revoke token ${t.name}? Whatever uses it stops working.`)) return;
+  const revoke = (token: AdminApi.ApiToken) => {
+    if (!confirm(t('tokens.revokeConfirm', { name: token.name }))) return;
     void action.run(async () => {
-      await request('DELETE', `/tokens/${encodeURIComponent(t.id)}`, null);
-      if (created?.token.id === t.id) setCreated(undefined);
+      await request('DELETE', `/tokens/${encodeURIComponent(token.id)}`, null);
+      if (created?.token.id === token.id) setCreated(undefined);
       list.reload();
-      return `Token ${t.name} revoked.`;
+      return t('tokens.revoked', { name: token.name });
     });
   };
 
   return (
     <section>
-      <PageHeader title="API tokens">
-        <button onClick={list.reload} disabled={list.loading}>Refresh</button>
+      <PageHeader title={t('tokens.title')}>
+        <button onClick={list.reload} disabled={list.loading}>{t('common.refresh')}</button>
       </PageHeader>
       <ErrorNote error={list.error ?? action.error} />
       <DoneNote text={action.done} />
       {created ? (
         <div className="note ok" id="token-created">
-          <p>Copy the secret of {created.token.name} now; it is not shown again. Send it as <span className="mono">Authorization: Bearer …</span></p>
-          <pre id="token-secret">{created.secret}</pre>
-          <button onClick={() => setCreated(undefined)}>Done</button>
+          <p>{t('tokens.copySecret', { name: created.token.name })} <span className="mono" translate="no">Authorization: Bearer …</span></p>
+          <pre id="token-secret" translate="no">{created.secret}</pre>
+          <button onClick={() => setCreated(undefined)}>{t('tokens.done')}</button>
         </div>
       ) : null}
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>Name</th><th>Role</th><th>Created by</th><th>Created</th><th>Expires</th><th>Last used</th><th /></tr></thead>
+          <thead><tr><th>{t('common.name')}</th><th>{t('tokens.role')}</th><th>{t('tokens.createdBy')}</th><th>{t('tokens.created')}</th><th>{t('tokens.expires')}</th><th>{t('tokens.lastUsed')}</th><th /></tr></thead>
           <tbody>
-            {list.data.items.map((t) => (
-              <tr key={t.id} data-id={t.id}>
-                <td>{t.name}</td><td>{t.role}</td><td>{t.createdBy}</td><td>{fmtTime(t.createdAt)}</td><td>{fmtTime(t.expiresAt)}</td><td>{fmtTime(t.lastUsedAt)}</td>
-                <td><button className="danger" onClick={() => revoke(t)} disabled={action.busy}>Revoke</button></td>
+            {list.data.items.map((token) => (
+              <tr key={token.id} data-id={token.id}>
+                <td translate="no">{token.name}</td><td>{t(`role.${token.role}`)}</td><td translate="no">{token.createdBy}</td><td>{dateTime(token.createdAt)}</td><td>{dateTime(token.expiresAt)}</td><td>{dateTime(token.lastUsedAt)}</td>
+                <td><button className="danger" onClick={() => revoke(token)} disabled={action.busy}>{t('tokens.revoke')}</button></td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">No tokens.</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">{t('tokens.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
-      <form aria-label="new token" onSubmit={create}>
-        <h2>New token</h2>
-        <Field label="Name" htmlFor="token-name"><input id="token-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
-        <Field label="Role" htmlFor="token-role">
+      <form aria-label={t('tokens.newForm')} onSubmit={create}>
+        <h2>{t('tokens.newTitle')}</h2>
+        <Field label={t('common.name')} htmlFor="token-name"><input id="token-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
+        <Field label={t('tokens.role')} htmlFor="token-role">
           <select id="token-role" value={role} onChange={(e) => setRole(e.target.value === 'admin' ? 'admin' : 'viewer')}>
-            <option value="viewer">viewer</option>
-            <option value="admin">admin</option>
+            <option value="viewer">{t('role.viewer')}</option>
+            <option value="admin">{t('role.admin')}</option>
           </select>
         </Field>
-        <Field label="Expires in days" htmlFor="token-days" hint="Empty: never"><input id="token-days" type="number" min={1} max={3650} value={days} onChange={(e) => setDays(e.target.value)} /></Field>
-        <button type="submit" disabled={action.busy}>Create token</button>
+        <Field label={t('tokens.days')} htmlFor="token-days" hint={t('tokens.daysHint')}><input id="token-days" type="number" min={1} max={3650} value={days} onChange={(e) => setDays(e.target.value)} /></Field>
+        <button type="submit" disabled={action.busy}>{t('tokens.create')}</button>
       </form>
     </section>
   );

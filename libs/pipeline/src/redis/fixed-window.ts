@@ -1,7 +1,6 @@
 import { redisKeys } from '@conveyor/contracts';
-import type { Redis } from 'ioredis';
 import type { RateDecision, RateLimiterPort } from '../engine/ports.js';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 // LangBot's fixwin algorithm (rate-window-1.lua). rate-limiter-flexible aligns windows to the first
 // request, so it does not match here.
@@ -9,7 +8,7 @@ const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['rate-windo
 
 export class RedisFixedWindow implements RateLimiterPort {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
-import { redisKeys, type ChatRef, type RedisKeys } from '@conveyor/contracts';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { DEFAULT_KEY_LAYOUT, pipelineShardCap, redisKeys, type ChatRef, type RedisKeyLayout, type RedisKeys } from '@conveyor/contracts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['acquire', 'register', 'release', 'extend', 'stash'] as const);
 
@@ -51,6 +50,7 @@ const NO_AGGREGATION: AggregationTurn = { delayMs: 0, maxMessages: 1, maxBytes: 
 export interface LeaseOptions {
   ttlMs: number;
   settleMs: number;
+  /** The cluster-wide pipeline cap; with several pipeline shards each admits its share (`pipelineShardCap`). */
   pipelineCap: number;
   /** A waiter not seen for this long is dropped from the queue. */
   staleMs: number;
@@ -63,16 +63,23 @@ export class SessionLeases {
   private readonly redisKeys: RedisKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     readonly options: LeaseOptions = DEFAULT_LEASE_OPTIONS,
+    private readonly layout: RedisKeyLayout = DEFAULT_KEY_LAYOUT,
   ) {
-    this.redisKeys = redisKeys(prefix);
+    this.redisKeys = redisKeys(prefix, layout);
   }
 
   private keys(s: SessionRef): string[] {
     const k = this.redisKeys;
-    return [k.sessionQueue(s), k.sessionLease(s), k.pipelineSlots(), k.sessionFirstSeen(s), k.sessionLastSeen(s), k.sessionFinished(s)];
+    return [k.sessionQueue(s), k.sessionLease(s), k.pipelineSlots(s), k.sessionFirstSeen(s), k.sessionLastSeen(s), k.sessionFinished(s)];
+  }
+
+  /** The slots the session's shard of the pipeline cap admits. */
+  private shardCap(s: SessionRef): number {
+    const shards = this.layout.pipelineShards;
+    return shards === 1 ? this.options.pipelineCap : pipelineShardCap(this.options.pipelineCap, shards, this.redisKeys.pipelineShard(s));
   }
 
   private releaseKeys(s: SessionRef, queryId: string): string[] {
@@ -95,7 +102,7 @@ export class SessionLeases {
     const keys = [...this.keys(s), k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, queryId)];
     const a = aggregation;
     const reply = await scripts.acquire.run(this.redis, keys, [
-      queryId, streamSeq, o.ttlMs, o.settleMs, o.pipelineCap, o.staleMs, a.delayMs, a.maxMessages, a.maxBytes, a.ownBytes, FINISHED_MEMORY_MS,
+      queryId, streamSeq, o.ttlMs, o.settleMs, this.shardCap(s), o.staleMs, a.delayMs, a.maxMessages, a.maxBytes, a.ownBytes, FINISHED_MEMORY_MS,
     ]);
     if (!Array.isArray(reply) || reply.length < 2) throw new Error(`acquire script returned ${JSON.stringify(reply)}`);
     const outcome = OUTCOMES[String(reply[0])];

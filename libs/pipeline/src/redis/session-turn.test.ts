@@ -75,9 +75,9 @@ test('finishing a reply wakes the query waiting for that session at once, across
 test('a freed pipeline slot wakes a query of another session waiting for one', async () => {
   const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 1, staleMs: 60_000 });
   const wakeups = await subscribed();
-  const slots = redisKeys(prefix).pipelineSlots();
-  await redis.del(slots);
   const [g, h] = [session('g'), session('h')];
+  const slots = redisKeys(prefix).pipelineSlots(g);
+  await redis.del(slots);
   await leases.register(g, 'holder', 1);
   await leases.register(h, 'waiter', 2);
   assert.equal(await leases.acquire(g, 'holder', 1), 'acquired');

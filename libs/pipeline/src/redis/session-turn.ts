@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { RetryableError } from '@conveyor/bus';
 import { redisKeys, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
 import type { AggregationTurn, SessionLeases, SessionRef } from './leases.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**
  * How long a query waiting for its session or a pipeline slot waits when no notice wakes it (a notice
@@ -53,7 +53,7 @@ export class TurnWakeups {
    * `fallbackRecheckMs`: how long a wait for a session or a slot lasts without a notice (jittered up to
    * twice that); a settling wait lasts at most until the query has settled by time.
    */
-  constructor(private readonly subscriber: Redis, prefix: string, readonly fallbackRecheckMs: number = DEFAULT_FALLBACK_RECHECK_MS) {
+  constructor(private readonly subscriber: RedisClient, prefix: string, readonly fallbackRecheckMs: number = DEFAULT_FALLBACK_RECHECK_MS) {
     this.keys = redisKeys(prefix);
     this.freedChannel = this.keys.sessionFreedChannel();
     this.registeredChannel = this.keys.sessionRegisteredChannel();

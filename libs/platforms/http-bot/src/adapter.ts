@@ -1,15 +1,15 @@
 import { context, propagation } from '@opentelemetry/api';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import type { Redis } from 'ioredis';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
 import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, PlatformLogger, SendResult } from '@conveyor/platform-kit';
 import { callbackTimeoutMs, outboundSigningKey, safeParseAdapterConfig } from './adapter-config.js';
 import { callbackBody } from './callback.js';
 import { deliverCallback } from './callback-client.js';
 import { SyncRegistrations, type SyncAck, type SyncPart } from './sync-relay.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
 
 export interface HttpBotAdapterOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   topology: Topology;
   /** For /sync diversion; without it every part goes to the callback. */

@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { redisKeys, type MessageChain, type RedisKeys } from '@conveyor/contracts';
-import { loadScripts } from '@conveyor/redis-scripts';
+import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['sync-release'] as const);
 
@@ -15,7 +14,7 @@ export class SyncRegistrations {
   private readonly keys: RedisKeys;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
   ) {
     this.keys = redisKeys(prefix);

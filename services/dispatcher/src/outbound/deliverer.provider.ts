@@ -3,7 +3,7 @@ import { SentNotice } from '@conveyor/contracts';
 import { CachedBotConfigs, Deliverer } from '@conveyor/delivery';
 import { platforms } from '@conveyor/platforms';
 import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
-import { SessionLeases } from '@conveyor/pipeline';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/pipeline';
 import { meter } from '@conveyor/telemetry';
 
 const sent = meter.createCounter('conveyor_dispatch_parts_sent', { description: 'Reply parts handed to a platform' });
@@ -19,7 +19,7 @@ export function createDeliverer(infra: Infra): Deliverer {
   infra.configCaches.register(dropRowsOf('bot', configs));
   const queryLog = infra.queryLog;
   // The session's next message may start once this reply's final part went out, not before.
-  const leases = new SessionLeases(infra.redis, infra.topology.prefix);
+  const leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
   return new Deliverer({
     redis: infra.redis,
     prefix: infra.topology.prefix,
