@@ -90,7 +90,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     },
     logger,
   });
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, configCaches,
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, configCaches,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }
