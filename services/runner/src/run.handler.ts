@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -206,7 +206,7 @@ export class RunHandler {
       this.mcp.toolBox(run.tools),
       // The retrieved context goes to the model only: history keeps the user's own words (the run's user turn).
       run.knowledge
-        ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal })
+        ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal, telemetry: runTelemetry(run, false) })
         : run.messages,
     ]);
     return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, emit: async (i) => void (await emit(i)) });

@@ -7,6 +7,7 @@ import { RAG_COMBINED_PROMPT_TEMPLATE, unitVector } from '@conveyor/agent';
 import { fakeEmbedding } from '../fakes/openai-server.js';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
+import { sample } from '../harness/metrics.js';
 import { finalReply, send, text } from './pipeline-support.js';
 
 const HANDBOOK = [
@@ -73,10 +74,41 @@ describe('knowledge bases', () => {
     assert.equal(rerank.model, 'fake-rerank');
     const stored = await waitUntil('the turn in history', () => db.prisma.conversationMessage.findFirst({ where: { role: 'user', content: { equals: question } } }).then((m) => m ?? undefined), 15_000);
     assert.equal(stored.content, question);
-    const spans = await sys.otlp.waitFor((all) => all.some((s) => s.name === 'knowledge retrieval'), 20_000);
-    const span = spans.find((s) => s.name === 'knowledge retrieval')!;
+    // The GenAI conventions' retrieval step, with the embedding and rerank calls as model calls inside it.
+    const spans = await sys.otlp.waitFor((all) => {
+      const retrieval = all.find((s) => s.name === 'retrieval' && s.attributes['conveyor.knowledge.hits'] === 2);
+      return !!retrieval && ['embeddings fake-embed', 'rerank fake-rerank'].every((n) => all.some((s) => s.name === n && s.parentSpanId === retrieval.spanId));
+    }, 20_000);
+    const span = spans.find((s) => s.name === 'retrieval' && s.attributes['conveyor.knowledge.hits'] === 2)!;
+    assert.equal(span.attributes['gen_ai.operation.name'], 'retrieval');
+    assert.equal(span.attributes['gen_ai.data_source.id'], 'handbook');
     assert.deepEqual(span.attributes['conveyor.knowledge.base_ids'], ['handbook']);
-    assert.equal(span.attributes['conveyor.knowledge.hits'], 2);
+    const embed = spans.find((s) => s.name === 'embeddings fake-embed' && s.parentSpanId === span.spanId)!;
+    const server = new URL(sys.llm.url);
+    assert.equal(embed.kindName, 'CLIENT');
+    assert.equal(embed.attributes['gen_ai.operation.name'], 'embeddings');
+    assert.equal(embed.attributes['gen_ai.provider.name'], 'openai_compatible');
+    assert.equal(embed.attributes['gen_ai.request.model'], 'fake-embed');
+    assert.equal(embed.attributes['server.address'], server.hostname);
+    assert.equal(embed.attributes['server.port'], Number(server.port));
+    assert.equal(embed.attributes['gen_ai.embeddings.dimension.count'], 64);
+    assert.ok(Number(embed.attributes['gen_ai.usage.input_tokens']) > 0, 'the tokens the embedding model counted');
+    assert.equal(embed.attributes['conveyor.bot.id'], sys.botId);
+    assert.equal(embed.attributes['error.type'], undefined);
+    const reranked = spans.find((s) => s.name === 'rerank fake-rerank' && s.parentSpanId === span.spanId)!;
+    assert.equal(reranked.attributes['gen_ai.operation.name'], 'rerank');
+    assert.ok(Number(reranked.attributes['gen_ai.usage.input_tokens']) > 0);
+    assert.ok(!JSON.stringify([span, embed, reranked].map((s) => s.attributes)).includes(question), 'no question text on the spans');
+
+    // Counted with the chat calls' metrics and dimensions, bot and pipeline included.
+    const labels = (operation: string, model: string) => ({ gen_ai_operation_name: operation, gen_ai_request_model: model, gen_ai_provider_name: 'openai_compatible', conveyor_bot_id: sys.botId, conveyor_pipeline_id: 'default' });
+    const metrics = await waitUntil('embedding and rerank metrics', async () => {
+      const body = await (await fetch(`${sys.services.get('runner').url}/metrics`)).text();
+      return (sample(body, 'gen_ai_client_token_usage_sum', { ...labels('rerank', 'fake-rerank'), gen_ai_token_type: 'input' }) ?? 0) > 0 ? body : undefined;
+    }, 30_000, 250);
+    assert.ok((sample(metrics, 'gen_ai_client_token_usage_sum', { ...labels('embeddings', 'fake-embed'), gen_ai_token_type: 'input' }) ?? 0) > 0, 'embedding input tokens');
+    assert.ok((sample(metrics, 'gen_ai_client_operation_duration_count', labels('embeddings', 'fake-embed')) ?? 0) >= 1, 'embedding call duration');
+    assert.ok((sample(metrics, 'gen_ai_client_operation_duration_count', labels('rerank', 'fake-rerank')) ?? 0) >= 1, 'rerank call duration');
   });
 
   test('a failing embedding endpoint: a document fails after bounded tries, and a chat goes on without context', async () => {
@@ -91,6 +123,8 @@ describe('knowledge bases', () => {
       assert.match(state.error ?? '', /embedding model embed failed: 500 .*embedding backend down \(after 3 tries\)/);
       const tries = sys.llm.embeddingRequests.slice(before).filter((r) => JSON.stringify(r.input).includes('broken document'));
       assert.equal(tries.length, 3, 'three tries, no more');
+      const failedSpans = await sys.otlp.waitFor((all) => all.filter((x) => x.name === 'embeddings fake-embed' && x.attributes['error.type'] === '500').length >= 3, 20_000);
+      assert.equal(failedSpans.find((x) => x.attributes['error.type'] === '500')?.status.code, 2, 'a failed embedding call is an error span');
       assert.equal(await db.prisma.knowledgeChunk.count({ where: { documentId: doc.id } }), 0);
 
       const question = 'Is the office open?';

@@ -496,7 +496,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       .map((doc, index) => ({ index, relevance_score: fakeRelevance(body.query!, String(doc)) }))
       .sort((a, b) => b.relevance_score - a.relevance_score)
       .slice(0, body.top_n ?? body.documents.length);
-    sendJson(res, 200, { model: body.model ?? 'fake-rerank', results });
+    // Jina's answer counts the query and documents as `usage.total_tokens`.
+    const tokens = countTokens(body.query) + body.documents.reduce((n: number, d) => n + countTokens(String(d)), 0);
+    sendJson(res, 200, { model: body.model ?? 'fake-rerank', results, usage: { total_tokens: tokens } });
   }
 
   const server = createServer((req, res) => {

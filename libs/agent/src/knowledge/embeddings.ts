@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
 import { LIMITS } from '@conveyor/contracts';
 import type { ResolvedModel } from '../model.js';
+import type { GenAiCallContext } from '../genai-semconv.js';
+import { inKnowledgeModelCall } from './call-telemetry.js';
 
 /** Why knowledge work failed; callers decide on the code (retry, fail the document, go on without context). */
 export type KnowledgeErrorCode = 'embedding_failed' | 'embedding_invalid' | 'rerank_failed' | 'model_missing' | 'knowledge_base_missing' | 'document_unreadable' | 'document_too_large';
@@ -23,24 +25,32 @@ export function unitVector(values: readonly number[]): Float32Array {
 
 /**
  * Embeds `texts` through the model's OpenAI-compatible `/embeddings`, `LIMITS.embeddingBatch` texts
- * per request, and returns unit vectors in the texts' order. `onBatch` reports progress.
+ * per request, and returns unit vectors in the texts' order. `onBatch` reports progress. Each request
+ * is an `embeddings <model>` span and counts in the GenAI metrics, with `telemetry`'s bot and pipeline.
  */
 export async function embedTexts(
   client: OpenAI,
   model: ResolvedModel,
   texts: readonly string[],
-  options: { signal?: AbortSignal; onBatch?: (done: number) => Promise<void> | void } = {},
+  options: { signal?: AbortSignal; onBatch?: (done: number) => Promise<void> | void; telemetry?: GenAiCallContext } = {},
 ): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   for (let start = 0; start < texts.length; start += LIMITS.embeddingBatch) {
     const input = texts.slice(start, start + LIMITS.embeddingBatch);
-    let response: OpenAI.Embeddings.CreateEmbeddingResponse;
-    try {
-      response = await client.embeddings.create({ model: model.modelId, input, encoding_format: 'float' }, { signal: options.signal });
-    } catch (err) {
-      if (options.signal?.aborted) throw err;
-      throw new KnowledgeError('embedding_failed', `embedding model ${model.id} failed: ${(err as Error).message}`, { cause: err });
-    }
+    const response = await inKnowledgeModelCall('embeddings', model, options.telemetry, { 'gen_ai.request.encoding_formats': ['float'], 'conveyor.embeddings.inputs': input.length }, async (call) => {
+      let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
+      try {
+        answer = await client.embeddings.create({ model: model.modelId, input, encoding_format: 'float' }, { signal: options.signal });
+      } catch (err) {
+        if (options.signal?.aborted) throw err;
+        throw new KnowledgeError('embedding_failed', `embedding model ${model.id} failed: ${(err as Error).message}`, { cause: err });
+      }
+      call.inputTokens(answer.usage?.prompt_tokens);
+      call.responseModel(answer.model);
+      const dims = answer.data?.[0]?.embedding?.length;
+      if (dims) call.span.setAttribute('gen_ai.embeddings.dimension.count', dims);
+      return answer;
+    });
     const byIndex = [...(response.data ?? [])].sort((a, b) => a.index - b.index);
     if (byIndex.length !== input.length || byIndex.some((d, i) => d.index !== i || !Array.isArray(d.embedding))) {
       throw new KnowledgeError('embedding_invalid', `embedding model ${model.id} answered ${byIndex.length} embeddings for ${input.length} texts`);

@@ -3,6 +3,7 @@ import { currentTraceId, inSpan, meter } from '@conveyor/telemetry';
 import type { OpenAIClientPool } from '../client-pool.js';
 import type { ResolvedModel } from '../model.js';
 import type { AgentLogger } from '../agent-loop.js';
+import type { GenAiCallContext } from '../genai-semconv.js';
 import { embedTexts, KnowledgeError } from './embeddings.js';
 import { rerank } from './rerank.js';
 import { combinedPrompt, retrievalText, withRetrievalText } from './template.js';
@@ -27,6 +28,8 @@ export interface RetrievalDeps {
   pool: OpenAIClientPool;
   logger: AgentLogger;
   signal?: AbortSignal;
+  /** The run's bot and pipeline (and session ids) on the embedding and rerank calls' spans and metrics. */
+  telemetry?: GenAiCallContext;
 }
 
 const retrievals = meter.createCounter('conveyor_knowledge_retrievals', { description: 'Knowledge base retrievals before a model call, by outcome (hits, none, failed)' });
@@ -44,7 +47,13 @@ export async function withKnowledge(run: Pick<RunRequest, 'queryId' | 'messages'
   if (!binding || !userTurn || userTurn.role !== 'user') return run.messages;
   const question = retrievalText(userTurn);
   if (!question) return run.messages;
-  return inSpan('knowledge retrieval', { 'conveyor.knowledge.base_ids': binding.knowledgeBaseIds }, async (span) => {
+  // The GenAI conventions' retrieval operation: a framework's retrieval step, named after the operation.
+  const attributes = {
+    'gen_ai.operation.name': 'retrieval',
+    ...(binding.knowledgeBaseIds.length === 1 ? { 'gen_ai.data_source.id': binding.knowledgeBaseIds[0] } : {}),
+    'conveyor.knowledge.base_ids': binding.knowledgeBaseIds,
+  };
+  return inSpan('retrieval', attributes, async (span) => {
     try {
       const entries = await retrieve(question, binding, deps);
       span.setAttribute('conveyor.knowledge.hits', entries.length);
@@ -55,6 +64,7 @@ export async function withKnowledge(run: Pick<RunRequest, 'queryId' | 'messages'
       if (deps.signal?.aborted) throw err;
       span.setAttribute('conveyor.knowledge.hits', 0);
       span.setAttribute('conveyor.knowledge.error', err instanceof KnowledgeError ? err.code : 'internal');
+      span.setAttribute('error.type', err instanceof KnowledgeError ? err.code : 'internal');
       retrievals.add(1, { outcome: 'failed' });
       deps.logger.warn(
         { queryId: run.queryId, knowledgeBases: binding.knowledgeBaseIds, code: err instanceof KnowledgeError ? err.code : undefined, err: (err as Error).message, trace_id: currentTraceId() },
@@ -80,7 +90,7 @@ async function retrieve(question: string, binding: NonNullable<RunRequest['knowl
     if (!embedding) {
       const model = await deps.model(kb.embeddingModelId);
       if (!model) throw new KnowledgeError('model_missing', `embedding model ${kb.embeddingModelId} of knowledge base ${id} not found`);
-      [embedding] = await embedTexts(deps.pool.get(model), model, [question], { signal: deps.signal });
+      [embedding] = await embedTexts(deps.pool.get(model), model, [question], { signal: deps.signal, telemetry: deps.telemetry });
       embeddings.set(kb.embeddingModelId, embedding);
     }
     for (const hit of await deps.source.search(id, embedding, kb.topK)) hits.push(hit.text);
@@ -93,7 +103,7 @@ async function retrieve(question: string, binding: NonNullable<RunRequest['knowl
     return hits;
   }
   try {
-    const scores = await rerank(model, question, hits.slice(0, LIMITS.rerankDocuments), { signal: deps.signal });
+    const scores = await rerank(model, question, hits.slice(0, LIMITS.rerankDocuments), { signal: deps.signal, telemetry: deps.telemetry });
     return [...scores]
       .sort((a, b) => b.relevanceScore - a.relevanceScore)
       .slice(0, binding.rerankTopK)
