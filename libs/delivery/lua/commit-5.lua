@@ -24,11 +24,40 @@
   ARGV[13] now, ms
   ARGV[14] stall, ms (as `take`'s ARGV[7])
 
+  ARGV[15] attempt of the events in the batch
+  ARGV[16] the last event seq in the batch (-1: none)
+
   Returns 1 when the session may have more to send (the lease is kept: call `take`), 2 when nothing
   is ready (the lease is released), or 0 when this replica lost the lease meanwhile (the next holder
   sends the batch again, byte for byte, and the platform's idempotency key absorbs the repeat).
+
+  A lease lost with the batch means the take that formed it is gone: a failover rolled Redis back to
+  before it, and the batch's events wait again. Its parts went out, so while no replica holds the
+  session the take is applied again here (its events leave the reply, the lease is taken back) and
+  the batch is recorded as usual: nothing is sent twice and no callback number is used again. A
+  replica that took the session meanwhile formed a batch of its own from the events: 0.
 ]]
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local holder = redis.call('GET', KEYS[2])
+if holder ~= ARGV[1] then
+  if redis.call('HEXISTS', KEYS[1], 'batch') == 1 then return 0 end
+  local last = tonumber(ARGV[16])
+  if not holder and tonumber(redis.call('HGET', KEYS[1], 'attempt') or '-1') == tonumber(ARGV[15]) then
+    local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
+    for seq = nxt, last do
+      local seal = redis.call('HGET', KEYS[1], 'e:' .. seq)
+      if seal then
+        local count = tonumber(string.sub(seal, 1, string.find(seal, '|', 1, true) - 1))
+        for i = 0, count - 1 do redis.call('HDEL', KEYS[1], 'p:' .. seq .. ':' .. i) end
+        redis.call('HDEL', KEYS[1], 'e:' .. seq)
+      end
+    end
+    if last >= nxt then redis.call('HSET', KEYS[1], 'next', last + 1) end
+    redis.call('HDEL', KEYS[1], 'gap')
+    redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+  else
+    return 0
+  end
+end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[1], 'batch', 'progress', 'bts')
 redis.call('HSET', KEYS[1], 'chunks', ARGV[3], 'open', ARGV[4], 'last', ARGV[5])

@@ -54,6 +54,45 @@ test('planBatch skips streamed snapshots superseded in the same batch, never fin
   assert.deepEqual(plan.send.map((s) => s.chunkOrdinal), [2, 4]);
 });
 
+test('a reply whose session turn cannot be ended at once (Redis failing over) is ended when it can', async () => {
+  const rec = recorder();
+  const calls: string[] = [];
+  let failuresLeft = 2;
+  const d = new Deliverer({
+    redis, prefix, adapters: [rec.adapter],
+    onReplyEnded: async (_r, q) => {
+      calls.push(q);
+      if (failuresLeft-- > 0) throw Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' });
+    },
+  });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  await handle(d, { queryId: q, attempt: 1, seq: 0, route: r, terminal: true }, chunk('the answer', true));
+  await settle(d);
+  for (let i = 0; i < 200 && calls.length < 3; i++) await delay(25);
+  assert.deepEqual(calls, [q, q, q], 'tried until it went through, then no more');
+  assert.deepEqual(rec.seen.map((x) => x.text), ['the answer'], 'the reply went out once');
+});
+
+test('ending a session turn that keeps failing gives up at its bound and leaves the rest flowing', async () => {
+  const rec = recorder();
+  let calls = 0;
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], endRetryMs: 300, onReplyEnded: async () => { calls++; throw new Error('still down'); } });
+  const r = route(`s-${randomUUID()}`);
+  await handle(d, { queryId: randomUUID(), attempt: 1, seq: 0, route: r, terminal: true }, chunk('first', true));
+  await settle(d);
+  // Past the bound (and well past, for a loaded machine) the attempts have stopped.
+  await delay(1_500);
+  const afterBound = calls;
+  assert.ok(afterBound >= 1 && afterBound <= 4, `tried ${afterBound} times within a 300 ms bound`);
+  await delay(500);
+  assert.equal(calls, afterBound, 'no attempt after the bound');
+  await handle(d, { queryId: randomUUID(), attempt: 1, seq: 0, route: r, terminal: true }, chunk('second', true));
+  await settle(d);
+  for (let i = 0; i < 200 && rec.seen.length < 2; i++) await delay(25);
+  assert.deepEqual(rec.seen.map((x) => x.text), ['first', 'second']);
+});
+
 test('events handled out of order on two replicas reach the platform in order, duplicates once', async () => {
   const rec = recorder();
   const a = new Deliverer({ redis, prefix, adapters: [rec.adapter] });

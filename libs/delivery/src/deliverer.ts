@@ -31,8 +31,13 @@ export interface DelivererOptions {
   logger?: DeliveryLogger;
   /** A part the platform did not take after all retries: record it on the query (QueryLog.failed). */
   onPermanentFailure?: (queryId: string, reason: string) => Promise<void>;
-  /** A reply's final part went out: the session may go on to its next message. */
+  /**
+   * A reply's final part went out: the session may go on to its next message. Safe to call again: a
+   * failure (Redis failing over) is retried for up to `endRetryMs`.
+   */
   onReplyEnded?: (route: ReplyRoute, queryId: string) => Promise<void>;
+  /** How long ending a reply's session turn is retried before the turn is left to its lease's TTL. */
+  endRetryMs?: number;
   /** How long a replica owns a session's sending without renewing. */
   leaseMs?: number;
   /** How often every replica looks for sessions whose sender died. Default: leaseMs. */
@@ -109,6 +114,7 @@ export class Deliverer {
   private readonly direct = new Map<string, Promise<unknown>>();
   private readonly awaiting = new Map<string, AwaitingEvent>();
   private readonly sentWaitMs: number;
+  private readonly endRetryMs: number;
   private sweeper: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly abort = new AbortController();
@@ -122,6 +128,7 @@ export class Deliverer {
     this.maxSessions = opts.maxConcurrentSessions ?? 512;
     this.takeOptions = { leaseMs: this.leaseMs, maxEntries: 256, gapMs: opts.gapMs ?? 15_000, stallMs: opts.stallMs ?? 15 * 60_000 };
     this.sentWaitMs = opts.sentWaitMs ?? 60_000;
+    this.endRetryMs = opts.endRetryMs ?? 60_000;
     // Every part being sent listens for the stop (one session at a time each): as many listeners as sessions.
     setMaxListeners(this.maxSessions + 16, this.abort.signal);
   }
@@ -319,7 +326,7 @@ export class Deliverer {
     const route = batch.entries.map((e) => (e.t === 'seal' ? e.route : e.part.route)).find((r) => r !== undefined);
     for (const queryId of passed) {
       this.logger.warn({ queryId, next: batch.queryId }, 'reply passed over: a later reply of its session went on, so its end was lost from Redis; ending its session turn again');
-      if (route) await this.opts.onReplyEnded?.(route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
+      if (route) await this.endTurn(route, queryId);
     }
   }
 
@@ -375,12 +382,46 @@ export class Deliverer {
       else handledElsewhere.push(event);
     }
     if (handledElsewhere.length) this.opts.announceSent?.(handledElsewhere);
-    const committed = await this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering);
+    // The parts went out: what they used (callback numbers) must be recorded even across a failover.
+    const seals = entries.filter((e): e is SealEntry => e.t === 'seal' && e.seq !== undefined);
+    const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)) };
+    const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
+    if (committed === undefined) return false;
     if (committed === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
-    if (terminal && committed !== 'lost') {
-      await this.opts.onReplyEnded?.(terminal.route, queryId).catch((err) => this.logger.error({ err, queryId }, 'could not end the reply'));
-    }
+    if (terminal && committed !== 'lost') await this.endTurn(terminal.route, queryId);
     return committed !== 'idle';
+  }
+
+  /**
+   * Ends the reply's session turn. A failover's connection errors must not leave the session's next
+   * message waiting for the lease's TTL: it is tried again, and given up, the TTL frees the session.
+   */
+  private async endTurn(route: ReplyRoute, queryId: string): Promise<void> {
+    const end = this.opts.onReplyEnded;
+    if (end) await this.retrying('end the reply', queryId, () => end(route, queryId));
+  }
+
+  /**
+   * Runs a Redis step that must happen after something went out to the platform, trying again while
+   * it fails (100 ms doubling to 2 s) for up to `endRetryMs`; undefined when it never went through
+   * (or this replica is stopping).
+   */
+  private async retrying<T>(what: string, queryId: string, step: () => Promise<T>): Promise<T | undefined> {
+    const deadline = Date.now() + this.endRetryMs;
+    for (let attempt = 1, wait = 100; ; attempt++, wait = Math.min(wait * 2, 2_000)) {
+      try {
+        const result = await step();
+        if (attempt > 1) this.logger.info({ queryId, attempts: attempt }, `could ${what} after retries`);
+        return result;
+      } catch (err) {
+        if (this.stopped || Date.now() + wait > deadline) {
+          this.logger.error({ err, queryId, attempts: attempt }, `could not ${what}; giving up`);
+          return undefined;
+        }
+        if (attempt === 1) this.logger.warn({ err, queryId }, `could not ${what}; trying again`);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   private async sendPart(

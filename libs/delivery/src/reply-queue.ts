@@ -163,13 +163,19 @@ export class ReplyQueue {
   /**
    * Records the batch as sent. `more`: the lease is kept and `take` may find more; `idle`: nothing is
    * ready and the lease was let go (no `take` needed); `lost`: this replica lost the lease meanwhile.
+   * A lease lost with the batch (Redis rolled back to before the take) while no replica holds the
+   * session is taken back and the batch recorded as usual. `events`: the attempt and the last event
+   * seq of the batch (-1 when it sealed none), whose take is then applied again.
    */
-  async commit(s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering): Promise<CommitOutcome> {
+  async commit(
+    s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering,
+    events: { attempt: number; lastSeq: number },
+  ): Promise<CommitOutcome> {
     const r = Number(await scripts.commit.run(
       this.redis,
       [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
-        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs],
+        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq],
     ));
     return r === 1 ? 'more' : r === 2 ? 'idle' : 'lost';
   }

@@ -1,0 +1,88 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { ReplyRoute } from '@conveyor/contracts';
+import { ReplyQueue } from './reply-queue.js';
+import type { QueuedPart } from './types.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+let redis: Redis;
+before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
+after(async () => {
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+const TAKE = { leaseMs: 5_000, maxEntries: 64, gapMs: 15_000, stallMs: 60_000 };
+
+function reply(sessionId: string) {
+  const route: ReplyRoute = { botId: 'b1', adapter: 'http-bot', sessionId, launcherType: 'person', launcherId: sessionId, senderId: 'u', replyTo: 'in_x' };
+  const part = (text: string, isFinal: boolean): QueuedPart => ({ route, reply: { message: [{ type: 'Plain', text }], isFinal, stream: false }, queryId: 'q', key: text });
+  return { route, part };
+}
+
+/** What a failover's partial loss does: every key of the session back to what it was at `snapshot`. */
+async function snapshot(keys: string[]): Promise<() => Promise<void>> {
+  const saved = await Promise.all(keys.map(async (k) => [k, await redis.dumpBuffer(k)] as const));
+  return async () => {
+    for (const [k, dump] of saved) {
+      await redis.del(k);
+      if (dump) await redis.restore(k, 0, dump);
+    }
+  };
+}
+
+async function formBatch(q: ReplyQueue, route: ReplyRoute, queryId: string, text: string) {
+  const { part } = reply(route.sessionId);
+  assert.equal(await q.enqueue(route, queryId, 1, 0, [{ ...part(text, true), queryId }], { t: 'seal', queryId, terminal: true, route, attempt: 1, seq: 0 }), 'stored');
+  const k = q.keys;
+  const rollBack = await snapshot([k.reply(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replySessionReplies(route), k.replyActiveSessions(route)]);
+  const taken = await q.take(route, 'replica-a', TAKE);
+  assert.equal(taken.kind, 'batch');
+  return { rollBack, taken };
+}
+
+const SHOWN_FINAL = { chunks: 0, open: false, last: '', finalSent: true, ended: true };
+
+test('a batch sent after the take that formed it was lost is recorded: its events leave the reply, its numbers stay used', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const { rollBack } = await formBatch(q, route, queryId, 'the answer');
+  // The parts went out (callback number 1); then the master died before the take reached its replica.
+  await rollBack();
+  assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'e:0'), 1, 'the event waits again');
+  const outcome = await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 });
+  assert.equal(outcome, 'idle', 'recorded as usual, nothing more to send');
+  const state = await redis.hgetall(q.keys.reply(route, queryId));
+  assert.equal(state['e:0'], undefined, 'the sent event is not taken again');
+  assert.equal(state.closed, '1');
+  assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), { seq: '1', final: '1' });
+  assert.deepEqual((await q.take(route, 'replica-b', TAKE)).kind, 'idle', 'a later take sends nothing twice');
+});
+
+test('when another replica formed its own batch of the rolled-back events, the batch is left to it', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const { rollBack } = await formBatch(q, route, queryId, 'the answer');
+  await rollBack();
+  assert.equal((await q.take(route, 'replica-b', TAKE)).kind, 'batch');
+  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 }), 'lost');
+  assert.equal(await redis.get(q.keys.replySessionSender(route)), 'replica-b', 'replica b keeps the session');
+});
+
+test('a batch another replica still holds is left to it (it resends it byte for byte)', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  await formBatch(q, route, queryId, 'the answer');
+  // The lease ran out and replica b holds the session with the same batch.
+  await redis.set(q.keys.replySessionSender(route), 'replica-b', 'PX', 5_000);
+  const before = await redis.hgetall(q.keys.replySessionSequence(route));
+  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 }), 'lost');
+  assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), before);
+  assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'batch'), 1);
+});
