@@ -4,8 +4,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { topology } from '@conveyor/contracts';
 import { repoRoot } from '../harness/services.js';
-import { BUS_METRICS } from '@conveyor/bus';
-import { METRIC_NAMES } from '@conveyor/telemetry';
 import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads, renderOverlay, type K8sObject } from './artifacts.js';
 import { prodSecrets } from './conformance.js';
 import { natsServerConfig } from './nats-config.js';
@@ -267,13 +265,9 @@ describe('Kubernetes manifests', () => {
           assert.deepEqual(pm.spec.selector.matchExpressions[0].values, SERVICES);
           assert.equal(pm.spec.podMetricsEndpoints[0].port, 'metrics');
           const rules = objects.find((o) => o.kind === 'PrometheusRule')!.spec.groups.flatMap((g: any) => g.rules);
-          const known = new Set<string>([...Object.values(BUS_METRICS), ...Object.values(METRIC_NAMES)].flatMap((n) => [n, `${n}_total`, `${n}_bucket`]));
-          known.add('up');
+          // That each metric and label an alert reads is exported: monitoring.test.ts, against the running services.
           const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
-          for (const r of rules) {
-            for (const metric of String(r.expr).match(/\b(conveyor_[a-z_]+|up)\b(?=[{\[ )]|$)/g) ?? []) assert.ok(known.has(metric), `${r.alert}: ${metric} is no metric Conveyor exports`);
-            assert.ok(operations.includes(r.alert), `${r.alert} is described in docs/OPERATIONS.md`);
-          }
+          for (const r of rules) assert.ok(operations.includes(r.alert), `${r.alert} is described in docs/OPERATIONS.md`);
           assert.ok(rules.length >= 5);
         });
 
