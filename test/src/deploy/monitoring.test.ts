@@ -120,6 +120,8 @@ describe('monitoring: dashboards and alerts', () => {
 
   test('the dashboards: unique uids, every panel a query of the provisioned Prometheus, laid out on the grid', () => {
     assert.ok(dashboards.length >= 4, dashboardFiles.join(', '));
+    const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+    for (const { json } of dashboards) assert.ok(operations.includes(`(\`${json.uid}\`)`), `${json.uid} is described in docs/OPERATIONS.md`);
     assert.equal(new Set(dashboards.map((d) => d.json.uid)).size, dashboards.length, 'uids are unique');
     for (const { file, json } of dashboards) {
       assert.equal(`${json.uid}.json`, file, 'the file is named by its uid');
