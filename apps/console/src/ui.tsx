@@ -74,7 +74,7 @@ export function Busy({ on, label }: { on: boolean; label?: string }) {
   return on ? <div className="busy" aria-busy="true">{label ?? t('common.loading')}</div> : null;
 }
 
-export function Field({ label, hint, children, htmlFor }: { label: string; hint?: string; children: ReactNode; htmlFor?: string }) {
+export function Field({ label, hint, children, htmlFor }: { label: string; hint?: ReactNode; children: ReactNode; htmlFor?: string }) {
   return (
     <div className="field">
       <label htmlFor={htmlFor}>{label}</label>

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import pg from 'pg';
 import { AdminApi, DeadLetter, QueryEnvelope } from '@conveyor/contracts';
 import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
@@ -13,6 +13,7 @@ import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
 import { startFakeMcpHttp, type FakeMcpHttp } from '../fakes/mcp-server.js';
+import { launchChromium, pinLocale } from './chromium.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 30_000;
@@ -71,11 +72,10 @@ describe('web console in Chromium', () => {
     });
     nc = await connect({ servers: NATS_URL });
     mcp = await startFakeMcpHttp();
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
+    // These tests read the console's English words; console-i18n.test.ts walks both languages.
+    await pinLocale(page, 'en');
     page.setDefaultTimeout(UI_TIMEOUT);
     // Every answer uses the pipeline's system prompt, so the page shows which prompt a reply was made with.
     sys.llm.setDefault((body) => ({ text: `Prompt said: ${systemPrompt(body)} ${Array.from({ length: 24 }, (_, i) => `w${i}`).join(' ')}`, tokensPerSecond: 12 }));
@@ -325,6 +325,7 @@ describe('web console in Chromium', () => {
     const created = await api.call('POST', '/users', { username: 'watcher', password: 'a viewer password', role: 'viewer' });
     assert.equal(created.status, 201);
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await pinLocale(context, 'en');
     try {
       const viewer = await context.newPage();
       viewer.setDefaultTimeout(UI_TIMEOUT);
@@ -411,10 +412,7 @@ describe('web console first start in Chromium', () => {
   before(async () => {
     sys = await startTestSystem({ startServices: false });
     admin = await startAdmin(sys, { CONVEYOR_ADMIN_PASSWORD: '' });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -425,6 +423,7 @@ describe('web console first start in Chromium', () => {
   test('the setup link creates the first admin, who stays signed in across a reload until signing out; an unconfigured debug chat says so', async () => {
     const match = await waitUntil('the setup link in the admin log', () => /\/setup#token=(\S+)/.exec(admin.logs.join('\n')) ?? undefined, UI_TIMEOUT);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await pinLocale(page, 'en');
     page.setDefaultTimeout(UI_TIMEOUT);
     await page.goto(`${admin.url}/setup#token=${match[1]}`);
     const form = page.locator('form[aria-label="Create the first admin"]');

@@ -350,7 +350,7 @@ export const en = {
   'tokens.createdNote': 'Token {name} created.',
   'tokens.revokeConfirm': 'Revoke token {name}? Whatever uses it stops working.',
   'tokens.revoked': 'Token {name} revoked.',
-  'tokens.copySecret': 'Copy the secret of {name} now; it is not shown again. Send it as',
+  'tokens.copySecret': 'Copy the secret of {name} now; it is not shown again. Send it as {header}',
   'tokens.done': 'Done',
   'tokens.role': 'Role',
   'tokens.createdBy': 'Created by',

@@ -350,7 +350,7 @@ export const zhHans: Catalog = {
   'tokens.createdNote': '令牌 {name} 已创建。',
   'tokens.revokeConfirm': '吊销令牌 {name}？使用它的一切都将停止工作。',
   'tokens.revoked': '令牌 {name} 已吊销。',
-  'tokens.copySecret': '请立即复制 {name} 的密钥；它不会再次显示。请以如下请求头发送：',
+  'tokens.copySecret': '请立即复制 {name} 的密钥；它不会再次显示。请以如下请求头发送：{header}',
   'tokens.done': '完成',
   'tokens.role': '角色',
   'tokens.createdBy': '创建者',

@@ -1,7 +1,10 @@
 // The chosen language for the whole console: a context every component reads its words from, the
 // switcher (in the sidebar and on the sign-in page), and <html lang> and the title kept in step.
-import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { LOCALE_NAMES, LOCALE_STORAGE_KEY, LOCALES, createTranslator, detectLocale, isLocale, type Locale, type Translator } from './i18n.js';
+import { Fragment, createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { z } from 'zod';
+import zodEnglish from 'zod/v4/locales/en.js';
+import zodChinese from 'zod/v4/locales/zh-CN.js';
+import { LOCALE_NAMES, LOCALE_STORAGE_KEY, LOCALES, createTranslator, detectLocale, isLocale, type Locale, type MessageKey, type Params, type Translator } from './i18n.js';
 
 interface I18nState extends Translator {
   setLocale: (next: Locale) => void;
@@ -21,21 +24,26 @@ export function initialLocale(): Locale {
   return detectLocale(storedLocale(), navigator.languages ?? [navigator.language]);
 }
 
+/** zod's own wording of its issues (the browser's check of a pipeline config), per language. */
+const ZOD_LOCALES: Record<Locale, () => Parameters<typeof z.config>[0]> = { en: zodEnglish, 'zh-Hans': zodChinese };
+
 const I18nContext = createContext<I18nState | null>(null);
 
 export function I18nProvider({ children }: { children: ReactNode }) {
   const [locale, setLocaleState] = useState<Locale>(initialLocale);
-  const state = useMemo<I18nState>(() => ({
-    ...createTranslator(locale),
-    setLocale: (next) => {
+  const state = useMemo<I18nState>(() => {
+    // Set before the pages render, so the issues they compute are worded in the new language.
+    z.config(ZOD_LOCALES[locale]());
+    const setLocale = (next: Locale) => {
       try {
         localStorage.setItem(LOCALE_STORAGE_KEY, next);
       } catch {
         // Not stored: the choice lasts for this page only.
       }
       setLocaleState(next);
-    },
-  }), [locale]);
+    };
+    return { ...createTranslator(locale), setLocale };
+  }, [locale]);
   useEffect(() => {
     document.documentElement.lang = locale;
     document.title = state.t('app.title');
@@ -58,4 +66,22 @@ export function LanguageSwitch() {
       {LOCALES.map((l) => <option key={l} value={l} lang={l} translate="no">{LOCALE_NAMES[l]}</option>)}
     </select>
   );
+}
+
+/**
+ * A message with elements in its placeholders (code, a link), where the language decides the word
+ * order: `{example}` in "e.g. {example}" becomes the element given for `example`.
+ */
+export function richText<K extends MessageKey>(i18n: Translator, key: K, nodes: Record<keyof Params<K>, ReactNode>): ReactNode {
+  const text = i18n.lookup(key) ?? key;
+  const byName: Record<string, ReactNode> = nodes;
+  return text.split(/(\{[A-Za-z][A-Za-z0-9]*\})/).map((part, i) => {
+    const name = /^\{([A-Za-z][A-Za-z0-9]*)\}$/.exec(part)?.[1];
+    return <Fragment key={i}>{name !== undefined && name in byName ? byName[name] : part}</Fragment>;
+  });
+}
+
+/** An identifier inside a sentence: code type, never translated. */
+export function Code({ children }: { children: ReactNode }) {
+  return <code translate="no">{children}</code>;
 }

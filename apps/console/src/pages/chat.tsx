@@ -6,7 +6,7 @@ import { apiUrl, describeError, listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { SseParser } from '../lib/sse.js';
 import { Busy, ErrorNote, Field, PageHeader, useLoad } from '../ui.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 /** How long a sent message may wait for its first part before the chat says so. */
 const REPLY_TIMEOUT_MS = 120_000;
@@ -45,7 +45,8 @@ export function DebugChat({ route }: { route: Route }) {
   const candidates = (bots.data?.items ?? []).filter((b) => b.pipelineId === pipelineId);
   const botId = candidates.find((b) => b.id === route.params.bot)?.id ?? candidates.find((b) => b.enabled)?.id ?? '';
   const go = (params: Record<string, string | undefined>) => { location.hash = formatRoute({ page: 'chat', params }); };
-  const { t } = useI18n();
+  const i18n = useI18n();
+  const { t } = i18n;
 
   return (
     <section className="chat-page">
@@ -65,7 +66,7 @@ export function DebugChat({ route }: { route: Route }) {
         </Field>
       </div>
       {bots.data && pipelineId && !botId ? (
-        <p className="note error">{t('chat.noBot', { id: pipelineId })} <a href={formatRoute({ page: 'bots', id: 'new' })}>{t('chat.createOne')}</a> {t('chat.noBotAfter')}</p>
+        <p className="note error">{richText(i18n, 'chat.noBot', { id: <Code>{pipelineId}</Code> })} <a href={formatRoute({ page: 'bots', id: 'new' })}>{t('chat.createOne')}</a> {t('chat.noBotAfter')}</p>
       ) : null}
       {botId ? <ChatWindow key={botId} botId={botId} /> : null}
     </section>
@@ -177,7 +178,7 @@ function ChatWindow({ botId }: { botId: string }) {
   return (
     <div className="chat">
       <div className="chat-status">
-        <span className={connected ? 'dot on' : 'dot'} /> {connected ? t('chat.connected') : t('chat.connecting')} {sessionId ? <span className="muted mono">{t('chat.session', { id: sessionId })}</span> : null}
+        <span className={connected ? 'dot on' : 'dot'} /> {connected ? t('chat.connected') : t('chat.connecting')} {sessionId ? <span className="muted mono">{richText(i18n, 'chat.session', { id: <span translate="no">{sessionId}</span> })}</span> : null}
         <button type="button" className="link" onClick={() => void reset()}>{t('chat.reset')}</button>
       </div>
       <div className="chat-log" ref={log} aria-live="polite">

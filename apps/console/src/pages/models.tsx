@@ -5,7 +5,7 @@ import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
 import type { Translator } from '../i18n/i18n.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 const ABILITIES = AdminApi.ModelAbility.options;
 
@@ -133,7 +133,7 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
           {keyMode === 'key' ? <input id="model-api-key" type="password" autoComplete="off" placeholder="sk-…" value={apiKey} onChange={(e) => setApiKey(e.target.value)} aria-label={t('models.apiKey')} /> : null}
           {keyMode === 'env' ? <input id="model-api-key-env" placeholder="OPENAI_API_KEY" value={apiKeyEnv} onChange={(e) => setApiKeyEnv(e.target.value)} aria-label={t('models.keyVariable')} /> : null}
         </fieldset>
-        <Field label={t('models.extra')} htmlFor="model-extra" hint={t('models.extraHint', { example: '{"temperature": 0.2}' })}>
+        <Field label={t('models.extra')} htmlFor="model-extra" hint={richText(i18n, 'models.extraHint', { example: <Code>{'{"temperature": 0.2}'}</Code> })}>
           <textarea id="model-extra" rows={3} className="mono" value={extraArgs} onChange={(e) => setExtraArgs(e.target.value)} />
         </Field>
         <div className="buttons">

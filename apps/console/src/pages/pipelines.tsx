@@ -8,7 +8,7 @@ import { formatRoute, type Route } from '../lib/routes.js';
 import { isRecord } from '../lib/schema-form.js';
 import { ConfigForm, usePipelineFields } from '../pipeline-form.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 export function Pipelines({ route, canWrite }: { route: Route; canWrite: boolean }) {
   if (route.id === 'new') return <NewPipeline canWrite={canWrite} />;
@@ -111,7 +111,8 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
   const { t } = i18n;
 
   // The browser's check runs on every edit, with the schema the services use.
-  const local = useMemo(() => parsePipelineConfig(config), [config]);
+  // Recomputed on a language change too: zod words the issues in the chosen language.
+  const local = useMemo(() => parsePipelineConfig(config), [config, i18n.locale]);
   const issues = useMemo(() => new Map(local.ok ? [] : local.issues.map((i) => [i.path, i.reason])), [local]);
   const stageList = stages.split('\n').map((s) => s.trim()).filter(Boolean);
   const conflict = save.error instanceof ApiError && save.error.code === 'version_conflict';
@@ -188,7 +189,7 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
           )}
         <details>
           <summary>{t('pipelines.stagesAndExtensions')}</summary>
-          <Field label={t('pipelines.stages')} htmlFor="pipeline-stages" hint={t('pipelines.stagesHint', { stages: DEFAULT_PIPELINE_STAGES.join(', ') })}>
+          <Field label={t('pipelines.stages')} htmlFor="pipeline-stages" hint={richText(i18n, 'pipelines.stagesHint', { stages: <Code>{DEFAULT_PIPELINE_STAGES.join(', ')}</Code> })}>
             <textarea id="pipeline-stages" className="mono" translate="no" rows={Math.max(4, stageList.length + 1)} value={stages} disabled={!canWrite} onChange={(e) => setStages(e.target.value)} />
           </Field>
           <Field label={t('pipelines.prefs')} htmlFor="pipeline-prefs">

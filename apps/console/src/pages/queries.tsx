@@ -1,6 +1,6 @@
 // The query log: filters in the URL (so a filtered view can be shared), newest first, paged; one
 // query's timeline and its trace.
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
@@ -8,7 +8,7 @@ import { queryTimeline, type TimelineStep } from '../lib/stats.js';
 import { traceUrl } from '../lib/trace-link.js';
 import { Busy, ErrorNote, Field, PageHeader, useLoad } from '../ui.js';
 import type { Translator } from '../i18n/i18n.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 const FILTERS = ['botId', 'status', 'launcherType', 'launcherId', 'from', 'to'] as const;
 const STATUSES = AdminApi.QueryStatus.options;
@@ -20,11 +20,12 @@ export function statusLabel(i18n: Translator, status: string): string {
   return i18n.lookup(`status.${status}`) ?? status;
 }
 
-function stepLabel(i18n: Translator, s: TimelineStep): string {
+function stepLabel(i18n: Translator, s: TimelineStep): ReactNode {
   switch (s.step) {
     case 'received': return i18n.t('queries.step.received');
     case 'started': return i18n.t('queries.step.started');
-    case 'failed': return s.error ? i18n.t('queries.step.failedWith', { error: s.error }) : i18n.t('queries.step.failed');
+    // The error is the service's own text, shown as it was recorded.
+    case 'failed': return s.error ? richText(i18n, 'queries.step.failedWith', { error: <span translate="no">{s.error}</span> }) : i18n.t('queries.step.failed');
     case 'finished': return i18n.t('queries.step.finished', { status: statusLabel(i18n, s.status) });
   }
 }
@@ -167,7 +168,7 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
       <details className="settings">
         <summary>{t('queries.traceLinks')}</summary>
         <form onSubmit={(e) => { e.preventDefault(); setTemplate(templateText.trim()); }}>
-          <Field label={t('queries.traceTemplate')} htmlFor="trace-template" hint={t('queries.traceTemplateHint', { placeholder: '{traceId}', example: 'http://localhost:16686/trace/{traceId}' })}>
+          <Field label={t('queries.traceTemplate')} htmlFor="trace-template" hint={richText(i18n, 'queries.traceTemplateHint', { placeholder: <Code>{'{traceId}'}</Code>, example: <Code>http://localhost:16686/trace/{'{traceId}'}</Code> })}>
             <input id="trace-template" className="mono" value={templateText} onChange={(e) => setTemplateText(e.target.value)} />
           </Field>
           <button type="submit">{t('queries.use')}</button>

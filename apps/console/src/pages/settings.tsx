@@ -4,7 +4,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { request } from '../lib/api.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 type Enable = 'default' | 'on' | 'off';
 
@@ -42,7 +42,8 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
   const loaded = useLoad(() => request('GET', '/settings', AdminApi.InstanceSettings), []);
   const [draft, setDraft] = useState<Draft>();
   const action = useAction();
-  const { t, dateTime } = useI18n();
+  const i18n = useI18n();
+  const { t, dateTime } = i18n;
   useEffect(() => {
     if (loaded.data) setDraft(draftOf(loaded.data));
   }, [loaded.data]);
@@ -71,20 +72,20 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
         <form aria-label={t('settings.form')} onSubmit={save}>
           <fieldset disabled={!canWrite}>
             <legend>{t('settings.commands')}</legend>
-            <Field label={t('settings.commands')} htmlFor="settings-command-enable" hint={t('settings.commandsHint', { key: 'command.enable', env: 'COMMAND_ENABLE' })}>
+            <Field label={t('settings.commands')} htmlFor="settings-command-enable" hint={richText(i18n, 'settings.commandsHint', { key: <Code>command.enable</Code>, env: <Code>COMMAND_ENABLE</Code> })}>
               <select id="settings-command-enable" value={draft.enable} onChange={(e) => set({ enable: e.target.value === 'on' ? 'on' : e.target.value === 'off' ? 'off' : 'default' })}>
                 <option value="default">{t('settings.default')}</option>
                 <option value="on">{t('settings.on')}</option>
                 <option value="off">{t('settings.off')}</option>
               </select>
             </Field>
-            <Field label={t('settings.prefixes')} htmlFor="settings-command-prefix" hint={t('settings.prefixesHint', { key: 'command.prefix', env: 'COMMAND_PREFIX' })}>
+            <Field label={t('settings.prefixes')} htmlFor="settings-command-prefix" hint={richText(i18n, 'settings.prefixesHint', { key: <Code>command.prefix</Code>, env: <Code>COMMAND_PREFIX</Code> })}>
               <input id="settings-command-prefix" value={draft.prefix} onChange={(e) => set({ prefix: e.target.value })} />
             </Field>
           </fieldset>
           <fieldset disabled={!canWrite}>
             <legend>{t('settings.banWords')}</legend>
-            <Field label={t('settings.storeBanWords')} htmlFor="settings-banwords-on" hint={t('settings.storeBanWordsHint', { env: 'CONVEYOR_BAN_WORDS_FILE' })}>
+            <Field label={t('settings.storeBanWords')} htmlFor="settings-banwords-on" hint={richText(i18n, 'settings.storeBanWordsHint', { env: <Code>CONVEYOR_BAN_WORDS_FILE</Code> })}>
               <input id="settings-banwords-on" type="checkbox" checked={draft.storeBanWords} onChange={(e) => set({ storeBanWords: e.target.checked })} />
             </Field>
             {draft.storeBanWords ? (

@@ -4,7 +4,7 @@ import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
-import { useI18n } from '../i18n/react.js';
+import { Code, richText, useI18n } from '../i18n/react.js';
 
 export function Tokens() {
   const list = useLoad((signal) => listAll('/tokens', AdminApi.ApiToken, { signal }), []);
@@ -13,7 +13,8 @@ export function Tokens() {
   const [role, setRole] = useState<AdminApi.Role>('viewer');
   const [days, setDays] = useState('');
   const [created, setCreated] = useState<AdminApi.ApiTokenCreated>();
-  const { t, dateTime } = useI18n();
+  const i18n = useI18n();
+  const { t, dateTime } = i18n;
 
   const create = (e: FormEvent) => {
     e.preventDefault();
@@ -45,7 +46,7 @@ export function Tokens() {
       <DoneNote text={action.done} />
       {created ? (
         <div className="note ok" id="token-created">
-          <p>{t('tokens.copySecret', { name: created.token.name })} <span className="mono" translate="no">Authorization: Bearer …</span></p>
+          <p>{richText(i18n, 'tokens.copySecret', { name: <Code>{created.token.name}</Code>, header: <Code>Authorization: Bearer …</Code> })}</p>
           <pre id="token-secret" translate="no">{created.secret}</pre>
           <button onClick={() => setCreated(undefined)}>{t('tokens.done')}</button>
         </div>

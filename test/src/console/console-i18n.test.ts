@@ -1,0 +1,300 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import type { Browser, Page } from 'playwright-core';
+import pg from 'pg';
+import { AdminApi, DeadLetter, QueryEnvelope } from '@conveyor/contracts';
+import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
+import type { RunningService } from '../harness/services.js';
+import { route } from '../harness/events.js';
+import { uniqueName } from '../harness/ids.js';
+import { waitUntil } from '../harness/wait.js';
+import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
+import { launchChromium, pinLocale, type ConsoleLocale } from './chromium.js';
+
+/** Generous: several services share two loaded cores with the browser. */
+const UI_TIMEOUT = 30_000;
+
+/**
+ * Words a Chinese page may show in Latin letters: product, protocol and vendor names that Chinese
+ * UIs (LangBot's among them) keep as they are, and the key placeholder of the model form.
+ */
+const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk']);
+
+/** An identifier in a sentence rather than a word: an environment variable, a dotted config key, a template placeholder (addresses are taken out before). */
+const CODE_LIKE = [/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/, /^[a-z][a-z-]*(\.[a-z-]+)+$/, /^\{[A-Za-z]+\}$/];
+
+/**
+ * The page's visible words for a reader: text nodes of rendered elements (a closed select's options
+ * count, being what the reader picks from), placeholders, titles and accessible names. Left out:
+ * whatever the console marks `translate="no"` (data and identifiers: ids, names, JSON, LangBot's
+ * config keys, the bot's and the user's chat messages) and the contents of text areas (values being
+ * edited).
+ */
+const COLLECT_TEXT = `(() => {
+  const out = [];
+  const excluded = (el) => el.closest('[translate="no"], script, style, textarea, noscript');
+  const shown = (el) => {
+    const box = el.closest('option') ? el.closest('select') : el;
+    return box !== null && box.checkVisibility({ visibilityProperty: true });
+  };
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    if (!el || excluded(el) || !shown(el)) continue;
+    const text = (n.textContent || '').trim();
+    if (text) out.push(text);
+  }
+  for (const el of document.body.querySelectorAll('[placeholder], [title], [aria-label]')) {
+    if (excluded(el) || !shown(el)) continue;
+    for (const a of ['placeholder', 'title', 'aria-label']) {
+      const v = el.getAttribute(a);
+      if (v && v.trim()) out.push(v.trim());
+    }
+  }
+  return out;
+})()`;
+
+/** Latin-letter words of a Chinese page that are neither kept names, identifiers nor the test's data. */
+function untranslatedInChinese(texts: readonly string[], data: ReadonlySet<string>): string[] {
+  const found = new Set<string>();
+  for (const raw of texts) {
+    let text = raw;
+    // The data may contain spaces or punctuation (a bot's name): taken out whole, longest first.
+    for (const d of [...data].sort((a, b) => b.length - a.length)) text = text.split(d).join(' ');
+    text = text.replace(/https?:\/\/\S+/g, ' ');
+    for (const token of text.match(/[A-Za-z{][A-Za-z0-9_{}]*(?:[-.:/@][A-Za-z0-9_{}]+)*/g) ?? []) {
+      if (KEPT_IN_CHINESE.has(token) || CODE_LIKE.some((re) => re.test(token))) continue;
+      found.add(`${token}  ← "${raw}"`);
+    }
+  }
+  return [...found];
+}
+
+/** Chinese characters (and CJK punctuation) on an English page. */
+function untranslatedInEnglish(texts: readonly string[]): string[] {
+  return texts.filter((t) => /[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]/.test(t));
+}
+
+/** Every console page in Chromium, in Simplified Chinese and in English, with none of the other language's words. */
+describe('web console in Chinese and English', () => {
+  let sys: TestSystem;
+  let admin: RunningService;
+  let browser: Browser;
+  let nc: NatsConnection;
+  let api: AdminClient;
+  const webChatToken = uniqueName('webchat-token-');
+  const modelId = uniqueName('i18n-model-');
+  const pipelineId = uniqueName('i18n-pipeline-');
+  const pipelineName = uniqueName('i18n pipeline ');
+  const botName = uniqueName('i18n bot ');
+  const mcpId = uniqueName('i18n-mcp-');
+  const reader = uniqueName('reader');
+  const succeededQuery = `q-i18n-ok-${randomUUID()}`;
+  const failedQuery = `q-i18n-failed-${randomUUID()}`;
+  let botId = '';
+  /** Every name and id of the system's rows, which pages show as they are. */
+  const data = new Set<string>();
+
+  before(async () => {
+    sys = await startTestSystem({ serviceEnv: { WEBCHAT_ENABLED: 'true', WEBCHAT_TOKEN: webChatToken } });
+    admin = await startAdmin(sys, { ADMIN_INGRESS_URL: sys.services.get('ingress').url, WEBCHAT_TOKEN: webChatToken });
+    nc = await connect({ servers: NATS_URL });
+    browser = await launchChromium();
+    sys.llm.setDefault(() => ({ text: 'An answer from the fake model.', tokensPerSecond: 50 }));
+
+    api = new AdminClient(admin.url);
+    await api.login();
+    const must = async (method: string, path: string, body?: unknown, headers?: Record<string, string>) => {
+      const answer = await api.call(method, path, body, headers);
+      assert.ok(answer.status >= 200 && answer.status < 300, `${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+      return answer.body;
+    };
+    await must('POST', '/models', { id: modelId, baseUrl: sys.llm.url, model: 'fake-model', apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM' });
+    const created = await must('POST', '/pipelines', { id: pipelineId, name: pipelineName, config: {} });
+    await must('PATCH', `/pipelines/${pipelineId}`, { config: { ...created.config, ai: { ...created.config.ai, runner: { runner: 'local-agent' }, 'local-agent': { ...created.config.ai?.['local-agent'], model: modelId } } } }, { 'if-match': String(created.version) });
+    botId = (await must('POST', '/bots', { name: botName, adapter: 'http-bot', adapterConfig: { inbound_secret: 'i18n-inbound-secret', callback_url: `${sys.callbacks.url}/callback` }, pipelineId, enabled: true })).id;
+    await must('POST', '/mcp-servers', { id: mcpId, transport: 'http', config: { url: 'http://127.0.0.1:9/mcp' }, enabled: false });
+    await must('POST', '/users', { username: reader, password: 'a reader password', role: 'viewer' });
+
+    // A dead letter, as the dead-letter stream keeps one a consumer gave up on.
+    const envelope = QueryEnvelope.parse({ v: 1, queryId: randomUUID(), receivedAt: new Date().toISOString(), route: route(sys.botId, uniqueName('i18n-session-')), senderName: 'Dead letter', messageChain: [{ type: 'Plain', text: 'a question' }] });
+    await jetstream(nc).publish(sys.topology.subjects.deadLetter('orchestrator'), JSON.stringify(DeadLetter.parse({
+      v: 1, source: 'orchestrator', stream: sys.topology.streams.queries.name, subject: sys.topology.subjects.query(sys.botId), deliveryCount: 5, reason: 'max_deliver',
+      error: 'the orchestrator gave up', payloadBase64: Buffer.from(JSON.stringify(envelope)).toString('base64'), payloadTruncated: false, failedAt: new Date().toISOString(),
+    })));
+
+    // A finished query and a failed one, so the query log and a timeline have every kind of step.
+    const db = new pg.Client({ connectionString: sys.db.url });
+    await db.connect();
+    try {
+      await db.query(
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "status", "receivedAt", "startedAt", "finishedAt", "traceId", "traceSampled")
+         VALUES ($1, $2, $3, 'person', 'u1', 'succeeded', now() - interval '2 seconds', now() - interval '1900 milliseconds', now() - interval '1 second', $4, true)`,
+        [succeededQuery, botId, pipelineId, 'cd'.repeat(16)],
+      );
+      await db.query(
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "status", "receivedAt", "startedAt", "finishedAt", "error", "traceId", "traceSampled")
+         VALUES ($1, $2, $3, 'group', 'g1', 'failed', now() - interval '3 seconds', now() - interval '2900 milliseconds', now() - interval '2 seconds', 'model down', $4, false)`,
+        [failedQuery, botId, pipelineId, 'ef'.repeat(16)],
+      );
+    } finally {
+      await db.end();
+    }
+
+    for (const path of ['/models', '/pipelines', '/bots', '/mcp-servers', '/users']) {
+      for (const row of (await must('GET', path)).items as { id?: string; name?: string; username?: string; pipelineId?: string }[]) {
+        for (const v of [row.id, row.name, row.username, row.pipelineId]) if (v) data.add(v);
+      }
+    }
+    for (const v of [succeededQuery, failedQuery, 'admin', 'fake-model', 'CONVEYOR_KEY_E2E_LLM']) data.add(v);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await nc?.close();
+    await sys?.stop();
+  });
+
+  /** Fails with every untranslated word of the page as it is now. */
+  async function expectOneLanguage(page: Page, locale: ConsoleLocale, where: string): Promise<void> {
+    // Folded parts are opened, so their labels are read too.
+    await page.evaluate(`document.querySelectorAll('details').forEach((d) => { d.open = true; })`);
+    const texts: string[] = await page.evaluate(COLLECT_TEXT);
+    assert.ok(texts.length > 3, `${where}: the page shows text`);
+    const wrong = locale === 'zh-Hans' ? untranslatedInChinese(texts, data) : untranslatedInEnglish(texts);
+    assert.deepEqual(wrong, [], `${where} in ${locale}: untranslated text`);
+    assert.equal(await page.evaluate('document.documentElement.lang'), locale);
+  }
+
+  const notBusy = (page: Page) => waitUntil('the page to finish loading', async () => (await page.locator('.busy').count()) === 0, UI_TIMEOUT, 100);
+
+  for (const locale of ['zh-Hans', 'en'] as const) {
+    test(`every page in ${locale}: no word of the other language, <html lang> set`, async () => {
+      const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: locale === 'en' ? 'zh-CN' : 'en-US' });
+      // The stored choice wins over the browser's languages (set to the other one here).
+      await pinLocale(context, locale);
+      const page = await context.newPage();
+      page.setDefaultTimeout(UI_TIMEOUT);
+      page.on('dialog', (d) => void d.accept());
+      const visit = async (hash: string, ready: string, where = hash) => {
+        await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+        await page.locator(ready).first().waitFor();
+        await notBusy(page);
+        await expectOneLanguage(page, locale, where);
+      };
+      try {
+        await page.goto(`${admin.url}/`);
+        await page.locator('#username').waitFor();
+        await expectOneLanguage(page, locale, 'sign-in');
+        await page.fill('#username', 'admin');
+        await page.fill('#password', ADMIN_PASSWORD);
+        await page.click('main.signin button[type=submit]');
+        await page.locator('nav.sidebar').waitFor();
+
+        await visit('#/dashboard', '#stat-rate');
+        await visit('#/models', `tr[data-id="${modelId}"]`);
+        await visit('#/models/new', '#model-id');
+        await visit(`#/models/${modelId}`, '#model-name');
+        await visit('#/pipelines', `tr[data-id="${pipelineId}"]`);
+        await visit('#/pipelines/new', '#pipeline-id');
+        await visit(`#/pipelines/${pipelineId}`, '#pipeline-check');
+        await page.click('button[role=tab] >> nth=1');
+        await page.locator('#pipeline-json').waitFor();
+        await expectOneLanguage(page, locale, 'pipeline raw JSON');
+        await visit('#/bots', `tr[data-id="${botId}"]`);
+        await visit('#/bots/new', '#bot-settings');
+        await visit(`#/bots/${botId}`, '.meta');
+        await visit('#/mcp-servers', `tr[data-id="${mcpId}"]`);
+        await visit('#/mcp-servers/new', '#mcp-id');
+        await visit(`#/mcp-servers/${mcpId}`, '.meta');
+        await visit('#/queries', `tr[data-id="${failedQuery}"]`);
+        await visit(`#/queries/${succeededQuery}`, '.timeline li >> nth=2');
+        await visit(`#/queries/${failedQuery}`, '.timeline li.failed');
+        await visit('#/dead-letters', 'article.dead-letter');
+
+        await visit(`#/chat?pipeline=${encodeURIComponent(pipelineId)}`, '.chat-status .dot.on');
+        await page.fill('#chat-text', `hello in ${locale}`);
+        await page.click('#chat-send');
+        await page.locator('.msg.bot:not(.streaming) a.msg-query').waitFor();
+        await expectOneLanguage(page, locale, 'chat with an answer');
+        await page.click('.chat-status button');
+        await page.locator('.msg.system').waitFor();
+        await expectOneLanguage(page, locale, 'chat after a reset');
+
+        await visit('#/settings', '#settings-command-prefix');
+        if (!(await page.isChecked('#settings-banwords-on'))) await page.check('#settings-banwords-on');
+        await page.locator('#settings-banwords-words').waitFor();
+        await expectOneLanguage(page, locale, 'settings with ban words');
+
+        await visit('#/users', `tr[data-id="${reader}"]`);
+        // Disabled in one run, enabled again in the other: either way a note in the page's language.
+        await page.locator(`tr[data-id="${reader}"] button >> nth=1`).click();
+        await page.locator('.note.ok').waitFor();
+        await expectOneLanguage(page, locale, 'users with a note');
+
+        await visit('#/tokens', '#token-name');
+        await page.fill('#token-name', `i18n token ${locale}`);
+        data.add(`i18n token ${locale}`);
+        await page.click('form:has(#token-name) button[type=submit]');
+        await page.locator('#token-secret').waitFor();
+        await page.locator(`tr:has-text("i18n token ${locale}")`).waitFor();
+        await expectOneLanguage(page, locale, 'tokens with a new one');
+
+        await visit('#/audit', 'tr[data-resource]');
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  test("with nothing stored the browser's language decides; the switcher changes every word and is remembered", async () => {
+    const chinese = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'zh-CN' });
+    const english = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'en-GB' });
+    try {
+      const page = await chinese.newPage();
+      page.setDefaultTimeout(UI_TIMEOUT);
+      await page.goto(`${admin.url}/`);
+      await page.locator('#username').waitFor();
+      assert.equal(await page.evaluate('document.documentElement.lang'), 'zh-Hans');
+      assert.equal(await page.textContent('main.signin h1'), 'Conveyor 控制台');
+      assert.equal(await page.title(), 'Conveyor 控制台');
+
+      await page.selectOption('#language', 'en');
+      await page.locator('main.signin h1', { hasText: 'Conveyor console' }).waitFor();
+      assert.equal(await page.evaluate('document.documentElement.lang'), 'en');
+      await page.reload();
+      await page.locator('main.signin h1', { hasText: 'Conveyor console' }).waitFor();
+
+      // Signed in, the switcher in the sidebar changes the page in place.
+      await page.fill('#username', 'admin');
+      await page.fill('#password', ADMIN_PASSWORD);
+      await page.click('main.signin button[type=submit]');
+      await page.locator('nav.sidebar a', { hasText: 'Dashboard' }).waitFor();
+      await page.selectOption('nav.sidebar #language', 'zh-Hans');
+      await page.locator('nav.sidebar a', { hasText: '仪表盘' }).waitFor();
+      await page.locator('main.content h1', { hasText: '仪表盘' }).waitFor();
+      assert.equal(await page.evaluate('document.documentElement.lang'), 'zh-Hans');
+
+      const other = await english.newPage();
+      other.setDefaultTimeout(UI_TIMEOUT);
+      await other.goto(`${admin.url}/`);
+      await other.locator('main.signin h1', { hasText: 'Conveyor console' }).waitFor();
+      assert.equal(await other.evaluate('document.documentElement.lang'), 'en');
+    } finally {
+      await chinese.close();
+      await english.close();
+    }
+  });
+});
+
+describe('finding untranslated text', () => {
+  test('Latin words on a Chinese page are caught unless names, identifiers or data; Chinese on an English page is caught', () => {
+    const data = new Set(['i18n bot 1a2b', 'admin']);
+    assert.deepEqual(untranslatedInChinese(['机器人 i18n bot 1a2b', 'admin（管理员）', '兼容 OpenAI 的接口，例如 https://api.openai.com/v1', '默认：编排器的 COMMAND_ENABLE', 'LangBot 的 command.enable'], data), []);
+    assert.deepEqual(untranslatedInChinese(['保存', 'Refresh'], data), ['Refresh  ← "Refresh"']);
+    assert.deepEqual(untranslatedInEnglish(['Save', '保存']), ['保存']);
+  });
+});
