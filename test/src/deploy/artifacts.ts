@@ -196,6 +196,8 @@ export interface MountedFile {
   path: string;
   content: Buffer;
   mode: number;
+  /** Where the kubelet takes it from (a Kubernetes ConfigMap or Secret volume). */
+  source?: { kind: 'ConfigMap' | 'Secret'; name: string; key: string };
 }
 
 export interface Container {
@@ -236,6 +238,12 @@ export interface Workload {
   dependsOn: { name: string; condition: string }[];
   /** Network names other workloads reach it by. */
   hostnames: string[];
+  /**
+   * The pod's own loopback address, for pods of one StatefulSet that listen on the same ports (a pod
+   * has a network namespace of its own; here they share one): its names resolve to it and it binds
+   * to it. Without one, 127.0.0.1.
+   */
+  address?: string;
 }
 
 /** What a stage has at /app: the role tree its COPY takes from the role-trees stage, else the whole build. */
@@ -338,127 +346,137 @@ export function kubeWorkloads(source: string, objects: K8sObject[], stages: Map<
     const where = `${source} ${o.kind}/${o.metadata.name}`;
     const pod = o.spec.template.spec;
     const podLabels: Record<string, string> = o.spec.template.metadata?.labels ?? {};
-    const podName = o.kind === 'StatefulSet' ? `${o.metadata.name}-0` : `${o.metadata.name}-conformance`;
-    const lookup = (kind: 'ConfigMap' | 'Secret', name: string, key: string | undefined, optional: boolean | undefined): Buffer | Record<string, Buffer> | undefined => {
-      const store = kind === 'ConfigMap' ? configMaps : secrets;
-      const data = store.get(name);
-      if (!data) {
-        if (optional) return undefined;
-        throw new ManifestError(`${where}: ${kind} ${name} does not exist`);
-      }
-      if (key === undefined) return data;
-      if (!(key in data)) {
-        if (optional) return undefined;
-        throw new ManifestError(`${where}: ${kind} ${name} has no key ${key}`);
-      }
-      return data[key];
-    };
-
-    const container = (c: any): Container => {
-      const stageName = conveyorStage(c.image);
-      const stage = stageName ? stages.get(stageName) : undefined;
-      if (stageName && !stage) throw new ManifestError(`${where}: image ${c.image} names Dockerfile stage ${stageName}, which does not exist`);
-      const ports: Record<string, number> = {};
-      for (const p of c.ports ?? []) if (p.name) ports[p.name] = p.containerPort;
-      const env: Record<string, string> = { ...(stage?.env ?? {}) };
-      for (const from of c.envFrom ?? []) {
-        const ref = from.configMapRef ?? from.secretRef;
-        const data = lookup(from.configMapRef ? 'ConfigMap' : 'Secret', ref.name, undefined, ref.optional) as Record<string, Buffer> | undefined;
-        for (const [k, v] of Object.entries(data ?? {})) env[(from.prefix ?? '') + k] = v.toString();
-      }
-      for (const e of c.env ?? []) {
-        if (e.value !== undefined || !e.valueFrom) {
-          env[e.name] = expandKubeVars(String(e.value ?? ''), env);
-          continue;
+    // A StatefulSet's pods each have an identity (name, stable DNS name, volume) the others reach them
+    // by, as a cluster's nodes do: every one is a workload. A Deployment's replicas are alike: one.
+    const ordinals = o.kind === 'StatefulSet' ? Array.from({ length: o.spec.replicas ?? 1 }, (_, i) => i) : [undefined];
+    for (const ordinal of ordinals) {
+      const podName = ordinal !== undefined ? `${o.metadata.name}-${ordinal}` : `${o.metadata.name}-conformance`;
+      const lookup = (kind: 'ConfigMap' | 'Secret', name: string, key: string | undefined, optional: boolean | undefined): Buffer | Record<string, Buffer> | undefined => {
+        const store = kind === 'ConfigMap' ? configMaps : secrets;
+        const data = store.get(name);
+        if (!data) {
+          if (optional) return undefined;
+          throw new ManifestError(`${where}: ${kind} ${name} does not exist`);
         }
-        const vf = e.valueFrom;
-        if (vf.fieldRef) {
-          const field: string = vf.fieldRef.fieldPath;
-          const value = field === 'metadata.name' ? podName : field === 'metadata.namespace' ? namespace : field.startsWith('metadata.labels[') ? podLabels[field.slice(17, -2)] : undefined;
-          if (value === undefined) throw new ManifestError(`${where}: ${e.name} reads field ${field}, which this suite does not resolve`);
-          env[e.name] = value;
-          continue;
+        if (key === undefined) return data;
+        if (!(key in data)) {
+          if (optional) return undefined;
+          throw new ManifestError(`${where}: ${kind} ${name} has no key ${key}`);
         }
-        const ref = vf.configMapKeyRef ?? vf.secretKeyRef;
-        if (!ref) throw new ManifestError(`${where}: ${e.name} has a valueFrom this suite does not resolve`);
-        const value = lookup(vf.configMapKeyRef ? 'ConfigMap' : 'Secret', ref.name, ref.key, ref.optional) as Buffer | undefined;
-        if (value !== undefined) env[e.name] = value.toString();
-      }
-      const files: MountedFile[] = [];
-      const dirs: string[] = [];
-      for (const m of c.volumeMounts ?? []) {
-        const volume = (pod.volumes ?? []).find((v: any) => v.name === m.name);
-        const claim = (o.spec.volumeClaimTemplates ?? []).find((t: any) => t.metadata.name === m.name);
-        if (!volume && !claim) throw new ManifestError(`${where}: container ${c.name} mounts volume ${m.name}, which the pod does not declare`);
-        if (claim || volume.emptyDir || volume.persistentVolumeClaim) {
-          dirs.push(m.mountPath);
-          continue;
-        }
-        const source = volume.configMap ?? volume.secret;
-        if (!source) throw new ManifestError(`${where}: volume ${m.name} is of a type this suite does not mount`);
-        const kind = volume.configMap ? 'ConfigMap' : 'Secret';
-        const data = lookup(kind, source.name ?? source.secretName, undefined, source.optional) as Record<string, Buffer> | undefined;
-        const mode = source.defaultMode ?? 0o644;
-        const items: { key: string; path: string; mode?: number }[] = source.items ?? Object.keys(data ?? {}).map((k) => ({ key: k, path: k }));
-        for (const item of items) {
-          if (data && !(item.key in data)) throw new ManifestError(`${where}: ${kind} ${source.name ?? source.secretName} has no key ${item.key} (volume ${m.name})`);
-          if (!data) continue;
-          const full = path.posix.join(m.mountPath, item.path);
-          if (m.subPath && m.subPath !== item.path) continue;
-          files.push({ path: m.subPath ? m.mountPath : full, content: data[item.key]!, mode: item.mode ?? mode });
-        }
-      }
-      const mounted = (c.volumeMounts ?? []).map((m: any) => m.mountPath as string);
-      const imageFiles = Object.entries(stage?.contextFiles ?? {}).filter(([p]) => !mounted.some((m: string) => p === m || p.startsWith(m + '/')));
-      const security = { ...(pod.securityContext ?? {}), ...(c.securityContext ?? {}) };
-      const entrypoint = c.command ?? stage?.entrypoint ?? [];
-      const cmd = c.command ? (c.args ?? []) : (c.args ?? stage?.cmd ?? []);
-      const argv = [...entrypoint, ...cmd].map((a: string) => expandKubeVars(a, env));
-      return {
-        name: c.name,
-        image: c.image,
-        argv,
-        workdir: c.workingDir ?? stage?.workdir ?? '/',
-        env,
-        files,
-        dirs,
-        binds: Object.fromEntries(imageFiles),
-        ...(stage ? { appTree: appTreeOf(stage) } : {}),
-        ...(security.runAsUser !== undefined ? { uid: security.runAsUser } : {}),
-        ...(security.runAsGroup !== undefined ? { gid: security.runAsGroup } : {}),
-        readOnlyRootFilesystem: security.readOnlyRootFilesystem === true,
-        ...(kubeProbe(c.startupProbe, ports) ? { startup: kubeProbe(c.startupProbe, ports)! } : {}),
-        ...(kubeProbe(c.readinessProbe, ports) ? { readiness: kubeProbe(c.readinessProbe, ports)! } : {}),
-        ...(kubeProbe(c.livenessProbe, ports) ? { liveness: kubeProbe(c.livenessProbe, ports)! } : {}),
-        ports,
+        return data[key];
       };
-    };
 
-    // A Service selecting these pods: its names (short and cluster DNS forms) reach them.
-    const hostnames: string[] = [];
-    for (const s of services) {
-      const sel: Record<string, string> = s.spec.selector ?? {};
-      if (!Object.keys(sel).length || !Object.entries(sel).every(([k, v]) => podLabels[k] === v)) continue;
-      const n = s.metadata.name;
-      hostnames.push(n, `${n}.${namespace}`, `${n}.${namespace}.svc`, `${n}.${namespace}.svc.cluster.local`);
-      for (const p of s.spec.ports ?? []) {
-        const containerPorts = (pod.containers as any[]).flatMap((c) => c.ports ?? []);
-        const target = typeof p.targetPort === 'string' ? containerPorts.find((cp: any) => cp.name === p.targetPort)?.containerPort : (p.targetPort ?? p.port);
-        if (target === undefined) throw new ManifestError(`${source} Service/${n}: targetPort ${p.targetPort} is not a port of ${o.metadata.name}`);
-        if (target !== p.port) throw new ManifestError(`${source} Service/${n}: port ${p.port} → ${target}; this suite runs pods on one network and needs them equal`);
+      const container = (c: any): Container => {
+        const stageName = conveyorStage(c.image);
+        const stage = stageName ? stages.get(stageName) : undefined;
+        if (stageName && !stage) throw new ManifestError(`${where}: image ${c.image} names Dockerfile stage ${stageName}, which does not exist`);
+        const ports: Record<string, number> = {};
+        for (const p of c.ports ?? []) if (p.name) ports[p.name] = p.containerPort;
+        const env: Record<string, string> = { ...(stage?.env ?? {}) };
+        for (const from of c.envFrom ?? []) {
+          const ref = from.configMapRef ?? from.secretRef;
+          const data = lookup(from.configMapRef ? 'ConfigMap' : 'Secret', ref.name, undefined, ref.optional) as Record<string, Buffer> | undefined;
+          for (const [k, v] of Object.entries(data ?? {})) env[(from.prefix ?? '') + k] = v.toString();
+        }
+        for (const e of c.env ?? []) {
+          if (e.value !== undefined || !e.valueFrom) {
+            env[e.name] = expandKubeVars(String(e.value ?? ''), env);
+            continue;
+          }
+          const vf = e.valueFrom;
+          if (vf.fieldRef) {
+            const field: string = vf.fieldRef.fieldPath;
+            const value = field === 'metadata.name' ? podName : field === 'metadata.namespace' ? namespace : field.startsWith('metadata.labels[') ? podLabels[field.slice(17, -2)] : undefined;
+            if (value === undefined) throw new ManifestError(`${where}: ${e.name} reads field ${field}, which this suite does not resolve`);
+            env[e.name] = value;
+            continue;
+          }
+          const ref = vf.configMapKeyRef ?? vf.secretKeyRef;
+          if (!ref) throw new ManifestError(`${where}: ${e.name} has a valueFrom this suite does not resolve`);
+          const value = lookup(vf.configMapKeyRef ? 'ConfigMap' : 'Secret', ref.name, ref.key, ref.optional) as Buffer | undefined;
+          if (value !== undefined) env[e.name] = value.toString();
+        }
+        const files: MountedFile[] = [];
+        const dirs: string[] = [];
+        for (const m of c.volumeMounts ?? []) {
+          const volume = (pod.volumes ?? []).find((v: any) => v.name === m.name);
+          const claim = (o.spec.volumeClaimTemplates ?? []).find((t: any) => t.metadata.name === m.name);
+          if (!volume && !claim) throw new ManifestError(`${where}: container ${c.name} mounts volume ${m.name}, which the pod does not declare`);
+          if (claim || volume.emptyDir || volume.persistentVolumeClaim) {
+            dirs.push(m.mountPath);
+            continue;
+          }
+          const source = volume.configMap ?? volume.secret;
+          if (!source) throw new ManifestError(`${where}: volume ${m.name} is of a type this suite does not mount`);
+          const kind = volume.configMap ? 'ConfigMap' : 'Secret';
+          const data = lookup(kind, source.name ?? source.secretName, undefined, source.optional) as Record<string, Buffer> | undefined;
+          const mode = source.defaultMode ?? 0o644;
+          const items: { key: string; path: string; mode?: number }[] = source.items ?? Object.keys(data ?? {}).map((k) => ({ key: k, path: k }));
+          for (const item of items) {
+            if (data && !(item.key in data)) throw new ManifestError(`${where}: ${kind} ${source.name ?? source.secretName} has no key ${item.key} (volume ${m.name})`);
+            if (!data) continue;
+            const full = path.posix.join(m.mountPath, item.path);
+            if (m.subPath && m.subPath !== item.path) continue;
+            files.push({ path: m.subPath ? m.mountPath : full, content: data[item.key]!, mode: item.mode ?? mode, source: { kind, name: source.name ?? source.secretName, key: item.key } });
+          }
+        }
+        const mounted = (c.volumeMounts ?? []).map((m: any) => m.mountPath as string);
+        const imageFiles = Object.entries(stage?.contextFiles ?? {}).filter(([p]) => !mounted.some((m: string) => p === m || p.startsWith(m + '/')));
+        const security = { ...(pod.securityContext ?? {}), ...(c.securityContext ?? {}) };
+        const entrypoint = c.command ?? stage?.entrypoint ?? [];
+        const cmd = c.command ? (c.args ?? []) : (c.args ?? stage?.cmd ?? []);
+        const argv = [...entrypoint, ...cmd].map((a: string) => expandKubeVars(a, env));
+        return {
+          name: c.name,
+          image: c.image,
+          argv,
+          workdir: c.workingDir ?? stage?.workdir ?? '/',
+          env,
+          files,
+          dirs,
+          binds: Object.fromEntries(imageFiles),
+          ...(stage ? { appTree: appTreeOf(stage) } : {}),
+          ...(security.runAsUser !== undefined ? { uid: security.runAsUser } : {}),
+          ...(security.runAsGroup !== undefined ? { gid: security.runAsGroup } : {}),
+          readOnlyRootFilesystem: security.readOnlyRootFilesystem === true,
+          ...(kubeProbe(c.startupProbe, ports) ? { startup: kubeProbe(c.startupProbe, ports)! } : {}),
+          ...(kubeProbe(c.readinessProbe, ports) ? { readiness: kubeProbe(c.readinessProbe, ports)! } : {}),
+          ...(kubeProbe(c.livenessProbe, ports) ? { liveness: kubeProbe(c.livenessProbe, ports)! } : {}),
+          ports,
+        };
+      };
+
+      // A Service selecting these pods: its names (short and cluster DNS forms) reach them.
+      const hostnames: string[] = [];
+      for (const s of services) {
+        const sel: Record<string, string> = s.spec.selector ?? {};
+        if (!Object.keys(sel).length || !Object.entries(sel).every(([k, v]) => podLabels[k] === v)) continue;
+        const n = s.metadata.name;
+        hostnames.push(n, `${n}.${namespace}`, `${n}.${namespace}.svc`, `${n}.${namespace}.svc.cluster.local`);
+        // The StatefulSet's governing headless Service names each pod: <pod>.<service>[.<ns>.svc.cluster.local].
+        if (ordinal !== undefined && s.spec.clusterIP === 'None' && o.spec.serviceName === n) {
+          hostnames.push(`${podName}.${n}`, `${podName}.${n}.${namespace}`, `${podName}.${n}.${namespace}.svc`, `${podName}.${n}.${namespace}.svc.cluster.local`);
+        }
+        for (const p of s.spec.ports ?? []) {
+          const containerPorts = (pod.containers as any[]).flatMap((c) => c.ports ?? []);
+          const target = typeof p.targetPort === 'string' ? containerPorts.find((cp: any) => cp.name === p.targetPort)?.containerPort : (p.targetPort ?? p.port);
+          if (target === undefined) throw new ManifestError(`${source} Service/${n}: targetPort ${p.targetPort} is not a port of ${o.metadata.name}`);
+          if (target !== p.port) throw new ManifestError(`${source} Service/${n}: port ${p.port} → ${target}; this suite runs pods on one network and needs them equal`);
+        }
       }
+      out.push({
+        source,
+        kind: o.kind,
+        name: ordinals.length > 1 ? podName : o.metadata.name,
+        podName,
+        init: (pod.initContainers ?? []).map(container),
+        containers: (pod.containers ?? []).map(container),
+        restart: o.kind !== 'Job',
+        dependsOn: [],
+        hostnames,
+        ...(ordinals.length > 1 ? { address: `127.0.1.${out.filter((w) => w.address).length + 1}` } : {}),
+      });
     }
-    out.push({
-      source,
-      kind: o.kind,
-      name: o.metadata.name,
-      podName,
-      init: (pod.initContainers ?? []).map(container),
-      containers: (pod.containers ?? []).map(container),
-      restart: o.kind !== 'Job',
-      dependsOn: [],
-      hostnames,
-    });
   }
   return out;
 }

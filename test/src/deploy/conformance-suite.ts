@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { repoRoot } from '../harness/services.js';
-import { targetHostnames, targetWorkloads, type ConformanceReport, type Target } from './conformance.js';
+import { targetHosts, targetWorkloads, type ConformanceReport, type Target } from './conformance.js';
 
 /** Creates a network namespace whose hosts file resolves every name the target's workloads use, runs the check in it. */
 async function runInNamespace(target: Target): Promise<ConformanceReport> {
@@ -23,7 +23,7 @@ async function runInNamespace(target: Target): Promise<ConformanceReport> {
     execFileSync('ip', ['netns', 'add', ns]);
     mkdirSync(hostsDir, { recursive: true });
     // `ip netns exec` binds /etc/netns/<ns>/hosts over /etc/hosts: the cluster's DNS for this run.
-    writeFileSync(path.join(hostsDir, 'hosts'), `127.0.0.1 localhost ${targetHostnames(targetWorkloads(target)).join(' ')}\n::1 localhost\n`);
+    writeFileSync(path.join(hostsDir, 'hosts'), targetHosts(targetWorkloads(target)));
     const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--enable-source-maps', path.join(repoRoot, 'test/dist/deploy/conformance.js'), target, out], { stdio: ['ignore', 'inherit', 'inherit'], cwd: repoRoot });
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     assert.equal(code, 0, `the conformance check of ${target} itself failed (exit ${code})`);
@@ -82,6 +82,25 @@ export function describeConformance(target: Target): void {
         assert.equal(r.message.status, 202, JSON.stringify(r.message));
         assert.match(r.message.answer ?? '', /^Echo: conformance /, r.message.problem);
     });
+
+    if (target === 'prod') {
+      test('the NATS cluster the overlay ships forms, and the services keep NATS_STREAM_REPLICAS copies of their streams on it', async () => {
+        const r = await get();
+        const c = r.natsCluster;
+        assert.ok(c, 'prod ships a NATS cluster');
+        const names = c.nodes.map((n) => n.serverName).sort();
+        assert.deepEqual(names, c.nodes.map((n) => n.pod).sort(), `each node's server name is its pod's: ${JSON.stringify(c.nodes)}`);
+        assert.equal(c.nodes.length, 3, 'three nodes');
+        for (const n of c.nodes) assert.deepEqual(n.routesTo, names.filter((x) => x !== n.serverName), `${n.pod} routes to every other node (${c.problem ?? ''})`);
+        assert.ok(c.metaLeader && names.includes(c.metaLeader), `the nodes agree on a JetStream meta leader: ${c.metaLeader} (${c.problem ?? ''})`);
+        assert.equal(c.metaClusterSize, 3);
+        assert.equal(c.streamReplicasSetting, '3', 'the services are given NATS_STREAM_REPLICAS=3');
+        assert.ok(c.stream, c.problem);
+        assert.equal(c.stream.numReplicas, 3, `${c.stream.name}: num_replicas`);
+        assert.equal(c.stream.replicas.length, 2, `${c.stream.name}: two followers besides the leader ${c.stream.leader}`);
+        assert.deepEqual([c.stream.leader, ...c.stream.replicas].sort(), names, `${c.stream.name}: one copy on each node`);
+      });
+    }
 
     // prod samples a fifth of the traces: one message proves nothing there (its resolved environment is checked in k8s.test.ts).
     if (target !== 'prod') {

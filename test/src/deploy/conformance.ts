@@ -9,17 +9,21 @@
  * conformance.test.ts creates the namespace, runs this and turns the report into assertions.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { topology } from '@conveyor/contracts';
 import { sign } from '@conveyor/http-bot';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../harness/services.js';
+import { waitUntil } from '../harness/wait.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../fakes/otlp-receiver.js';
 import { composeConfig, composeWorkloads, conveyorStage, dockerfileStages, kubeWorkloads, renderOverlay, type Container, type Probe, type ProvidedSecrets, type Workload } from './artifacts.js';
 import { natsServerConfig, passwordVariable, SERVICE_ROLES } from './nats-config.js';
-import { PodNetwork, type RunningContainer } from './pod-network.js';
+import { localImage, PodNetwork, type RunningContainer } from './pod-network.js';
 
 export type Target = 'dev' | 'prod' | 'compose';
 export const TARGETS: Target[] = ['dev', 'prod', 'compose'];
@@ -51,7 +55,20 @@ export interface ConformanceReport {
   containers: ContainerReport[];
   message?: { sent: boolean; status?: number; answer?: string; problem?: string };
   spans?: { count: number; services: string[]; environments: string[]; instanceIds: string[] };
+  /** A target that ships a NATS cluster (prod): how it formed, and a stream the services made on it. */
+  natsCluster?: NatsClusterReport;
   problems: string[];
+}
+
+export interface NatsClusterReport {
+  /** Each node (pod) as its monitoring port describes it: its server name and whom it routes to. */
+  nodes: { pod: string; serverName?: string; routesTo: string[] }[];
+  metaLeader?: string;
+  metaClusterSize?: number;
+  /** NATS_STREAM_REPLICAS as the services were given it. */
+  streamReplicasSetting?: string;
+  stream?: { name: string; numReplicas: number; leader?: string; replicas: string[] };
+  problem?: string;
 }
 
 const DOCKERFILE = path.join(repoRoot, 'Dockerfile');
@@ -72,8 +89,9 @@ export function prodSecrets(): { secrets: ProvidedSecrets; natsPasswords: Record
       'conveyor-llm': { LLM_API_KEY: 'sk-' + randomBytes(8).toString('hex') },
       // The model and the integrator are third parties: the suite's own fakes stand in for them.
       'conveyor-config-env': { LLM_BASE_URL: `http://${PROD_FAKES_HOST}:8090/v1`, HTTP_BOT_INBOUND_SECRET: randomBytes(16).toString('hex'), HTTP_BOT_CALLBACK_URL: `http://${PROD_FAKES_HOST}:8091/callback` },
-      // The CA is written when the run starts (conformance needs a server certificate signed by it).
+      // The CA and the servers' certificate are made when the run starts (for the servers' names).
       'conveyor-nats-tls': { 'ca.crt': '' },
+      'conveyor-nats-server-tls': { 'ca.crt': '', 'tls.crt': '', 'tls.key': '' },
     },
   };
 }
@@ -128,8 +146,10 @@ export function targetWorkloads(target: Target, prod = prodSecrets(), compose = 
   const workloads = kubeWorkloads('prod', objects, stages, prod.secrets);
   const http = (port: number, p: string): Probe => ({ kind: 'http', path: p, port, initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 });
   const natsHost = new URL(workloads[0]!.containers[0]!.env.NATS_URL!.split(',')[0]!).hostname;
+  // A managed NATS (the overlay ships none): the suite's own, one server.
+  const natsShipped = workloads.some((w) => w.hostnames.includes(natsHost));
   const externals = [
-    external('nats', [natsHost], 'nats:external', ['-c', '/etc/nats/nats.conf', '-js'], Object.fromEntries(Object.entries(prod.natsPasswords).map(([r, p]) => [passwordVariable(r as never), p])), ['/data'], [], http(8222, '/healthz?js-enabled-only=true')),
+    ...(natsShipped ? [] : [external('nats', [natsHost], 'nats:external', ['-c', '/etc/nats/nats.conf', '-js'], Object.fromEntries(Object.entries(prod.natsPasswords).map(([r, p]) => [passwordVariable(r as never), p])), ['/data'], [], http(8222, '/healthz?js-enabled-only=true'))]),
     external('redis', ['redis.data.svc.cluster.local'], 'redis:external', ['redis-server', '--save', '', '--appendonly', 'no'], {}, [], [], { kind: 'exec', command: ['redis-cli', 'ping'], initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 }),
     external('postgres', ['postgres.data.svc.cluster.local'], 'postgres:external', [], { POSTGRES_USER: 'conveyor', POSTGRES_PASSWORD: prod.dbPassword, POSTGRES_DB: 'conveyor' }, ['/var/lib/postgresql/data', '/var/run/postgresql'], [], { kind: 'exec', command: ['pg_isready', '-h', '127.0.0.1', '-U', 'conveyor', '-d', 'conveyor'], initialDelaySeconds: 0, periodSeconds: 1, timeoutSeconds: 2, failureThreshold: 60 }),
   ];
@@ -143,9 +163,25 @@ export function targetWorkloads(target: Target, prod = prodSecrets(), compose = 
   return { workloads, externals, prod };
 }
 
-/** Every name a workload of the target is reached by (for the namespace's hosts file). */
-export function targetHostnames(t: TargetWorkloads): string[] {
-  return [...new Set([...t.workloads, ...t.externals].flatMap((w) => w.hostnames))].sort();
+/**
+ * The namespace's hosts file: every name a workload of the target is reached by, at the workload's
+ * address (its own, or the shared loopback). A Service over several pods resolves to the first.
+ */
+export function targetHosts(t: TargetWorkloads): string {
+  const byAddress = new Map<string, string[]>([['127.0.0.1', ['localhost']]]);
+  const seen = new Set<string>(['localhost']);
+  for (const w of [...t.workloads, ...t.externals]) {
+    const address = w.address ?? '127.0.0.1';
+    const names = byAddress.get(address) ?? [];
+    for (const h of w.hostnames) if (!seen.has(h)) names.push(h), seen.add(h);
+    byAddress.set(address, names);
+  }
+  return [...[...byAddress].filter(([, names]) => names.length).map(([address, names]) => `${address} ${names.join(' ')}`), '::1 localhost', ''].join('\n');
+}
+
+/** The NATS servers' workloads: the target's NATS pods, or the suite's own for a managed one. */
+function natsWorkloads(spec: TargetWorkloads): Workload[] {
+  return [...spec.workloads, ...spec.externals].filter((w) => localImage(w.containers[0]!.image) === 'nats');
 }
 
 function budgetOf(c: Container): number {
@@ -154,12 +190,15 @@ function budgetOf(c: Container): number {
   return p.initialDelaySeconds + p.periodSeconds * p.failureThreshold;
 }
 
-/** A TLS server certificate for `host` and the CA that signed it, made with openssl for this run. */
-function makeCertificates(dir: string, host: string): { ca: string; cert: string; key: string } {
+/**
+ * A TLS certificate for `hosts` and the CA that signed it, made with openssl for this run: the servers'
+ * certificate for clients and, between a cluster's nodes, for both ends of a route.
+ */
+function makeCertificates(dir: string, hosts: string[]): { ca: string; cert: string; key: string } {
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=conveyor-conformance-ca');
-  run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${host}`);
-  writeFileSync(path.join(dir, 'san.ext'), `subjectAltName=DNS:${host}\n`);
+  run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${hosts[0]}`);
+  writeFileSync(path.join(dir, 'san.ext'), `subjectAltName=${hosts.map((h) => `DNS:${h}`).join(',')}\nextendedKeyUsage=serverAuth,clientAuth\n`);
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.ext');
   return { ca: readFileSync(path.join(dir, 'ca.crt'), 'utf8'), cert: readFileSync(path.join(dir, 'server.crt'), 'utf8'), key: readFileSync(path.join(dir, 'server.key'), 'utf8') };
 }
@@ -265,6 +304,57 @@ function signedHttpBotRequest(botId: string, secret: string, text: string): { ur
   return { url: `/bots/${botId}`, init: { method: 'POST', headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(secret, ts, body) }, body } };
 }
 
+/**
+ * What each node's monitoring port says once the nodes are ready: its server name, the servers it has
+ * routes to (by server id, mapped to names), and the JetStream meta leader, waited for (bounded)
+ * until every node routes to every other and they agree on a leader.
+ */
+async function natsClusterFormation(nodes: Workload[]): Promise<NatsClusterReport> {
+  const monitor = async <T>(w: Workload, p: string): Promise<T> => {
+    const port = w.containers[0]!.ports.monitor ?? 8222;
+    const res = await fetch(`http://${w.address}:${port}${p}`, { signal: AbortSignal.timeout(5_000) });
+    return (await res.json()) as T;
+  };
+  const read = async (): Promise<NatsClusterReport> => {
+    const varz = await Promise.all(nodes.map((w) => monitor<{ server_id: string; server_name: string }>(w, '/varz')));
+    const names = new Map(varz.map((v) => [v.server_id, v.server_name]));
+    const routez = await Promise.all(nodes.map((w) => monitor<{ routes?: { remote_id: string }[] }>(w, '/routez')));
+    const jsz = await Promise.all(nodes.map((w) => monitor<{ meta_cluster?: { leader?: string; cluster_size?: number } }>(w, '/jsz')));
+    const leaders = new Set(jsz.map((j) => j.meta_cluster?.leader ?? ''));
+    return {
+      nodes: nodes.map((w, i) => ({ pod: w.podName, serverName: varz[i]!.server_name, routesTo: [...new Set((routez[i]!.routes ?? []).map((r) => names.get(r.remote_id) ?? r.remote_id))].sort() })),
+      ...(leaders.size === 1 && [...leaders][0] ? { metaLeader: [...leaders][0]! } : {}),
+      ...(jsz[0]!.meta_cluster?.cluster_size !== undefined ? { metaClusterSize: jsz[0]!.meta_cluster.cluster_size } : {}),
+    };
+  };
+  let last: NatsClusterReport = { nodes: nodes.map((w) => ({ pod: w.podName, routesTo: [] })) };
+  try {
+    return await waitUntil('the NATS cluster formed', async () => {
+      last = await read();
+      return last.metaLeader && last.nodes.every((n) => n.routesTo.length === nodes.length - 1) ? last : undefined;
+    }, 60_000, 500);
+  } catch (err) {
+    return { ...last, problem: (err as Error).message };
+  }
+}
+
+/** A stream of the contract as JetStream describes it, through the services' NATS_URL as the operators' user. */
+async function clusterStream(natsUrl: string, opsPassword: string, caFile: string): Promise<NonNullable<NatsClusterReport['stream']>> {
+  const name = topology('conveyor').streams.queries.name;
+  const nc = await connect({ servers: natsUrl.split(','), user: 'ops', pass: opsPassword, tls: { caFile }, timeout: 10_000 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    // Both followers listed (a replica set being placed lists fewer for a moment).
+    const info = await waitUntil(`stream ${name} with its replicas`, async () => {
+      const i = await jsm.streams.info(name);
+      return (i.cluster?.replicas ?? []).length >= i.config.num_replicas - 1 ? i : undefined;
+    }, 30_000, 500);
+    return { name, numReplicas: info.config.num_replicas, ...(info.cluster?.leader ? { leader: info.cluster.leader } : {}), replicas: (info.cluster?.replicas ?? []).map((r) => r.name).sort() };
+  } finally {
+    await nc.close();
+  }
+}
+
 export async function runConformance(target: Target, log: (line: string) => void = () => undefined): Promise<ConformanceReport> {
   const report: ConformanceReport = { target, workloads: [], containers: [], problems: [] };
   const spec = targetWorkloads(target);
@@ -296,16 +386,28 @@ export async function runConformance(target: Target, log: (line: string) => void
     if (collectors.length) otlp = await startOtlpReceiver({ port: 4318, host: '0.0.0.0' });
     const others = [...spec.externals.filter((w) => !collectors.includes(w))];
     if (spec.prod) {
-      const natsHost = spec.externals.find((w) => w.name === 'nats')!.hostnames[0]!;
-      const certs = makeCertificates(scratch, natsHost);
-      const nats = spec.externals.find((w) => w.name === 'nats')!.containers[0]!;
-      nats.files.push(
+      const servers = natsWorkloads(spec);
+      const certs = makeCertificates(scratch, [...new Set(servers.flatMap((w) => w.hostnames))]);
+      const external = spec.externals.find((w) => w.name === 'nats')?.containers[0];
+      external?.files.push(
         { path: '/etc/nats/nats.conf', content: Buffer.from(natsServerConfig() + `\ntls {\n  cert_file: "/etc/nats-tls/server.crt"\n  key_file: "/etc/nats-tls/server.key"\n}\n`), mode: 0o644 },
         { path: '/etc/nats-tls/server.crt', content: Buffer.from(certs.cert), mode: 0o644 },
         { path: '/etc/nats-tls/server.key', content: Buffer.from(certs.key), mode: 0o600 },
       );
-      // The Secret's CA, in every workload that mounts conveyor-nats-tls.
-      for (const w of spec.workloads) for (const c of [...w.init, ...w.containers]) for (const f of c.files) if (f.path.endsWith('/nats-tls/ca.crt')) f.content = Buffer.from(certs.ca);
+      // The Secrets' contents, wherever they are mounted: the CA for the clients, certificate and key for the servers.
+      const made: Record<string, Record<string, string>> = {
+        'conveyor-nats-tls': { 'ca.crt': certs.ca },
+        'conveyor-nats-server-tls': { 'ca.crt': certs.ca, 'tls.crt': certs.cert, 'tls.key': certs.key },
+      };
+      for (const w of spec.workloads) {
+        for (const c of [...w.init, ...w.containers]) {
+          for (const f of c.files) {
+            const content = f.source?.kind === 'Secret' ? made[f.source.name]?.[f.source.key] : undefined;
+            if (content !== undefined) f.content = Buffer.from(content);
+          }
+        }
+      }
+      writeFileSync(path.join(scratch, 'nats-ca.crt'), certs.ca);
     }
     for (const w of others) {
       await sup.start(w);
@@ -343,7 +445,14 @@ export async function runConformance(target: Target, log: (line: string) => void
       for (const r of results) if (r.status === 'rejected') report.problems.push(String((r.reason as Error).message));
     } else {
       // Kubernetes starts every pod at once; each becomes ready when what it needs is there.
-      await Promise.all(runnable.map((w) => sup.start(w).then(() => Promise.all(w.containers.map((c) => sup.probeUntilReady(w, c, 2))))));
+      const ready = new Map(runnable.map((w) => [w, sup.start(w).then(() => Promise.all(w.containers.map((c) => sup.probeUntilReady(w, c, 2))))]));
+      // A NATS cluster the target ships: formed once its nodes are ready?
+      const nodes = runnable.filter((w) => w.address && localImage(w.containers[0]!.image) === 'nats');
+      if (nodes.length > 1) {
+        await Promise.all(nodes.map((w) => ready.get(w)));
+        report.natsCluster = await natsClusterFormation(nodes);
+      }
+      await Promise.all(ready.values());
     }
 
     const ingress = runnable.find((w) => w.name === 'ingress')?.containers[0];
@@ -373,6 +482,16 @@ export async function runConformance(target: Target, log: (line: string) => void
         if (!report.message.answer) report.message.problem = `no final signed callback for "${text}" within 90 s; the integrator printed:\n${fakes.logs.slice(-10).join('\n')}`;
       } catch (err) {
         report.message.problem = (err as Error).message;
+      }
+    }
+    // The streams the services made on the cluster, after a message went through them.
+    if (report.natsCluster && spec.prod && ingress) {
+      const env = ingress.env;
+      report.natsCluster.streamReplicasSetting = env.NATS_STREAM_REPLICAS;
+      try {
+        report.natsCluster.stream = await clusterStream(env.NATS_URL!, spec.prod.natsPasswords.ops!, path.join(scratch, 'nats-ca.crt'));
+      } catch (err) {
+        report.natsCluster.problem = `${report.natsCluster.problem ?? ''}stream: ${(err as Error).message}`;
       }
     }
   } catch (err) {

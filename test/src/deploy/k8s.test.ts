@@ -6,7 +6,7 @@ import { topology } from '@conveyor/contracts';
 import { repoRoot } from '../harness/services.js';
 import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads, renderOverlay, type K8sObject } from './artifacts.js';
 import { prodSecrets } from './conformance.js';
-import { natsServerConfig } from './nats-config.js';
+import { natsClusterOptions, natsServerConfig, PROD_CLUSTER_CONFIG } from './nats-config.js';
 
 
 const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
@@ -158,7 +158,7 @@ describe('Kubernetes manifests', () => {
           const name = pdb.spec.selector.matchLabels['app.kubernetes.io/name'];
           const hpa = objects.find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === name);
           const so = objects.find((o) => o.kind === 'ScaledObject' && o.spec.scaleTargetRef.name === name);
-          const fewest = hpa ? hpa.spec.minReplicas : so ? so.spec.minReplicaCount : find(objects, 'Deployment', name)!.spec.replicas;
+          const fewest = hpa ? hpa.spec.minReplicas : so ? so.spec.minReplicaCount : (find(objects, 'Deployment', name) ?? find(objects, 'StatefulSet', name))!.spec.replicas;
           const allowed = pdb.spec.maxUnavailable !== undefined ? Math.min(pdb.spec.maxUnavailable, fewest) : fewest - pdb.spec.minAvailable;
           assert.ok(allowed >= 1, `${name}: at ${fewest} pods the budget allows ${allowed} disruptions, so a node drain hangs`);
         }
@@ -271,12 +271,12 @@ describe('Kubernetes manifests', () => {
           assert.ok(rules.length >= 5);
         });
 
-        test('prod talks TLS to an external NATS and generates no Secrets', () => {
+        test('prod talks TLS to NATS and generates no Secrets', () => {
           assert.equal(objects.filter((o) => o.kind === 'Secret').length, 0, 'no secrets in git');
           const config = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-config-'))!.data['conveyor.yaml'] as string;
           const defaulted = config.split('\n').filter((l) => !l.trim().startsWith('#') && /\$\{[A-Z0-9_]+:-/.test(l));
           assert.deepEqual(defaulted, [], 'prod\'s conveyor.yaml falls back to no value written in the repository');
-          assert.equal(objects.filter((o) => o.kind === 'StatefulSet').length, 0, 'no in-cluster data stores');
+          assert.deepEqual(objects.filter((o) => o.kind === 'StatefulSet').map((o) => o.metadata.name), ['nats'], 'no in-cluster data stores but NATS');
           const env = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-env'))!;
           assert.match(env.data.NATS_URL, /^tls:\/\//);
           assert.ok(env.data.NATS_TLS_CA_FILE);
@@ -284,6 +284,69 @@ describe('Kubernetes manifests', () => {
             const d = find(objects, 'Deployment', name)!;
             assert.ok(d.spec.template.spec.volumes.some((v: any) => v.secret?.secretName === 'conveyor-nats-tls'), `${name} mounts the NATS CA`);
           }
+        });
+
+        test('prod runs NATS as a 3-node JetStream cluster: the generated config, routes to the pods\' stable names, TLS, a budget of one, one node per machine', () => {
+          const namespace = objects.find((o) => o.kind === 'Namespace')!.metadata.name;
+          const sts = find(objects, 'StatefulSet', 'nats')!;
+          const replicas: number = sts.spec.replicas;
+          assert.equal(replicas, 3);
+          assert.equal(sts.spec.podManagementPolicy, 'Parallel', 'the nodes start together (a lone first node elects no meta leader)');
+          const pod = sts.spec.template.spec;
+          const c = pod.containers[0];
+          assert.equal(c.image, find(render(path.join(overlaysDir, 'dev')), 'StatefulSet', 'nats')!.spec.template.spec.containers[0].image, 'the NATS version dev runs');
+          assert.ok((c.args as string[]).includes('-js'));
+          // The generated config, for the namespace the overlay deploys to.
+          const configVolume = pod.volumes.find((v: any) => v.configMap);
+          const cm = find(objects, 'ConfigMap', configVolume.configMap.name)!;
+          assert.equal(cm.data['nats.conf'], natsServerConfig({ ...PROD_CLUSTER_CONFIG, cluster: natsClusterOptions(namespace, replicas) }), `nats.conf is the generated one for namespace ${namespace}: \`node test/dist/deploy/nats-config.js\``);
+          const conf = cm.data['nats.conf'] as string;
+          // The routes name each pod under the governing headless Service, on the container's cluster port.
+          const headless = find(objects, 'Service', sts.spec.serviceName)!;
+          assert.equal(headless.spec.clusterIP, 'None');
+          assert.equal(headless.spec.publishNotReadyAddresses, true, 'the nodes find each other before they are ready');
+          const port = (name: string) => c.ports.find((p: any) => p.name === name).containerPort;
+          for (let i = 0; i < replicas; i++) assert.ok(conf.includes(`nats-route://nats-${i}.${headless.metadata.name}.${namespace}.svc.cluster.local:${port('cluster')}`), `a route to nats-${i}`);
+          assert.match(conf, /^server_name: \$POD_NAME$/m);
+          assert.deepEqual(envOf(c, 'POD_NAME')?.valueFrom, { fieldRef: { fieldPath: 'metadata.name' } });
+          assert.ok(headless.spec.ports.some((p: any) => p.targetPort === 'cluster') && headless.spec.ports.some((p: any) => p.targetPort === 'client'));
+          assert.ok(find(objects, 'Service', 'nats')!.spec.clusterIP !== 'None', 'a client Service');
+          // TLS for clients and routes from the servers' Secret, mounted where the config reads it.
+          const tlsMount = c.volumeMounts.find((m: any) => pod.volumes.find((v: any) => v.name === m.name)?.secret);
+          assert.equal(pod.volumes.find((v: any) => v.name === tlsMount.name).secret.secretName, 'conveyor-nats-server-tls');
+          assert.ok(conf.includes(`cert_file: "${tlsMount.mountPath}/tls.crt"`) && /cluster \{[\s\S]*tls \{[\s\S]*verify: true/.test(conf), 'route TLS, each node verifying the other');
+          // JetStream on its own volume, below the volume's size.
+          const data = sts.spec.volumeClaimTemplates[0];
+          assert.ok(c.volumeMounts.some((m: any) => m.name === data.metadata.name && conf.includes(`store_dir: "${m.mountPath}/`)));
+          const size = (q: string) => Number(/^(\d+)/.exec(q)![1]) * ({ G: 1e9, Gi: 2 ** 30, T: 1e12, Ti: 2 ** 40 } as Record<string, number>)[/^\d+(\w+)$/.exec(q)![1]!]!;
+          assert.ok(size(/max_file_store: (\S+)/.exec(conf)![1]!) < size(data.spec.resources.requests.storage));
+          // Probes on the monitoring port; restricted like every workload; one per machine; one disruption at a time.
+          assert.equal(c.readinessProbe.httpGet.path, '/healthz?js-enabled-only=true');
+          assert.equal(c.readinessProbe.httpGet.port, 'monitor');
+          assert.ok(c.livenessProbe?.httpGet && c.startupProbe?.httpGet);
+          assert.ok(c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory);
+          assert.equal(pod.securityContext.runAsNonRoot, true);
+          assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+          assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+          assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+          assert.deepEqual(c.securityContext.capabilities.drop, ['ALL']);
+          assert.equal(pod.automountServiceAccountToken, false);
+          const anti = pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
+          assert.equal(anti.topologyKey, 'kubernetes.io/hostname');
+          assert.deepEqual(anti.labelSelector.matchLabels, sts.spec.selector.matchLabels);
+          const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.spec.selector.matchLabels['app.kubernetes.io/name'] === 'nats')!;
+          assert.equal(pdb.spec.maxUnavailable, 1);
+          // Routes only between the nodes.
+          const np = objects.find((o) => o.kind === 'NetworkPolicy' && o.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'nats')!;
+          assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress']);
+          const routeRule = np.spec.ingress.find((r: any) => r.ports.some((p: any) => p.port === 'cluster'));
+          assert.deepEqual(routeRule.from, [{ podSelector: { matchLabels: sts.spec.selector.matchLabels } }]);
+          // The services reach every node by its stable name, keep a copy of each stream on each, and KEDA asks each node.
+          const env = objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-env'))!.data;
+          assert.deepEqual(env.NATS_URL.split(','), Array.from({ length: replicas }, (_, i) => `tls://nats-${i}.${headless.metadata.name}.${namespace}.svc.cluster.local:${port('client')}`));
+          assert.equal(Number(env.NATS_STREAM_REPLICAS), replicas);
+          const so = objects.find((o) => o.kind === 'ScaledObject')!;
+          assert.equal(so.spec.triggers[0].metadata.natsServerMonitoringEndpoint, `${headless.metadata.name}.${namespace}.svc.cluster.local:${port('monitor')}`);
         });
       }
     });

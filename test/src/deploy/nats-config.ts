@@ -1,8 +1,9 @@
 /**
  * The NATS server configuration of a deployment, derived from the broker contract
  * (@conveyor/contracts topology): one user per service, allowed to publish and subscribe only on the
- * subjects its role needs. The committed files (deploy/nats/nats.conf and the dev overlay's copy) are
- * generated from this module, and test/src/deploy/nats-config.test.ts fails when they drift:
+ * subjects its role needs. The committed files (deploy/nats/nats.conf, the dev overlay's copy and the
+ * prod cluster component's) are generated from this module, and test/src/deploy/nats-security.test.ts
+ * fails when they drift:
  *
  *   node test/dist/deploy/nats-config.js            # rewrite the committed files
  *   node test/dist/deploy/nats-config.js --check    # exit 1 when they are out of date
@@ -165,6 +166,40 @@ export interface NatsConfigOptions {
   plugins?: readonly string[];
   /** Whether the shared `plugin` user (every plugin's calls) is there too. Default true. */
   sharedPluginUser?: boolean;
+  /** One node of a JetStream cluster (see `natsClusterOptions`); without it, a single server. */
+  cluster?: NatsClusterOptions;
+}
+
+export interface NatsClusterOptions {
+  name: string;
+  /** The route port every node listens on. */
+  port: number;
+  /** Every node's route URL (a node finding its own in the list skips it). */
+  routes: string[];
+  /**
+   * The server's name as a config variable: nats-server reads it from its environment, so one file
+   * serves every pod (a StatefulSet gives each pod its name).
+   */
+  serverNameVariable: string;
+  /** JetStream's file store limit: below the volume's size, so the store never fills the disk. */
+  maxFileStore: string;
+  /** Route TLS: the same certificate directory as the clients' (`tlsDir`), each node verifying the other's certificate. */
+  routeTls: boolean;
+}
+
+/**
+ * The prod overlay's NATS (k8s/components/nats-cluster): three pods of the StatefulSet `nats`, each
+ * reached at its stable name under the headless Service, in the overlay's namespace.
+ */
+export function natsClusterOptions(namespace = 'conveyor', size = 3): NatsClusterOptions {
+  return {
+    name: 'conveyor',
+    port: 6222,
+    routes: Array.from({ length: size }, (_, i) => `nats-route://nats-${i}.nats-headless.${namespace}.svc.cluster.local:6222`),
+    serverNameVariable: 'POD_NAME',
+    maxFileStore: '8G',
+    routeTls: true,
+  };
 }
 
 const q = (s: string) => JSON.stringify(s);
@@ -177,6 +212,7 @@ export function natsServerConfig(opts: NatsConfigOptions = {}): string {
   const clash = variables.find((v, i) => variables.indexOf(v) !== i);
   if (clash) throw new Error(`two plugin names map to the same password variable ${clash}: rename one`);
   const shared = opts.sharedPluginUser ?? true;
+  const cluster = opts.cluster;
   const accounts: { user: string; variable: string; p: Permissions }[] = [
     ...SERVICE_ROLES.map((role) => ({ user: role, variable: passwordVariable(role), p: perms[role] })),
     ...(shared ? [{ user: 'plugin', variable: passwordVariable('plugin'), p: pluginPermissions(topo) }] : []),
@@ -201,27 +237,45 @@ export function natsServerConfig(opts: NatsConfigOptions = {}): string {
     `# GENERATED from the broker contract (libs/contracts/src/topology.ts, prefix "${topo.prefix}") by`,
     `# test/src/deploy/nats-config.ts: do not edit; run \`node test/dist/deploy/nats-config.js\`.`,
     `# Passwords (letters and digits, starting with a letter) come from the server's environment: ${[...accounts.map((a) => a.variable), passwordVariable('ops')].map((v) => `$${v}`).join(', ')}.`,
-    `server_name: conveyor-nats`,
+    `server_name: ${cluster ? `$${cluster.serverNameVariable}` : 'conveyor-nats'}`,
     `port: ${opts.port ?? 4222}`,
     `http_port: ${opts.monitorPort ?? 8222}`,
     `max_payload: 2MB`,
     `jetstream {`,
     `  store_dir: ${q(opts.storeDir ?? '/data/jetstream')}`,
+    ...(cluster ? [`  max_file_store: ${cluster.maxFileStore}`] : []),
     `}`,
   ];
-  if (opts.tlsDir) {
+  const tlsFiles = (dir: string, indent: string) => [
+    `${indent}cert_file: ${q(path.posix.join(dir, 'tls.crt'))}`,
+    `${indent}key_file: ${q(path.posix.join(dir, 'tls.key'))}`,
+    `${indent}ca_file: ${q(path.posix.join(dir, 'ca.crt'))}`,
+    `${indent}timeout: 2`,
+  ];
+  if (opts.tlsDir) lines.push(`tls {`, ...tlsFiles(opts.tlsDir, '  '), `}`);
+  if (cluster) {
+    if (cluster.routeTls && !opts.tlsDir) throw new Error('route TLS needs tlsDir');
     lines.push(
-      `tls {`,
-      `  cert_file: ${q(path.posix.join(opts.tlsDir, 'tls.crt'))}`,
-      `  key_file: ${q(path.posix.join(opts.tlsDir, 'tls.key'))}`,
-      `  ca_file: ${q(path.posix.join(opts.tlsDir, 'ca.crt'))}`,
-      `  timeout: 2`,
+      // Clients get no gossiped node addresses (pod IPs, which change and fail TLS host checks): they
+      // use the list they were given, every node's stable name.
+      `cluster {`,
+      `  name: ${cluster.name}`,
+      `  port: ${cluster.port}`,
+      `  no_advertise: true`,
+      `  routes: [`,
+      ...cluster.routes.map((r) => `    ${r}`),
+      `  ]`,
+      // Routes carry every account's messages unfiltered: only a node with a certificate of the CA joins.
+      ...(cluster.routeTls && opts.tlsDir ? [`  tls {`, ...tlsFiles(opts.tlsDir, '    '), `    verify: true`, `  }`] : []),
       `}`,
     );
   }
   lines.push(`authorization {`, `  users: [`, users.join('\n'), `  ]`, `}`, ``);
   return lines.join('\n');
 }
+
+/** The config of the prod overlay's cluster nodes (k8s/components/nats-cluster/nats.conf). */
+export const PROD_CLUSTER_CONFIG: NatsConfigOptions = { tlsDir: '/etc/nats-tls', cluster: natsClusterOptions() };
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -231,15 +285,22 @@ export function committedNatsConfigs(): { file: string; content: string }[] {
     { file: path.join(root, 'deploy/nats/nats.conf'), content: natsServerConfig() },
     { file: path.join(root, 'k8s/overlays/dev/nats/nats.conf'), content: natsServerConfig() },
     { file: path.join(root, 'deploy/nats/nats-tls.conf'), content: natsServerConfig({ tlsDir: '/etc/nats/tls' }) },
+    { file: path.join(root, 'k8s/components/nats-cluster/nats.conf'), content: natsServerConfig(PROD_CLUSTER_CONFIG) },
   ];
 }
 
-/** `--print [--prefix p] [--tls-dir d] [--plugin name]... [--no-shared-plugin]`: a configuration for your own plugins, on stdout. */
+/**
+ * `--print [--prefix p] [--tls-dir d] [--plugin name]... [--no-shared-plugin] [--cluster-namespace ns]`:
+ * a configuration for your own plugins (or, with `--cluster-namespace`, the cluster component's for
+ * another namespace, TLS from /etc/nats/tls unless `--tls-dir` says otherwise), on stdout.
+ */
 function printedConfig(args: string[]): string {
   const values = (flag: string) => args.flatMap((a, i) => (a === flag && args[i + 1] !== undefined ? [args[i + 1]] : []));
+  const namespace = values('--cluster-namespace')[0];
   return natsServerConfig({
     prefix: values('--prefix')[0],
-    tlsDir: values('--tls-dir')[0],
+    tlsDir: values('--tls-dir')[0] ?? (namespace ? PROD_CLUSTER_CONFIG.tlsDir : undefined),
+    ...(namespace ? { cluster: natsClusterOptions(namespace) } : {}),
     plugins: values('--plugin'),
     sharedPluginUser: !args.includes('--no-shared-plugin'),
   });

@@ -1,7 +1,8 @@
 /**
  * Runs deployment workloads the way a container engine would, without one: inside a network namespace
  * of their own (every Service name resolves to its loopback, so each container's own ports and
- * hostnames are the manifest's), each container in a mount namespace of its own with its volumes at
+ * hostnames are the manifest's; the pods of a StatefulSet, which share their ports, each on a loopback
+ * address of its own), each container in a mount namespace of its own with its volumes at
  * their mount paths, the repository's built tree at the image's /app, the root file system read-only
  * where the manifest asks for it, and the manifest's user. Third-party images (NATS, Redis, Postgres,
  * the trace collectors) run as this machine's binaries with the manifest's arguments, or as the test's
@@ -133,6 +134,12 @@ export class PodNetwork {
     if (local === 'nats') {
       if (argv[0] === 'nats-server' || argv[0] === '/nats-server') argv = argv.slice(1);
       argv = [NATS_SERVER_BIN, ...argv];
+      // A pod of its own would listen on every address of its own network; here each node of a
+      // cluster binds its pod's address instead (clients and monitoring; routes on the cluster port).
+      if (workload.address) {
+        argv.push('-a', workload.address);
+        if (c.ports.cluster !== undefined) argv.push('--cluster_listen', `nats://${workload.address}:${c.ports.cluster}`);
+      }
     } else if (local === 'redis') {
       if (argv[0] === 'redis-server') argv = argv.slice(1);
       argv = ['redis-server', ...argv];
@@ -192,7 +199,7 @@ export class PodNetwork {
   async probe(r: RunningContainer, probe: Probe): Promise<boolean> {
     if (probe.kind === 'http') {
       const ctl = AbortSignal.timeout(Math.max(1, probe.timeoutSeconds) * 1000);
-      const res = await fetch(`http://127.0.0.1:${probe.port}${probe.path}`, { signal: ctl }).catch(() => undefined);
+      const res = await fetch(`http://${r.workload.address ?? '127.0.0.1'}:${probe.port}${probe.path}`, { signal: ctl }).catch(() => undefined);
       if (res) await res.body?.cancel();
       return res !== undefined && res.status >= 200 && res.status < 400;
     }
