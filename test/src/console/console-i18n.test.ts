@@ -178,7 +178,9 @@ describe('web console in Chinese and English', () => {
       await pinLocale(context, locale);
       const page = await context.newPage();
       page.setDefaultTimeout(UI_TIMEOUT);
-      page.on('dialog', (d) => void d.accept());
+      // The browser's own dialogs (confirm, prompt) carry the console's words too.
+      const dialogs: string[] = [];
+      page.on('dialog', (d) => { dialogs.push(d.message()); void d.accept(); });
       const visit = async (hash: string, ready: string, where = hash) => {
         await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
         await page.locator(ready).first().waitFor();
@@ -242,6 +244,11 @@ describe('web console in Chinese and English', () => {
         await page.locator('#token-secret').waitFor();
         await page.locator(`tr:has-text("i18n token ${locale}")`).waitFor();
         await expectOneLanguage(page, locale, 'tokens with a new one');
+        await page.locator(`tr:has-text("i18n token ${locale}") button`).click();
+        await page.locator(`tr:has-text("i18n token ${locale}")`).waitFor({ state: 'detached' });
+        await expectOneLanguage(page, locale, 'tokens after a revoke');
+        assert.equal(dialogs.length, 1, 'the revoke asked first');
+        assert.deepEqual(locale === 'zh-Hans' ? untranslatedInChinese(dialogs, data) : untranslatedInEnglish(dialogs), [], `the dialogs in ${locale}`);
 
         await visit('#/audit', 'tr[data-resource]');
       } finally {
