@@ -10,7 +10,7 @@ export type Locale = (typeof LOCALES)[number];
 /** Each language's name in itself, for the switcher. */
 export const LOCALE_NAMES: Record<Locale, string> = { 'zh-Hans': '中文', en: 'English' };
 
-/** The choice this browser stored; the same place LangBot's web UI keeps its own. */
+/** Where this browser keeps the reader's choice (LangBot's web UI keeps its own the same way, under its own key). */
 export const LOCALE_STORAGE_KEY = 'conveyor-console-language';
 
 /** Plural forms keyed by Intl.PluralRules categories; `other` is always there (Chinese has no other). */
