@@ -1,4 +1,7 @@
-// npm run chaos -- [trials per fault=50] [fault ...]
+// npm run chaos -- [trials per fault=50] [fault ...] [--unreplicated-ms=N]
+//
+// --unreplicated-ms: in redis-sentinel trials, the replica misses the master's last N ms of writes
+// (at most 500), so the failover surely rolls Redis back (TrialOptions.unreplicatedMs).
 //
 // The chaos suite: the whole system with two replicas of every role on a NATS and a Redis of its own,
 // a streaming fake model and a callback receiver. Each trial sends messages from several sessions and,
@@ -9,11 +12,12 @@
 // the node is away, and restarts the node wiped or on its store (see ChaosRig). `redis-sentinel` runs on a
 // Redis master, a replica and three Sentinels: it SIGKILLs the master while replies stream, lets the
 // Sentinels fail over, and restarts the old master empty (they make it a replica). Prints one row per fault.
-import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
+import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, DEFAULT_TRIAL, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
 const trials = Number(args.find((a) => /^\d+$/.test(a)) ?? 50);
+const unreplicatedMs = Number(args.find((a) => a.startsWith('--unreplicated-ms='))?.split('=')[1] ?? 0);
 const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
 const faults = args.filter((a): a is Fault => known.includes(a));
 const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
@@ -28,10 +32,12 @@ for (const [rigOptions, group] of rigs) {
   try {
     for (let i = 0; i < trials; i++) {
       for (const fault of mine) {
-        const r = await rig.trial(fault, fault === 'nats-node' ? { sessions: 10, messagesPerSession: 3, outageMs: 5_000, deadlineMs: 180_000 } : undefined);
+        const r = await rig.trial(fault, fault === 'nats-node' ? { sessions: 10, messagesPerSession: 3, outageMs: 5_000, deadlineMs: 180_000 }
+          : fault === 'redis-sentinel' && unreplicatedMs > 0 ? { ...DEFAULT_TRIAL, unreplicatedMs } : undefined);
         results.get(fault)!.push(r);
         const bad = faultViolations(fault, r);
         console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} stuck ${r.stuck.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);
+        if (bad.length && r.diagnostics) console.log(r.diagnostics.split('\n').map((l) => `    ${l}`).join('\n'));
         if (r.node) console.log(`  ${nodeFaultLine(r)}`);
         if (r.failover) console.log(`  ${failoverLine(r)}`);
       }

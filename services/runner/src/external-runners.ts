@@ -2,7 +2,7 @@ import { redisKeys } from '@conveyor/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { messageText, type RunRequest } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { isExternalRunner, runExternalRunner, str, type AgentItem, type ExternalInput, type ExternalResult, type RunnerSettings } from '@conveyor/agent';
+import { isExternalRunner, runExternalRunner, runTelemetry, str, type AgentItem, type ExternalInput, type ExternalResult, type RunnerSettings } from '@conveyor/agent';
 import { resolveApiKey } from '@conveyor/persistence';
 
 /** A secret may be written as `env:NAME` to keep it out of the pipeline JSON; otherwise it is the value. */
@@ -40,7 +40,7 @@ export class ExternalRunners {
       emit,
       signal,
     };
-    const result = await runExternalRunner(kind, settings, secret, input);
+    const result = await runExternalRunner(kind, settings, secret, input, runTelemetry(run, false));
     // Written after every turn, not only when the id is new: LangBot's expire-time counts idle time
     // from the last message.
     if (result.conversationId) {

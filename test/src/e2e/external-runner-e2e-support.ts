@@ -110,6 +110,16 @@ export function describeRunner(name: string, o: {
       const calls = spans.filter((s) => s.name === `invoke_agent ${name}`);
       assert.ok(calls.every((s) => s.kindName === 'CLIENT' && s.serviceName === 'conveyor-runner' && s.attributes['gen_ai.agent.name'] === name));
       assert.deepEqual(calls.map((s) => s.attributes['conveyor.external.conversation_continued']).sort(), [false, false, true]);
+      // By the GenAI conventions: the provider, where it is (the fake's loopback address), and whom the run serves.
+      const fakeUrl = new URL(fake.url);
+      for (const call of calls) {
+        assert.equal(typeof call.attributes['gen_ai.provider.name'], 'string');
+        assert.equal(call.attributes['server.address'], fakeUrl.hostname);
+        assert.equal(call.attributes['server.port'], Number(fakeUrl.port));
+        assert.match(String(call.attributes['session.id']), new RegExp(`^${sys.botId}:person_`));
+        assert.equal(typeof call.attributes['gen_ai.conversation.id'], 'string');
+        assert.equal(call.attributes['conveyor.bot.id'], sys.botId);
+      }
       for (const call of calls) assert.ok(spans.some((s) => s.parentSpanId === call.spanId && s.kindName === 'CLIENT' && s.name.startsWith('POST')), 'the HTTP call is its child');
     });
 

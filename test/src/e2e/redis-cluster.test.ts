@@ -58,7 +58,7 @@ describe('Conveyor on a Redis Cluster of three masters', () => {
     const replySlots = await cluster.keySlots([k.reply(r, 'q'), k.replySessionReplies(r), k.replySessionSender(r), k.replySessionSequence(r), k.replyActiveSessions(r), `${k.replyPrefix(r)}q2`]);
     assert.equal(new Set(replySlots).size, 1, `delivery keys' slots ${replySlots.join(',')}`);
     const window = k.rateLimitWindow('bot-1:person:x');
-    assert.equal(new Set(await cluster.keySlots([window, `${window}:1700000000000`])).size, 1);
+    assert.equal(new Set(await cluster.keySlots([window, `${window}:q:1700000000000`])).size, 1);
   });
 
   test('session turns, the sharded pipeline cap and reply delivery run as scripts on the cluster (no CROSSSLOT)', async () => {

@@ -10,6 +10,7 @@ import { langflowConfig, runLangflow } from './langflow.js';
 import { n8nConfig, runN8n } from './n8n.js';
 import { runWeknora, weknoraConfig } from './weknora.js';
 import type { RunnerSettings, SecretResolver } from './settings.js';
+import { contextSpanAttributes, serverAttributes, type GenAiCallContext } from '../genai-semconv.js';
 
 export type ExternalRunnerKind = Exclude<RunnerKind, 'local-agent'>;
 
@@ -42,11 +43,36 @@ export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {
   return kind !== 'local-agent';
 }
 
+/** The service each runner talks to, as `gen_ai.provider.name` (the conventions allow names of their own). */
+const RUNNER_PROVIDERS: Readonly<Record<ExternalRunnerKind, string>> = {
+  'dify-service-api': 'dify',
+  'n8n-service-api': 'n8n',
+  'coze-api': 'coze',
+  'langflow-api': 'langflow',
+  'dashscope-app-api': 'dashscope',
+  'weknora-api': 'weknora',
+  'deerflow-api': 'deerflow',
+};
+
+/** The setting holding where each runner's service is (the defaults are the runners' own). */
+const RUNNER_ADDRESS_SETTINGS = ['base-url', 'api-base', 'webhook-url'] as const;
+
 /**
  * Runs one external runner in an `invoke_agent <runner>` CLIENT span (the remote call's HTTP span is
- * its child), which records whether the remote conversation continued and fails with the error.
+ * its child), which records whether the remote conversation continued and fails with the error. It
+ * carries the provider, the service's address when the settings name one, and the session, user and
+ * conversation the run serves (identifiers only), as the local agent's spans do.
  */
-export function runExternalRunner(kind: ExternalRunnerKind, settings: RunnerSettings, secret: SecretResolver, input: ExternalInput): Promise<ExternalResult> {
-  const attributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': kind, 'conveyor.runner': kind, 'conveyor.external.conversation_continued': input.conversationId !== undefined };
+export function runExternalRunner(kind: ExternalRunnerKind, settings: RunnerSettings, secret: SecretResolver, input: ExternalInput, telemetry?: GenAiCallContext): Promise<ExternalResult> {
+  const address = RUNNER_ADDRESS_SETTINGS.map((k) => settings[k]).find((v): v is string => typeof v === 'string' && v.trim() !== '');
+  const attributes = {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': kind,
+    'gen_ai.provider.name': RUNNER_PROVIDERS[kind],
+    ...(address ? serverAttributes(address.trim()) : {}),
+    ...contextSpanAttributes(telemetry),
+    'conveyor.runner': kind,
+    'conveyor.external.conversation_continued': input.conversationId !== undefined,
+  };
   return inSpan(`invoke_agent ${kind}`, attributes, () => RUNNERS[kind](settings, secret, input), SpanKind.CLIENT);
 }

@@ -42,9 +42,9 @@ export interface ModelInfoPort {
 
 export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
 
-/** LangBot's fixed window, shared by every replica (RequireRateLimitOccupancy). */
+/** LangBot's fixed window, shared by every replica (RequireRateLimitOccupancy); a query counts once however often it is delivered. */
 export interface RateLimiterPort {
-  require(key: string, windowSeconds: number, limit: number): Promise<RateDecision>;
+  require(key: string, windowSeconds: number, limit: number, queryId: string): Promise<RateDecision>;
 }
 
 /** The query's session lease and pipeline slot, as a stage sees them. */

@@ -12,8 +12,8 @@ export class RedisFixedWindow implements RateLimiterPort {
     private readonly prefix: string,
   ) {}
 
-  async require(key: string, windowSeconds: number, limit: number): Promise<RateDecision> {
-    const r = Number(await scripts['rate-window'].run(this.redis, [redisKeys(this.prefix).rateLimitWindow(key)], [windowSeconds, limit]));
+  async require(key: string, windowSeconds: number, limit: number, queryId: string): Promise<RateDecision> {
+    const r = Number(await scripts['rate-window'].run(this.redis, [redisKeys(this.prefix).rateLimitWindow(key)], [windowSeconds, limit, queryId]));
     return r < 0 ? { allowed: true } : { allowed: false, retryInMs: Math.max(1, r) };
   }
 }

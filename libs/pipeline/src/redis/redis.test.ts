@@ -18,11 +18,21 @@ after(async () => {
 test('fixed window: the limit holds within a window, denied requests do not count, the wait ends at the boundary', async () => {
   const a = new RedisFixedWindow(redis, prefix);
   const b = new RedisFixedWindow(redis, prefix);
-  const got = [await a.require('k', 60, 2), await b.require('k', 60, 2), await a.require('k', 60, 2)];
+  const got = [await a.require('k', 60, 2, 'q1'), await b.require('k', 60, 2, 'q2'), await a.require('k', 60, 2, 'q3')];
   assert.deepEqual(got.slice(0, 2), [{ allowed: true }, { allowed: true }], 'two replicas share one counter');
   assert.equal(got[2].allowed, false);
   assert.ok(!got[2].allowed && got[2].retryInMs > 0 && got[2].retryInMs <= 60_000);
-  assert.deepEqual(await a.require('other', 60, 2), { allowed: true }, 'per key');
+  assert.deepEqual(await a.require('other', 60, 2, 'q4'), { allowed: true }, 'per key');
+});
+
+test('fixed window: a redelivered query is allowed again and counts once', async () => {
+  const w = new RedisFixedWindow(redis, prefix);
+  // A day-long window, so the test never straddles two buckets.
+  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q1'), { allowed: true });
+  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q1'), { allowed: true }, 'the same query again (its orchestrator died after the stage)');
+  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q2'), { allowed: true }, 'the first counted once: room for another');
+  assert.equal((await w.require('redelivered', 86_400, 2, 'q3')).allowed, false);
+  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q2'), { allowed: true }, 'a counted query stays allowed in its window');
 });
 
 const s = { botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: 'x' };

@@ -24,7 +24,7 @@ export const requireRateLimit: StageFactory = ({ name, config, deps }) => ({
   name,
   async process(q) {
     const rl = config.safety['rate-limit'];
-    const decision = await need(deps, 'rateLimiter', name).require(rateLimitKey(q), rl['window-length'], rl.limitation);
+    const decision = await need(deps, 'rateLimiter', name).require(rateLimitKey(q), rl['window-length'], rl.limitation, q.queryId);
     const outcome = decision.allowed ? 'allow' : rl.strategy;
     decisions.add(1, { decision: outcome, 'conveyor.pipeline.id': q.pipelineId });
     if (decision.allowed) return CONTINUE;
