@@ -20,8 +20,10 @@ import { Settings } from './pages/settings.js';
 import { Users } from './pages/users.js';
 import { Tokens } from './pages/tokens.js';
 import { Audit } from './pages/audit.js';
+import { KnowledgeBases } from './pages/knowledge-bases.js';
+import { Plugins } from './pages/plugins.js';
 
-const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings'];
+const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings'];
 /** Pages only an admin can read (the API answers 403 to a viewer). */
 const ADMIN_NAV: PageName[] = ['users', 'tokens', 'audit'];
 
@@ -130,5 +132,7 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'users': return <Users />;
     case 'tokens': return <Tokens />;
     case 'audit': return <Audit route={route} />;
+    case 'knowledge-bases': return <KnowledgeBases route={route} canWrite={canWrite} />;
+    case 'plugins': return <Plugins />;
   }
 }

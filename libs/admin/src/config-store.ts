@@ -13,6 +13,7 @@ import { deleteVersioned, updateVersioned } from './concurrency.js';
 import { AdminApiError, keyPath } from './errors.js';
 import { maskBotConfig, maskMcpConfig, maskPipelineConfig, unmaskSecrets } from './masking.js';
 import { validatePipeline } from './pipeline-validation.js';
+import { platformList } from './deployment.js';
 import type { Principal } from './auth.js';
 
 /** `managedBy` of rows created through the API: never retired by a file apply. */
@@ -256,7 +257,7 @@ export class ConfigStore {
 
   /** The adapters a bot may have, as the platform registry names them. */
   listPlatforms(): AdminApi.PlatformList {
-    return { items: platforms.configurableNames().map((name) => ({ name })) };
+    return platformList();
   }
 
   async listBots(page: AdminApi.PageQuery): Promise<Paged<AdminApi.Bot>> {

@@ -13,3 +13,5 @@ export { testModel, type ModelUnderTest } from './model-test.js';
 export { testMcpServer } from './mcp-test.js';
 export { LoginThrottle, clientAddress, DEFAULT_THROTTLE, type ThrottleStore, type LoginThrottleOptions } from './login-throttle.js';
 export { startRetention, type RetentionSchedule, type RunningRetention, type RetentionLogger } from './retention.js';
+export { KnowledgeBases, knowledgeBaseIdsNamedBy, type IngestAnnouncer } from './knowledge-bases.js';
+export { platformList, botEndpoint, botWebhookPath, pluginList, type EndpointOptions, type LeaseView, type PluginView } from './deployment.js';

@@ -49,5 +49,6 @@ export {
   type PluginEventOutcome,
   type PluginCallResult,
   type PluginHostOptions,
+  type PluginRegistrationState,
 } from './plugin-host.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

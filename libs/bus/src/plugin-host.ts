@@ -72,6 +72,14 @@ export function foldPluginReply(outcome: PluginEventOutcome, event: PluginEventP
 
 interface Registered {
   registration: PluginRegistration;
+  lastHeartbeatAt: number;
+  expiresAt: number;
+}
+
+/** A live registration and when its last heartbeat came (epoch ms). */
+export interface PluginRegistrationState {
+  registration: PluginRegistration;
+  lastHeartbeatAt: number;
   expiresAt: number;
 }
 
@@ -154,7 +162,8 @@ export class PluginHost {
       }
       this.#logger.info({ plugin: registration.name, events: registration.events, priority: registration.priority, timeoutMs: registration.timeoutMs }, 'plugin registered');
     }
-    this.#plugins.set(registration.name, { registration, expiresAt: this.#now() + registration.ttlMs });
+    const now = this.#now();
+    this.#plugins.set(registration.name, { registration, lastHeartbeatAt: now, expiresAt: now + registration.ttlMs });
     return true;
   }
 
@@ -166,6 +175,12 @@ export class PluginHost {
         this.#logger.info({ plugin: name }, 'plugin registration expired');
       }
     }
+  }
+
+  /** Every live registration, by name (what the admin API lists). */
+  registrations(): PluginRegistrationState[] {
+    this.#prune();
+    return [...this.#plugins.values()].map((p) => ({ ...p })).sort((a, b) => (a.registration.name < b.registration.name ? -1 : a.registration.name > b.registration.name ? 1 : 0));
   }
 
   /** Live registrations bound by the pipeline that want the event, in call order: priority high to low, then name. */

@@ -285,7 +285,15 @@ export const PipelineValidation = z.object({
 export const BotAdapter = AdapterName;
 
 /** The platforms a bot can be configured with (`GET /platforms`), from the platform registry. */
-export const PlatformList = z.object({ items: z.array(z.object({ name: AdapterName })) });
+/**
+ * The adapters a bot may have. `configSchema` is the JSON Schema of the bot's settings (the platform's
+ * own schema; a secret field carries `secret: true` and comes back masked); `webhook`: the platform
+ * posts to the ingress; `connection`: the gateway holds a connection for it (some platforms do either,
+ * by their settings).
+ */
+export const PlatformList = z.object({
+  items: z.array(z.object({ name: AdapterName, configSchema: JsonRecord, webhook: z.boolean(), connection: z.boolean() })),
+});
 export type PlatformList = z.infer<typeof PlatformList>;
 
 export const Bot = z.object({
@@ -454,9 +462,120 @@ export type DeadLetterEntry = z.infer<typeof DeadLetterEntry>;
 /** POST /dead-letters/:seq/resubmit: publishes the payload to its original subject again and removes the dead letter (a truncated payload is refused). DELETE /dead-letters/:seq discards. */
 export const DeadLetterResubmitted = z.object({ seq: z.number().int(), subject: z.string(), streamSeq: z.number().int() });
 
+// ---------------------------------------------------------------- bot endpoints and plugins
+
+/** A held connection's lease, as the gateway keeps it in Redis. */
+export const BotConnection = z.object({
+  /** `held`: a gateway replica holds the connection (its lease is live); `not_held`: none does now. */
+  state: z.enum(['held', 'not_held']),
+  /** The gateway replica holding it (its lease owner), or null. */
+  holder: z.string().nullable(),
+  /** Until the lease lapses unless its holder renews it. */
+  leaseExpiresInMs: z.number().int().nullable(),
+  /** Whether the holder left state for the next holder to resume with (Discord's session). */
+  resumable: z.boolean(),
+});
+export type BotConnection = z.infer<typeof BotConnection>;
+
+/** GET /bots/:id/endpoint: where the platform reaches the bot. */
+export const BotEndpoint = z.object({
+  botId: z.string(),
+  adapter: z.string(),
+  /** The ingress path of the bot's webhook; null when the platform has no webhook. */
+  webhookPath: z.string().nullable(),
+  /** The URL to paste into the platform: INGRESS_PUBLIC_URL and the path; null when that is unset or there is no webhook. */
+  webhookUrl: z.string().nullable(),
+  /** Whether the bot's settings make the gateway hold a connection for it. */
+  gatewayHeld: z.boolean(),
+  /** The connection's lease; null when the gateway holds none for this bot. */
+  connection: BotConnection.nullable(),
+});
+export type BotEndpoint = z.infer<typeof BotEndpoint>;
+
+/** A plugin as its heartbeats announce it to the admin service. */
+export const RegisteredPlugin = z.object({
+  name: z.string(),
+  version: z.string().nullable(),
+  events: z.array(z.string()),
+  priority: z.number().int(),
+  timeoutMs: z.number().int(),
+  lastHeartbeatAt: Timestamp,
+  /** The registration lapses then unless another heartbeat comes. */
+  expiresAt: Timestamp,
+  /** Pipelines whose extensions preferences bind it (all plugins, or this one by name). */
+  pipelines: z.array(z.string()),
+});
+export type RegisteredPlugin = z.infer<typeof RegisteredPlugin>;
+export const PluginList = z.object({ items: z.array(RegisteredPlugin) });
+export type PluginList = z.infer<typeof PluginList>;
+
+// ---------------------------------------------------------------- knowledge bases
+
+const KnowledgeDocumentType = z.enum(['text', 'markdown', 'pdf', 'docx']);
+/** `pending` (waiting for a runner), `processing` (being chunked and embedded), `done` (searchable), `failed` (`error` says why). */
+export const KnowledgeDocumentStatus = z.enum(['pending', 'processing', 'done', 'failed']);
+export type KnowledgeDocumentStatus = z.infer<typeof KnowledgeDocumentStatus>;
+/** The multipart field an upload carries the file in (POST /knowledge-bases/:id/documents). */
+export const KNOWLEDGE_UPLOAD_FIELD = 'file';
+
+export const KnowledgeDocument = z.object({
+  id: z.string(),
+  knowledgeBaseId: z.string(),
+  /** The file name it was uploaded under; a later upload of the same name replaces its content. */
+  name: z.string(),
+  type: KnowledgeDocumentType,
+  status: KnowledgeDocumentStatus,
+  /** Percent of the chunks embedded. */
+  progress: z.number().int(),
+  error: z.string().nullable(),
+  /** Raised by new content and by a re-index; a job for an older revision is dropped. */
+  revision: z.number().int(),
+  bytes: z.number().int(),
+  chunks: z.number().int(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
+
+export const KnowledgeBase = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  embeddingModelId: z.string(),
+  topK: z.number().int(),
+  chunkSize: z.number().int(),
+  chunkOverlap: z.number().int(),
+  rerankModelId: z.string().nullable(),
+  /** Its documents by status. */
+  documents: z.object({ pending: z.number().int(), processing: z.number().int(), done: z.number().int(), failed: z.number().int() }),
+  chunks: z.number().int(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type KnowledgeBase = z.infer<typeof KnowledgeBase>;
+
+/** POST /knowledge-bases: the bounds conveyor.yaml's `knowledgeBases` have. */
+export const KnowledgeBaseCreate = z.strictObject({
+  id: Id,
+  name: Name,
+  description: z.string().max(2_000).default(''),
+  /** An LlmModel with the `embedding` ability. */
+  embeddingModelId: Id,
+  topK: z.number().int().min(1).max(64).default(5),
+  chunkSize: z.number().int().min(1).max(100_000).default(512),
+  chunkOverlap: z.number().int().min(0).max(99_999).default(50),
+  /** An LlmModel with the `rerank` ability, used when a pipeline names none. */
+  rerankModelId: Id.optional(),
+}).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
+export type KnowledgeBaseCreateInput = z.output<typeof KnowledgeBaseCreate>;
+
+/** What an upload did: a new document, new content under an existing name, or nothing (the same bytes). */
+export const KnowledgeDocumentUploaded = z.object({ outcome: z.enum(['created', 'replaced', 'unchanged']), document: KnowledgeDocument });
+export type KnowledgeDocumentUploaded = z.infer<typeof KnowledgeDocumentUploaded>;
+
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,
@@ -533,6 +652,16 @@ export const ADMIN_ROUTES = [
   ['POST', '/debug-chat/bots/:botId/session/messages', 'admin'],
   ['POST', '/debug-chat/bots/:botId/session/reset', 'admin'],
   ['GET', '/routes', 'admin'],
+  ['GET', '/knowledge-bases', 'viewer'],
+  ['GET', '/knowledge-bases/:id', 'viewer'],
+  ['POST', '/knowledge-bases', 'admin'],
+  ['DELETE', '/knowledge-bases/:id', 'admin'],
+  ['GET', '/knowledge-bases/:id/documents', 'viewer'],
+  ['POST', '/knowledge-bases/:id/documents', 'admin'],
+  ['POST', '/knowledge-bases/:id/documents/:documentId/reindex', 'admin'],
+  ['DELETE', '/knowledge-bases/:id/documents/:documentId', 'admin'],
+  ['GET', '/bots/:id/endpoint', 'viewer'],
+  ['GET', '/plugins', 'viewer'],
 ] as const;
 
 /**

@@ -43,6 +43,8 @@ export const PluginName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A
 export const PluginRegistration = z.object({
   v: V1,
   name: PluginName,
+  /** The plugin's own version (its manifest's), shown to operators; absent from plugins that do not say. */
+  version: z.string().trim().min(1).max(64).optional(),
   /** One running process of the plugin; instances of one plugin share its calls. */
   instanceId: z.string().min(1).max(128),
   events: z.array(PluginEventName).min(1).max(PluginEventName.options.length),

@@ -1,4 +1,4 @@
-export { ConnectionLease, LeaseLostError, isLeaseLost, CONNECTION_STATE_GRACE_MS, type ConnectionLeaseOptions } from './lease.js';
+export { ConnectionLease, LeaseLostError, isLeaseLost, readConnectionLease, CONNECTION_STATE_GRACE_MS, type ConnectionLeaseOptions, type LeaseSnapshot } from './lease.js';
 export { ConnectionStateStore, ConnectionStateTooLargeError, MAX_CONNECTION_STATE_BYTES, type ConnectionStateStoreOptions } from './state.js';
 export {
   ConnectionSupervisor,

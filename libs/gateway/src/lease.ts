@@ -125,3 +125,24 @@ export class ConnectionLease {
     return token;
   }
 }
+
+/** A bot's connection lease as anyone may read it (the admin API): who holds it, for how long yet. */
+export interface LeaseSnapshot {
+  /** The holding replica's owner id, or null when no lease is live. */
+  holder: string | null;
+  token: number | null;
+  /** Milliseconds until the lease lapses unless renewed; null when none is live. */
+  expiresInMs: number | null;
+  /** Whether the connection left state for its next holder (it outlives the lease by CONNECTION_STATE_GRACE_MS). */
+  resumable: boolean;
+}
+
+/** Reads a bot's lease and state keys (one slot: they share the bot's hash tag) without touching them. */
+export async function readConnectionLease(redis: RedisClient, prefix: string, botId: string): Promise<LeaseSnapshot> {
+  const keys = redisKeys(prefix);
+  const [value, ttl, state] = await Promise.all([redis.get(keys.connectionLease(botId)), redis.pttl(keys.connectionLease(botId)), redis.exists(keys.connectionState(botId))]);
+  const at = value?.lastIndexOf('|') ?? -1;
+  if (!value || at < 1) return { holder: null, token: null, expiresInMs: null, resumable: state === 1 };
+  const token = Number(value.slice(at + 1));
+  return { holder: value.slice(0, at), token: Number.isSafeInteger(token) ? token : null, expiresInMs: ttl >= 0 ? ttl : null, resumable: state === 1 };
+}

@@ -38,7 +38,7 @@ export type AddDocumentOutcome = 'created' | 'replaced' | 'unchanged';
 
 /** A document could not be added (too large, unknown knowledge base); `code` says which. */
 export class KnowledgeDocumentError extends Error {
-  constructor(readonly code: 'document_too_large' | 'unknown_knowledge_base', message: string) {
+  constructor(readonly code: 'document_too_large' | 'unknown_knowledge_base' | 'unknown_document' | 'knowledge_base_busy', message: string) {
     super(message);
     this.name = 'KnowledgeDocumentError';
   }
@@ -99,6 +99,19 @@ export async function enablePgvector(pool: Pick<pg.Pool, 'query'>): Promise<'ena
     // E.g. a role that may not create extensions: search stays exact, setup goes on.
     return { failed: (err as Error).message };
   }
+}
+
+/**
+ * One document of a knowledge base at a time through the admin API: refused while another one (not
+ * `name`, which is being replaced) waits or is being ingested. The caller holds the knowledge base's
+ * row lock, so two uploads cannot both pass.
+ */
+async function refuseWhileIngesting(client: pg.PoolClient, knowledgeBaseId: string, name: string): Promise<void> {
+  const { rows } = await client.query<{ name: string; status: string }>(
+    `SELECT name, status FROM "KnowledgeDocument" WHERE "knowledgeBaseId" = $1 AND status IN ('pending', 'processing') AND name <> $2 LIMIT 1`,
+    [knowledgeBaseId, name],
+  );
+  if (rows[0]) throw new KnowledgeDocumentError('knowledge_base_busy', `${rows[0].name} is ${rows[0].status === 'pending' ? 'waiting to be ingested' : 'being ingested'}; a knowledge base ingests one document at a time`);
 }
 
 /** pgvector's text form of a vector: `[0.1,0.2,...]`. */
@@ -298,7 +311,7 @@ export class KnowledgeStore {
    * Adds a document, or replaces the content of the one with the same name: it goes back to
    * `pending` under a new revision and its chunks are removed. The same bytes again change nothing.
    */
-  async addDocument(knowledgeBaseId: string, name: string, type: KnowledgeDocumentType, content: Buffer): Promise<{ id: string; revision: number; outcome: AddDocumentOutcome }> {
+  async addDocument(knowledgeBaseId: string, name: string, type: KnowledgeDocumentType, content: Buffer, options: { oneAtATime?: boolean } = {}): Promise<{ id: string; revision: number; outcome: AddDocumentOutcome }> {
     if (content.byteLength > LIMITS.knowledgeDocumentBytes) {
       throw new KnowledgeDocumentError('document_too_large', `${name}: ${content.byteLength} bytes, more than the ${LIMITS.knowledgeDocumentBytes} a document may have`);
     }
@@ -306,8 +319,9 @@ export class KnowledgeStore {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const kb = await client.query('SELECT 1 FROM "KnowledgeBase" WHERE id = $1 FOR SHARE', [knowledgeBaseId]);
+      const kb = await client.query(`SELECT 1 FROM "KnowledgeBase" WHERE id = $1 ${options.oneAtATime ? 'FOR UPDATE' : 'FOR SHARE'}`, [knowledgeBaseId]);
       if (!kb.rowCount) throw new KnowledgeDocumentError('unknown_knowledge_base', `unknown knowledge base ${JSON.stringify(knowledgeBaseId)}`);
+      if (options.oneAtATime) await refuseWhileIngesting(client, knowledgeBaseId, name);
       const existing = await client.query<{ id: string; revision: number; contentHash: string }>(
         'SELECT id, revision, "contentHash" FROM "KnowledgeDocument" WHERE "knowledgeBaseId" = $1 AND name = $2 FOR UPDATE',
         [knowledgeBaseId, name],
@@ -341,6 +355,42 @@ export class KnowledgeStore {
     } finally {
       client.release();
     }
+  }
+
+  /**
+   * Ingests the document again from its stored content (a new embedding model, a failure fixed): a new
+   * revision, back to `pending`, its chunks removed. Refused while another document of the knowledge
+   * base waits or is being ingested, as an upload with `oneAtATime` is.
+   */
+  async reindexDocument(knowledgeBaseId: string, documentId: string): Promise<{ id: string; revision: number }> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const kb = await client.query('SELECT 1 FROM "KnowledgeBase" WHERE id = $1 FOR UPDATE', [knowledgeBaseId]);
+      if (!kb.rowCount) throw new KnowledgeDocumentError('unknown_knowledge_base', `unknown knowledge base ${JSON.stringify(knowledgeBaseId)}`);
+      const doc = await client.query<{ name: string }>('SELECT name FROM "KnowledgeDocument" WHERE id = $1 AND "knowledgeBaseId" = $2 FOR UPDATE', [documentId, knowledgeBaseId]);
+      if (!doc.rowCount) throw new KnowledgeDocumentError('unknown_document', `knowledge base ${JSON.stringify(knowledgeBaseId)} has no document ${JSON.stringify(documentId)}`);
+      await refuseWhileIngesting(client, knowledgeBaseId, doc.rows[0].name);
+      await client.query('DELETE FROM "KnowledgeChunk" WHERE "documentId" = $1', [documentId]);
+      const { rows } = await client.query<{ id: string; revision: number }>(
+        `UPDATE "KnowledgeDocument" SET revision = revision + 1, status = 'pending', error = NULL, progress = 0, "updatedAt" = now()
+          WHERE id = $1 RETURNING id, revision`,
+        [documentId],
+      );
+      await client.query('COMMIT');
+      return rows[0];
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Removes a document and its chunks (a job still running for it finds it gone and stores nothing). */
+  async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM "KnowledgeDocument" WHERE id = $1 AND "knowledgeBaseId" = $2', [documentId, knowledgeBaseId]);
+    return (rowCount ?? 0) > 0;
   }
 
   /**

@@ -30,6 +30,8 @@ export type Handlers = { [N in EventName]?: EventHandler<N> };
 export interface PluginOptions {
   /** `author/name`, unique in the deployment. */
   name: string;
+  /** The plugin's version, as operators see it in the console's plugin list (at most 64 characters). */
+  version?: string;
   handlers: Handlers;
   /** Higher is called first. Default 0. */
   priority?: number;
@@ -71,6 +73,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   const registration: Registration = {
     v: 1,
     name: opts.name,
+    ...(opts.version ? { version: opts.version } : {}),
     instanceId: randomUUID(),
     events,
     priority: opts.priority ?? 0,

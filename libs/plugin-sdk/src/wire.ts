@@ -100,6 +100,7 @@ export interface EventReply {
 export interface Registration {
   v: 1;
   name: string;
+  version?: string;
   instanceId: string;
   events: EventName[];
   priority: number;

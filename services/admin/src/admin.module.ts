@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
-import { AuthStore, ConfigStore, DeadLetters } from '@conveyor/admin';
+import { AuthStore, ConfigStore, DeadLetters, KnowledgeBases } from '@conveyor/admin';
 import { publishConfigChanged } from '@conveyor/bus';
+import { IngestJob } from '@conveyor/contracts';
+import { KnowledgeStore } from '@conveyor/persistence';
 import type { SecretBox } from '@conveyor/persistence';
 import type { Infra } from '@conveyor/service-kit';
 import { AuthController } from './auth.controller.js';
@@ -11,7 +13,9 @@ import { RecordsController } from './records.controller.js';
 import { RoutesController } from './routes.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
-import { CONFIG_STORE, DEAD_LETTERS, SECRET_BOX } from './tokens.js';
+import { CONFIG_STORE, DEAD_LETTERS, KNOWLEDGE_BASES, SECRET_BOX } from './tokens.js';
+import { KnowledgeBasesController } from './knowledge.controller.js';
+import { BotEndpointController, PluginDirectory, PluginsController } from './deployment.controller.js';
 import { UsersController } from './users.controller.js';
 
 export interface AdminParts {
@@ -37,19 +41,36 @@ export function configStore(infra: Infra, box: SecretBox): ConfigStore {
   });
 }
 
+/**
+ * Ingestion runs on the runner, which holds the embedding models' keys and the bounded ingest consumer;
+ * the admin stores the document and publishes its job (the document and revision are the job's
+ * de-duplication id, as the runner's sweep uses). A lost publish is left to that sweep.
+ */
+export function knowledgeBases(infra: Infra): KnowledgeBases {
+  return new KnowledgeBases(infra.prisma, new KnowledgeStore(infra.db), async (job) => {
+    try {
+      await infra.publisher.publish(infra.topology.subjects.ingest(job.knowledgeBaseId), IngestJob, { v: 1, documentId: job.documentId, revision: job.revision }, { msgId: `ingest:${job.documentId}:${job.revision}` });
+    } catch (err) {
+      infra.logger.warn({ err: (err as Error).message, documentId: job.documentId }, 'ingestion job not published; a runner\'s sweep publishes it');
+    }
+  });
+}
+
 @Module({})
 export class AdminModule {
   static register(infra: Infra, parts: AdminParts): DynamicModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController, RoutesController],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },
         { provide: ADMIN_SETTINGS, useValue: parts.settings },
         { provide: CONFIG_STORE, useValue: configStore(infra, parts.box) },
         { provide: DEAD_LETTERS, useValue: new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters) },
+        { provide: KNOWLEDGE_BASES, useValue: knowledgeBases(infra) },
+        PluginDirectory,
         { provide: APP_GUARD, useClass: AdminAuthGuard },
         { provide: APP_FILTER, useClass: AdminErrorFilter },
       ],

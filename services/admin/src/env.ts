@@ -37,6 +37,11 @@ export const AdminEnv = z.object({
   /** Where operators reach the API and console, for the setup link and the start-up line; default http://localhost:<port>. */
   ADMIN_PUBLIC_URL: z.preprocess(unsetWhenEmpty, z.url().optional()),
   /**
+   * Where the platforms reach the ingress from outside (e.g. https://bots.example.com): the console shows
+   * each bot's webhook URL under it. Unset: the console shows the path only.
+   */
+  INGRESS_PUBLIC_URL: z.preprocess(unsetWhenEmpty, z.url({ protocol: /^https?$/ }).optional()),
+  /**
    * Mark the session cookie Secure (HTTPS only). Default: when ADMIN_PUBLIC_URL is https, else when the
    * sign-in request came over HTTPS (directly, or through a proxy ADMIN_TRUST_PROXY names).
    */

@@ -29,7 +29,7 @@ await runService({
     parts = {
       auth: new AuthStore(infra.prisma, { sessionTtlMs: env.ADMIN_SESSION_HOURS * 3_600_000 }),
       box: SecretBox.fromEnv({ CONVEYOR_SECRET_KEY: env.CONVEYOR_SECRET_KEY, CONVEYOR_SECRET_KEY_PREVIOUS: env.CONVEYOR_SECRET_KEY_PREVIOUS }),
-      settings: { publicUrl, cookieSecure: env.ADMIN_COOKIE_SECURE ?? (publicUrl.startsWith('https:') ? true : 'request') },
+      settings: { publicUrl, ingressPublicUrl: env.INGRESS_PUBLIC_URL?.replace(/\/+$/, ''), cookieSecure: env.ADMIN_COOKIE_SECURE ?? (publicUrl.startsWith('https:') ? true : 'request') },
     };
     return AdminModule.register(infra, parts);
   },

@@ -9,7 +9,7 @@ import { AdminApi } from '@conveyor/contracts';
 type Operation = { requestBody?: unknown; responses?: Record<string, unknown>; security?: unknown; tags?: string[]; summary?: string };
 
 /** `METHOD path` → the schema names of its body and answer (`Page:X` for a page of X). */
-const SHAPES: Record<string, { body?: string; answer?: string }> = {
+const SHAPES: Record<string, { body?: string; answer?: string; upload?: string }> = {
   'GET /auth/status': { answer: 'AuthStatus' },
   'POST /auth/setup': { body: 'SetupRequest', answer: 'Me' },
   'POST /auth/login': { body: 'LoginRequest', answer: 'Me' },
@@ -49,6 +49,14 @@ const SHAPES: Record<string, { body?: string; answer?: string }> = {
   'GET /settings': { answer: 'InstanceSettings' },
   'PUT /settings': { body: 'InstanceSettingsUpdate', answer: 'InstanceSettings' },
   'GET /routes': { answer: 'RouteTable' },
+  'GET /knowledge-bases': { answer: 'Page:KnowledgeBase' },
+  'GET /knowledge-bases/{id}': { answer: 'KnowledgeBase' },
+  'POST /knowledge-bases': { body: 'KnowledgeBaseCreate', answer: 'KnowledgeBase' },
+  'GET /knowledge-bases/{id}/documents': { answer: 'Page:KnowledgeDocument' },
+  'POST /knowledge-bases/{id}/documents': { upload: AdminApi.KNOWLEDGE_UPLOAD_FIELD, answer: 'KnowledgeDocumentUploaded' },
+  'POST /knowledge-bases/{id}/documents/{documentId}/reindex': { answer: 'KnowledgeDocument' },
+  'GET /bots/{id}/endpoint': { answer: 'BotEndpoint' },
+  'GET /plugins': { answer: 'PluginList' },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -81,6 +89,8 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
       const shape = SHAPES[`${method.toUpperCase()} ${relative}`];
       op.tags = [relative.split('/')[1] ?? 'api'];
       if (shape?.body) op.requestBody = { required: true, content: content(shape.body) };
+      // One document as a multipart file field, at most LIMITS.knowledgeDocumentBytes.
+      if (shape?.upload) op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { [shape.upload]: { type: 'string', format: 'binary' } }, required: [shape.upload] } } } };
       const ok = Object.keys(op.responses ?? {})[0] ?? '200';
       op.responses = {
         ...(shape?.answer ? { [ok]: { description: 'OK', content: content(shape.answer) } } : op.responses),

@@ -8,4 +8,6 @@ export interface AdminSettings {
    */
   cookieSecure: boolean | 'request';
   publicUrl: string;
+  /** Where platforms reach the ingress (INGRESS_PUBLIC_URL), no trailing slash: the bots' webhook URLs start with it. */
+  ingressPublicUrl: string | undefined;
 }

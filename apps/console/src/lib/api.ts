@@ -54,6 +54,8 @@ export function describeError(err: unknown, { t }: Pick<Translator, 't'>): strin
 
 export interface RequestOptions {
   body?: unknown;
+  /** A multipart body (a file upload), sent as it is; the browser sets its content type. */
+  form?: FormData;
   /** The version the write is based on, sent as If-Match. */
   version?: number;
   query?: Record<string, string | number | undefined>;
@@ -91,7 +93,7 @@ export async function request(method: string, path: string, schema: z.ZodType | 
       method,
       headers,
       credentials: 'same-origin',
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body: options.form ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
       signal: options.signal,
     });
   } catch (err) {

@@ -1,11 +1,16 @@
-// Bots: which platform adapter, its settings (secrets come back masked; sent back unchanged, they are
-// kept), the pipeline it routes to, on or off.
-import { useState, type FormEvent } from 'react';
+// Bots: which platform adapter, its settings as a form from the platform's own schema (or as JSON;
+// secrets come back masked; sent back unchanged, they are kept), the pipeline it routes to, on or off,
+// and where the platform reaches it: the webhook URL to paste, or the gateway's hold on its connection.
+import { useMemo, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
 import { useI18n } from '../i18n/react.js';
+import { ConfigForm } from '../pipeline-form.js';
+import { buildFields, isRecord, type JsonSchema } from '../lib/schema-form.js';
+
+const NO_ISSUES = new Map<string, string>();
 
 /**
  * A starting point for the settings of the adapters whose keys the console knows (the keys
@@ -72,7 +77,13 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
   const [adapter, setAdapter] = useState(bot?.adapter ?? 'http-bot');
   const [pipelineId, setPipelineId] = useState(bot?.pipelineId ?? '');
   const [enabled, setEnabled] = useState(bot?.enabled ?? true);
-  const [settings, setSettings] = useState(JSON.stringify(bot?.adapterConfig ?? template('http-bot'), null, 2));
+  const [config, setConfig] = useState<unknown>(bot?.adapterConfig ?? template('http-bot'));
+  /** The settings as JSON text while they are edited as JSON, else null (the form). */
+  const [rawText, setRawText] = useState<string | null>(null);
+  const schema = offered.data?.items.find((p) => p.name === adapter)?.configSchema;
+  // The API sends each platform's JSON Schema (z.toJSONSchema of its zod schema): the form's input.
+  const fields = useMemo(() => (schema ? buildFields(schema as JsonSchema) : undefined), [schema]);
+  const asJson = rawText !== null || (offered.data !== undefined && !fields);
   const save = useAction();
   const remove = useAction();
   const i18n = useI18n();
@@ -82,7 +93,7 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save.run(async () => {
-      const adapterConfig = parseJsonObject(settings, t('bots.settingsField'), i18n);
+      const adapterConfig = rawText !== null || !fields ? parseJsonObject(rawText ?? JSON.stringify(config), t('bots.settingsField'), i18n) : isRecord(config) ? config : {};
       if (!chosenPipeline) throw new Error(t('bots.choosePipeline'));
       if (!bot) {
         const created = await request('POST', '/bots', AdminApi.Bot, { body: { name: name.trim(), adapter, adapterConfig, pipelineId: chosenPipeline, enabled } });
@@ -106,7 +117,8 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
         <Field label={t('bots.adapter')} htmlFor="bot-adapter">
           <select id="bot-adapter" value={adapter} disabled={Boolean(bot)} onChange={(e) => {
             setAdapter(e.target.value);
-            setSettings(JSON.stringify(template(e.target.value), null, 2));
+            setConfig(template(e.target.value));
+            if (rawText !== null) setRawText(JSON.stringify(template(e.target.value), null, 2));
           }}>
             {adapters.map((a) => <option key={a} value={a} translate="no">{a}</option>)}
           </select>
@@ -118,9 +130,27 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
         </Field>
         <ErrorNote error={pipelines.error} />
         <label className="inline"><input id="bot-enabled" type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} /> {t('bots.enabled')}</label>
-        <Field label={t('bots.settings')} htmlFor="bot-settings" hint={t('common.maskedHint')}>
-          <textarea id="bot-settings" className="mono" translate="no" rows={8} value={settings} onChange={(e) => setSettings(e.target.value)} spellCheck={false} />
-        </Field>
+        <fieldset className="bot-settings">
+          <legend>{t('bots.settingsForm')}</legend>
+          <small className="hint">{t('common.maskedHint')}</small>
+          {fields ? (
+            <label className="inline"><input id="bot-json" type="checkbox" checked={rawText !== null} onChange={(e) => {
+              if (e.target.checked) return setRawText(JSON.stringify(config, null, 2));
+              try {
+                setConfig(parseJsonObject(rawText ?? '{}', t('bots.settingsField'), i18n));
+                setRawText(null);
+              } catch (err) {
+                save.clear();
+                void save.run(() => Promise.reject(err));
+              }
+            }} /> {t('bots.editJson')}</label>
+          ) : null}
+          {asJson ? (
+            <Field label={t('bots.settings')} htmlFor="bot-settings">
+              <textarea id="bot-settings" className="mono" translate="no" rows={8} value={rawText ?? JSON.stringify(config, null, 2)} onChange={(e) => setRawText(e.target.value)} spellCheck={false} />
+            </Field>
+          ) : fields ? <ConfigForm root={fields} value={config} onChange={setConfig} issues={NO_ISSUES} disabled={!canWrite} /> : <Busy on />}
+        </fieldset>
         <div className="buttons">
           <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? t('common.saving') : bot ? t('common.save') : t('bots.create')}</button>
           {bot && canWrite ? (
@@ -136,6 +166,50 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
         <ErrorNote error={save.error ?? remove.error} />
         <DoneNote text={save.done ?? (save.error ? undefined : notice)} />
       </form>
+      {bot ? <BotEndpointView id={bot.id} /> : null}
+    </section>
+  );
+}
+
+/** Where the platform reaches the bot: the webhook URL (or path) to paste, and a held connection's lease. */
+function BotEndpointView({ id }: { id: string }) {
+  const endpoint = useLoad((signal) => request('GET', `/bots/${encodeURIComponent(id)}/endpoint`, AdminApi.BotEndpoint, { signal }), [id]);
+  const copy = useAction();
+  const { t, duration } = useI18n();
+  const e = endpoint.data;
+  return (
+    <section className="bot-endpoint" aria-label={t('bots.endpoint')}>
+      <h3>{t('bots.endpoint')}</h3>
+      <ErrorNote error={endpoint.error} />
+      {e ? (
+        <>
+          {e.webhookUrl ? (
+            <Field label={t('bots.webhookUrl')} htmlFor="bot-webhook-url">
+              <input id="bot-webhook-url" className="mono" translate="no" readOnly value={e.webhookUrl} onFocus={(ev) => ev.target.select()} />
+              <button type="button" onClick={() => void copy.run(async () => { await navigator.clipboard.writeText(e.webhookUrl ?? ''); return t('bots.copied'); })}>{t('bots.copy')}</button>
+            </Field>
+          ) : e.webhookPath ? (
+            <Field label={t('bots.webhookPath')} htmlFor="bot-webhook-path" hint={t('bots.webhookUnset')}>
+              <input id="bot-webhook-path" className="mono" translate="no" readOnly value={e.webhookPath} />
+            </Field>
+          ) : <p className="hint">{t('bots.noWebhook')}</p>}
+          <DoneNote text={copy.done} />
+          <ErrorNote error={copy.error} />
+          {e.connection ? (
+            <div className="connection" data-state={e.connection.state}>
+              <h4>{t('bots.connection')}</h4>
+              {e.connection.holder ? (
+                <>
+                  <p>{t('bots.connectionHolder')} <span className="mono holder" translate="no">{e.connection.holder}</span></p>
+                  <p>{t('bots.connectionHeld', { duration: duration(e.connection.leaseExpiresInMs) })}</p>
+                </>
+              ) : <p>{t('bots.connectionNotHeld')}</p>}
+              {e.connection.resumable ? <p className="hint">{t('bots.connectionResumable')}</p> : null}
+              <button type="button" onClick={endpoint.reload} disabled={endpoint.loading}>{t('common.refresh')}</button>
+            </div>
+          ) : null}
+        </>
+      ) : <Busy on={endpoint.loading} />}
     </section>
   );
 }

@@ -11,6 +11,8 @@ import { wecomPlatform } from '@conveyor/wecom';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
+/** What callers of the registry need to judge a platform without depending on the kit themselves. */
+export { holdsConnection, type Platform } from '@conveyor/platform-kit';
 
 /**
  * Every platform Conveyor speaks. Adding one is a package under libs/platforms/<name> and one line
