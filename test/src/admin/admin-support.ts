@@ -41,6 +41,11 @@ export class AdminClient {
     return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
   }
 
+  /** The session cookie (`name=value`) for a request this client does not make itself (a multipart upload). */
+  sessionCookie(): string | undefined {
+    return this.cookie;
+  }
+
   async login(username = 'admin', password = ADMIN_PASSWORD): Promise<ApiAnswer> {
     const answer = await this.call('POST', '/auth/login', { username, password });
     if (answer.status !== 200) throw new Error(`login answered ${answer.status}: ${JSON.stringify(answer.body)}`);
