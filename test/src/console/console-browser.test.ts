@@ -149,7 +149,9 @@ describe('web console in Chromium', () => {
     await page.selectOption('#bot-adapter', 'http-bot');
     await page.locator(`#bot-pipeline option[value="${pipelineId}"]`).waitFor({ state: 'attached' });
     await page.selectOption('#bot-pipeline', pipelineId);
-    await page.fill('#bot-settings', JSON.stringify({ inbound_secret: 'console-inbound-secret', callback_url: `${sys.callbacks.url}/callback` }));
+    // The settings form comes from the http-bot platform's schema.
+    await field('cfg-inbound_secret').fill('console-inbound-secret');
+    await field('cfg-callback_url').fill(`${sys.callbacks.url}/callback`);
     await page.click('form[aria-label="bot"] button[type=submit]');
     await page.locator('h1', { hasText: `Bot ${botName}` }).waitFor();
 
