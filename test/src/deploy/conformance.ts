@@ -138,7 +138,13 @@ function external(name: string, hostnames: string[], image: string, argv: string
 export function targetWorkloads(target: Target, prod = prodSecrets(), compose = composeEnv()): TargetWorkloads {
   const stages = dockerfileStages(DOCKERFILE);
   if (target === 'compose') {
-    const config = composeConfig(path.join(repoRoot, 'docker-compose.yml'), repoRoot, compose, ['fakes']);
+    const profiles = ['fakes'];
+    const config = composeConfig(path.join(repoRoot, 'docker-compose.yml'), repoRoot, compose, profiles);
+    // What `docker compose --profile fakes up` starts: services of other profiles (monitoring's
+    // Prometheus and Grafana, third-party images with no local equivalent) stay out.
+    for (const [name, svc] of Object.entries<{ profiles?: string[] }>(config.services ?? {})) {
+      if (svc.profiles && !svc.profiles.some((p) => profiles.includes(p))) delete config.services[name];
+    }
     return { workloads: composeWorkloads(config, repoRoot, stages), externals: [] };
   }
   const objects = renderOverlay(path.join(repoRoot, 'k8s/overlays', target));
