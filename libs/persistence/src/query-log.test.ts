@@ -68,3 +68,22 @@ test('a merged message is succeeded and names the query that answered it, whethe
   assert.deepEqual(rows.map((r) => [r.status, r.mergedInto, r.finishedAt !== null]), [['succeeded', head, true], ['succeeded', head, true]]);
   assert.equal(await log.isFinished(afterwards), true, 'a redelivered copy of it is recognised as done');
 });
+
+test('whether a run ended for good a while ago: its recorded turn or its failure, not the orchestrator\'s hand-over', async () => {
+  const log = new QueryLog(database().pool);
+  const start = (id: string) => ({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'erin', receivedAt: new Date(), attempt: 1 });
+  const [handedOver, turnRecorded, failed, running] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+  for (const id of [handedOver, turnRecorded, failed, running]) log.running(start(id));
+  await log.flush();
+  // The orchestrator marks a query succeeded when it hands the run over; the runner's turn comes later.
+  log.succeeded(handedOver);
+  log.failed(failed, 'the model failed');
+  await log.flush();
+  await database().pool.query(`UPDATE "QueryRecord" SET "status" = 'succeeded', "finishedAt" = now(), "doneAttempt" = 1, "doneSeq" = 3 WHERE "id" = $1`, [turnRecorded]);
+  assert.equal(await log.runEndedBefore(turnRecorded, 60_000), false, 'ended, but just now');
+  assert.equal(await log.runEndedBefore(turnRecorded, 0), true);
+  assert.equal(await log.runEndedBefore(failed, 0), true);
+  assert.equal(await log.runEndedBefore(handedOver, 0), false, 'handed over to the runner, not ended');
+  assert.equal(await log.runEndedBefore(running, 0), false);
+  assert.equal(await log.runEndedBefore(randomUUID(), 0), false, 'unknown');
+});

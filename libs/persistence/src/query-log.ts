@@ -124,6 +124,21 @@ export class QueryLog {
     return { status: row.status, done };
   }
 
+  /**
+   * Whether the query's run ended for good at least `agoMs` ago: its turn was recorded with the run's
+   * last event, or the query failed. False while it runs, when it never ran, or when it was answered
+   * before any run (commands), whose end only Redis knows.
+   */
+  async runEndedBefore(id: string, agoMs: number): Promise<boolean> {
+    const { rows } = await this.pool.query<{ ended: boolean }>(
+      `SELECT ("status" = 'failed' OR ("status" = 'succeeded' AND "doneAttempt" IS NOT NULL))
+          AND "finishedAt" < now() - make_interval(secs => $2::double precision / 1000) AS "ended"
+        FROM "QueryRecord" WHERE "id" = $1`,
+      [id, agoMs],
+    );
+    return rows[0]?.ended === true;
+  }
+
   /** Resolves once every entry logged so far is written (shutdown, tests). */
   flush(): Promise<void> {
     return this.writer.flush();

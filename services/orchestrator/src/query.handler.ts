@@ -3,7 +3,7 @@ import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, TurnWakeups, unusableReason, waitForTurn,
+  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, throttledHolderCheck, TurnWakeups, unusableReason, waitForTurn, type HolderCheck,
   type AggregationTurn, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -15,6 +15,10 @@ import { checkPipelineShards, type OrchestratorInfra } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
+/** A reply's gap bound (the delivery's `gapMs`) and a margin: by then a live holder's reply has ended. */
+const STALE_HOLDER_AFTER_MS = 20_000;
+/** How often one process asks Postgres about one holder. */
+const HOLDER_CHECK_EVERY_MS = 5_000;
 /** Envelopes kept for aggregation per session; past that a message runs on its own. */
 const MAX_STASHED_PER_SESSION = LIMITS.aggregatedMessages * 2;
 
@@ -27,6 +31,7 @@ const MAX_STASHED_PER_SESSION = LIMITS.aggregatedMessages * 2;
 export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly conversations: ConversationStore;
   private readonly wakeups: TurnWakeups;
+  private readonly holders: HolderCheck;
   private readonly queryLog: QueryLog;
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
@@ -50,6 +55,13 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
     }, infra.keyLayout);
     this.wakeups = new TurnWakeups(duplicateClient(infra.redis), infra.topology.prefix);
+    // A holder whose run ended in Postgres longer ago than a reply's gap bound has had its reply sent
+    // (or given up): a lease Redis still shows for it came back with a failover's lost writes.
+    this.holders = throttledHolderCheck(
+      (holder) => this.queryLog.runEndedBefore(holder, STALE_HOLDER_AFTER_MS),
+      HOLDER_CHECK_EVERY_MS,
+      (holder) => this.infra.logger.warn({ queryId: holder }, 'a session was still held by a query whose run ended long ago (Redis lost its release); its turn is ended'),
+    );
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
@@ -157,7 +169,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     const aggregation = await this.stashForAggregation(envelope, def);
-    const turn = await waitForTurn(this.leases, this.wakeups, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation).catch(async (err: unknown) => {
+    const turn = await waitForTurn(this.leases, this.wakeups, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation, this.holders).catch(async (err: unknown) => {
       if (!(err instanceof RetryableError) || !this.mayWaitAgain(envelope, ctx)) throw err;
       await this.requeue(envelope, ctx);
       return 'requeued' as const;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { SessionLeases } from './leases.js';
-import { TurnWakeups, waitForTurn } from './session-turn.js';
+import { throttledHolderCheck, TurnWakeups, waitForTurn } from './session-turn.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 /** Longer than any test here may take: a wait that ends did so because of a notice, not its timer. */
@@ -136,6 +136,29 @@ test('a query no one registers waits out the settle time in one wait', async () 
   assert.ok(Date.now() - started >= 390, 'it settled first');
   assert.ok(asks() <= 3, `asked ${asks()} times`);
   await leases.finish(s, 'bus-only');
+});
+
+test('a waiter ends the turn of a holder whose run ended for good (a lease a failover brought back), and only then', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const wakeups = await subscribed();
+  const s = session('stale-holder');
+  await leases.register(s, 'rolled-back', 1);
+  await leases.register(s, 'next', 2);
+  assert.equal(await leases.acquire(s, 'rolled-back', 1), 'acquired');
+  const asked: string[] = [];
+  const ended: string[] = [];
+  let runEnded = false;
+  const holders = throttledHolderCheck(async (q) => { asked.push(q); return runEnded; }, 50, (q) => ended.push(q));
+  // While the holder's run has not ended the waiter waits (and asks once per interval, not per recheck).
+  await assert.rejects(waitForTurn(leases, wakeups, s, 'next', 2, 300, new AbortController().signal, undefined, holders), /session busy/);
+  assert.ok(asked.length >= 1 && asked.every((q) => q === 'rolled-back'));
+  assert.equal(await leases.holder(s), 'rolled-back');
+  runEnded = true;
+  await new Promise((r) => setTimeout(r, 60));
+  assert.deepEqual(await waitForTurn(leases, wakeups, s, 'next', 2, NEVER_MS, new AbortController().signal, undefined, holders), { outcome: 'acquired', merged: [] });
+  assert.deepEqual(ended, ['rolled-back']);
+  assert.equal(await leases.acquire(s, 'rolled-back', 1), 'finished', 'the ended holder is remembered as finished');
+  await leases.finish(s, 'next');
 });
 
 async function waitUntil(cond: () => boolean, timeoutMs = 30_000): Promise<void> {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { RetryableError } from '@conveyor/bus';
 import { redisKeys, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
 import type { AggregationTurn, SessionLeases, SessionRef } from './leases.js';
@@ -133,6 +134,34 @@ export class TurnWakeups {
 export type Turn = { outcome: 'acquired'; merged: string[] } | { outcome: 'finished' };
 
 /**
+ * A HolderCheck that asks `ended` about one holder at most once per `everyMs` in this process (many
+ * waiters of a session, and each of their rechecks, would otherwise ask each time).
+ */
+export function throttledHolderCheck(ended: (holderQueryId: string) => Promise<boolean>, everyMs: number, onEnded?: (holderQueryId: string) => void): HolderCheck {
+  const asked = new LRUCache<string, true>({ max: 10_000, ttl: everyMs });
+  return {
+    ended: async (holder) => {
+      if (asked.has(holder)) return false;
+      asked.set(holder, true);
+      return ended(holder);
+    },
+    ...(onEnded ? { onEnded } : {}),
+  };
+}
+
+/**
+ * Tells whether the query holding a session has ended for good (its run's end is recorded where a
+ * Redis data loss cannot undo it), so a waiter may end its turn. A Redis failover can bring back the
+ * lease of a query whose reply already went out, with nothing left in Redis that would free it
+ * before its TTL: no event of it will come, and no later reply of the session exists to pass it.
+ */
+export interface HolderCheck {
+  ended(holderQueryId: string): Promise<boolean>;
+  /** Told when a waiter ended a holder's turn. */
+  onEnded?(holderQueryId: string): void;
+}
+
+/**
  * Waits until it is this query's turn in its session (and a pipeline slot is free). The wait is held
  * for at most `holdMs`, then the message goes back to the bus with a delay and keeps its place in the
  * session queue (its position is its stream sequence). A query whose reply already ended (a copy
@@ -142,6 +171,7 @@ export type Turn = { outcome: 'acquired'; merged: string[] } | { outcome: 'finis
  */
 export async function waitForTurn(
   leases: SessionLeases, wakeups: TurnWakeups, route: ReplyRoute, queryId: string, streamSeq: number, holdMs: number, signal: AbortSignal, aggregation?: AggregationTurn,
+  holders?: HolderCheck,
 ): Promise<Turn> {
   const deadline = Date.now() + holdMs;
   for (;;) {
@@ -149,6 +179,14 @@ export async function waitForTurn(
     const turn = await leases.acquireTurn(route, queryId, streamSeq, aggregation);
     if (turn.outcome === 'acquired') return { outcome: 'acquired', merged: turn.merged };
     if (turn.outcome === 'finished') return { outcome: 'finished' };
+    if (turn.outcome === 'session-busy' && holders) {
+      const holder = await leases.holder(route);
+      if (holder && holder !== queryId && (await holders.ended(holder))) {
+        await leases.finish(route, holder);
+        holders.onEnded?.(holder);
+        continue;
+      }
+    }
     if (turn.outcome === 'aggregating' && (turn.waitMs > AGGREGATION_WAIT_IN_PLACE_MS || signal.aborted)) {
       throw new RetryableError(turn.waitMs, `waiting ${turn.waitMs} ms for more messages to merge`);
     }
