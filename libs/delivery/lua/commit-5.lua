@@ -26,6 +26,7 @@
 
   ARGV[15] attempt of the events in the batch
   ARGV[16] the last event seq in the batch (-1: none)
+  ARGV[17] the session's callback numbering the batch started from, '<seq>|<final>' (as `take` gave it)
 
   Returns 1 when the session may have more to send (the lease is kept: call `take`), 2 when nothing
   is ready (the lease is released), or 0 when this replica lost the lease meanwhile (the next holder
@@ -33,15 +34,19 @@
 
   A lease lost with the batch means the take that formed it is gone: a failover rolled Redis back to
   before it, and the batch's events wait again. Its parts went out, so while no replica holds the
-  session the take is applied again here (its events leave the reply, the lease is taken back) and
-  the batch is recorded as usual: nothing is sent twice and no callback number is used again. A
-  replica that took the session meanwhile formed a batch of its own from the events: 0.
+  session and nothing was numbered since the batch was taken, the take is applied again here (its
+  events leave the reply, the lease is taken back) and the batch is recorded as usual: nothing is
+  sent twice and no callback number is used again. A replica that took the session meanwhile formed
+  a batch of its own from the events, or went on with the session: 0, and nothing is changed.
 ]]
 local holder = redis.call('GET', KEYS[2])
 if holder ~= ARGV[1] then
   if redis.call('HEXISTS', KEYS[1], 'batch') == 1 then return 0 end
   local last = tonumber(ARGV[16])
-  if not holder and tonumber(redis.call('HGET', KEYS[1], 'attempt') or '-1') == tonumber(ARGV[15]) then
+  local n = redis.call('HMGET', KEYS[3], 'seq', 'final')
+  local unchanged = ((n[1] or '0') .. '|' .. (n[2] or '1')) == ARGV[17]
+  if not holder and unchanged and redis.call('HGET', KEYS[1], 'passed') ~= '1'
+    and tonumber(redis.call('HGET', KEYS[1], 'attempt') or '-1') == tonumber(ARGV[15]) then
     local nxt = tonumber(redis.call('HGET', KEYS[1], 'next') or '0')
     for seq = nxt, last do
       local seal = redis.call('HGET', KEYS[1], 'e:' .. seq)

@@ -384,7 +384,7 @@ export class Deliverer {
     if (handledElsewhere.length) this.opts.announceSent?.(handledElsewhere);
     // The parts went out: what they used (callback numbers) must be recorded even across a failover.
     const seals = entries.filter((e): e is SealEntry => e.t === 'seal' && e.seq !== undefined);
-    const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)) };
+    const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)), startedFrom: batch.numbering };
     const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
     if (committed === undefined) return false;
     if (committed === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');

@@ -45,16 +45,33 @@ async function formBatch(q: ReplyQueue, route: ReplyRoute, queryId: string, text
 }
 
 const SHOWN_FINAL = { chunks: 0, open: false, last: '', finalSent: true, ended: true };
+const events = (taken: Awaited<ReturnType<ReplyQueue['take']>>) => {
+  assert.equal(taken.kind, 'batch');
+  return { attempt: 1, lastSeq: 0, startedFrom: taken.kind === 'batch' ? taken.batch.numbering : { seq: 0, lastFinal: true } };
+};
+
+test('a late record of a batch whose take was lost changes nothing once the session was numbered since', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const { rollBack, taken } = await formBatch(q, route, queryId, 'the answer');
+  await rollBack();
+  // Meanwhile the session went on (its turn was ended, a later reply numbered 1 and 2).
+  await redis.hset(q.keys.replySessionSequence(route), { seq: 2, final: 0 });
+  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
+  assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), { seq: '2', final: '0' }, 'the numbering is not set back');
+  assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'e:0'), 1, 'the event is left to the next take');
+});
 
 test('a batch sent after the take that formed it was lost is recorded: its events leave the reply, its numbers stay used', async () => {
   const q = new ReplyQueue(redis, prefix);
   const { route } = reply(`s-${randomUUID()}`);
   const queryId = randomUUID();
-  const { rollBack } = await formBatch(q, route, queryId, 'the answer');
+  const { rollBack, taken } = await formBatch(q, route, queryId, 'the answer');
   // The parts went out (callback number 1); then the master died before the take reached its replica.
   await rollBack();
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'e:0'), 1, 'the event waits again');
-  const outcome = await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 });
+  const outcome = await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken));
   assert.equal(outcome, 'idle', 'recorded as usual, nothing more to send');
   const state = await redis.hgetall(q.keys.reply(route, queryId));
   assert.equal(state['e:0'], undefined, 'the sent event is not taken again');
@@ -67,10 +84,10 @@ test('when another replica formed its own batch of the rolled-back events, the b
   const q = new ReplyQueue(redis, prefix);
   const { route } = reply(`s-${randomUUID()}`);
   const queryId = randomUUID();
-  const { rollBack } = await formBatch(q, route, queryId, 'the answer');
+  const { rollBack, taken } = await formBatch(q, route, queryId, 'the answer');
   await rollBack();
   assert.equal((await q.take(route, 'replica-b', TAKE)).kind, 'batch');
-  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 }), 'lost');
+  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
   assert.equal(await redis.get(q.keys.replySessionSender(route)), 'replica-b', 'replica b keeps the session');
 });
 
@@ -78,11 +95,11 @@ test('a batch another replica still holds is left to it (it resends it byte for 
   const q = new ReplyQueue(redis, prefix);
   const { route } = reply(`s-${randomUUID()}`);
   const queryId = randomUUID();
-  await formBatch(q, route, queryId, 'the answer');
+  const { taken } = await formBatch(q, route, queryId, 'the answer');
   // The lease ran out and replica b holds the session with the same batch.
   await redis.set(q.keys.replySessionSender(route), 'replica-b', 'PX', 5_000);
   const before = await redis.hgetall(q.keys.replySessionSequence(route));
-  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 }), 'lost');
+  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
   assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), before);
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'batch'), 1);
 });

@@ -165,17 +165,18 @@ export class ReplyQueue {
    * ready and the lease was let go (no `take` needed); `lost`: this replica lost the lease meanwhile.
    * A lease lost with the batch (Redis rolled back to before the take) while no replica holds the
    * session is taken back and the batch recorded as usual. `events`: the attempt and the last event
-   * seq of the batch (-1 when it sealed none), whose take is then applied again.
+   * seq of the batch (-1 when it sealed none), whose take is then applied again, and the numbering the
+   * batch started from (the take's): only while nothing was numbered since.
    */
   async commit(
     s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering,
-    events: { attempt: number; lastSeq: number },
+    events: { attempt: number; lastSeq: number; startedFrom: CallbackNumbering },
   ): Promise<CommitOutcome> {
     const r = Number(await scripts.commit.run(
       this.redis,
       [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
-        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq],
+        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`],
     ));
     return r === 1 ? 'more' : r === 2 ? 'idle' : 'lost';
   }

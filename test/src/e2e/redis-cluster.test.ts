@@ -94,7 +94,7 @@ describe('Conveyor on a Redis Cluster of three masters', () => {
       const taken = await queue.take(route, 'token', { leaseMs: 5_000, maxEntries: 16, gapMs: 1_000, stallMs: 60_000 });
       assert.equal(taken.kind, 'batch');
       assert.deepEqual(await queue.quietSessions(-60_000), [{ botId: 'b', adapter: 'http-bot', sessionId: 'ticket-1' }]);
-      assert.equal(await queue.commit(route, 'q-r', 'token', { leaseMs: 5_000, stallMs: 60_000 }, { chunks: 0, open: false, last: '', finalSent: true, ended: true }, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0 }), 'idle');
+      assert.equal(await queue.commit(route, 'q-r', 'token', { leaseMs: 5_000, stallMs: 60_000 }, { chunks: 0, open: false, last: '', finalSent: true, ended: true }, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0, startedFrom: taken.kind === 'batch' ? taken.batch.numbering : { seq: 0, lastFinal: true } }), 'idle');
       assert.deepEqual(await queue.quietSessions(-60_000), [], 'the ended session left its shard\'s active set');
     } finally {
       client.disconnect();
