@@ -5,8 +5,10 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import type { Browser, Page } from 'playwright-core';
 import pg from 'pg';
-import { AdminApi, DeadLetter, QueryEnvelope } from '@conveyor/contracts';
-import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
+import { Redis } from 'ioredis';
+import { AdminApi, DeadLetter, QueryEnvelope, redisKeys } from '@conveyor/contracts';
+import { runPlugin, type RunningPlugin } from '@conveyor/plugin-sdk';
+import { NATS_URL, REDIS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import type { RunningService } from '../harness/services.js';
 import { route } from '../harness/events.js';
 import { uniqueName } from '../harness/ids.js';
@@ -95,6 +97,15 @@ describe('web console in Chinese and English', () => {
   const succeededQuery = `q-i18n-ok-${randomUUID()}`;
   const failedQuery = `q-i18n-failed-${randomUUID()}`;
   let botId = '';
+  const embedModelId = uniqueName('i18n-embed-');
+  const kbId = uniqueName('i18n-kb-');
+  const kbName = uniqueName('i18n handbook ');
+  const pluginName = `tests/${uniqueName('i18n-plugin')}`;
+  const heldBotName = uniqueName('i18n held bot ');
+  const leaseHolder = uniqueName('gateway-pod-');
+  let heldBotId = '';
+  let plugin: RunningPlugin | undefined;
+  let redis: Redis | undefined;
   /** Every name and id of the system's rows, which pages show as they are. */
   const data = new Set<string>();
 
@@ -118,6 +129,32 @@ describe('web console in Chinese and English', () => {
     botId = (await must('POST', '/bots', { name: botName, adapter: 'http-bot', adapterConfig: { inbound_secret: 'i18n-inbound-secret', callback_url: `${sys.callbacks.url}/callback` }, pipelineId, enabled: true })).id;
     await must('POST', '/mcp-servers', { id: mcpId, transport: 'http', config: { url: 'http://127.0.0.1:9/mcp' }, enabled: false });
     await must('POST', '/users', { username: reader, password: 'a reader password', role: 'viewer' });
+
+    // A knowledge base with one document ready and one failed (its reason is data, shown as it is).
+    await must('POST', '/models', { id: embedModelId, baseUrl: sys.llm.url, model: 'fake-embed', apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', abilities: ['embedding'] });
+    await must('POST', '/knowledge-bases', { id: kbId, name: kbName, embeddingModelId: embedModelId, chunkSize: 60, chunkOverlap: 0 });
+    const uploadDocument = async (name: string, text: string) => {
+      const form = new FormData();
+      form.append(AdminApi.KNOWLEDGE_UPLOAD_FIELD, new Blob([text]), name);
+      const res = await fetch(`${admin.url}/api/v1/knowledge-bases/${kbId}/documents`, { method: 'POST', body: form, headers: { cookie: api.sessionCookie() ?? '' } });
+      assert.equal(res.status, 201, await res.text());
+    };
+    const settled = (name: string, status: string) => waitUntil(`${name} ${status}`, async () => ((await must('GET', `/knowledge-bases/${kbId}/documents`)).items as AdminApi.KnowledgeDocument[]).some((d) => d.name === name && d.status === status) || undefined, 60_000);
+    await uploadDocument('notes.txt', 'The office opens at nine.');
+    await settled('notes.txt', 'done');
+    sys.llm.failEmbeddings({ status: 500, message: 'embedding backend down' });
+    try {
+      await uploadDocument('broken.txt', 'A note that cannot be embedded.');
+      await settled('broken.txt', 'failed');
+    } finally {
+      sys.llm.failEmbeddings(undefined);
+    }
+    // A plugin beating, and a Discord bot whose connection a gateway replica holds.
+    plugin = await runPlugin({ name: pluginName, version: '1.0.0', prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 1_000, handlers: { PersonNormalMessageReceived: () => undefined } });
+    await waitUntil('the plugin registered', async () => ((await must('GET', '/plugins')).items as AdminApi.RegisteredPlugin[]).some((p) => p.name === pluginName) || undefined, 30_000);
+    heldBotId = (await must('POST', '/bots', { name: heldBotName, adapter: 'discord', adapterConfig: { client_id: '42', token: 'i18n-discord-token' }, pipelineId, enabled: true })).id;
+    redis = new Redis(REDIS_URL);
+    await redis.set(redisKeys(sys.prefix).connectionLease(heldBotId), `${leaseHolder}|3`, 'PX', 600_000);
 
     // A dead letter, as the dead-letter stream keeps one a consumer gave up on.
     const envelope = QueryEnvelope.parse({ v: 1, queryId: randomUUID(), receivedAt: new Date().toISOString(), route: route(sys.botId, uniqueName('i18n-session-')), senderName: 'Dead letter', messageChain: [{ type: 'Plain', text: 'a question' }] });
@@ -149,10 +186,13 @@ describe('web console in Chinese and English', () => {
         for (const v of [row.id, row.name, row.username, row.pipelineId]) if (v) data.add(v);
       }
     }
-    for (const v of [succeededQuery, failedQuery, 'admin', 'fake-model', 'CONVEYOR_KEY_E2E_LLM']) data.add(v);
+    for (const v of [succeededQuery, failedQuery, 'admin', 'fake-model', 'CONVEYOR_KEY_E2E_LLM', kbId, kbName, embedModelId, 'fake-embed', pluginName, leaseHolder]) data.add(v);
   });
 
   after(async () => {
+    await plugin?.stop();
+    if (heldBotId) await redis?.del(redisKeys(sys.prefix).connectionLease(heldBotId));
+    redis?.disconnect();
     await browser?.close();
     await nc?.close();
     await sys?.stop();
@@ -207,8 +247,16 @@ describe('web console in Chinese and English', () => {
         await page.locator('#pipeline-json').waitFor();
         await expectOneLanguage(page, locale, 'pipeline raw JSON');
         await visit('#/bots', `tr[data-id="${botId}"]`);
-        await visit('#/bots/new', '#bot-settings');
-        await visit(`#/bots/${botId}`, '.meta');
+        await visit('#/bots/new', '[id="cfg-inbound_secret"]');
+        await page.check('#bot-json');
+        await page.locator('#bot-settings').waitFor();
+        await expectOneLanguage(page, locale, 'new bot settings as JSON');
+        await visit(`#/bots/${botId}`, '#bot-webhook-path');
+        await visit(`#/bots/${heldBotId}`, '.connection[data-state="held"]');
+        await visit('#/knowledge-bases', `tr[data-id="${kbId}"]`);
+        await visit('#/knowledge-bases/new', '#kb-embedding-model:has(option)');
+        await visit(`#/knowledge-bases/${kbId}`, 'tr[data-name="broken.txt"][data-status="failed"]');
+        await visit('#/plugins', `tr[data-name="${pluginName}"]`);
         await visit('#/mcp-servers', `tr[data-id="${mcpId}"]`);
         await visit('#/mcp-servers/new', '#mcp-id');
         await visit(`#/mcp-servers/${mcpId}`, '.meta');

@@ -460,6 +460,10 @@ export const en = {
   'audit.action.resubmit': 'resubmit',
   'audit.action.revoke': 'revoke',
   'audit.action.setup': 'setup',
+  'audit.action.add-document': 'add document',
+  'audit.action.replace-document': 'replace document',
+  'audit.action.reindex-document': 're-index document',
+  'audit.action.delete-document': 'delete document',
 
   'cfg.trigger': 'Trigger',
   'cfg.trigger.group-respond-rules': 'Group Respond Rule',

@@ -460,6 +460,10 @@ export const zhHans: Catalog = {
   'audit.action.resubmit': '重新提交',
   'audit.action.revoke': '吊销',
   'audit.action.setup': '初始化',
+  'audit.action.add-document': '添加文档',
+  'audit.action.replace-document': '替换文档',
+  'audit.action.reindex-document': '重新索引文档',
+  'audit.action.delete-document': '删除文档',
 
   'cfg.trigger': '触发条件',
   'cfg.trigger.group-respond-rules': '群响应规则',
