@@ -26,6 +26,9 @@ test('the registry: call order by priority then name, the pipeline binding, expi
     assert.deepEqual(host.forEvent('PersonNormalMessageReceived', 'all').map((p) => p.name), ['a/high', 'b/high', 'a/low']);
     assert.deepEqual(host.forEvent('PersonNormalMessageReceived', ['a/low', 'c/other']).map((p) => p.name), ['a/low']);
     assert.deepEqual(host.forEvent('PersonNormalMessageReceived', []), []);
+    const listed = host.registrations();
+    assert.deepEqual(listed.map((r) => r.registration.name), ['a/high', 'a/low', 'b/high', 'c/other'], 'every live registration, by name');
+    assert.deepEqual([listed[0].lastHeartbeatAt, listed[0].expiresAt], [now, now + listed[0].registration.ttlMs]);
     now += 4_999;
     assert.ok(host.register(encode(registration('a/low', { priority: -1 }))), 'a heartbeat renews');
     now += 2;

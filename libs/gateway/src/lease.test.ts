@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ConnectionLease, isLeaseLost } from './lease.js';
+import { ConnectionLease, isLeaseLost, readConnectionLease } from './lease.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 let redis: Redis;
@@ -80,4 +80,16 @@ test('a stale release does not free the lease of the owner that took over', asyn
   await until('the lease to expire', async () => b.acquire());
   await a.release();
   assert.equal(await b.check(), b.token);
+});
+
+test('anyone can read who holds a lease and for how long, without touching it', async () => {
+  assert.deepEqual(await readConnectionLease(redis, prefix, 'bot-read'), { holder: null, token: null, expiresInMs: null, resumable: false });
+  const a = lease('bot-read', 'replica-a|with-bar', 10_000);
+  assert.equal(await a.acquire(), true);
+  const seen = await readConnectionLease(redis, prefix, 'bot-read');
+  assert.deepEqual([seen.holder, seen.token, seen.resumable], ['replica-a|with-bar', a.token, false]);
+  assert.ok(seen.expiresInMs !== null && seen.expiresInMs > 0 && seen.expiresInMs <= 10_000);
+  assert.equal(await a.check(), a.token, 'still held');
+  await a.release();
+  assert.equal((await readConnectionLease(redis, prefix, 'bot-read')).holder, null);
 });

@@ -106,3 +106,29 @@ test('pgvector is enabled only where the server offers it, and search says which
   assert.equal(outcome, rows[0].found ? 'enabled' : 'unavailable');
   assert.equal(await new KnowledgeStore(database()).hasPgvector(), outcome === 'enabled');
 });
+
+test('one document at a time: another upload waits while one is pending or ingested; re-index raises the revision and clears the chunks; delete removes it', async () => {
+  const store = new KnowledgeStore(database());
+  await knowledgeBase('kb-serial');
+  const first = await store.addDocument('kb-serial', 'a.txt', 'text', Buffer.from('one'), { oneAtATime: true });
+  const busy = (err: unknown) => err instanceof KnowledgeDocumentError && err.code === 'knowledge_base_busy' && /a\.txt is waiting/.test(err.message);
+  await assert.rejects(store.addDocument('kb-serial', 'b.txt', 'text', Buffer.from('two'), { oneAtATime: true }), busy);
+  const replaced = await store.addDocument('kb-serial', 'a.txt', 'text', Buffer.from('one, again'), { oneAtATime: true });
+  assert.equal(replaced.outcome, 'replaced', 'the waiting document itself may be replaced');
+  const doc = await store.claim(first.id, replaced.revision);
+  assert.ok(doc);
+  await assert.rejects(store.addDocument('kb-serial', 'b.txt', 'text', Buffer.from('two'), { oneAtATime: true }), (err: unknown) => err instanceof KnowledgeDocumentError && /being ingested/.test(err.message));
+  assert.equal(await store.complete(doc, [{ text: 'one', embedding: unit([1, 0]) }]), true);
+  assert.equal((await store.addDocument('kb-serial', 'b.txt', 'text', Buffer.from('two'), { oneAtATime: true })).outcome, 'created', 'once done, the next one is taken');
+  const second = await database().prisma.knowledgeDocument.findFirstOrThrow({ where: { knowledgeBaseId: 'kb-serial', name: 'b.txt' } });
+  await store.fail(second.id, second.revision, 'embedding failed');
+
+  const again = await store.reindexDocument('kb-serial', first.id);
+  assert.equal(again.revision, replaced.revision + 1);
+  assert.deepEqual([(await store.document(first.id))?.status, await database().prisma.knowledgeChunk.count({ where: { documentId: first.id } })], ['pending', 0]);
+  await assert.rejects(store.reindexDocument('kb-serial', second.id), busy, 'a re-index waits its turn too');
+  await assert.rejects(store.reindexDocument('kb-serial', 'nope'), (err: unknown) => err instanceof KnowledgeDocumentError && err.code === 'unknown_document');
+  assert.equal(await store.deleteDocument('kb-serial', first.id), true);
+  assert.equal(await store.deleteDocument('kb-serial', first.id), false);
+  assert.equal(await store.deleteDocument('other-kb', second.id), false, 'only within its own knowledge base');
+});
