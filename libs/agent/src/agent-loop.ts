@@ -6,6 +6,7 @@ import { AllModelsFailedError, completeWithFallback, NoModelConfiguredError, str
 import { complete, streamChat, type ToolDefinition } from './llm-call.js';
 import { agentMetrics } from './metrics.js';
 import type { ResolvedModel } from './model.js';
+import type { UsageTally } from './usage.js';
 import { SequenceCounter, StreamAccumulator, type StreamDelta } from './stream-accumulator.js';
 import { emptyToolBox, executeToolCall, type ToolBox } from './tools.js';
 import { inlineImages, type ImageSource } from './attachments/inline-images.js';
@@ -37,6 +38,8 @@ export interface AgentDeps {
   images?: { source: ImageSource; maxImages: number };
   /** Record prompts and answers on the model call spans (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT). */
   captureContent?: boolean;
+  /** Sums the run's model calls and tokens for the query log. */
+  usage?: UsageTally;
 }
 
 export interface AgentInput {
@@ -107,7 +110,7 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
 
   /** Round 0 may fall back across models; later rounds use the committed model only. */
   async function modelRound(candidates: ResolvedModel[], messages: LlmMessage[], tools: ToolDefinition[] | undefined, round: number) {
-    const common = { removeThink: input.removeThink, signal: deps.signal, telemetry: input.telemetry };
+    const common = { removeThink: input.removeThink, signal: deps.signal, telemetry: input.telemetry, usage: deps.usage };
     const onFallback = (m: ResolvedModel, err: Error) =>
       deps.logger.warn({ queryId: input.queryId, model: m.id, err: err.message }, 'model call failed; trying the next model');
     if (!input.stream) {

@@ -7,6 +7,7 @@ import type { ResolvedModel } from './model.js';
 import { agentMetrics } from './metrics.js';
 import type { StreamDelta } from './stream-accumulator.js';
 import { withReasoning } from './think.js';
+import type { UsageTally } from './usage.js';
 import { scopedSignal } from './scoped-signal.js';
 import {
   contextMetricAttributes,
@@ -30,6 +31,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Who the call serves and whether its content may be recorded, for its span and metrics. */
   telemetry?: GenAiCallContext;
+  /** The run's tally: the call and its usage are added when it ends. */
+  usage?: UsageTally;
 }
 
 export interface Completion {
@@ -57,6 +60,7 @@ class ModelCallTelemetry {
   private readonly started = performance.now();
   private readonly metricAttributes: Attributes;
   private readonly capture: boolean;
+  private readonly tally: UsageTally | undefined;
   private usage: OpenAI.CompletionUsage | undefined;
   private responseModel: string | undefined;
   private ended = false;
@@ -69,6 +73,7 @@ class ModelCallTelemetry {
       ...serverAttributes(model.baseUrl),
     };
     this.capture = opts.telemetry?.captureContent === true;
+    this.tally = opts.usage;
     this.metricAttributes = { ...common, 'conveyor.model.id': model.id, ...contextMetricAttributes(opts.telemetry) };
     this.span = tracer.startSpan(`chat ${model.modelId}`, {
       kind: SpanKind.CLIENT,
@@ -130,6 +135,7 @@ class ModelCallTelemetry {
     this.ended = true;
     const attributes = { ...this.finalMetricAttributes(), ...(error ? { 'error.type': error } : {}) };
     agentMetrics.operationDuration.record((performance.now() - this.started) / 1000, attributes);
+    this.tally?.add(this.model, this.usage);
     if (this.usage) {
       agentMetrics.tokenUsage.record(this.usage.prompt_tokens, { ...attributes, 'gen_ai.token.type': 'input' });
       agentMetrics.tokenUsage.record(this.usage.completion_tokens, { ...attributes, 'gen_ai.token.type': 'output' });

@@ -9,4 +9,6 @@ export interface ResolvedModel {
   abilities: string[];
   extraArgs: Record<string, unknown>;
   timeoutMs: number;
+  /** Prices per 1M tokens; absent when the model has none (its calls have no cost). */
+  pricing?: { inputPerMTok: number; outputPerMTok: number };
 }

@@ -170,3 +170,25 @@ test('turns finished together are appended in one statement, each to its convers
   const again = await Promise.all([queries[0]!, queries[2]!].map((q) => store.completeTurn({ id: q.id, ...q.chat }, q.conversationId, [{ role: 'user', content: 'again' }])));
   assert.deepEqual(again, [false, false]);
 });
+
+test('a finished turn carries the run\'s model, tokens, cost and timing; a failure carries them too; the orchestrator\'s stages are appended', async () => {
+  const store = new ConversationStore(database);
+  const log = new QueryLog(database.pool);
+  const chat = { ...key, launcherId: `erin-${randomUUID()}` };
+  const { conversationId } = await store.load(chat, 'p', 10);
+  const ok = await startQuery(log);
+  log.timeline(ok, [{ stage: 'PreProcessor', at: 1_000, ms: 3 }]);
+  await log.flush();
+  const run = { runner: 'local-agent', model: 'gpt', modelCalls: 2, inputTokens: 120, outputTokens: 30, cost: 0.5, timing: { stage: 'run local-agent', at: 2_000, ms: 40 } };
+  assert.equal(await store.completeTurn({ id: ok, ...chat }, conversationId, [{ role: 'user', content: 'hi' }], null, run), true);
+  const bad = await startQuery(log);
+  log.failed(bad, 'model call failed', null, { ...run, cost: null, outputTokens: 0 });
+  await log.flush();
+  const rows = await prisma.queryRecord.findMany({ where: { id: { in: [ok, bad] } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const good = byId.get(ok)!;
+  assert.deepEqual([good.runner, good.model, good.modelCalls, good.inputTokens, good.outputTokens, good.cost], ['local-agent', 'gpt', 2, 120, 30, 0.5]);
+  assert.deepEqual(good.stages, [{ stage: 'PreProcessor', at: 1_000, ms: 3 }, { stage: 'run local-agent', at: 2_000, ms: 40 }]);
+  const failed = byId.get(bad)!;
+  assert.deepEqual([failed.status, failed.model, failed.inputTokens, failed.cost], ['failed', 'gpt', 120, null]);
+});

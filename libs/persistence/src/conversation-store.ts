@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { chatKey, storableEventBody, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
-import type { DoneEvent } from './query-log.js';
+import { USAGE_RECORD, USAGE_SET, usageColumns, type DoneEvent, type RunUsage, type UsageColumns } from './query-log.js';
 import { StatementBatcher } from './statement-batcher.js';
 
 /** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
@@ -123,6 +123,7 @@ export class ConversationStore {
     conversationId: string,
     messages: LlmMessage[],
     done: DoneEvent | null = null,
+    run?: RunUsage,
   ): Promise<boolean> {
     return this.turns.run({
       queryId: query.id,
@@ -134,6 +135,7 @@ export class ConversationStore {
       doneAttempt: done?.attempt ?? null,
       doneSeq: done?.seq ?? null,
       doneEvent: done?.event ? storableEventBody(done.event) : null,
+      ...usageColumns(run),
     });
   }
 
@@ -146,13 +148,16 @@ export class ConversationStore {
     const { rows } = await this.pool.query<{ id: string }>(
       `WITH input AS (
         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("queryId" text, "conversationId" text, "botId" text, "launcherType" text,
-          "launcherId" text, "messages" jsonb, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb)
+          "launcherId" text, "messages" jsonb, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD})
       ), marked AS (
-        INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq", "doneEvent")
-        SELECT "queryId", "botId", "launcherType", "launcherId", now(), 'succeeded', now(), "doneAttempt", "doneSeq", "doneEvent" FROM input
+        INSERT INTO "QueryRecord" AS q ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt", "doneAttempt", "doneSeq", "doneEvent",
+          "runner", "model", "modelCalls", "inputTokens", "outputTokens", "cost", "stages")
+        SELECT "queryId", "botId", "launcherType", "launcherId", now(), 'succeeded', now(), "doneAttempt", "doneSeq", "doneEvent",
+          "runner", "model", "modelCalls", "inputTokens", "outputTokens", "cost", "stages" FROM input
         ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL,
-          "doneAttempt" = EXCLUDED."doneAttempt", "doneSeq" = EXCLUDED."doneSeq", "doneEvent" = EXCLUDED."doneEvent"
-        WHERE "QueryRecord"."status" <> 'succeeded'
+          "doneAttempt" = EXCLUDED."doneAttempt", "doneSeq" = EXCLUDED."doneSeq", "doneEvent" = EXCLUDED."doneEvent",
+          ${USAGE_SET.replaceAll('r."', 'EXCLUDED."')}
+        WHERE q."status" <> 'succeeded'
         RETURNING "id"
       ), appended AS (
         SELECT i.* FROM input i JOIN marked ON marked."id" = i."queryId"
@@ -195,7 +200,7 @@ interface ActiveConversation {
 }
 
 /** One finished turn as the append statement reads it (jsonb_to_recordset). */
-interface TurnRow {
+interface TurnRow extends UsageColumns {
   queryId: string;
   conversationId: string;
   botId: string;

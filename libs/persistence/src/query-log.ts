@@ -55,9 +55,53 @@ export interface FinishedQuery {
   done: DoneEvent | null;
 }
 
+/** One step of a query's timeline: `at` is when it started (Unix time in milliseconds), `ms` how long it took. */
+export interface StageTiming {
+  stage: string;
+  at: number;
+  ms: number;
+}
+
+/** What the runner knows when a run ends: the runner, the model that answered, its calls, tokens and cost, and the run's timing. */
+export interface RunUsage {
+  runner: string;
+  model: string | null;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number | null;
+  timing?: StageTiming;
+}
+
+/** Timelines are bounded: a pipeline has a handful of stages; anything past this is dropped. */
+export const MAX_TIMELINE_ENTRIES = 32;
+
+/** The run's columns as the statements read them (jsonb_to_recordset), or nulls without a run. */
+export function usageColumns(run: RunUsage | undefined) {
+  return {
+    runner: run ? storableText(run.runner) : null,
+    model: run?.model ? storableText(run.model) : null,
+    modelCalls: run?.modelCalls ?? null,
+    inputTokens: run?.inputTokens ?? null,
+    outputTokens: run?.outputTokens ?? null,
+    cost: run?.cost ?? null,
+    stages: run?.timing ? [{ ...run.timing, stage: storableText(run.timing.stage) }] : null,
+  };
+}
+
+export type UsageColumns = ReturnType<typeof usageColumns>;
+
+/** The SET clauses that write usageColumns from `r` into the record `q`; the stages are appended. */
+export const USAGE_SET = `"runner" = COALESCE(r."runner", q."runner"), "model" = COALESCE(r."model", q."model"),
+  "modelCalls" = COALESCE(r."modelCalls", q."modelCalls"), "inputTokens" = COALESCE(r."inputTokens", q."inputTokens"),
+  "outputTokens" = COALESCE(r."outputTokens", q."outputTokens"), "cost" = COALESCE(r."cost", q."cost"),
+  "stages" = CASE WHEN r."stages" IS NULL THEN q."stages" ELSE COALESCE(q."stages", '[]'::jsonb) || r."stages" END`;
+export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inputTokens" int, "outputTokens" int, "cost" float8, "stages" jsonb`;
+
 type LogWrite =
   | { kind: 'running'; q: QueryStart; at: Date }
-  | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null }
+  | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null; run?: RunUsage }
+  | { kind: 'timeline'; id: string; stages: StageTiming[] }
   | { kind: 'succeeded'; id: string; at: Date }
   | { kind: 'merged'; q: QueryStart; into: string; at: Date };
 
@@ -86,10 +130,19 @@ export class QueryLog {
     this.writer.add({ kind: 'running', q: storableStart(q), at: new Date() });
   }
 
-  /** `done`: the number the run's last event will have, so a redelivered copy can publish it again. */
-  failed(id: string, error: string, done: DoneEvent | null = null): void {
+  /**
+   * `done`: the number the run's last event will have, so a redelivered copy can publish it again;
+   * `run`: what the runner knows of the run (model, tokens, cost, timing), written with the failure.
+   */
+  failed(id: string, error: string, done: DoneEvent | null = null, run?: RunUsage): void {
     // Errors quote what failed (a model provider's body can hold NUL); cut first, so half a surrogate pair is replaced too.
-    this.writer.add({ kind: 'failed', id, error: storableText(error.slice(0, MAX_ERROR_CHARS)), at: new Date(), done });
+    this.writer.add({ kind: 'failed', id, error: storableText(error.slice(0, MAX_ERROR_CHARS)), at: new Date(), done, ...(run ? { run } : {}) });
+  }
+
+  /** Appends steps to the query's timeline (the orchestrator's stages), in the same group commit as its other entries. */
+  timeline(id: string, stages: StageTiming[]): void {
+    if (stages.length === 0) return;
+    this.writer.add({ kind: 'timeline', id, stages: stages.slice(0, MAX_TIMELINE_ENTRIES).map((t) => ({ ...t, stage: storableText(t.stage) })) });
   }
 
   succeeded(id: string): void {
@@ -146,13 +199,15 @@ export class QueryLog {
 
   private async write(items: LogWrite[]): Promise<void> {
     const starts = new Map<string, { q: QueryStart; at: Date }>();
-    const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date; done: DoneEvent | null }>();
+    const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date; done: DoneEvent | null; run?: RunUsage }>();
+    const timelines = new Map<string, StageTiming[]>();
     const merged = new Map<string, { q: QueryStart; into: string; at: Date }>();
     for (const w of items) {
       if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
       else if (w.kind === 'merged') merged.set(w.q.id, { q: w.q, into: w.into, at: w.at });
       // A failure is final; success only where nothing failed (the same rule as the statement below).
-      else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done });
+      else if (w.kind === 'timeline') timelines.set(w.id, [...(timelines.get(w.id) ?? []), ...w.stages].slice(0, MAX_TIMELINE_ENTRIES));
+      else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done, ...(w.run ? { run: w.run } : {}) });
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
     }
     if (starts.size) {
@@ -164,6 +219,14 @@ export class QueryLog {
            "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp)
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
            "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId"`,
+        [JSON.stringify(rows)],
+      );
+    }
+    if (timelines.size) {
+      const rows = [...timelines].map(([id, stages]) => ({ id, stages }));
+      await this.pool.query(
+        `UPDATE "QueryRecord" AS q SET "stages" = COALESCE(q."stages", '[]'::jsonb) || r."stages"
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "stages" jsonb) WHERE q."id" = r."id"`,
         [JSON.stringify(rows)],
       );
     }
@@ -180,12 +243,12 @@ export class QueryLog {
       );
     }
     if (ends.size) {
-      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null }));
+      const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null, ...usageColumns(e.run) }));
       await this.pool.query(
         `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
            "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
-           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb)
+           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD})
          WHERE q."id" = r."id" AND (r."status" = 'failed' OR q."status" <> 'failed')`,
         [JSON.stringify(rows)],
       );

@@ -9,6 +9,7 @@ export * from './engine/ports.js';
 export * from './engine/stage.js';
 export * from './engine/execute.js';
 export * from './engine/run.js';
+export * from './engine/timed-stages.js';
 export * from './engine/new-query.js';
 export * from './engine/instance-settings.js';
 export * from './regex/safe-regex.js';

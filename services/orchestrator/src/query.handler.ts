@@ -3,8 +3,8 @@ import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, throttledHolderCheck, TurnWakeups, unusableReason, waitForTurn, type HolderCheck,
-  type AggregationTurn, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
+  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, throttledHolderCheck, timedStages, TurnWakeups, unusableReason, waitForTurn, type HolderCheck,
+  type AggregationTurn, type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
@@ -184,6 +184,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     let handedOff = false;
     const q = newQuery(merged, def);
     const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
+    const timeline: StageTime[] = [];
     try {
       const settings = await this.settings.current();
       const deps: PipelineDeps = {
@@ -206,7 +207,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
         this.queryLog.succeeded(envelope.queryId);
         return;
       }
-      const stages = [...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)];
+      const stages = timedStages([...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
       const outcome = await runStages(stages, 0, q, deps);
       if (handedOff) return;
       if (events.emitted > 0) {
@@ -226,6 +227,8 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       throw err;
     } finally {
       clearInterval(refresh);
+      // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
+      this.queryLog.timeline(envelope.queryId, timeline);
     }
   }
 }

@@ -54,6 +54,10 @@ export class ModelDirectory {
       abilities: row.abilities,
       extraArgs: (row.extraArgs ?? {}) as Record<string, unknown>,
       timeoutMs: row.timeoutMs,
+      // One price set is enough to cost the calls: the other side counts as free.
+      ...(row.inputPricePerMTok !== null || row.outputPricePerMTok !== null
+        ? { pricing: { inputPerMTok: row.inputPricePerMTok ?? 0, outputPerMTok: row.outputPricePerMTok ?? 0 } }
+        : {}),
     };
     return value;
   }

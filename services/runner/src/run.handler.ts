@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage, RunAttempts } from '@conveyor/service-kit';
 import type { ConsumeContext } from '@conveyor/bus';
-import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
-import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog } from '@conveyor/persistence';
+import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
@@ -136,7 +136,14 @@ export class RunHandler {
     const emit = this.publisher(run, attempt);
     const answer = new FinalAnswerHold(emit);
     const emitItem = (item: AgentItem) => answer.item(toEventBody(item));
-    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem) : await this.externalRunner(run, ctx, emitItem);
+    const tally = new UsageTally();
+    const startedAt = Date.now();
+    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem, tally) : await this.externalRunner(run, ctx, emitItem);
+    // Written with the run's end (the history append or the failure), never a statement of its own.
+    const usage: RunUsage = {
+      runner, model: tally.model, modelCalls: tally.calls, inputTokens: tally.inputTokens, outputTokens: tally.outputTokens, cost: tally.cost,
+      timing: { stage: `run ${runner}`, at: startedAt, ms: Date.now() - startedAt },
+    };
     const userTurn = run.messages[run.messages.length - 1];
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
     if (outcome.ok) {
@@ -147,12 +154,12 @@ export class RunHandler {
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
       const turn = [userTurn, ...outcome.messages];
       if (!held) {
-        await this.saveTurn(run, turn, emit.next());
+        await this.saveTurn(run, turn, emit.next(), usage);
         await emit({ kind: 'done' });
         return;
       }
       const last = { ...held, last: true as const };
-      const written = this.saveTurn(run, turn, { ...emit.next(), event: last });
+      const written = this.saveTurn(run, turn, { ...emit.next(), event: last }, usage);
       if (await settlesWithin(written, ANSWER_WAITS_FOR_HISTORY_MS)) {
         await emit(last);
         return;
@@ -167,7 +174,7 @@ export class RunHandler {
     await answer.release();
     await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
     // Recorded with the query's end: the number the last event gets (see the redelivery above).
-    this.queryLog.failed(run.queryId, outcome.error, emit.next());
+    this.queryLog.failed(run.queryId, outcome.error, emit.next(), usage);
     await emit({ kind: 'done' });
   }
 
@@ -176,12 +183,12 @@ export class RunHandler {
    * the write failed would only send it again, so a write that fails for good is logged and recorded on
    * the query, and the run still ends. A database outage is waited out (bounded) first.
    */
-  private async saveTurn(run: RunRequest, turn: LlmMessage[], done: DoneEvent): Promise<void> {
+  private async saveTurn(run: RunRequest, turn: LlmMessage[], done: DoneEvent, usage: RunUsage): Promise<void> {
     const query = { id: run.queryId, botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId };
     const deadline = Date.now() + HISTORY_WRITE_RETRY_MS;
     for (let pause = 200; ; pause = Math.min(pause * 2, 2_000)) {
       try {
-        await this.conversations.completeTurn(query, run.conversationId, storableMessages(turn), done);
+        await this.conversations.completeTurn(query, run.conversationId, storableMessages(turn), done, usage);
         return;
       } catch (err) {
         if (isDependencyOutage(err) && Date.now() + pause < deadline) {
@@ -190,7 +197,7 @@ export class RunHandler {
         }
         const error = `turn not written to history: ${(err as Error).message}`;
         this.infra.logger.error({ queryId: run.queryId, conversationId: run.conversationId, err }, error);
-        this.queryLog.failed(run.queryId, error, done);
+        this.queryLog.failed(run.queryId, error, done, usage);
         return;
       }
     }
@@ -200,7 +207,7 @@ export class RunHandler {
     return this.images.source.close();
   }
 
-  private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome> {
+  private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, usage: UsageTally): Promise<AgentOutcome> {
     const [models, tools, messages] = await Promise.all([
       this.models.resolve(run.model),
       this.mcp.toolBox(run.tools),
@@ -209,7 +216,7 @@ export class RunHandler {
         ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal, telemetry: runTelemetry(run, false) })
         : run.messages,
     ]);
-    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, emit: async (i) => void (await emit(i)) });
+    return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, usage, emit: async (i) => void (await emit(i)) });
   }
 
   private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {
