@@ -157,15 +157,29 @@ export class ChaosRig {
   private nodeTrialNo = 0;
 
   /** Reads what the services left in Redis (leases, slots); reconnects by itself after a Redis fault. */
-  private readonly redisClient: Redis;
+  private client: Redis;
 
   private constructor(
     readonly sys: TestSystem,
     private readonly nats: OwnedDependency | OwnedNatsCluster,
     private readonly redis: OwnedDependency | OwnedRedisSentinel,
   ) {
-    this.redisClient = 'masterName' in redis ? redis.client() : new Redis(redis.url);
-    this.redisClient.on('error', () => undefined);
+    this.client = this.newClient();
+  }
+
+  private newClient(): Redis {
+    const c = 'masterName' in this.redis ? this.redis.client() : new Redis(this.redis.url);
+    c.on('error', () => undefined);
+    return c;
+  }
+
+  /**
+   * The rig's client; one a failover left closed for good (a Sentinel client can end when it finds no
+   * master for a while) is replaced, so the rig's own reads never fail a trial.
+   */
+  private get redisClient(): Redis {
+    if (this.client.status === 'end') this.client = this.newClient();
+    return this.client;
   }
 
   /**
