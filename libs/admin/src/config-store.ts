@@ -29,7 +29,7 @@ export interface Paged<T> {
   nextCursor: string | null;
 }
 
-type ModelInput = { name?: string; baseUrl?: string; model?: string; abilities?: string[]; extraArgs?: Record<string, unknown>; timeoutMs?: number; apiKey?: string | null; apiKeyEnv?: string | null };
+type ModelInput = { name?: string; baseUrl?: string; model?: string; abilities?: string[]; extraArgs?: Record<string, unknown>; timeoutMs?: number; apiKey?: string | null; apiKeyEnv?: string | null; inputPricePerMTok?: number | null; outputPricePerMTok?: number | null };
 
 const iso = (d: Date) => d.toISOString();
 const meta = (row: { version: number; managedBy: string; createdAt: Date; updatedAt: Date }) => ({ version: row.version, managedBy: row.managedBy, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) });
@@ -63,7 +63,8 @@ export class ConfigStore {
     const row = await this.write(async (tx) => {
       if (await tx.llmModel.findUnique({ where: { id: input.id } })) throw exists('model', input.id);
       const created = await tx.llmModel.create({
-        data: { id: input.id, name: input.name ?? input.id, baseUrl: input.baseUrl, modelId: input.model, abilities: [...new Set(input.abilities)], extraArgs: json(input.extraArgs), timeoutMs: input.timeoutMs, apiKeyRef, managedBy: CONSOLE_MANAGED },
+        data: { id: input.id, name: input.name ?? input.id, baseUrl: input.baseUrl, modelId: input.model, abilities: [...new Set(input.abilities)], extraArgs: json(input.extraArgs), timeoutMs: input.timeoutMs, apiKeyRef, managedBy: CONSOLE_MANAGED,
+          inputPricePerMTok: input.inputPricePerMTok ?? null, outputPricePerMTok: input.outputPricePerMTok ?? null },
       });
       await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: created.id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
       return created;
@@ -82,6 +83,8 @@ export class ConfigStore {
       ...(input.extraArgs !== undefined ? { extraArgs: json(input.extraArgs) } : {}),
       ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
       ...(apiKeyRef !== undefined ? { apiKeyRef } : {}),
+      ...(input.inputPricePerMTok !== undefined ? { inputPricePerMTok: input.inputPricePerMTok } : {}),
+      ...(input.outputPricePerMTok !== undefined ? { outputPricePerMTok: input.outputPricePerMTok } : {}),
     };
     const after = await this.write(async (tx) => {
       const result = await updateVersioned(tx.llmModel, 'model', id, expected, data);
@@ -392,6 +395,7 @@ export class ConfigStore {
         ...(JSON.stringify(old.command.enable) !== JSON.stringify(input.command.enable) ? ['command.enable'] : []),
         ...(JSON.stringify(old.command.prefix) !== JSON.stringify(input.command.prefix) ? ['command.prefix'] : []),
         ...(JSON.stringify(old.banWords) !== JSON.stringify(input.banWords) ? ['banWords'] : []),
+        ...(old.monitoring.showMessageText !== input.monitoring.showMessageText ? ['monitoring.showMessageText'] : []),
       ];
       await recordAudit(tx, { actor: actor.actor, resource: 'settings', resourceId: id, action: 'update', versionBefore: before.version, versionAfter: row.version, changes });
       return row;
@@ -467,7 +471,7 @@ export function modelIdsNamedBy(config: unknown): string[] {
   return typeof m.primary === 'string' ? [m.primary, ...fallbacks] : fallbacks;
 }
 
-export function modelDto(row: { id: string; name: string; baseUrl: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; apiKeyRef: string; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Model {
+export function modelDto(row: { id: string; name: string; baseUrl: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; apiKeyRef: string; inputPricePerMTok: number | null; outputPricePerMTok: number | null; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Model {
   const apiKey: AdminApi.Model['apiKey'] = row.apiKeyRef === ''
     ? { source: 'none' }
     : isEncrypted(row.apiKeyRef)
@@ -482,6 +486,8 @@ export function modelDto(row: { id: string; name: string; baseUrl: string; model
     extraArgs: record(row.extraArgs),
     timeoutMs: row.timeoutMs,
     apiKey,
+    inputPricePerMTok: row.inputPricePerMTok,
+    outputPricePerMTok: row.outputPricePerMTok,
     ...meta(row),
   };
 }

@@ -15,3 +15,4 @@ export { LoginThrottle, clientAddress, DEFAULT_THROTTLE, type ThrottleStore, typ
 export { startRetention, type RetentionSchedule, type RunningRetention, type RetentionLogger } from './retention.js';
 export { KnowledgeBases, knowledgeBaseIdsNamedBy, type IngestAnnouncer } from './knowledge-bases.js';
 export { platformList, botEndpoint, botWebhookPath, pluginList, type EndpointOptions, type LeaseView, type PluginView } from './deployment.js';
+export { monitoringSummary, monitoringErrors, monitoringSessions, sessionConversations, queryTimeline, queryLogCsv, resolveRange, summaryStatement, csvField, chatOf, MAX_EXPORT_ROWS } from './monitoring.js';

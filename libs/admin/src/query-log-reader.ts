@@ -63,6 +63,12 @@ function queryDto(row: Prisma.QueryRecordGetPayload<object>): AdminApi.QueryLogE
     traceSampled: row.traceSampled,
     attempt: row.attempt,
     mergedInto: row.mergedInto,
+    model: row.model,
+    runner: row.runner,
+    modelCalls: row.modelCalls,
+    inputTokens: row.inputTokens,
+    outputTokens: row.outputTokens,
+    cost: row.cost,
   };
 }
 

@@ -181,9 +181,15 @@ export const Model = z.object({
   extraArgs: JsonRecord,
   timeoutMs: z.number().int(),
   apiKey: ApiKeyInfo,
+  /** Price of 1M input and of 1M output tokens (the query log's cost); null: no price. */
+  inputPricePerMTok: z.number().nullable(),
+  outputPricePerMTok: z.number().nullable(),
   ...ResourceMeta,
 });
 export type Model = z.infer<typeof Model>;
+
+/** A price per 1M tokens, in the operator's currency. */
+const PricePerMTok = z.number().min(0).max(1_000_000);
 
 const BaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
@@ -199,6 +205,8 @@ const ModelFields = {
   apiKey: z.string().min(1).max(4096).optional(),
   /** Read the key from this variable in each runner's environment (`env:NAME`). */
   apiKeyEnv: EnvName.optional(),
+  inputPricePerMTok: PricePerMTok.nullable().optional(),
+  outputPricePerMTok: PricePerMTok.nullable().optional(),
 };
 /** POST /models. */
 export const ModelCreate = z.strictObject({ id: Id, ...ModelFields });
@@ -212,6 +220,9 @@ export const ModelUpdate = z.strictObject({
   timeoutMs: z.number().int().min(1).max(3_600_000).optional(),
   apiKey: z.string().min(1).max(4096).nullable().optional(),
   apiKeyEnv: EnvName.nullable().optional(),
+  /** `null` removes the price. */
+  inputPricePerMTok: PricePerMTok.nullable().optional(),
+  outputPricePerMTok: PricePerMTok.nullable().optional(),
   version: Version.optional(),
 });
 /** POST /models/:id/test: one short chat completion (or embedding) against the model. */
@@ -389,6 +400,10 @@ export const InstanceSettingsValues = z.strictObject({
     prefix: z.array(z.string().trim().min(1).max(16)).min(1).max(16).nullable().default(null),
   }).default({ enable: null, prefix: null }),
   banWords: BanWordsSetting.nullable().default(null),
+  monitoring: z.strictObject({
+    /** Whether the console's sessions page shows what was said (message text); null or false: it shows roles, times and sizes only. */
+    showMessageText: z.boolean().nullable().default(null),
+  }).default({ showMessageText: null }),
 });
 export type InstanceSettingsValues = z.output<typeof InstanceSettingsValues>;
 
@@ -437,8 +452,114 @@ export const QueryLogEntry = z.object({
   traceSampled: z.boolean().nullable(),
   attempt: z.number().int(),
   mergedInto: z.string().nullable(),
+  /** The LlmModel that answered and the runner, with the run's model calls, tokens and cost (null before the run ended or without a runner). */
+  model: z.string().nullable(),
+  runner: z.string().nullable(),
+  modelCalls: z.number().int().nullable(),
+  inputTokens: z.number().int().nullable(),
+  outputTokens: z.number().int().nullable(),
+  cost: z.number().nullable(),
 });
 export type QueryLogEntry = z.infer<typeof QueryLogEntry>;
+
+// ---------------------------------------------------------------- monitoring
+
+export const MonitoringRangeName = z.enum(['1h', '24h', '7d', '30d', 'custom']);
+/**
+ * A time range of the monitoring routes: a named range ending now, or `custom` with `from` and `to`
+ * (at most 90 days apart). Optional filters narrow it to a bot, pipeline or model.
+ */
+export const MonitoringRange = z.strictObject({
+  range: MonitoringRangeName.default('24h'),
+  from: Timestamp.optional(),
+  to: Timestamp.optional(),
+  botId: z.string().max(200).optional(),
+  pipelineId: z.string().max(200).optional(),
+  model: z.string().max(200).optional(),
+});
+export type MonitoringRangeInput = z.output<typeof MonitoringRange>;
+
+/** Counts of one group (a bot, pipeline, model or time bucket). `cost` is null when no query in it had a priced model. */
+export const MonitoringTotals = z.object({
+  messages: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  modelCalls: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  cost: z.number().nullable(),
+  /** Median and 95th percentile of receivedAt → finishedAt over the finished queries, in milliseconds. */
+  p50Ms: z.number().nullable(),
+  p95Ms: z.number().nullable(),
+});
+export const MonitoringGroup = MonitoringTotals.extend({ key: z.string() });
+export const MonitoringBucket = MonitoringTotals.extend({ start: Timestamp });
+/** GET /monitoring/summary (viewer): totals, per bot, pipeline and model, and a time series in buckets of `bucketSeconds`. */
+export const MonitoringSummary = z.object({
+  from: Timestamp,
+  to: Timestamp,
+  bucketSeconds: z.number().int(),
+  totals: MonitoringTotals,
+  byBot: z.array(MonitoringGroup),
+  byPipeline: z.array(MonitoringGroup),
+  byModel: z.array(MonitoringGroup),
+  series: z.array(MonitoringBucket),
+});
+export type MonitoringSummary = z.infer<typeof MonitoringSummary>;
+
+/** GET /monitoring/errors (viewer): the range's failed queries, newest first, paged. */
+export const MonitoringErrorFilter = MonitoringRange.extend({ cursor: z.string().max(200).optional(), limit: z.coerce.number().int().min(1).max(200).default(50) });
+export type MonitoringErrorFilterInput = z.output<typeof MonitoringErrorFilter>;
+
+/** One chat (bot, launcher) with its conversations' count and last activity. */
+export const MonitoringSession = z.object({
+  botId: z.string(),
+  launcherType: z.string(),
+  launcherId: z.string(),
+  conversations: z.number().int(),
+  messages: z.number().int(),
+  lastActivityAt: Timestamp,
+});
+/** GET /monitoring/sessions (viewer): chats active in the range, most recent first. `cursor`: the page's offset. */
+export const MonitoringSessionFilter = z.strictObject({
+  range: MonitoringRangeName.default('7d'),
+  from: Timestamp.optional(),
+  to: Timestamp.optional(),
+  botId: z.string().max(200).optional(),
+  cursor: z.string().regex(/^\d{1,7}$/).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+export type MonitoringSessionFilterInput = z.output<typeof MonitoringSessionFilter>;
+export const MonitoringSessionPage = z.object({ items: z.array(MonitoringSession), nextCursor: z.string().nullable() });
+
+/** A message of a conversation: its text only when the instance setting `monitoring.showMessageText` is on. */
+export const ConversationMessageView = z.object({
+  seq: z.number().int(),
+  role: z.string(),
+  at: Timestamp,
+  /** Characters of the message's text (tool calls excluded). */
+  chars: z.number().int(),
+  text: z.string().nullable(),
+  toolCalls: z.array(z.string()),
+});
+export const ConversationView = z.object({
+  id: z.string(),
+  pipelineId: z.string(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  archivedAt: Timestamp.nullable(),
+  messages: z.array(ConversationMessageView),
+});
+/** GET /monitoring/sessions/conversations?botId&launcherType&launcherId (viewer): the chat's newest conversations, with their messages (at most 200 each). */
+export const SessionConversationsFilter = z.strictObject({ botId: z.string().min(1).max(200), launcherType: z.string().min(1).max(50), launcherId: z.string().min(1).max(500) });
+export const SessionConversations = z.object({ textShown: z.boolean(), conversations: z.array(ConversationView) });
+export type SessionConversations = z.infer<typeof SessionConversations>;
+
+/** One step of a query's timeline: `offsetMs` after the message was received, `ms` long. */
+export const TimelineStep = z.object({ stage: z.string(), offsetMs: z.number(), ms: z.number() });
+/** GET /queries/:id/timeline (viewer): queue wait, the orchestrator's stages and the run, as recorded. */
+export const QueryTimeline = z.object({ id: z.string(), receivedAt: Timestamp, finishedAt: Timestamp.nullable(), totalMs: z.number().nullable(), steps: z.array(TimelineStep) });
+export type QueryTimeline = z.infer<typeof QueryTimeline>;
 
 // ---------------------------------------------------------------- dead letters
 
@@ -640,6 +761,12 @@ export const ADMIN_ROUTES = [
   ['POST', '/mcp-servers/:id/test', 'admin'],
   ['GET', '/queries', 'viewer'],
   ['GET', '/queries/:id', 'viewer'],
+  ['GET', '/queries/:id/timeline', 'viewer'],
+  ['GET', '/monitoring/queries.csv', 'viewer'],
+  ['GET', '/monitoring/summary', 'viewer'],
+  ['GET', '/monitoring/errors', 'viewer'],
+  ['GET', '/monitoring/sessions', 'viewer'],
+  ['GET', '/monitoring/sessions/conversations', 'viewer'],
   ['GET', '/dead-letters', 'viewer'],
   ['GET', '/dead-letters/:seq', 'viewer'],
   ['POST', '/dead-letters/:seq/resubmit', 'admin'],

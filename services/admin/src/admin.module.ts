@@ -10,6 +10,7 @@ import { AuthController } from './auth.controller.js';
 import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController, SettingsController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
+import { MonitoringController } from './monitoring.controller.js';
 import { RoutesController } from './routes.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
@@ -62,7 +63,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
+      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

@@ -9,7 +9,7 @@ import { AdminApi } from '@conveyor/contracts';
 type Operation = { requestBody?: unknown; responses?: Record<string, unknown>; security?: unknown; tags?: string[]; summary?: string };
 
 /** `METHOD path` → the schema names of its body and answer (`Page:X` for a page of X). */
-const SHAPES: Record<string, { body?: string; answer?: string; upload?: string }> = {
+const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; csv?: true }> = {
   'GET /auth/status': { answer: 'AuthStatus' },
   'POST /auth/setup': { body: 'SetupRequest', answer: 'Me' },
   'POST /auth/login': { body: 'LoginRequest', answer: 'Me' },
@@ -42,6 +42,12 @@ const SHAPES: Record<string, { body?: string; answer?: string; upload?: string }
   'POST /mcp-servers/{id}/test': { answer: 'McpServerTestResult' },
   'GET /queries': { answer: 'Page:QueryLogEntry' },
   'GET /queries/{id}': { answer: 'QueryLogEntry' },
+  'GET /queries/{id}/timeline': { answer: 'QueryTimeline' },
+  'GET /monitoring/summary': { answer: 'MonitoringSummary' },
+  'GET /monitoring/errors': { answer: 'Page:QueryLogEntry' },
+  'GET /monitoring/sessions': { answer: 'MonitoringSessionPage' },
+  'GET /monitoring/sessions/conversations': { answer: 'SessionConversations' },
+  'GET /monitoring/queries.csv': { csv: true },
   'GET /dead-letters': { answer: 'Page:DeadLetterEntry' },
   'GET /dead-letters/{seq}': { answer: 'DeadLetterEntry' },
   'POST /dead-letters/{seq}/resubmit': { answer: 'DeadLetterResubmitted' },
@@ -94,6 +100,8 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
       const ok = Object.keys(op.responses ?? {})[0] ?? '200';
       op.responses = {
         ...(shape?.answer ? { [ok]: { description: 'OK', content: content(shape.answer) } } : op.responses),
+        // The query log of the range as CSV (RFC 4180, a header line, oldest first).
+        ...(shape?.csv ? { [ok]: { description: 'OK', content: { 'text/csv': { schema: { type: 'string' } } } } } : {}),
         default: { description: 'AdminError: 400 validation_failed, 401, 403, 404, 409 version_conflict/conflict, 428', content: content('AdminError') },
       };
     }

@@ -122,6 +122,8 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       abilities: [...new Set(m.abilities)],
       extraArgs: m.extraArgs,
       timeoutMs: m.timeoutMs,
+      inputPricePerMTok: m.inputPricePerMTok ?? null,
+      outputPricePerMTok: m.outputPricePerMTok ?? null,
     })),
     pipelines: input.pipelines.map((p) => ({
       id: p.id,

@@ -29,6 +29,9 @@ export const ModelEntrySchema = z.strictObject({
   abilities: z.array(z.enum(MODEL_ABILITIES)).default([]),
   extraArgs: JsonRecord.default({}),
   timeoutMs: z.coerce.number().int().min(1).default(120_000),
+  /** Prices per 1M input and output tokens (the query log's cost); left out: no price. */
+  inputPricePerMTok: z.coerce.number().min(0).max(1_000_000).optional(),
+  outputPricePerMTok: z.coerce.number().min(0).max(1_000_000).optional(),
 });
 
 /**

@@ -16,6 +16,9 @@ export interface ConveyorConfig {
     abilities: Array<'func_call' | 'vision' | 'embedding' | 'rerank'>;
     extraArgs: Json;
     timeoutMs: number;
+    /** Prices per 1M tokens; null: none. */
+    inputPricePerMTok: number | null;
+    outputPricePerMTok: number | null;
   }>;
   pipelines: Array<{
     id: string;

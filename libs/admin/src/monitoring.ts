@@ -1,0 +1,300 @@
+// Monitoring computed on the server, from the query log's own columns (status, times, model, tokens,
+// cost): one grouped scan per summary, found through the receivedAt indexes, so a dashboard costs the
+// same whether the console asks for an hour or a month; no row reaches the browser to be counted.
+import type pg from 'pg';
+import type { z } from 'zod';
+import { AdminApi, messageText, type LlmMessage } from '@conveyor/contracts';
+import type { PrismaClient } from '@conveyor/persistence';
+import { AdminApiError } from './errors.js';
+import { getQuery, listQueries } from './query-log-reader.js';
+
+const HOUR_S = 3_600;
+const DAY_S = 86_400;
+const NAMED_RANGES: Record<Exclude<AdminApi.MonitoringRangeInput['range'], 'custom'>, { seconds: number; bucket: number }> = {
+  '1h': { seconds: HOUR_S, bucket: 60 },
+  '24h': { seconds: DAY_S, bucket: HOUR_S },
+  '7d': { seconds: 7 * DAY_S, bucket: 6 * HOUR_S },
+  '30d': { seconds: 30 * DAY_S, bucket: DAY_S },
+};
+/** Bucket sizes a custom range may get: the smallest that keeps the series at MAX_BUCKETS or fewer. */
+const BUCKET_LADDER = [60, 300, 900, HOUR_S, 3 * HOUR_S, 6 * HOUR_S, 12 * HOUR_S, DAY_S, 7 * DAY_S];
+const MAX_BUCKETS = 120;
+const MAX_CUSTOM_S = 90 * DAY_S;
+
+export interface ResolvedRange {
+  from: Date;
+  to: Date;
+  bucketSeconds: number;
+}
+
+/** The range's bounds and bucket size; a custom range needs `from` before `to`, at most 90 days apart. */
+export function resolveRange(input: { range: AdminApi.MonitoringRangeInput['range']; from?: string; to?: string }, now = new Date()): ResolvedRange {
+  if (input.range !== 'custom') {
+    const named = NAMED_RANGES[input.range];
+    return { from: new Date(now.getTime() - named.seconds * 1000), to: now, bucketSeconds: named.bucket };
+  }
+  if (!input.from || !input.to) throw AdminApiError.invalid('query.from', 'a custom range needs from and to');
+  const from = new Date(input.from);
+  const to = new Date(input.to);
+  const seconds = (to.getTime() - from.getTime()) / 1000;
+  if (!(seconds > 0)) throw AdminApiError.invalid('query.to', 'must be after from');
+  if (seconds > MAX_CUSTOM_S) throw AdminApiError.invalid('query.to', 'a range spans at most 90 days');
+  const bucketSeconds = BUCKET_LADDER.find((b) => seconds / b <= MAX_BUCKETS) ?? BUCKET_LADDER[BUCKET_LADDER.length - 1]!;
+  return { from, to, bucketSeconds };
+}
+
+/** `timestamp without time zone` columns hold UTC (Prisma's convention). */
+const utc = (d: Date) => d.toISOString();
+
+interface TotalsRow {
+  grouping: number;
+  bot: string | null;
+  pipeline: string | null;
+  model: string | null;
+  /** The bucket's start, Unix milliseconds. */
+  bucket: number | null;
+  messages: number;
+  succeeded: number;
+  failed: number;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: number | null;
+  p50: number | null;
+  p95: number | null;
+}
+
+/** Bits of GROUPING("botId", "pipelineId", "model", bucket): a set bit is a column the row is not grouped by. */
+const GROUPED_BY = { all: 0b1111, bot: 0b0111, pipeline: 0b1011, model: 0b1101, bucket: 0b1110 } as const;
+
+/** The filters shared by the range's statements, numbered from parameter `first` on. */
+function rangeFilters(input: { botId?: string; pipelineId?: string; model?: string }, first: number): { sql: string; params: string[] } {
+  const clauses: string[] = [];
+  const params: string[] = [];
+  for (const [column, value] of [['botId', input.botId], ['pipelineId', input.pipelineId], ['model', input.model]] as const) {
+    if (value === undefined) continue;
+    params.push(value);
+    clauses.push(`AND "${column}" = $${first + params.length - 1}`);
+  }
+  return { sql: clauses.join(' '), params };
+}
+
+/**
+ * The statement of a summary: one scan of the range, grouped five ways at once (grouping sets). Kept
+ * apart so the bench measures exactly what the API runs.
+ */
+export function summaryStatement(input: AdminApi.MonitoringRangeInput, range: ResolvedRange): { text: string; values: unknown[] } {
+  const filters = rangeFilters(input, 4);
+  const duration = `EXTRACT(EPOCH FROM ("finishedAt" - "receivedAt")) * 1000`;
+  return {
+    text: `SELECT GROUPING("botId", "pipelineId", "model", bucket) AS grouping, "botId" AS bot, "pipelineId" AS pipeline, "model",
+        (EXTRACT(EPOCH FROM bucket) * 1000)::float8 AS bucket,
+        count(*)::int AS messages,
+        count(*) FILTER (WHERE "status" = 'succeeded')::int AS succeeded,
+        count(*) FILTER (WHERE "status" = 'failed')::int AS failed,
+        COALESCE(sum("modelCalls"), 0)::float8 AS "modelCalls",
+        COALESCE(sum("inputTokens"), 0)::float8 AS "inputTokens",
+        COALESCE(sum("outputTokens"), 0)::float8 AS "outputTokens",
+        sum("cost") AS cost,
+        percentile_cont(0.5) WITHIN GROUP (ORDER BY ${duration}) FILTER (WHERE "finishedAt" IS NOT NULL) AS p50,
+        percentile_cont(0.95) WITHIN GROUP (ORDER BY ${duration}) FILTER (WHERE "finishedAt" IS NOT NULL) AS p95
+      FROM (SELECT *, date_bin(make_interval(secs => $3), "receivedAt", $1::timestamp) AS bucket FROM "QueryRecord"
+        WHERE "receivedAt" >= $1::timestamp AND "receivedAt" < $2::timestamp ${filters.sql}) q
+      GROUP BY GROUPING SETS ((), ("botId"), ("pipelineId"), ("model"), (bucket))`,
+    values: [utc(range.from), utc(range.to), range.bucketSeconds, ...filters.params],
+  };
+}
+
+function totals(row: TotalsRow | undefined): AdminApi.MonitoringSummary['totals'] {
+  return {
+    messages: row?.messages ?? 0,
+    succeeded: row?.succeeded ?? 0,
+    failed: row?.failed ?? 0,
+    modelCalls: row?.modelCalls ?? 0,
+    inputTokens: row?.inputTokens ?? 0,
+    outputTokens: row?.outputTokens ?? 0,
+    cost: row?.cost ?? null,
+    p50Ms: row?.p50 === null || row?.p50 === undefined ? null : Math.round(row.p50),
+    p95Ms: row?.p95 === null || row?.p95 === undefined ? null : Math.round(row.p95),
+  };
+}
+
+/** GET /monitoring/summary. Groups are ordered by messages, most first; a null key (no pipeline, no model) is `""`. */
+export async function monitoringSummary(pool: pg.Pool, input: AdminApi.MonitoringRangeInput, now = new Date()): Promise<AdminApi.MonitoringSummary> {
+  const range = resolveRange(input, now);
+  const { rows } = await pool.query<TotalsRow>(summaryStatement(input, range));
+  const groups = (bits: number, key: (r: TotalsRow) => string | null) =>
+    rows.filter((r) => r.grouping === bits).map((r) => ({ key: key(r) ?? '', ...totals(r) })).sort((a, b) => b.messages - a.messages || a.key.localeCompare(b.key));
+  const byBucket = new Map(rows.filter((r) => r.grouping === GROUPED_BY.bucket && r.bucket !== null).map((r) => [r.bucket, r]));
+  // Every bucket of the range, the empty ones too, so a chart's time axis is even.
+  const series: AdminApi.MonitoringSummary['series'] = [];
+  const step = range.bucketSeconds * 1000;
+  for (let t = range.from.getTime(); t < range.to.getTime() && series.length <= MAX_BUCKETS + 1; t += step) {
+    series.push({ start: new Date(t).toISOString(), ...totals(byBucket.get(t)) });
+  }
+  return {
+    from: range.from.toISOString(),
+    to: range.to.toISOString(),
+    bucketSeconds: range.bucketSeconds,
+    totals: totals(rows.find((r) => r.grouping === GROUPED_BY.all)),
+    byBot: groups(GROUPED_BY.bot, (r) => r.bot),
+    byPipeline: groups(GROUPED_BY.pipeline, (r) => r.pipeline),
+    byModel: groups(GROUPED_BY.model, (r) => r.model),
+    series,
+  };
+}
+
+/** GET /monitoring/errors: the query log's failed queries of the range (with their reasons), newest first. */
+export function monitoringErrors(prisma: PrismaClient, input: AdminApi.MonitoringErrorFilterInput, now = new Date()) {
+  const range = resolveRange(input, now);
+  return listQueries(prisma, {
+    status: 'failed',
+    from: range.from.toISOString(),
+    to: range.to.toISOString(),
+    limit: input.limit,
+    ...(input.botId ? { botId: input.botId } : {}),
+    ...(input.cursor ? { cursor: input.cursor } : {}),
+  });
+}
+
+/** GET /monitoring/sessions: chats whose conversations were active in the range, most recent first. */
+export async function monitoringSessions(pool: pg.Pool, input: AdminApi.MonitoringSessionFilterInput, now = new Date()): Promise<z.infer<typeof AdminApi.MonitoringSessionPage>> {
+  const range = resolveRange(input, now);
+  const offset = input.cursor ? Number(input.cursor) : 0;
+  const { rows } = await pool.query<{ botId: string; launcherType: string; launcherId: string; conversations: number; messages: number; last: number }>(
+    `SELECT c."botId", c."launcherType", c."launcherId", count(*)::int AS conversations, COALESCE(sum(m.n), 0)::int AS messages, (EXTRACT(EPOCH FROM max(c."updatedAt")) * 1000)::float8 AS last
+     FROM "Conversation" c LEFT JOIN LATERAL (SELECT count(*) AS n FROM "ConversationMessage" WHERE "conversationId" = c."id") m ON true
+     WHERE c."updatedAt" >= $1::timestamp AND c."updatedAt" < $2::timestamp ${input.botId ? 'AND c."botId" = $5' : ''}
+     GROUP BY 1, 2, 3 ORDER BY last DESC, 1, 2, 3 OFFSET $3 LIMIT $4`,
+    [utc(range.from), utc(range.to), offset, input.limit + 1, ...(input.botId ? [input.botId] : [])],
+  );
+  const more = rows.length > input.limit;
+  const page = more ? rows.slice(0, input.limit) : rows;
+  return {
+    items: page.map((r) => ({ botId: r.botId, launcherType: r.launcherType, launcherId: r.launcherId, conversations: r.conversations, messages: r.messages, lastActivityAt: new Date(r.last).toISOString() })),
+    nextCursor: more ? String(offset + input.limit) : null,
+  };
+}
+
+const CONVERSATIONS_SHOWN = 20;
+const MESSAGES_SHOWN = 200;
+
+/**
+ * GET /monitoring/sessions/conversations: the chat's newest conversations with their messages. What
+ * was said is shown only when the operator turned `monitoring.showMessageText` on; otherwise each
+ * message keeps its role, time, size and tool names.
+ */
+export async function sessionConversations(prisma: PrismaClient, chat: { botId: string; launcherType: string; launcherId: string }, showText: boolean): Promise<AdminApi.SessionConversations> {
+  const conversations = await prisma.conversation.findMany({
+    where: chat,
+    orderBy: { createdAt: 'desc' },
+    take: CONVERSATIONS_SHOWN,
+    include: { messages: { orderBy: { seq: 'asc' }, take: MESSAGES_SHOWN } },
+  });
+  return {
+    textShown: showText,
+    conversations: conversations.map((c) => ({
+      id: c.id,
+      pipelineId: c.pipelineId,
+      createdAt: c.createdAt.toISOString(),
+      updatedAt: c.updatedAt.toISOString(),
+      archivedAt: c.archivedAt?.toISOString() ?? null,
+      messages: c.messages.map((m) => {
+        const text = messageText({ content: m.content as LlmMessage['content'] });
+        const calls = Array.isArray(m.toolCalls) ? m.toolCalls : [];
+        return {
+          seq: m.seq,
+          role: m.role,
+          at: m.createdAt.toISOString(),
+          chars: text.length,
+          text: showText ? text : null,
+          toolCalls: calls.map((call) => toolName(call)).filter((n): n is string => n !== null),
+        };
+      }),
+    })),
+  };
+}
+
+function toolName(call: unknown): string | null {
+  if (typeof call !== 'object' || call === null) return null;
+  const fn = (call as { function?: unknown }).function;
+  if (typeof fn !== 'object' || fn === null) return null;
+  const name = (fn as { name?: unknown }).name;
+  return typeof name === 'string' ? name : null;
+}
+
+/**
+ * GET /queries/:id/timeline: the wait before the orchestrator took the query, its stages and the run,
+ * each as an offset from the message's arrival, in the order they started.
+ */
+export async function queryTimeline(prisma: PrismaClient, id: string): Promise<AdminApi.QueryTimeline> {
+  const entry = await getQuery(prisma, id);
+  const row = await prisma.queryRecord.findUniqueOrThrow({ where: { id }, select: { stages: true } });
+  const received = Date.parse(entry.receivedAt);
+  const steps: AdminApi.QueryTimeline['steps'] = [];
+  if (entry.startedAt) steps.push({ stage: 'queued', offsetMs: 0, ms: Math.max(0, Date.parse(entry.startedAt) - received) });
+  const recorded = Array.isArray(row.stages) ? row.stages : [];
+  for (const s of recorded) {
+    if (typeof s !== 'object' || s === null) continue;
+    const { stage, at, ms } = s as { stage?: unknown; at?: unknown; ms?: unknown };
+    if (typeof stage === 'string' && typeof at === 'number' && typeof ms === 'number') steps.push({ stage, offsetMs: at - received, ms });
+  }
+  steps.sort((a, b) => a.offsetMs - b.offsetMs);
+  return {
+    id,
+    receivedAt: entry.receivedAt,
+    finishedAt: entry.finishedAt,
+    totalMs: entry.finishedAt ? Date.parse(entry.finishedAt) - received : null,
+    steps,
+  };
+}
+
+/** Rows one CSV export holds at most; a longer range is cut there (the last line says so). */
+export const MAX_EXPORT_ROWS = 500_000;
+const EXPORT_BATCH = 2_000;
+const CSV_COLUMNS = ['id', 'receivedAt', 'finishedAt', 'status', 'botId', 'pipelineId', 'launcherType', 'launcherId', 'model', 'runner', 'modelCalls', 'inputTokens', 'outputTokens', 'cost', 'durationMs', 'error'] as const;
+
+/** One CSV field (RFC 4180); a text a spreadsheet would run as a formula gets a leading quote. */
+export function csvField(value: string | number | null): string {
+  if (value === null) return '';
+  let text = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/**
+ * GET /monitoring/queries.csv: the range's query log as CSV, oldest first, read in keyset batches so
+ * memory stays bounded however long the range; at most MAX_EXPORT_ROWS rows.
+ */
+export async function* queryLogCsv(pool: pg.Pool, input: AdminApi.MonitoringRangeInput, now = new Date(), maxRows = MAX_EXPORT_ROWS): AsyncGenerator<string> {
+  const range = resolveRange(input, now);
+  const filters = rangeFilters(input, 3);
+  yield `${CSV_COLUMNS.join(',')}\r\n`;
+  let after: { at: string; id: string } | null = null;
+  let written = 0;
+  while (written < maxRows) {
+    const result: pg.QueryResult<Record<(typeof CSV_COLUMNS)[number], string | number | null>> = await pool.query(
+      `SELECT "id", to_char("receivedAt", 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "receivedAt", to_char("finishedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "finishedAt",
+         "status", "botId", "pipelineId", "launcherType", "launcherId", "model", "runner", "modelCalls", "inputTokens", "outputTokens", "cost",
+         round(EXTRACT(EPOCH FROM ("finishedAt" - "receivedAt")) * 1000)::float8 AS "durationMs", "error"
+       FROM "QueryRecord" WHERE "receivedAt" >= $1::timestamp AND "receivedAt" < $2::timestamp ${filters.sql}
+         ${after ? `AND ("receivedAt", "id") > ($${filters.params.length + 3}::timestamp, $${filters.params.length + 4})` : ''}
+       ORDER BY "receivedAt", "id" LIMIT ${Math.min(EXPORT_BATCH, maxRows - written)}`,
+      [utc(range.from), utc(range.to), ...filters.params, ...(after ? [after.at, after.id] : [])],
+    );
+    const rows = result.rows;
+    if (rows.length === 0) return;
+    yield rows.map((r) => `${CSV_COLUMNS.map((c) => csvField(r[c])).join(',')}\r\n`).join('');
+    written += rows.length;
+    const last: Record<string, string | number | null> = rows[rows.length - 1]!;
+    after = { at: String(last.receivedAt), id: String(last.id) };
+    if (rows.length < EXPORT_BATCH) return;
+  }
+  yield `# cut at ${maxRows} rows; export a shorter range for the rest\r\n`;
+}
+
+/** The session filter's chat, for a route that names one in its query. */
+export function chatOf(input: z.infer<typeof AdminApi.SessionConversationsFilter>) {
+  return { botId: input.botId, launcherType: input.launcherType, launcherId: input.launcherId };
+}
+
