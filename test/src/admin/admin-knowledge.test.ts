@@ -105,6 +105,24 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     const none = await fetch(`${api.baseUrl}/api/v1/knowledge-bases/${kbId}/documents`, { method: 'POST', body: new FormData(), headers: { cookie: api.sessionCookie() ?? '' } });
     assert.equal(none.status, 400);
     assert.equal((await upload(viewer, kbId, 'note.txt', 'hello')).status, 403);
+    // Bodies that are not one well-formed file: each a 4xx naming the body, never a 500.
+    const raw = (contentType: string, body: string) => fetch(`${api.baseUrl}/api/v1/knowledge-bases/${kbId}/documents`, { method: 'POST', body, headers: { cookie: api.sessionCookie() ?? '', 'content-type': contentType } });
+    const twoFiles = new FormData();
+    twoFiles.append(AdminApi.KNOWLEDGE_UPLOAD_FIELD, new Blob(['a']), 'a.txt');
+    twoFiles.append(AdminApi.KNOWLEDGE_UPLOAD_FIELD, new Blob(['b']), 'b.txt');
+    const otherField = new FormData();
+    otherField.append('document', new Blob(['a']), 'a.txt');
+    for (const res of [
+      await raw('multipart/form-data; boundary=xyz', '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nunfinished'),
+      await raw('multipart/form-data', 'no boundary at all'),
+      await raw('application/json', '{"file":"not a file"}'),
+      await fetch(`${api.baseUrl}/api/v1/knowledge-bases/${kbId}/documents`, { method: 'POST', body: twoFiles, headers: { cookie: api.sessionCookie() ?? '' } }),
+      await fetch(`${api.baseUrl}/api/v1/knowledge-bases/${kbId}/documents`, { method: 'POST', body: otherField, headers: { cookie: api.sessionCookie() ?? '' } }),
+    ]) {
+      const answer = (await res.json()) as { field?: unknown };
+      assert.ok(res.status >= 400 && res.status < 500, `${res.status} ${JSON.stringify(answer)}`);
+      assert.match(String(answer.field), /^body/, JSON.stringify(answer));
+    }
     assert.equal((await upload(api, uniqueName('kb-missing-'), 'note.txt', 'hello')).status, 404);
   });
 
