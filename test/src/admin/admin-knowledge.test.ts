@@ -91,8 +91,13 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.deepEqual([kb.documents.done, kb.chunks], [1, 3]);
     const again = await upload(api, kbId, 'handbook.md', HANDBOOK);
     assert.equal(AdminApi.KnowledgeDocumentUploaded.parse(again.body).outcome, 'unchanged');
+    // A file name as a browser sends it (UTF-8) is kept as it was.
+    const named = await upload(api, kbId, '员工手册.txt', 'Badges open the side door.');
+    assert.equal(named.status, 201, JSON.stringify(named.body));
+    assert.equal(named.body.document.name, '员工手册.txt');
+    await documentState(named.body.document.id, (d) => d.status === 'done');
     const audit = (await api.call('GET', `/audit?resource=knowledge-base&resourceId=${kbId}`)).body.items.map((e: AdminApi.AuditEntry) => e.action);
-    assert.deepEqual(audit.sort(), ['add-document', 'create']);
+    assert.deepEqual(audit.sort(), ['add-document', 'add-document', 'create']);
   });
 
   test('uploads are refused for an unknown format, past the size bound, without a file, and from a viewer', async () => {
