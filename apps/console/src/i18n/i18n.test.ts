@@ -28,12 +28,12 @@ describe('message catalogs', () => {
 
   test('the Chinese catalog is Chinese: every message has Chinese characters or is only names, symbols and placeholders', () => {
     // Product and protocol names that Chinese UIs keep as they are (LangBot's own labels do too).
-    const kept = /^(Conveyor|LangBot|OpenAI|AI|MCP|API|JSON|URL|ID|HTTP|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64)$/;
+    const kept = /^(Conveyor|LangBot|OpenAI|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64)$/;
     const foreign: string[] = [];
     for (const [key, message] of Object.entries(CATALOGS['zh-Hans'])) {
       for (const text of texts(message)) {
-        // The example URL of the base URL hint is an address, not words.
-        const words = text.replace(/\{[A-Za-z0-9]+\}/g, '').replace(/https?:\/\/\S+/g, '').match(/[A-Za-z][A-Za-z0-9]*/g) ?? [];
+        // The example URL of the base URL hint is an address, and a setting's name (INGRESS_PUBLIC_URL) an identifier, not words.
+        const words = text.replace(/\{[A-Za-z0-9]+\}/g, '').replace(/https?:\/\/\S+/g, '').replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, '').match(/[A-Za-z][A-Za-z0-9]*/g) ?? [];
         foreign.push(...words.filter((w) => !kept.test(w)).map((w) => `${key}: ${w}`));
       }
     }
