@@ -14,6 +14,8 @@ import { Pipelines } from './pages/pipelines.js';
 import { Bots } from './pages/bots.js';
 import { McpServers } from './pages/mcp-servers.js';
 import { Queries } from './pages/queries.js';
+import { Errors } from './pages/errors.js';
+import { Sessions } from './pages/sessions.js';
 import { DeadLetters } from './pages/dead-letters.js';
 import { DebugChat } from './pages/chat.js';
 import { Settings } from './pages/settings.js';
@@ -23,7 +25,7 @@ import { Audit } from './pages/audit.js';
 import { KnowledgeBases } from './pages/knowledge-bases.js';
 import { Plugins } from './pages/plugins.js';
 
-const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings'];
+const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'queries', 'errors', 'sessions', 'dead-letters', 'chat', 'settings'];
 /** Pages only an admin can read (the API answers 403 to a viewer). */
 const ADMIN_NAV: PageName[] = ['users', 'tokens', 'audit'];
 
@@ -126,6 +128,8 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'bots': return <Bots route={route} canWrite={canWrite} />;
     case 'mcp-servers': return <McpServers route={route} canWrite={canWrite} />;
     case 'queries': return <Queries route={route} traceUrlTemplate={config.traceUrlTemplate} />;
+    case 'errors': return <Errors route={route} />;
+    case 'sessions': return <Sessions route={route} />;
     case 'dead-letters': return <DeadLetters route={route} canWrite={canWrite} traceUrlTemplate={config.traceUrlTemplate} />;
     case 'chat': return <DebugChat route={route} />;
     case 'settings': return <Settings canWrite={canWrite} />;

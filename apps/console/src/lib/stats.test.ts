@@ -4,7 +4,7 @@ import type { AdminApi } from '@conveyor/contracts';
 import { dashboardStats, percentile, queryTimeline } from './stats.js';
 
 function entry(over: Partial<AdminApi.QueryLogEntry>): AdminApi.QueryLogEntry {
-  return { id: 'q', botId: 'b', pipelineId: 'p', launcherType: 'person', launcherId: 'u', status: 'succeeded', receivedAt: '2026-01-01T00:00:00.000Z', startedAt: null, finishedAt: null, error: null, traceId: null, traceSampled: null, attempt: 1, mergedInto: null, ...over };
+  return { id: 'q', botId: 'b', pipelineId: 'p', launcherType: 'person', launcherId: 'u', status: 'succeeded', receivedAt: '2026-01-01T00:00:00.000Z', startedAt: null, finishedAt: null, error: null, traceId: null, traceSampled: null, attempt: 1, mergedInto: null, model: null, runner: null, modelCalls: null, inputTokens: null, outputTokens: null, cost: null, ...over };
 }
 
 describe('dashboard figures', () => {

@@ -179,7 +179,13 @@ function QueryList({ route, template, setTemplate }: { route: Route; template: s
 }
 
 function QueryDetail({ id, template }: { id: string; template: string }) {
-  const one = useLoad((signal) => request('GET', `/queries/${encodeURIComponent(id)}`, AdminApi.QueryLogEntry, { signal }), [id]);
+  const one = useLoad(async (signal) => {
+    const [entry, stages] = await Promise.all([
+      request('GET', `/queries/${encodeURIComponent(id)}`, AdminApi.QueryLogEntry, { signal }),
+      request('GET', `/queries/${encodeURIComponent(id)}/timeline`, AdminApi.QueryTimeline, { signal }),
+    ]);
+    return { ...entry, stages };
+  }, [id]);
   const q = one.data;
   const i18n = useI18n();
   const { t } = i18n;
@@ -201,6 +207,9 @@ function QueryDetail({ id, template }: { id: string; template: string }) {
             <dt>{t('queries.attempts')}</dt><dd>{q.attempt}</dd>
             {q.mergedInto ? <><dt>{t('queries.mergedInto')}</dt><dd translate="no"><a href={formatRoute({ page: 'queries', id: q.mergedInto })}>{q.mergedInto}</a></dd></> : null}
             <dt>{t('queries.trace')}</dt><dd id="query-trace"><TraceLink template={template} traceId={q.traceId} sampled={q.traceSampled} /></dd>
+            <dt>{t('queries.model')}</dt><dd id="query-model" translate="no">{q.model ? `${q.model} (${q.runner ?? ''})` : q.runner ?? '—'}</dd>
+            <dt>{t('queries.usage')}</dt><dd id="query-usage">{q.modelCalls !== null ? t('queries.usageText', { calls: q.modelCalls, input: q.inputTokens ?? 0, output: q.outputTokens ?? 0 }) : '—'}</dd>
+            <dt>{t('queries.cost')}</dt><dd id="query-cost">{q.cost !== null ? i18n.number(q.cost, { maximumFractionDigits: 6 }) : '—'}</dd>
           </dl>
           <h2>{t('queries.timeline')}</h2>
           <ol className="timeline">
@@ -211,6 +220,22 @@ function QueryDetail({ id, template }: { id: string; template: string }) {
             ))}
             {!q.finishedAt ? <li className="muted">{t('queries.notFinished')}</li> : null}
           </ol>
+          <h2>{t('queries.stages')}</h2>
+          {q.stages.steps.length ? (
+            <ol className="stages" id="query-stages">
+              {q.stages.steps.map((step, i) => {
+                const total = Math.max(1, q.stages.totalMs ?? Math.max(...q.stages.steps.map((x) => x.offsetMs + x.ms)));
+                return (
+                  <li key={`${step.stage}-${i}`} data-stage={step.stage}>
+                    <span className="stage-name" translate="no">{step.stage === 'queued' ? t('queries.queued') : step.stage}</span>{' '}
+                    <span className="offset">+{i18n.duration(step.offsetMs)}</span>{' '}
+                    <span className="stage-ms">{i18n.duration(step.ms)}</span>
+                    <span className="stage-bar" style={{ marginLeft: `${Math.max(0, (step.offsetMs / total) * 100)}%`, width: `${Math.max(0.5, (step.ms / total) * 100)}%` }} />
+                  </li>
+                );
+              })}
+            </ol>
+          ) : <p className="muted">{t('queries.noStages')}</p>}
           <p className="hint">{t('queries.spansHint')}</p>
         </>
       ) : null}

@@ -15,6 +15,7 @@ interface Draft {
   words: string;
   mask: string;
   maskWord: string;
+  showMessageText: boolean;
 }
 
 function draftOf(s: AdminApi.InstanceSettings): Draft {
@@ -25,6 +26,7 @@ function draftOf(s: AdminApi.InstanceSettings): Draft {
     words: (s.banWords?.words ?? []).join('\n'),
     mask: s.banWords?.mask ?? '*',
     maskWord: s.banWords?.mask_word ?? '',
+    showMessageText: s.monitoring.showMessageText === true,
   };
 }
 
@@ -35,6 +37,7 @@ function bodyOf(d: Draft): AdminApi.InstanceSettingsValues {
   return {
     command: { enable: d.enable === 'default' ? null : d.enable === 'on', prefix: prefix.length ? prefix : null },
     banWords: d.storeBanWords ? { words, mask: d.mask, mask_word: d.maskWord } : null,
+    monitoring: { showMessageText: d.showMessageText ? true : null },
   };
 }
 
@@ -101,6 +104,12 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
                 </Field>
               </>
             ) : null}
+          </fieldset>
+          <fieldset disabled={!canWrite}>
+            <legend>{t('settings.monitoring')}</legend>
+            <Field label={t('settings.showMessageText')} htmlFor="settings-show-message-text" hint={t('settings.showMessageTextHint')}>
+              <input id="settings-show-message-text" type="checkbox" checked={draft.showMessageText} onChange={(e) => set({ showMessageText: e.target.checked })} />
+            </Field>
           </fieldset>
           <p className="hint">{t('settings.version', { version: loaded.data.version, updated: dateTime(loaded.data.updatedAt) })}</p>
           <button type="submit" disabled={!canWrite || action.busy}>{t('common.save')}</button>
