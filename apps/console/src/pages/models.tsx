@@ -64,6 +64,8 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
   const [modelName, setModelName] = useState(model?.model ?? '');
   const [abilities, setAbilities] = useState<string[]>(model?.abilities ?? ['func_call']);
   const [timeoutMs, setTimeoutMs] = useState(String(model?.timeoutMs ?? 120000));
+  const [inputPrice, setInputPrice] = useState(model?.inputPricePerMTok === null || model?.inputPricePerMTok === undefined ? '' : String(model.inputPricePerMTok));
+  const [outputPrice, setOutputPrice] = useState(model?.outputPricePerMTok === null || model?.outputPricePerMTok === undefined ? '' : String(model.outputPricePerMTok));
   const [extraArgs, setExtraArgs] = useState(JSON.stringify(model?.extraArgs ?? {}, null, 2));
   const [keyMode, setKeyMode] = useState<'keep' | 'key' | 'env' | 'none'>(model ? 'keep' : 'key');
   const [apiKey, setApiKey] = useState('');
@@ -84,6 +86,9 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
         abilities,
         timeoutMs: Number(timeoutMs),
         extraArgs: parseJsonObject(extraArgs, t('models.extraField'), i18n),
+        // Empty: no price (the calls of this model have no cost).
+        inputPricePerMTok: inputPrice.trim() === '' ? null : Number(inputPrice),
+        outputPricePerMTok: outputPrice.trim() === '' ? null : Number(outputPrice),
       };
       const key = keyMode === 'key' ? { apiKey } : keyMode === 'env' ? { apiKeyEnv: apiKeyEnv.trim() } : {};
       if (!model) {
@@ -122,6 +127,8 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
           ))}
         </fieldset>
         <Field label={t('models.timeout')} htmlFor="model-timeout"><input id="model-timeout" type="number" min={1} value={timeoutMs} onChange={(e) => setTimeoutMs(e.target.value)} /></Field>
+        <Field label={t('models.inputPrice')} htmlFor="model-input-price" hint={t('models.priceHint')}><input id="model-input-price" type="number" min={0} step="any" value={inputPrice} onChange={(e) => setInputPrice(e.target.value)} /></Field>
+        <Field label={t('models.outputPrice')} htmlFor="model-output-price" hint={t('models.priceHint')}><input id="model-output-price" type="number" min={0} step="any" value={outputPrice} onChange={(e) => setOutputPrice(e.target.value)} /></Field>
         <fieldset>
           <legend>{model ? t('models.apiKeyNow', { source: keySource(i18n, model.apiKey) }) : t('models.apiKey')}</legend>
           <select id="model-key-mode" aria-label={t('models.keySourceLabel')} value={keyMode} onChange={(e) => setKeyMode(e.target.value === 'keep' || e.target.value === 'env' || e.target.value === 'none' ? e.target.value : 'key')}>
