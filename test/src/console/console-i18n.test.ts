@@ -23,7 +23,7 @@ const UI_TIMEOUT = 30_000;
  * Words a Chinese page may show in Latin letters: product, protocol and vendor names that Chinese
  * UIs (LangBot's among them) keep as they are, and the key placeholder of the model form.
  */
-const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk']);
+const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk', 'CSV']);
 
 /** An identifier in a sentence rather than a word: an environment variable, a dotted config key, a template placeholder (addresses are taken out before). */
 const CODE_LIKE = [/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/, /^[a-z][a-z-]*(\.[a-z-]+)+$/, /^\{[A-Za-z]+\}$/];
@@ -177,6 +177,21 @@ describe('web console in Chinese and English', () => {
          VALUES ($1, $2, $3, 'group', 'g1', 'failed', now() - interval '3 seconds', now() - interval '2900 milliseconds', now() - interval '2 seconds', 'model down', $4, false)`,
         [failedQuery, botId, pipelineId, 'ef'.repeat(16)],
       );
+      // What the runner and orchestrator record at a query's end: model, usage, cost and stage timings.
+      await db.query(
+        `UPDATE "QueryRecord" SET "model" = 'fake', "runner" = 'local-agent', "modelCalls" = 2, "inputTokens" = 120, "outputTokens" = 40, "cost" = 0.0012,
+           "stages" = jsonb_build_array(jsonb_build_object('stage', 'PreProcessor', 'at', (EXTRACT(EPOCH FROM "startedAt") * 1000)::bigint, 'ms', 4),
+             jsonb_build_object('stage', 'run local-agent', 'at', (EXTRACT(EPOCH FROM "startedAt") * 1000)::bigint + 10, 'ms', 700))
+         WHERE "id" = $1`,
+        [succeededQuery],
+      );
+      // A chat's conversation, for the sessions page's viewer.
+      const conversationId = randomUUID();
+      await db.query(`INSERT INTO "Conversation" ("id", "botId", "launcherType", "launcherId", "pipelineId", "updatedAt") VALUES ($1, $2, 'person', 'u1', $3, now())`, [conversationId, botId, pipelineId]);
+      await db.query(
+        `INSERT INTO "ConversationMessage" ("conversationId", "seq", "role", "content") VALUES ($1, 1, 'user', '"a question"'), ($1, 2, 'assistant', '"an answer"')`,
+        [conversationId],
+      );
     } finally {
       await db.end();
     }
@@ -264,6 +279,15 @@ describe('web console in Chinese and English', () => {
         await visit(`#/queries/${succeededQuery}`, '.timeline li >> nth=2');
         await visit(`#/queries/${failedQuery}`, '.timeline li.failed');
         await visit('#/dead-letters', 'article.dead-letter');
+        await visit('#/dashboard', '#by-model tr[data-key="fake"]');
+        await page.selectOption('#dash-range', 'custom');
+        await page.locator('#dash-from').waitFor();
+        await expectOneLanguage(page, locale, 'dashboard with a custom range');
+        await page.selectOption('#dash-range', '1h');
+        await visit('#/errors', `#error-log tr[data-id="${failedQuery}"]`);
+        await visit('#/sessions', '#session-list tr[data-chat="person:u1"]');
+        await visit(`#/sessions?botId=${encodeURIComponent(botId)}&launcherType=person&launcherId=u1`, '.conv-msg[data-role="assistant"]');
+        await visit(`#/queries/${succeededQuery}`, '#query-stages li[data-stage="run local-agent"]');
 
         await visit(`#/chat?pipeline=${encodeURIComponent(pipelineId)}`, '.chat-status .dot.on');
         await page.fill('#chat-text', `hello in ${locale}`);
