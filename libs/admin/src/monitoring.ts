@@ -98,7 +98,8 @@ export function summaryStatement(input: AdminApi.MonitoringRangeInput, range: Re
         sum("cost") AS cost,
         percentile_cont(0.5) WITHIN GROUP (ORDER BY ${duration}) FILTER (WHERE "finishedAt" IS NOT NULL) AS p50,
         percentile_cont(0.95) WITHIN GROUP (ORDER BY ${duration}) FILTER (WHERE "finishedAt" IS NOT NULL) AS p95
-      FROM (SELECT *, date_bin(make_interval(secs => $3), "receivedAt", $1::timestamp) AS bucket FROM "QueryRecord"
+      FROM (SELECT "botId", "pipelineId", "model", "status", "receivedAt", "finishedAt", "modelCalls", "inputTokens", "outputTokens", "cost",
+          date_bin(make_interval(secs => $3), "receivedAt", $1::timestamp) AS bucket FROM "QueryRecord"
         WHERE "receivedAt" >= $1::timestamp AND "receivedAt" < $2::timestamp ${filters.sql}) q
       GROUP BY GROUPING SETS ((), ("botId"), ("pipelineId"), ("model"), (bucket))`,
     values: [utc(range.from), utc(range.to), range.bucketSeconds, ...filters.params],
