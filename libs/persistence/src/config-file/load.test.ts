@@ -45,7 +45,7 @@ test('the example file loads with defaults applied', async () => {
   assert.equal(config.file, exampleFile);
   assert.deepEqual(config.models, [{
     id: 'fake', name: 'Fake LLM', baseUrl: 'http://127.0.0.1:8090/v1', apiKeyRef: 'env:LLM_API_KEY',
-    modelId: 'gpt-4o-mini', abilities: ['func_call'], extraArgs: {}, timeoutMs: 120000,
+    modelId: 'gpt-4o-mini', abilities: ['func_call'], extraArgs: {}, timeoutMs: 120000, inputPricePerMTok: null, outputPricePerMTok: null,
   }]);
   const [pipeline] = config.pipelines;
   assert.equal(pipeline.id, 'default');
@@ -198,4 +198,10 @@ test('a bot whose platform refuses its settings is an error naming the setting: 
   assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: }'), 'bots[0].config.signature_required', /true or false/);
   const open = parseConfigText(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: false}'), FILE, { env: {} });
   assert.deepEqual(open.bots[0].adapterConfig, { signature_required: false });
+});
+
+test('a model entry may carry its prices per 1M tokens', () => {
+  const text = `models:\n  - id: m\n    name: M\n    baseUrl: http://127.0.0.1:1/v1\n    model: x\n    inputPricePerMTok: 0.15\n    outputPricePerMTok: "0.6"\n`;
+  const config = parseConfigText(text, 'prices.yaml', { env: {} });
+  assert.deepEqual([config.models[0]?.inputPricePerMTok, config.models[0]?.outputPricePerMTok], [0.15, 0.6]);
 });
