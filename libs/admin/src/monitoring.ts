@@ -2,7 +2,7 @@
 // cost): one grouped scan per summary, found through the receivedAt indexes, so a dashboard costs the
 // same whether the console asks for an hour or a month; no row reaches the browser to be counted.
 import type pg from 'pg';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AdminApi, messageText, type LlmMessage } from '@conveyor/contracts';
 import type { PrismaClient } from '@conveyor/persistence';
 import { AdminApiError } from './errors.js';
@@ -216,12 +216,13 @@ export async function sessionConversations(prisma: PrismaClient, chat: { botId: 
   };
 }
 
+/** The stored shapes read back: a tool call's function name, a timeline's steps (anything else is left out). */
+const StoredToolCall = z.object({ function: z.object({ name: z.string() }) });
+const StoredStep = z.object({ stage: z.string(), at: z.number(), ms: z.number() });
+
 function toolName(call: unknown): string | null {
-  if (typeof call !== 'object' || call === null) return null;
-  const fn = (call as { function?: unknown }).function;
-  if (typeof fn !== 'object' || fn === null) return null;
-  const name = (fn as { name?: unknown }).name;
-  return typeof name === 'string' ? name : null;
+  const parsed = StoredToolCall.safeParse(call);
+  return parsed.success ? parsed.data.function.name : null;
 }
 
 /**
@@ -236,9 +237,8 @@ export async function queryTimeline(prisma: PrismaClient, id: string): Promise<A
   if (entry.startedAt) steps.push({ stage: 'queued', offsetMs: 0, ms: Math.max(0, Date.parse(entry.startedAt) - received) });
   const recorded = Array.isArray(row.stages) ? row.stages : [];
   for (const s of recorded) {
-    if (typeof s !== 'object' || s === null) continue;
-    const { stage, at, ms } = s as { stage?: unknown; at?: unknown; ms?: unknown };
-    if (typeof stage === 'string' && typeof at === 'number' && typeof ms === 'number') steps.push({ stage, offsetMs: at - received, ms });
+    const step = StoredStep.safeParse(s);
+    if (step.success) steps.push({ stage: step.data.stage, offsetMs: step.data.at - received, ms: step.data.ms });
   }
   steps.sort((a, b) => a.offsetMs - b.offsetMs);
   return {
