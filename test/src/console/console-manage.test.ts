@@ -94,8 +94,12 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     await documentRow('handbook.md').locator('button:has-text("Re-index")').click();
     await expectOk('handbook.md queued for indexing again.');
     await waitUntil('the document embedded again', () => sys.llm.embeddingRequests.length > before || undefined, UI_TIMEOUT);
+    // The row may still show the first indexing's Ready: wait for the second to be stored, then for the page.
+    const doc = await waitUntil('the document indexed again', async () => {
+      const d = await prisma.knowledgeDocument.findFirstOrThrow({ where: { knowledgeBaseId: kbId, name: 'handbook.md' } });
+      return d.revision === 2 && d.status === 'done' ? d : undefined;
+    }, UI_TIMEOUT);
     await documentRow('handbook.md').locator('td.status', { hasText: 'Ready' }).waitFor();
-    const doc = await prisma.knowledgeDocument.findFirstOrThrow({ where: { knowledgeBaseId: kbId, name: 'handbook.md' } });
     assert.deepEqual([doc.revision, doc.status], [2, 'done']);
 
     await page.setInputFiles('#kb-file', { name: 'tool.exe', mimeType: 'application/octet-stream', buffer: Buffer.from('MZ') });
