@@ -38,7 +38,9 @@ export class AdminClient {
     const setCookie = res.headers.get('set-cookie');
     if (setCookie?.startsWith(`${AdminApi.ADMIN_SESSION_COOKIE}=`)) this.cookie = setCookie.split(';')[0];
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    // A JSON answer is parsed; any other (the query log's CSV export) is kept as its text.
+    const json = (res.headers.get('content-type') ?? '').includes('json');
+    return { status: res.status, body: !text ? undefined : json ? JSON.parse(text) : text, headers: res.headers };
   }
 
   /** The session cookie (`name=value`) for a request this client does not make itself (a multipart upload). */
