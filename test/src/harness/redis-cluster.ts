@@ -3,10 +3,11 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Cluster, Redis } from 'ioredis';
+import { Cluster } from 'ioredis';
 import { ownedProcess, type OwnedDependency } from './dependencies.js';
 import { distinctFreePorts } from './ports.js';
 import { waitUntil } from './wait.js';
+import { ask } from './redis-ask.js';
 
 const run = promisify(execFile);
 
@@ -22,17 +23,6 @@ export interface OwnedRedisCluster {
   /** How many keys each master holds, by port. */
   keysPerNode(): Promise<Record<number, number>>;
   stop(): Promise<void>;
-}
-
-async function ask(port: number, ...args: string[]): Promise<unknown> {
-  const c = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
 }
 
 /**

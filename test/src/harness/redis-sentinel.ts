@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { ownedProcess, type OwnedDependency } from './dependencies.js';
 import { distinctFreePorts } from './ports.js';
 import { waitUntil } from './wait.js';
+import { ask } from './redis-ask.js';
 
 /** Sentinel timings of the owned set: a dead master is failed over within a few seconds. */
 export const SENTINEL_DOWN_AFTER_MS = 1_000;
@@ -40,17 +41,6 @@ export interface OwnedRedisSentinel {
   /** Starts the killed node again, empty and with no role given: the Sentinels make it a replica of the new master. */
   restart(port: number): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function ask(port: number, ...args: string[]): Promise<unknown> {
-  const c = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
 }
 
 function fields(reply: unknown): Record<string, string> {
