@@ -1,13 +1,15 @@
 // The dashboard's server-side queries over a large query log: 1,000,000 QueryRecord rows spread over
 // 30 days (5 bots, 3 pipelines, 4 models, 5 % failed, tokens and cost on the answered ones) in a
-// temporary database, then the summary statement the admin API runs (GET /monitoring/summary) per
-// range, a filtered summary, the error log's first page and a CSV export's first batch; p50 of a few
-// runs each. Run it on a quiet machine: the insert and the 30-day scan are CPU-heavy.
+// temporary database (the insert trigger appends the hourly rollup's deltas, folded into the rollup
+// before timing, as the admin service does), then the summary statement the admin API runs (GET
+// /monitoring/summary) per range, read through the rollup and, for comparison, from the raw records
+// only; a filtered summary, the error log's first page and a CSV export's first batch; p50 of a few
+// runs each. Run it on a quiet machine: the insert, the fold and the raw 30-day scan are CPU-heavy.
 //
 //   npm run bench:dashboard [-- --rows 1000000 --runs 5]
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
-import { closeDatabase, createDatabase } from '@conveyor/persistence';
+import { closeDatabase, createDatabase, foldAllRollupDeltas } from '@conveyor/persistence';
 import { createTempDatabase } from '@conveyor/persistence/testing';
 import { monitoringErrors, queryLogCsv, resolveRange, summaryStatement } from '@conveyor/admin';
 import { fmtMs, percentile } from './stats.js';
@@ -35,6 +37,11 @@ try {
   );
   await db.pool.query('ANALYZE "QueryRecord"');
   console.log(`inserted ${rows.toLocaleString('en')} query records in ${fmtMs(performance.now() - loadStarted)}`);
+  const foldStarted = performance.now();
+  const fold = await foldAllRollupDeltas(db.pool, 50_000, 1_000_000);
+  await db.pool.query('ANALYZE "QueryHourlyRollup"');
+  const rollupRows = (await db.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM "QueryHourlyRollup"')).rows[0]!.n;
+  console.log(`folded ${fold.folded.toLocaleString('en')} rollup deltas into ${rollupRows.toLocaleString('en')} hourly rows in ${fmtMs(performance.now() - foldStarted)}`);
 
   const time = async (label: string, fn: () => Promise<unknown>) => {
     const samples: number[] = [];
@@ -45,8 +52,9 @@ try {
     }
     console.log(`${label.padEnd(40)} p50 ${fmtMs(percentile(samples, 50))}  (min ${fmtMs(Math.min(...samples))}, max ${fmtMs(Math.max(...samples))}, ${runs} runs)`);
   };
-  const summary = (input: Parameters<typeof summaryStatement>[0]) => () => db.pool.query(summaryStatement(input, resolveRange(input)));
+  const summary = (input: Parameters<typeof summaryStatement>[0], rollup = true) => () => db.pool.query(summaryStatement(input, resolveRange(input), { rollup }));
   for (const range of ['1h', '24h', '7d', '30d'] as const) await time(`summary ${range}`, summary({ range }));
+  for (const range of ['24h', '7d', '30d'] as const) await time(`summary ${range}, raw records only`, summary({ range }, false));
   await time('summary 30d, one model', summary({ range: '30d', model: 'model-1' }));
   await time('summary 7d, one pipeline', summary({ range: '7d', pipelineId: 'pipeline-2' }));
   await time('error log 30d, first page of 50', () => monitoringErrors(db.prisma, { range: '30d', limit: 50 }));

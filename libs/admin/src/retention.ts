@@ -67,7 +67,7 @@ export function startRetention(pool: Database['pool'], deadLetters: DeadLetters 
     timer.unref();
   };
   const policy = schedule.policy;
-  if (policy.queryDays > 0 || policy.conversationDays > 0 || policy.auditDays > 0 || (deadLetters && policy.deadLetterDays > 0)) scheduleRun(schedule.firstRunDelayMs);
+  if (policy.queryDays > 0 || policy.rollupDays > 0 || policy.conversationDays > 0 || policy.auditDays > 0 || (deadLetters && policy.deadLetterDays > 0)) scheduleRun(schedule.firstRunDelayMs);
 
   return {
     async stop() {

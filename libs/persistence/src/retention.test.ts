@@ -6,7 +6,7 @@ import { RETENTION_LOCK_KEYS, RetentionPruner, type RetentionPolicy } from './re
 
 const database = useTempDatabase();
 const DAY = 86_400_000;
-const policy: RetentionPolicy = { queryDays: 30, conversationDays: 90, auditDays: 365, deadLetterDays: 14 };
+const policy: RetentionPolicy = { queryDays: 30, rollupDays: 0, conversationDays: 90, auditDays: 365, deadLetterDays: 14 };
 const options = { batchSize: 1_000, pauseMs: 10, maxBatchesPerKind: 100 };
 
 /** `count` query records of `botId` received `ageDays` ago, in one statement. */
@@ -96,7 +96,7 @@ test('dead letters are pruned through the given batch function with the cutoff a
   const calls: [number, number][] = [];
   const now = new Date('2030-01-15T00:00:00Z');
   let left = 1_200;
-  const pruner = new RetentionPruner(database().pool, { queryDays: 0, conversationDays: 0, auditDays: 0, deadLetterDays: 14 }, {
+  const pruner = new RetentionPruner(database().pool, { queryDays: 0, rollupDays: 0, conversationDays: 0, auditDays: 0, deadLetterDays: 14 }, {
     ...options,
     now: () => now,
     deadLetters: async (cutoff, limit) => {
@@ -119,7 +119,7 @@ test('while another process holds the pruning lock, a run deletes nothing and re
     await holder.query('BEGIN');
     const pruner = new RetentionPruner(database().pool, { ...policy, conversationDays: 0, auditDays: 0 }, options);
     // The holder takes the same lock the pruner takes, in a transaction (as another replica's batch would).
-    const probe = await new RetentionPruner(database().pool, { queryDays: 0, conversationDays: 0, auditDays: 0, deadLetterDays: 1 }, {
+    const probe = await new RetentionPruner(database().pool, { queryDays: 0, rollupDays: 0, conversationDays: 0, auditDays: 0, deadLetterDays: 1 }, {
       ...options,
       deadLetters: async () => {
         const { rows } = await holder.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1, $2) AS locked', [...RETENTION_LOCK_KEYS]);

@@ -5,14 +5,17 @@ import { metrics, type Counter } from '@opentelemetry/api';
 /**
  * What the retention pruner deletes. `message` counts the conversation messages removed with their
  * expired conversations; `dead_letter` is a store outside Postgres (JetStream), pruned through
- * `RetentionPrunerOptions.deadLetters`.
+ * `RetentionPrunerOptions.deadLetters`. `rollup` is the query log's hourly rollup, kept by its own age
+ * (usually longer than the raw records, so a dashboard's long range outlives them).
  */
-export const RETENTION_KINDS = ['query', 'message', 'conversation', 'audit', 'dead_letter'] as const;
+export const RETENTION_KINDS = ['query', 'rollup', 'message', 'conversation', 'audit', 'dead_letter'] as const;
 export type RetentionKind = (typeof RETENTION_KINDS)[number];
 
 /** Age limits in days; 0 keeps that kind forever. */
 export interface RetentionPolicy {
   queryDays: number;
+  /** The hourly rollup of the query log (QueryHourlyRollup), by its hour. */
+  rollupDays: number;
   conversationDays: number;
   auditDays: number;
   deadLetterDays: number;
@@ -70,6 +73,8 @@ const EXPIRED_CONVERSATION = `c."updatedAt" < $1::timestamp AND NOT EXISTS (
 const STATEMENTS = {
   query: `DELETE FROM "QueryRecord" WHERE "id" IN (
       SELECT "id" FROM "QueryRecord" WHERE "receivedAt" < $1::timestamp ORDER BY "receivedAt" LIMIT $2)`,
+  rollup: `DELETE FROM "QueryHourlyRollup" WHERE ctid IN (
+      SELECT ctid FROM "QueryHourlyRollup" WHERE "hour" < $1::timestamp ORDER BY "hour" LIMIT $2)`,
   // Messages first, in bounded batches (one long conversation can hold thousands); the conversation
   // row goes once it has none left, so the cascade deletes nothing the batch did not count.
   message: `DELETE FROM "ConversationMessage" WHERE "id" IN (
@@ -109,10 +114,11 @@ export class RetentionPruner {
   async run(signal?: AbortSignal): Promise<RetentionSummary> {
     const started = Date.now();
     const now = (this.options.now ?? (() => new Date()))();
-    const summary: RetentionSummary = { pruned: { query: 0, message: 0, conversation: 0, audit: 0, dead_letter: 0 }, batches: 0, contended: false, unfinished: [], durationMs: 0 };
+    const summary: RetentionSummary = { pruned: { query: 0, rollup: 0, message: 0, conversation: 0, audit: 0, dead_letter: 0 }, batches: 0, contended: false, unfinished: [], durationMs: 0 };
     const cutoff = (days: number) => new Date(now.getTime() - days * DAY_MS);
     const plan: [RetentionKind, number, PruneBatch | undefined][] = [
       ['query', this.policy.queryDays, undefined],
+      ['rollup', this.policy.rollupDays, undefined],
       ['message', this.policy.conversationDays, undefined],
       ['conversation', this.policy.conversationDays, undefined],
       ['audit', this.policy.auditDays, undefined],

@@ -63,6 +63,11 @@ export const AdminEnv = z.object({
    */
   /** Retention, in days (0: kept forever): query log records, by when they were received. */
   RETENTION_QUERY_DAYS: days(30),
+  /**
+   * The query log's hourly rollup (the dashboard's per-hour counts, tokens and cost), by its hour: kept
+   * longer than the raw records by default, so the dashboard's ranges outlive them.
+   */
+  RETENTION_ROLLUP_DAYS: days(400),
   /** Conversations and their messages, by their last turn (a chat with a query in flight keeps its own). */
   RETENTION_CONVERSATION_DAYS: days(90),
   /** Audit log entries. */

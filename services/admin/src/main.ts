@@ -1,5 +1,5 @@
 import express from 'express';
-import { AuthStore, DeadLetters, startRetention } from '@conveyor/admin';
+import { AuthStore, DEFAULT_ROLLUP_SCHEDULE, DeadLetters, startRetention, startRollupFolding } from '@conveyor/admin';
 import { SecretBox } from '@conveyor/persistence';
 import { runService } from '@conveyor/service-kit';
 import { AdminModule, configStore, type AdminParts } from './admin.module.js';
@@ -65,7 +65,7 @@ await runService({
       infra.db.pool,
       new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters),
       {
-        policy: { queryDays: env.RETENTION_QUERY_DAYS, conversationDays: env.RETENTION_CONVERSATION_DAYS, auditDays: env.RETENTION_AUDIT_DAYS, deadLetterDays: env.RETENTION_DEAD_LETTER_DAYS },
+        policy: { queryDays: env.RETENTION_QUERY_DAYS, rollupDays: env.RETENTION_ROLLUP_DAYS, conversationDays: env.RETENTION_CONVERSATION_DAYS, auditDays: env.RETENTION_AUDIT_DAYS, deadLetterDays: env.RETENTION_DEAD_LETTER_DAYS },
         intervalMs: env.RETENTION_INTERVAL_MINUTES * 60_000,
         firstRunDelayMs: Math.min(RETENTION_FIRST_RUN_MS, env.RETENTION_INTERVAL_MINUTES * 60_000),
         batchSize: env.RETENTION_BATCH_SIZE,
@@ -74,10 +74,12 @@ await runService({
       },
       infra.logger,
     );
+    const rollup = startRollupFolding(infra.db.pool, DEFAULT_ROLLUP_SCHEDULE, infra.logger);
     infra.logger.info({ api: `${settings.publicUrl}/api/v1`, docs: `${settings.publicUrl}/api/docs` }, `admin API at ${settings.publicUrl}/api/v1 (OpenAPI at ${settings.publicUrl}/api/docs)`);
     return async () => {
       clearInterval(sweep);
       await retention.stop();
+      await rollup.stop();
     };
   },
 });
