@@ -11,3 +11,5 @@ export {
 } from './supervisor.js';
 export { reconnectBackoff, type ReconnectBackoff } from './backoff.js';
 export { GatewayRelayAdapter, serveGatewaySends, type GatewayRelayAdapterOptions, type GatewaySendServerOptions } from './relay.js';
+export { ConnectionStateKeeper, SESSION_STORE_EVERY_MS } from './state-keeper.js';
+export { SequencedInbound, MAX_QUEUED_INBOUND, type SequencedInboundOptions } from './sequenced-inbound.js';

@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { MessageChain, ReplyRoute, Topology } from '@conveyor/contracts';
+import type { MessageChain, MessageComponent, ReplyRoute, Topology } from '@conveyor/contracts';
 import type { CachedBotConfigs } from './bot-configs.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
@@ -63,4 +63,67 @@ export interface OutboundDeps {
   logger: PlatformLogger;
   /** Tests may route a platform's HTTP calls elsewhere; production uses the global fetch. */
   fetchImpl?: typeof fetch;
+}
+
+/**
+ * A text as messages of at most `max` characters: cut at the last line break (else space) in the
+ * second half of a piece, else hard; surrogate pairs are never cut in two. Platforms that refuse
+ * long messages send the pieces one after another.
+ */
+export function splitMessageText(text: string, max: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest.length > max) {
+    let cut = rest.lastIndexOf('\n', max);
+    if (cut < max / 2) cut = rest.lastIndexOf(' ', max);
+    if (cut < max / 2) cut = max;
+    const code = rest.charCodeAt(cut - 1);
+    if (cut === max && code >= 0xd800 && code <= 0xdbff) cut--;
+    out.push(rest.slice(0, cut));
+    rest = rest.slice(cut).replace(/^[\n ]/, '');
+  }
+  if (rest) out.push(rest);
+  return out;
+}
+
+/** How a platform writes mentions in a message's text. */
+export interface MentionMarks {
+  at(target: string): string;
+  atAll: string;
+}
+
+/**
+ * A reply chain as one message text, for platforms whose messages are text with inline mentions:
+ * text as it is, At and AtAll as the platform writes them, images, files and voice by URL on their
+ * own line, a forward's messages one after another. An answer of only white space is ''.
+ */
+export function chainToMessageText(chain: readonly MessageComponent[], marks: MentionMarks): string {
+  let out = '';
+  for (const c of chain) {
+    switch (c.type) {
+      case 'Plain':
+        out += c.text;
+        break;
+      case 'At':
+        out += marks.at(String(c.target));
+        break;
+      case 'AtAll':
+        out += marks.atAll;
+        break;
+      case 'Image':
+      case 'File':
+      case 'Voice':
+        if (c.url) out += `${out && !out.endsWith('\n') ? '\n' : ''}${c.url}\n`;
+        break;
+      case 'Forward':
+        for (const node of c.node_list) out += chainToMessageText(node.message_chain, marks);
+        break;
+      case 'Unknown':
+        out += c.text;
+        break;
+      default:
+        break;
+    }
+  }
+  return out.trim() ? out : '';
 }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { addBot, startTestSystem, type TestSystem } from '../harness/system.js';
 import { echoResponder, startFakeDiscord, type FakeDiscord } from '../fakes/index.js';
 import { waitUntil } from '../harness/wait.js';
+import { gatewayHolder, gatewayLogs as allGatewayLogs } from '../harness/gateway.js';
 
 const STREAM_TOKEN = 'discord-e2e-stream-token';
 const WHOLE_TOKEN = 'discord-e2e-whole-token';
@@ -40,19 +41,8 @@ describe('Discord through the gateway', () => {
   });
 
   const postsTo = (channel: string) => discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channel}/messages` && c.status === 200);
-  /** The live replica that opened the bot's connection last. */
-  const holderOf = (botId: string): string | undefined => {
-    let best: { instance: string; at: string } | undefined;
-    for (const s of sys.services.services.filter((x) => x.name === 'gateway' && x.child.exitCode === null && x.child.signalCode === null)) {
-      for (const line of s.logs) {
-        if (!line.includes('platform connection open') || !line.includes(botId)) continue;
-        const at = (JSON.parse(line) as { time: string }).time;
-        if (!best || at > best.at) best = { instance: s.instance, at };
-      }
-    }
-    return best?.instance;
-  };
-  const gatewayLogs = () => sys.services.services.filter((s) => s.name === 'gateway').flatMap((s) => s.logs);
+  const holderOf = (botId: string) => gatewayHolder(sys.services, botId);
+  const gatewayLogs = () => allGatewayLogs(sys.services);
 
   test('a DM is answered in the DM channel as a reply to the message; long text split at 2,000 characters; a 429 waited out', async () => {
     const user = '300000000000000001';

@@ -1,10 +1,10 @@
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
+import { ConnectionStateKeeper } from '@conveyor/gateway';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import type { DiscordConfig } from './config.js';
 import { chainToContent, DiscordMessage, messageToQuery } from './convert.js';
 import { DiscordGatewaySocket, DiscordSession } from './gateway.js';
 import { DiscordApiError, DiscordRest, splitContent } from './rest.js';
-import { DiscordSessionKeeper } from './session-keeper.js';
 
 /** Inbound messages of one connection waiting to be published; past this a burst is refused, not buffered without bound. */
 const MAX_QUEUED_INBOUND = 1_000;
@@ -81,7 +81,7 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
     // it (Discord replays what it missed) whether it runs on this replica or on one taking the bot over.
     const state = deps.state(DiscordSession);
     const resume = await state.get();
-    const keeper = new DiscordSessionKeeper(state, (err) => deps.logger.warn({ err, botId: deps.botId }, 'Discord session not stored; the next connection may identify anew'));
+    const keeper = new ConnectionStateKeeper<DiscordSession>(state, (err) => deps.logger.warn({ err, botId: deps.botId }, 'Discord session not stored; the next connection may identify anew'));
     /** The session the events belong to, and the sequence number up to which every event was handled (its message published). */
     let session: DiscordSession | undefined = resume;
     let handledSeq: number | null = resume?.seq ?? null;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type MessageChain, type MessageComponent } from '@conveyor/contracts';
-import type { InboundQuery } from '@conveyor/platform-kit';
+import { chainToMessageText, type InboundQuery } from '@conveyor/platform-kit';
 
 const Snowflake = z.string().regex(/^\d{1,20}$/, 'a Discord snowflake id');
 const User = z.looseObject({
@@ -84,32 +84,5 @@ export function messageToQuery(m: DiscordMessage, botUserId: string, botId: stri
 
 /** A reply chain as message content: text, At → `<@id>`, images and files by URL on their own line. */
 export function chainToContent(chain: readonly MessageComponent[]): string {
-  let out = '';
-  for (const c of chain) {
-    switch (c.type) {
-      case 'Plain':
-        out += c.text;
-        break;
-      case 'At':
-        out += `<@${String(c.target)}>`;
-        break;
-      case 'AtAll':
-        out += '@everyone';
-        break;
-      case 'Image':
-      case 'File':
-      case 'Voice':
-        if (c.url) out += `${out && !out.endsWith('\n') ? '\n' : ''}${c.url}\n`;
-        break;
-      case 'Forward':
-        for (const node of c.node_list) out += chainToContent(node.message_chain);
-        break;
-      case 'Unknown':
-        out += c.text;
-        break;
-      default:
-        break;
-    }
-  }
-  return out.trim() ? out : '';
+  return chainToMessageText(chain, { at: (id) => `<@${id}>`, atAll: '@everyone' });
 }

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { splitMessageText } from '@conveyor/platform-kit';
 
 /** Discord's limit on a message's content. */
 export const DISCORD_MAX_CONTENT = 2_000;
@@ -129,22 +130,7 @@ function safeJson(text: string): unknown {
 }
 
 
-/**
- * A text as Discord messages of at most 2,000 characters: cut at the last line break (else space)
- * in the second half of a piece, else hard; surrogate pairs are never cut in two.
- */
+/** A text as Discord messages of at most 2,000 characters (see `splitMessageText`). */
 export function splitContent(text: string, max = DISCORD_MAX_CONTENT): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest.length > max) {
-    let cut = rest.lastIndexOf('\n', max);
-    if (cut < max / 2) cut = rest.lastIndexOf(' ', max);
-    if (cut < max / 2) cut = max;
-    const code = rest.charCodeAt(cut - 1);
-    if (cut === max && code >= 0xd800 && code <= 0xdbff) cut--;
-    out.push(rest.slice(0, cut));
-    rest = rest.slice(cut).replace(/^[\n ]/, '');
-  }
-  if (rest) out.push(rest);
-  return out;
+  return splitMessageText(text, max);
 }

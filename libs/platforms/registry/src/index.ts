@@ -1,8 +1,10 @@
 import { dingtalkPlatform } from '@conveyor/dingtalk';
 import { discordPlatform } from '@conveyor/discord';
+import { kookPlatform } from '@conveyor/kook';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
+import { officialAccountPlatform } from '@conveyor/officialaccount';
 import { onebotPlatform } from '@conveyor/onebot';
 import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
@@ -29,4 +31,6 @@ export const platforms = new PlatformRegistry([
   wecomPlatform,
   discordPlatform,
   dingtalkPlatform,
+  officialAccountPlatform,
+  kookPlatform,
 ]);

@@ -2,10 +2,15 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { ConnectionLease, ConnectionStateStore, isLeaseLost } from '@conveyor/gateway';
+import { z } from 'zod';
 import type { ConnectionState } from '@conveyor/platform-kit';
-import { DiscordSession } from './gateway.js';
-import { DiscordSessionKeeper, SESSION_STORE_EVERY_MS } from './session-keeper.js';
+import { ConnectionLease, isLeaseLost } from './lease.js';
+import { ConnectionStateStore } from './state.js';
+import { ConnectionStateKeeper, SESSION_STORE_EVERY_MS } from './state-keeper.js';
+
+/** A session as a platform would keep it: an id and the last sequence number handled. */
+const Session = z.object({ sessionId: z.string(), seq: z.number().int().nullable(), resumeUrl: z.string(), botUserId: z.string() });
+type Session = z.infer<typeof Session>;
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 let redis: Redis;
@@ -18,15 +23,15 @@ after(async () => {
   redis.disconnect();
 });
 
-const session = (seq: number | null): DiscordSession => ({ sessionId: 'session-1', seq, resumeUrl: 'wss://gateway.example/', botUserId: '900' });
+const session = (seq: number | null): Session => ({ sessionId: 'session-1', seq, resumeUrl: 'wss://gateway.example/', botUserId: '900' });
 
 /** The real Redis store of a held bot, with every write it was asked for recorded (value and time). */
 async function heldStore(botId: string) {
   const lease = new ConnectionLease({ redis, prefix, botId, ownerId: 'replica-1', ttlMs: 30_000 });
   assert.equal(await lease.acquire(), true);
-  const store = new ConnectionStateStore({ redis, prefix, lease, schema: DiscordSession });
+  const store = new ConnectionStateStore({ redis, prefix, lease, schema: Session });
   const writes: { seq: number | null | undefined; at: number }[] = [];
-  const recorded: ConnectionState<DiscordSession> = {
+  const recorded: ConnectionState<Session> = {
     get: () => store.get(),
     put: (value) => {
       writes.push({ seq: value.seq, at: Date.now() });
@@ -50,7 +55,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10
 
 test('a burst of sequence numbers is one write of the latest; the next waits out the interval', async () => {
   const { store, writes, recorded } = await heldStore('bot-burst');
-  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  const keeper = new ConnectionStateKeeper<Session>(recorded, (err) => assert.fail(String(err)));
   for (let seq = 1; seq <= 100; seq++) keeper.soon(session(seq));
   await until('the burst stored', async () => (await store.get())?.seq === 100);
   assert.deepEqual(writes.map((w) => w.seq), [100]);
@@ -63,7 +68,7 @@ test('a burst of sequence numbers is one write of the latest; the next waits out
 
 test('the last word is written at once, replaces what waits, and nothing is written after it', async () => {
   const { store, writes, recorded } = await heldStore('bot-finish');
-  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  const keeper = new ConnectionStateKeeper<Session>(recorded, (err) => assert.fail(String(err)));
   await keeper.now(session(1));
   keeper.soon(session(2));
   await keeper.finish(session(3));
@@ -77,7 +82,7 @@ test('the last word is written at once, replaces what waits, and nothing is writ
 
 test('a session gone for good clears the state', async () => {
   const { store, recorded } = await heldStore('bot-gone');
-  const keeper = new DiscordSessionKeeper(recorded, (err) => assert.fail(String(err)));
+  const keeper = new ConnectionStateKeeper<Session>(recorded, (err) => assert.fail(String(err)));
   await keeper.now(session(7));
   await keeper.now(null);
   assert.equal(await store.get(), undefined);
@@ -86,7 +91,7 @@ test('a session gone for good clears the state', async () => {
 test('a write refused because the lease is gone is reported and does not stop the writes after it', async () => {
   const { lease, recorded } = await heldStore('bot-lost');
   const failures: unknown[] = [];
-  const keeper = new DiscordSessionKeeper(recorded, (err) => failures.push(err));
+  const keeper = new ConnectionStateKeeper<Session>(recorded, (err) => failures.push(err));
   await lease.release();
   await keeper.now(session(1));
   await keeper.finish(session(2));
