@@ -198,6 +198,11 @@ describe('Kubernetes manifests', () => {
           if (overlay === 'prod') assert.deepEqual(i.spec.tls[0].hosts, i.spec.rules.map((r: any) => r.host), `${i.metadata.name} serves its host over TLS`);
         }
         assert.notEqual(webhooks.spec.rules[0].host, consoleIngress.spec.rules[0].host);
+        // The console's webhook URLs: the admin alone is told the webhooks Ingress's public address.
+        const adminEnv = find(objects, 'Deployment', 'admin')!.spec.template.spec.containers[0];
+        const scheme = overlay === 'prod' ? 'https' : 'http';
+        assert.equal(envOf(adminEnv, 'INGRESS_PUBLIC_URL')?.value, `${scheme}://${webhooks.spec.rules[0].host}`);
+        assert.equal(objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-env'))?.data?.INGRESS_PUBLIC_URL, undefined, 'not in the ConfigMap every role reads');
         // Health and metrics are on the metrics port, which no Service exposes.
         for (const name of SERVICES) {
           const svc = find(objects, 'Service', name)!;
