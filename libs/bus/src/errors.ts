@@ -5,22 +5,9 @@ import { JetStreamApiError } from '@nats-io/jetstream';
  * at producers.
  */
 
-/** Try again later: the message is nak'ed with this delay (until max_deliver, then dead-lettered). */
-export class RetryableError extends Error {
-  override readonly name = 'RetryableError';
-  constructor(
-    readonly delayMs: number,
-    message = `retry in ${delayMs} ms`,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-}
-
-/** This message can never succeed: it goes to the dead letters at once (reason `handler_rejected`). */
-export class PermanentError extends Error {
-  override readonly name = 'PermanentError';
-}
+// The handler's verdicts live in the contracts, so libraries that only decide (the pipeline's stages)
+// can throw them without depending on the bus.
+export { PermanentError, RetryableError } from '@conveyor/contracts';
 
 /** A producer tried to publish a payload its own schema rejects: a bug, nothing was sent. */
 export class PayloadValidationError extends Error {

@@ -42,11 +42,7 @@ export { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';
 export {
   PluginHost,
   PLUGIN_METRICS,
-  foldPluginReply,
-  noPluginOutcome,
   classifyRequestError,
-  type PluginBinding,
-  type PluginEventOutcome,
   type PluginCallResult,
   type PluginHostOptions,
   type PluginRegistrationState,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PluginEventReply, type PluginEventPayload, type PluginRegistration } from '@conveyor/contracts';
-import { foldPluginReply, noPluginOutcome, PluginHost } from './plugin-host.js';
+import type { PluginEventPayload, PluginRegistration } from '@conveyor/contracts';
+import { PluginHost } from './plugin-host.js';
 import { memoryLogger, testBus, waitFor } from './test-support.js';
 import { installTestTracing } from './test-tracing.js';
 
@@ -103,11 +103,4 @@ test('a host starting asks for heartbeats: a plugin answering the discovery is r
     host.stop();
     await bus.cleanup();
   }
-});
-
-test('foldPluginReply: prevent_default stays set, later values replace earlier ones, prompts only on PromptPreProcessing', () => {
-  const outcome = noPluginOutcome();
-  foldPluginReply(outcome, event, PluginEventReply.parse({ v: 1, prevent_default: true, user_message_alter: 'a', prompt: [] }), 'x/1');
-  foldPluginReply(outcome, event, PluginEventReply.parse({ v: 1, user_message_alter: 'b', reply_message_chain: [{ type: 'Plain', text: 'r' }] }), 'x/2');
-  assert.deepEqual(outcome, { preventDefault: true, userMessageAlter: 'b', replyMessageChain: [{ type: 'Plain', text: 'r' }], answered: ['x/1', 'x/2'] });
 });

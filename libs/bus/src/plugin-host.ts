@@ -1,27 +1,13 @@
 import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Counter, type Histogram } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, pluginSubjects,
-  type ContentPart, type LlmMessage, type MessageChain, type PluginEventName, type PluginEventPayload, type PluginSubjects,
+  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, pluginSubjects,
+  type PluginBinding, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects,
 } from '@conveyor/contracts';
 import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
 import { errorFields, silentLogger, type BusLogger } from './logger.js';
 import { describeIssues } from './validate.js';
-
-/** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
-export type PluginBinding = 'all' | readonly string[];
-
-/** What the plugins called for one event decided, folded in call order. */
-export interface PluginEventOutcome {
-  preventDefault: boolean;
-  replyMessageChain?: MessageChain;
-  userMessageAlter?: string | ContentPart | ContentPart[];
-  defaultPrompt?: LlmMessage[];
-  prompt?: LlmMessage[];
-  /** Plugins that answered, in call order. */
-  answered: string[];
-}
 
 /** How one call ended; every value but `ok` means the plugin's answer was not used. */
 export type PluginCallResult = 'ok' | 'timeout' | 'no_responders' | 'malformed' | 'error' | 'too_large';
@@ -47,27 +33,6 @@ function pluginMetrics(): PluginInstruments {
     skipped: meter.createCounter(PLUGIN_METRICS.skipped, { description: 'Plugins not called for an event because more than the cap were bound, or the event was over the payload bound' }),
   };
   return instruments;
-}
-
-/** LangBot's default when nothing intervenes: the pipeline goes on unchanged. */
-export function noPluginOutcome(): PluginEventOutcome {
-  return { preventDefault: false, answered: [] };
-}
-
-/**
- * Folds one plugin's answer into the outcome and into the event the next plugin sees. A later plugin's
- * value replaces an earlier one's; prevent_default, once set, stays set (as on LangBot's shared event
- * context).
- */
-export function foldPluginReply(outcome: PluginEventOutcome, event: PluginEventPayload, reply: PluginEventReply, plugin: string): PluginEventPayload {
-  outcome.answered.push(plugin);
-  if (reply.prevent_default) outcome.preventDefault = true;
-  if (reply.reply_message_chain) outcome.replyMessageChain = reply.reply_message_chain;
-  if (reply.user_message_alter !== undefined && reply.user_message_alter !== null) outcome.userMessageAlter = reply.user_message_alter;
-  if (event.event_name !== 'PromptPreProcessing') return event;
-  if (reply.default_prompt) outcome.defaultPrompt = reply.default_prompt;
-  if (reply.prompt) outcome.prompt = reply.prompt;
-  return { ...event, default_prompt: outcome.defaultPrompt ?? event.default_prompt, prompt: outcome.prompt ?? event.prompt };
 }
 
 interface Registered {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ContentPart, LlmMessage } from './llm-message.js';
-import { MessageChainSchema } from './message-chain.js';
+import { MessageChainSchema, type MessageChain } from './message-chain.js';
 
 /**
  * Plugins are separate processes, in any language, reached over core NATS request/reply. A plugin
@@ -121,3 +121,38 @@ export const PluginEventReply = z.object({
   prompt: z.array(LlmMessage).max(10_000).optional(),
 }).meta({ id: 'PluginEventReply/1' });
 export type PluginEventReply = z.infer<typeof PluginEventReply>;
+
+/** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
+export type PluginBinding = 'all' | readonly string[];
+
+/** What the plugins called for one event decided, folded in call order. */
+export interface PluginEventOutcome {
+  preventDefault: boolean;
+  replyMessageChain?: MessageChain;
+  userMessageAlter?: string | ContentPart | ContentPart[];
+  defaultPrompt?: LlmMessage[];
+  prompt?: LlmMessage[];
+  /** Plugins that answered, in call order. */
+  answered: string[];
+}
+
+/** LangBot's default when nothing intervenes: the pipeline goes on unchanged. */
+export function noPluginOutcome(): PluginEventOutcome {
+  return { preventDefault: false, answered: [] };
+}
+
+/**
+ * Folds one plugin's answer into the outcome and into the event the next plugin sees. A later plugin's
+ * value replaces an earlier one's; prevent_default, once set, stays set (as on LangBot's shared event
+ * context).
+ */
+export function foldPluginReply(outcome: PluginEventOutcome, event: PluginEventPayload, reply: PluginEventReply, plugin: string): PluginEventPayload {
+  outcome.answered.push(plugin);
+  if (reply.prevent_default) outcome.preventDefault = true;
+  if (reply.reply_message_chain) outcome.replyMessageChain = reply.reply_message_chain;
+  if (reply.user_message_alter !== undefined && reply.user_message_alter !== null) outcome.userMessageAlter = reply.user_message_alter;
+  if (event.event_name !== 'PromptPreProcessing') return event;
+  if (reply.default_prompt) outcome.defaultPrompt = reply.default_prompt;
+  if (reply.prompt) outcome.prompt = reply.prompt;
+  return { ...event, default_prompt: outcome.defaultPrompt ?? event.default_prompt, prompt: outcome.prompt ?? event.prompt };
+}

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
-import type { BatchEntry } from './types.js';
+import type { BatchEntry } from '@conveyor/message-state';
 
 const route: ReplyRoute = { botId: 'b1', adapter: 'http-bot', sessionId: 's', launcherType: 'person', launcherId: 's', senderId: 's', replyTo: 'in_x' };
 let n = 0;

@@ -1,5 +1,5 @@
 import type { MessageChain } from '@conveyor/contracts';
-import type { BatchEntry, QueuedPart } from './types.js';
+import type { BatchEntry, QueuedPart } from '@conveyor/message-state';
 
 export interface Planned {
   part: QueuedPart;

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
-import { nextCallbackSequence, ReplyQueue, type CallbackNumbering, type ShownState, type TakenBatch } from './reply-queue.js';
-import type { BatchEntry, OutboundReply, PlatformAdapter, QueuedPart, ReplyRef, ReplyState, SendResult } from './types.js';
+import { nextCallbackSequence, ReplyQueue, type BatchEntry, type CallbackNumbering, type QueuedPart, type ShownState, type TakenBatch } from '@conveyor/message-state';
+import type { OutboundReply, PlatformAdapter, ReplyRef, ReplyState, SendResult } from './types.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 export interface DeliveryLogger {

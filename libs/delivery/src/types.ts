@@ -23,19 +23,3 @@ export interface ReplyRef {
   /** The run ended with this event (`done`, `error`): an open stream gets its final part. */
   terminal?: boolean;
 }
-
-/** A part as it waits in Redis. */
-export interface QueuedPart {
-  route: ReplyRoute;
-  reply: OutboundReply;
-  queryId: string;
-  /** `${attempt}:${seq}:${sub}`: the part's identity, stable across redeliveries. */
-  key: string;
-  /** Trace context of the event that produced it (W3C carrier). */
-  trace?: Record<string, string>;
-}
-
-export type BatchEntry =
-  | { t: 'part'; part: QueuedPart }
-  | { t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute; attempt?: number; seq?: number };
-

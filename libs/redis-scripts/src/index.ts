@@ -40,9 +40,28 @@ export async function evalScript(redis: RedisClient, script: string, numKeys: nu
   }
 }
 
+/** `--- @include "<name>"` on a line of its own: replaced by `includes/<name>.lua` of the script's folder. */
+const INCLUDE_LINE = /^--- @include "([a-z0-9-]+)"\s*$/gm;
+/** Includes may include others; a cycle stops here instead of growing without bound. */
+const MAX_INCLUDE_DEPTH = 4;
+
+/**
+ * The script's body with its includes expanded, each fragment once (a fragment included by two
+ * includes of one script is inserted at the first place only), as BullMQ's `src/commands/includes`.
+ */
+export function expandIncludes(body: string, dir: string, seen: Set<string> = new Set(), depth = 0): string {
+  return body.replace(INCLUDE_LINE, (_line, name: string) => {
+    if (depth >= MAX_INCLUDE_DEPTH) throw new Error(`Lua include ${name}: includes nest deeper than ${MAX_INCLUDE_DEPTH}`);
+    if (seen.has(name)) return '';
+    seen.add(name);
+    const fragment = readFileSync(path.join(dir, 'includes', `${name}.lua`), 'utf8');
+    return expandIncludes(fragment, dir, seen, depth + 1).trimEnd();
+  });
+}
+
 /**
  * A Lua script kept in its own file, named `<name>-<number of keys>.lua` with a KEYS/ARGV header
- * comment (BullMQ's convention), loaded once and run by SHA.
+ * comment (BullMQ's convention), its shared fragments included, loaded once and run by SHA.
  */
 export class RedisScript {
   readonly name: string;
@@ -54,7 +73,7 @@ export class RedisScript {
     if (!match) throw new Error(`${file}: a script file is named <name>-<number of keys>.lua`);
     this.name = match[1];
     this.numberOfKeys = Number(match[2]);
-    this.body = readFileSync(file, 'utf8');
+    this.body = expandIncludes(readFileSync(file, 'utf8'), path.dirname(file));
   }
 
   run(redis: RedisClient, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
@@ -65,7 +84,7 @@ export class RedisScript {
 
 /**
  * Loads the named scripts of a folder (e.g. `new URL('../lua/', import.meta.url)`): `{ enqueue: … }`
- * from `enqueue-3.lua`. A missing file fails at start-up, not on the first message.
+ * from `reply-enqueue-3.lua`. A missing file fails at start-up, not on the first message.
  */
 export function loadScripts<N extends string>(folder: URL, names: readonly N[]): Record<N, RedisScript> {
   const dir = fileURLToPath(folder);

@@ -8,7 +8,6 @@ export * from './role-consumer.js';
 export * from './redis-attempt-store.js';
 export * from './bot-pipelines.js';
 export * from './outage.js';
-export * from './run-attempts.js';
 export * from './bearer-token.js';
 export * from './plugin-runtime.js';
 export * from './config-caches.js';

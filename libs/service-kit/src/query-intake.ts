@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { QueryEnvelope, type LauncherType, type MessageChain } from '@conveyor/contracts';
-import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/pipeline';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/message-state';
 import type { Infra } from './infra.js';
 
 /** A message a platform handed over (a webhook at the ingress, a held connection at the gateway). */

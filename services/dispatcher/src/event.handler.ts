@@ -3,15 +3,15 @@ import { LRUCache } from 'lru-cache';
 import type { RunnerEvent } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
-import type { QueryLog } from '@conveyor/persistence';
+import { ReplyTimeline, type QueryLog } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import {
-  checkOutput, DEFAULT_LEASE_OPTIONS, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, SessionLeases, unusableReason,
+  checkOutput, instantiate, interrupt, isFinalItem, itemQuery, loadBanWords, runStages, unusableReason,
   type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
-import { StreamedFlag } from './streamed-flag.js';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases, StreamedFlag } from '@conveyor/message-state';
 import type { DispatcherInfra } from './env.js';
 
 const staleEvents = meter.createCounter('conveyor_dispatch_stale_events', { description: 'Events dropped because a newer attempt of their run exists' });
@@ -40,6 +40,8 @@ function itemOf(event: RunnerEvent): RespItem | null {
 @Injectable()
 export class EventHandler {
   private readonly queryLog: QueryLog;
+  /** The delivery of each reply on its query's timeline, one step per reply (not per chunk). */
+  private readonly replyTimeline: ReplyTimeline;
   /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
   private readonly perSession = new KeyedSerial();
   private readonly leases: SessionLeases;
@@ -56,6 +58,7 @@ export class EventHandler {
   ) {
     this.env = infra.env;
     this.queryLog = infra.queryLog;
+    this.replyTimeline = new ReplyTimeline(infra.queryLog);
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
     this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
     // Only the ban words matter here (commands end in the orchestrator); the command defaults are unused.
@@ -89,7 +92,7 @@ export class EventHandler {
     const { pipeline } = bot;
     const item = itemOf(event);
     const q = itemQuery(event.queryId, event.route, pipeline, item);
-    const deps = await this.deps();
+    const deps = await this.deps(event);
     if (item) {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
       // Read only by a later notice of a reply that streams (see noticeSink): a whole reply, or the
@@ -123,16 +126,24 @@ export class EventHandler {
     return this.leases.release(event.route, event.queryId);
   }
 
-  private async deps(): Promise<PipelineDeps> {
+  private async deps(event: RunnerEvent): Promise<PipelineDeps> {
     const { banWords } = await this.settings.current();
-    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(), outbound: this.outbound(), banWords, plugins: this.plugins.port };
+    return { logger: this.infra.logger, isOutage: isDependencyOutage, notices: this.noticeSink(event), outbound: this.outbound(event), banWords, plugins: this.plugins.port };
+  }
+
+  /** A send of the event's reply, timed onto its query's timeline (a step once the reply's last part went). */
+  private async timedSend(event: RunnerEvent, route: RunnerEvent['route'], reply: Parameters<PlatformOutbound['send']>[1]) {
+    this.replyTimeline.sending(event.queryId, event.attempt);
+    const result = await this.httpBot.send(route, reply);
+    this.replyTimeline.sent(event.queryId, event.attempt, route.adapter, reply.isFinal);
+    return result;
   }
 
   /** The outbound port, with failures counted and recorded on the query. */
-  private outbound(): PipelineDeps['outbound'] {
+  private outbound(event: RunnerEvent): PipelineDeps['outbound'] {
     return {
       send: async (route, reply) => {
-        const result = await this.httpBot.send(route, reply);
+        const result = await this.timedSend(event, route, reply);
         if (!result.delivered) sendFailures.add(1, { adapter: route.adapter });
         return result;
       },
@@ -140,11 +151,11 @@ export class EventHandler {
   }
 
   /** Notices are whole replies, or chunk updates once the reply streamed; a failure notice ends the reply. */
-  private noticeSink(): NoticeSink {
+  private noticeSink(event: RunnerEvent): NoticeSink {
     return {
       userNotice: async (q, message) => {
         const stream = q.streamOutput && (await this.streamed.get(q.queryId));
-        const result = await this.httpBot.send(q.route, { message, isFinal: true, stream });
+        const result = await this.timedSend(event, q.route, { message, isFinal: true, stream });
         if (!result.delivered) {
           sendFailures.add(1, { adapter: q.route.adapter });
           this.infra.logger.warn({ queryId: q.queryId, reason: result.reason }, 'notice not delivered');

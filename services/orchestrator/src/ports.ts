@@ -2,7 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { CONFIG_CACHE_SAFETY_TTL_MS, LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
 import { dropRowsOf, type Infra } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
-import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, SessionLeases, LeasePort } from '@conveyor/pipeline';
+import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, LeasePort } from '@conveyor/pipeline';
+import type { SessionLeases } from '@conveyor/message-state';
 
 // The orchestrator's adapters for the stage ports: Postgres for history and models, JetStream for the
 // run hand-off and for the items and notices that travel to the dispatcher, Redis for leases.

@@ -3,9 +3,10 @@ import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, RedisFixedWindow, runStages, SessionLeases, throttledHolderCheck, timedStages, TurnWakeups, unusableReason, waitForTurn, type HolderCheck,
-  type AggregationTurn, type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
+  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
+  type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
 } from '@conveyor/pipeline';
+import { RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, waitForTurn, type AggregationTurn, type HolderCheck } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';

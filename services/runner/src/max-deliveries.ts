@@ -1,6 +1,7 @@
 import { MaxDeliveriesAdvisory, RunRequest, type ConsumerSpec } from '@conveyor/contracts';
 import { ensureConsumers, startConsumer, type ConsumerHandle } from '@conveyor/bus';
-import { isDependencyOutage, RunAttempts, type Infra } from '@conveyor/service-kit';
+import { isDependencyOutage, type Infra } from '@conveyor/service-kit';
+import { RunAttempts } from '@conveyor/message-state';
 import { userFacingError } from '@conveyor/agent';
 import type { RunHandler } from './run.handler.js';
 

@@ -4,8 +4,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisKeys } from '@conveyor/contracts';
-import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/pipeline';
-import { ReplyQueue } from '@conveyor/delivery';
+import { DEFAULT_LEASE_OPTIONS, ReplyQueue, SessionLeases } from '@conveyor/message-state';
 import { startOwnedRedisCluster, type OwnedRedisCluster } from '../harness/redis-cluster.js';
 import { uniqueName } from '../harness/ids.js';
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { SessionLeases } from '@conveyor/pipeline';
+import { SessionLeases } from '@conveyor/message-state';
 import { REDIS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RetryableError } from '@conveyor/bus';
+import { RetryableError } from '@conveyor/contracts';
 import { executeFrom } from './execute.js';
 import { runStages } from './run.js';
 import { interrupt, proceed, type StageResult } from './result.js';

@@ -1,5 +1,5 @@
 import type { LlmMessage, MessageChain, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
-import type { PluginEventOutcome } from '@conveyor/bus';
+import type { PluginEventOutcome } from '@conveyor/contracts';
 import type { PipelineQuery } from './query.js';
 
 // What stages need from the outside world. The engine and stages depend only on these interfaces, so

@@ -1,4 +1,4 @@
-import { RetryableError } from '@conveyor/bus';
+import { RetryableError } from '@conveyor/contracts';
 import { checkOutput, executeFrom } from './execute.js';
 import type { PipelineDeps } from './ports.js';
 import type { PipelineQuery } from './query.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { noPluginOutcome, type PluginEventOutcome } from '@conveyor/bus';
+import { noPluginOutcome, type PluginEventOutcome } from '@conveyor/contracts';
 import type { PluginEventPayload, RunRequest } from '@conveyor/contracts';
 import { STAGE_REGISTRY } from '../stages/registry.js';
 import { recordingDeps, testQuery } from '../testing.js';

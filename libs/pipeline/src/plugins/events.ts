@@ -1,5 +1,5 @@
 import type { ContentPart, LlmMessage, PluginEventPayload } from '@conveyor/contracts';
-import { noPluginOutcome, type PluginEventOutcome } from '@conveyor/bus';
+import { noPluginOutcome, type PluginEventOutcome } from '@conveyor/contracts';
 import type { PipelineDeps } from '../engine/ports.js';
 import { isGroup, type PipelineQuery } from '../engine/query.js';
 import { chainText } from '../text/chain.js';

@@ -1,5 +1,4 @@
-import { chatKey, type ChatRef } from '@conveyor/contracts';
-import { RetryableError } from '@conveyor/bus';
+import { chatKey, RetryableError, type ChatRef } from '@conveyor/contracts';
 import { meter } from '@conveyor/telemetry';
 import { need } from '../engine/ports.js';
 import { CONTINUE, interrupt } from '../engine/result.js';

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RetryableError } from '@conveyor/bus';
-import { LIMITS, type LlmMessage, type RunRequest } from '@conveyor/contracts';
+import { LIMITS, RetryableError, type LlmMessage, type RunRequest } from '@conveyor/contracts';
 import { STAGE_REGISTRY } from './registry.js';
 import { recordingDeps, testQuery } from '../testing.js';
 import type { PipelineDeps, OutboundReply } from '../engine/ports.js';

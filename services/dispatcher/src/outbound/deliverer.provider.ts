@@ -3,7 +3,7 @@ import { SentNotice } from '@conveyor/contracts';
 import { CachedBotConfigs, Deliverer } from '@conveyor/delivery';
 import { platforms } from '@conveyor/platforms';
 import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
-import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/pipeline';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/message-state';
 import { meter } from '@conveyor/telemetry';
 
 const sent = meter.createCounter('conveyor_dispatch_parts_sent', { description: 'Reply parts handed to a platform' });

@@ -14,8 +14,8 @@
   ARGV[2] its stream sequence
   ARGV[3] the channel a settling query is woken on    redisKeys.sessionRegisteredChannel
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now-ms"
+local now = nowMs()
 local seen = redis.call('HGET', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], 0)

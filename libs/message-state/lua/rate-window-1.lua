@@ -13,13 +13,13 @@
 
   Returns -1 allowed (and counted once), else the milliseconds until the next window.
 ]]
-local t = redis.call('TIME')
-local nowMs = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now-ms"
+local now = nowMs()
 local windowMs = tonumber(ARGV[1]) * 1000
-local bucket = nowMs - (nowMs % windowMs)
+local bucket = now - (now % windowMs)
 local key = KEYS[1] .. ':q:' .. bucket
 if redis.call('SISMEMBER', key, ARGV[3]) == 1 then return -1 end
-if redis.call('SCARD', key) >= tonumber(ARGV[2]) then return bucket + windowMs - nowMs end
+if redis.call('SCARD', key) >= tonumber(ARGV[2]) then return bucket + windowMs - now end
 redis.call('SADD', key, ARGV[3])
 redis.call('PEXPIRE', key, windowMs * 2)
 return -1

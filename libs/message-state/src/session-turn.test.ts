@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
-import { SessionLeases } from './leases.js';
+import { SessionLeases } from './session-leases.js';
 import { throttledHolderCheck, TurnWakeups, waitForTurn } from './session-turn.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;

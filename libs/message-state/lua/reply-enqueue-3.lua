@@ -22,6 +22,7 @@
   platform was shown); final ('1' once a final part went out: the user has the whole reply); closed
   ('1' once the run's last event was taken after it: the reply takes nothing more).
 ]]
+--- @include "seal"
 local key = KEYS[1]
 if redis.call('HGET', key, 'closed') == '1' then return -2 end
 local current = tonumber(redis.call('HGET', key, 'attempt') or '0')
@@ -33,7 +34,8 @@ if attempt > current and redis.call('HGET', key, 'final') == '1' then
   if ARGV[8] ~= '1' then return -2 end
   local at = redis.call('HGET', key, 'next') or '0'
   if redis.call('HEXISTS', key, 'e:' .. at) == 1 then return 0 end
-  redis.call('HSET', key, 'e:' .. at, '0|' .. string.sub(ARGV[7], string.find(ARGV[7], '|', 1, true) + 1), 'seen', ARGV[3])
+  local _, entry = sealParts(ARGV[7])
+  redis.call('HSET', key, 'e:' .. at, '0|' .. entry, 'seen', ARGV[3])
   redis.call('PEXPIRE', key, ARGV[4])
   redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[5])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[6])

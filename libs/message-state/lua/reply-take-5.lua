@@ -25,6 +25,7 @@
   events and replies given up as lost; the passed query ids are open replies passed over (once each)
   because a later reply of the session went on: their session turn ended (the caller ends it again).
 ]]
+--- @include "seal"
 -- Parts one event can produce at most (a reply item and a notice, each wrapped): numbering headroom after a loss.
 local PARTS_PER_EVENT_BOUND = 8
 local holder = redis.call('GET', KEYS[2])
@@ -73,15 +74,14 @@ for _, q in ipairs(redis.call('ZRANGE', KEYS[1], 0, 31)) do
       while n < max do
         local seal = redis.call('HGET', key, 'e:' .. nxt)
         if not seal then break end
-        local sep = string.find(seal, '|', 1, true)
-        local count = tonumber(string.sub(seal, 1, sep - 1))
+        local count, entry = sealParts(seal)
         for i = 0, count - 1 do
           local pk = 'p:' .. nxt .. ':' .. i
           local part = redis.call('HGET', key, pk)
           if part then table.insert(out, part) end
           redis.call('HDEL', key, pk)
         end
-        table.insert(out, string.sub(seal, sep + 1))
+        table.insert(out, entry)
         redis.call('HDEL', key, 'e:' .. nxt)
         nxt = nxt + 1
         n = n + 1 + count

@@ -21,17 +21,13 @@
   queue (a waiter behind it may now head it), KEYS[2] is published on ARGV[4]: queries waiting for
   this session or for a slot ask again at once.
 ]]
-local left = redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[4], ARGV[1])
-redis.call('HDEL', KEYS[5], ARGV[1])
-redis.call('HDEL', KEYS[7], ARGV[1])
+--- @include "now-ms"
+--- @include "leave-session-queue"
+--- @include "remember-finished"
+local left = leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], ARGV[1])
 local slot = redis.call('ZREM', KEYS[3], ARGV[1])
 if ARGV[2] == '1' then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', KEYS[6], now, ARGV[1])
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[3]))
-  redis.call('PEXPIRE', KEYS[6], ARGV[3])
+  rememberFinished(KEYS[6], ARGV[1], nowMs(), ARGV[3])
   redis.call('DEL', KEYS[8])
 end
 local held = 0

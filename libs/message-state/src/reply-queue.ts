@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
-import type { BatchEntry, QueuedPart } from './types.js';
+import type { BatchEntry, QueuedPart } from './reply-parts.js';
+import { COMMIT_RESULTS, ENQUEUE_RESULTS, HELD_RESULTS, resultName } from './results.js';
 
 /**
  * Reply parts in Redis, shared by every dispatcher replica: three scripts, one call each.
@@ -19,15 +20,15 @@ import type { BatchEntry, QueuedPart } from './types.js';
 /** A member of the active-sessions set, as `sessionMember` writes it. */
 const SessionMember = z.tuple([z.string(), ReplyRoute.shape.adapter, z.string()]);
 
-const scripts = loadScripts(new URL('../lua/', import.meta.url), ['enqueue', 'take', 'commit', 'renew'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['reply-enqueue', 'reply-take', 'reply-commit', 'reply-renew'] as const);
 
 /** Long enough for any reply to be delivered with all its retries; idle state then disappears. */
 const STATE_TTL_MS = 6 * 3600_000;
 /** Idle sessions forget their callback numbering, as LangBot's does after its idle timeout. */
 const NUMBERING_TTL_MS = 3600_000;
 
-export type EnqueueOutcome = 'stored' | 'duplicate' | 'superseded' | 'ended';
-export type CommitOutcome = 'more' | 'idle' | 'lost';
+export type EnqueueOutcome = keyof typeof ENQUEUE_RESULTS;
+export type CommitOutcome = keyof typeof COMMIT_RESULTS;
 
 export interface TakenBatch {
   queryId: string;
@@ -99,13 +100,13 @@ export class ReplyQueue {
   }
 
   async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
-    const r = Number(await scripts.enqueue.run(
+    const r = await scripts['reply-enqueue'].run(
       this.redis,
       [this.keys.reply(route, queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions(route)],
       [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`, seal.terminal ? '1' : '0',
         ...parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry))],
-    ));
-    return r === 1 ? 'stored' : r === 0 ? 'duplicate' : r === -1 ? 'superseded' : 'ended';
+    );
+    return resultName('reply-enqueue', ENQUEUE_RESULTS, r);
   }
 
   /**
@@ -133,7 +134,7 @@ export class ReplyQueue {
   }
 
   async take(s: ReplySessionKey, token: string, o: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number }): Promise<TakeResult> {
-    const r = (await scripts.take.run(
+    const r = (await scripts['reply-take'].run(
       this.redis,
       [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(s), this.keys.replySessionSequence(s), this.keys.replyPrefix(s)],
       [token, o.leaseMs, o.maxEntries, Date.now(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
@@ -172,17 +173,17 @@ export class ReplyQueue {
     s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering,
     events: { attempt: number; lastSeq: number; startedFrom: CallbackNumbering },
   ): Promise<CommitOutcome> {
-    const r = Number(await scripts.commit.run(
+    const r = await scripts['reply-commit'].run(
       this.redis,
       [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
         queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`],
-    ));
-    return r === 1 ? 'more' : r === 2 ? 'idle' : 'lost';
+    );
+    return resultName('reply-commit', COMMIT_RESULTS, r);
   }
 
   async renew(s: ReplySessionKey, token: string, leaseMs: number): Promise<boolean> {
-    return Number(await scripts.renew.run(this.redis, [this.keys.replySessionSender(s)], [token, leaseMs])) === 1;
+    return resultName('reply-renew', HELD_RESULTS, await scripts['reply-renew'].run(this.redis, [this.keys.replySessionSender(s)], [token, leaseMs])) === 'held';
   }
 
   /**

@@ -15,12 +15,12 @@
 
   Returns 1 when stashed now, else 0.
 ]]
+--- @include "now-ms"
 if redis.call('ZSCORE', KEYS[3], ARGV[1]) then return 0 end
 if redis.call('GET', KEYS[4]) == ARGV[1] then return 0 end
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMs()
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if now > tonumber(redis.call('GET', KEYS[2]) or '0') then redis.call('SET', KEYS[2], now) end
 redis.call('PEXPIRE', KEYS[1], 86400000)

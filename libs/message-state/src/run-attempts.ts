@@ -1,7 +1,7 @@
 import { redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
-const scripts = loadScripts(new URL('../lua/', import.meta.url), ['next-attempt'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['run-next-attempt'] as const);
 
 /** Longer than any run with all its redeliveries. */
 const ATTEMPTS_TTL_MS = 24 * 3600_000;
@@ -25,6 +25,6 @@ export class RunAttempts {
 
   /** The next attempt number of the query's run: 1, 2, 3, … */
   async next(queryId: string): Promise<number> {
-    return Number(await scripts['next-attempt'].run(this.redis, [this.keys.runAttempts(queryId)], [ATTEMPTS_TTL_MS]));
+    return Number(await scripts['run-next-attempt'].run(this.redis, [this.keys.runAttempts(queryId)], [ATTEMPTS_TTL_MS]));
   }
 }

@@ -4,7 +4,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ReplyRoute } from '@conveyor/contracts';
 import { ReplyQueue } from './reply-queue.js';
-import type { QueuedPart } from './types.js';
+import type { QueuedPart } from './reply-parts.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 let redis: Redis;

@@ -1,7 +1,8 @@
 import { DEFAULT_KEY_LAYOUT, pipelineShardCap, redisKeys, type ChatRef, type RedisKeyLayout, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
+import { ACQUIRE_RESULTS, HELD_RESULTS, resultName, ScriptResultError } from './results.js';
 
-const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['acquire', 'register', 'release', 'extend', 'stash'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['session-acquire', 'session-register', 'session-release', 'session-extend', 'session-stash'] as const);
 
 /** How long a finished query is remembered, so that a redelivered copy of it is recognised. */
 const FINISHED_MEMORY_MS = 24 * 3600_000;
@@ -19,7 +20,7 @@ const FINISHED_MEMORY_MS = 24 * 3600_000;
 /** The session of a chat; its Redis keys come from `chatKey`, which keeps the web chat's apart. */
 export type SessionRef = ChatRef;
 
-export type AcquireOutcome = 'acquired' | 'session-busy' | 'not-head' | 'settling' | 'pipeline-full' | 'finished' | 'aggregating';
+export type AcquireOutcome = keyof typeof ACQUIRE_RESULTS;
 
 /** Message aggregation for a session's head (LangBot's `trigger.message-aggregation`). */
 export interface AggregationTurn {
@@ -40,10 +41,6 @@ export interface TurnResult {
   /** When `acquired`: the envelopes (JSON) of the messages merged into this query, in order. */
   merged: string[];
 }
-
-const OUTCOMES: Record<string, AcquireOutcome> = {
-  '1': 'acquired', '0': 'session-busy', '-1': 'not-head', '-2': 'settling', '-3': 'pipeline-full', '-4': 'finished', '-5': 'aggregating',
-};
 
 const NO_AGGREGATION: AggregationTurn = { delayMs: 0, maxMessages: 1, maxBytes: 0, ownBytes: 0 };
 
@@ -101,12 +98,11 @@ export class SessionLeases {
     const k = this.redisKeys;
     const keys = [...this.keys(s), k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, queryId)];
     const a = aggregation;
-    const reply = await scripts.acquire.run(this.redis, keys, [
+    const reply = await scripts['session-acquire'].run(this.redis, keys, [
       queryId, streamSeq, o.ttlMs, o.settleMs, this.shardCap(s), o.staleMs, a.delayMs, a.maxMessages, a.maxBytes, a.ownBytes, FINISHED_MEMORY_MS,
     ]);
-    if (!Array.isArray(reply) || reply.length < 2) throw new Error(`acquire script returned ${JSON.stringify(reply)}`);
-    const outcome = OUTCOMES[String(reply[0])];
-    if (!outcome) throw new Error(`acquire script returned code ${String(reply[0])}`);
+    if (!Array.isArray(reply) || reply.length < 2) throw new ScriptResultError('session-acquire', reply);
+    const outcome = resultName('session-acquire', ACQUIRE_RESULTS, reply[0]);
     return { outcome, waitMs: Number(reply[1]), merged: reply.slice(2).map(String) };
   }
 
@@ -117,7 +113,7 @@ export class SessionLeases {
   async stash(s: SessionRef, queryId: string, envelopeJson: string, maxPending: number): Promise<boolean> {
     const k = this.redisKeys;
     const keys = [k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionFinished(s), k.sessionLease(s)];
-    return Number(await scripts.stash.run(this.redis, keys, [queryId, envelopeJson, maxPending])) === 1;
+    return Number(await scripts['session-stash'].run(this.redis, keys, [queryId, envelopeJson, maxPending])) === 1;
   }
 
   /**
@@ -127,22 +123,27 @@ export class SessionLeases {
    * out the settle time (which only covers messages that reach the bus by other paths).
    */
   async register(s: SessionRef, queryId: string, streamSeq: number): Promise<void> {
-    await scripts.register.run(this.redis, this.keys(s), [queryId, streamSeq, this.redisKeys.sessionRegisteredChannel()]);
+    await scripts['session-register'].run(this.redis, this.keys(s), [queryId, streamSeq, this.redisKeys.sessionRegisteredChannel()]);
   }
 
   /** Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe to call any number of times. */
   async release(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '0', FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()])) === 1;
+    return this.releaseAs(s, queryId, '0');
   }
 
   /** Releases for good: the query's reply ended, and a redelivered copy of it will not take the session again. */
   async finish(s: SessionRef, queryId: string): Promise<boolean> {
-    return Number(await scripts.release.run(this.redis, this.releaseKeys(s, queryId), [queryId, '1', FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()])) === 1;
+    return this.releaseAs(s, queryId, '1');
+  }
+
+  private async releaseAs(s: SessionRef, queryId: string, finished: '0' | '1'): Promise<boolean> {
+    const reply = await scripts['session-release'].run(this.redis, this.releaseKeys(s, queryId), [queryId, finished, FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()]);
+    return resultName('session-release', HELD_RESULTS, reply) === 'held';
   }
 
   /** Keeps a held lease alive for at least `ms` more. */
   async extend(s: SessionRef, queryId: string, ms: number = this.options.ttlMs): Promise<boolean> {
-    return Number(await scripts.extend.run(this.redis, this.keys(s), [queryId, ms])) === 1;
+    return resultName('session-extend', HELD_RESULTS, await scripts['session-extend'].run(this.redis, this.keys(s), [queryId, ms])) === 'held';
   }
 
   async holder(s: SessionRef): Promise<string | null> {

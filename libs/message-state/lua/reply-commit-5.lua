@@ -39,6 +39,7 @@
   sent twice and no callback number is used again. A replica that took the session meanwhile formed
   a batch of its own from the events, or went on with the session: 0, and nothing is changed.
 ]]
+--- @include "seal"
 local holder = redis.call('GET', KEYS[2])
 if holder ~= ARGV[1] then
   if redis.call('HEXISTS', KEYS[1], 'batch') == 1 then return 0 end
@@ -51,7 +52,7 @@ if holder ~= ARGV[1] then
     for seq = nxt, last do
       local seal = redis.call('HGET', KEYS[1], 'e:' .. seq)
       if seal then
-        local count = tonumber(string.sub(seal, 1, string.find(seal, '|', 1, true) - 1))
+        local count = sealParts(seal)
         for i = 0, count - 1 do redis.call('HDEL', KEYS[1], 'p:' .. seq .. ':' .. i) end
         redis.call('HDEL', KEYS[1], 'e:' .. seq)
       end

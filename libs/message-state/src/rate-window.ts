@@ -1,12 +1,14 @@
 import { redisKeys } from '@conveyor/contracts';
-import type { RateDecision, RateLimiterPort } from '../engine/ports.js';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
 // LangBot's fixwin algorithm (rate-window-1.lua). rate-limiter-flexible aligns windows to the first
 // request, so it does not match here.
-const scripts = loadScripts(new URL('../../lua/', import.meta.url), ['rate-window'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['rate-window'] as const);
 
-export class RedisFixedWindow implements RateLimiterPort {
+export type RateDecision = { allowed: true } | { allowed: false; retryInMs: number };
+
+/** A chat's fixed rate window; the pipeline's rate-limit stage calls it through its `RateLimiterPort`. */
+export class RedisFixedWindow {
   constructor(
     private readonly redis: RedisClient,
     private readonly prefix: string,

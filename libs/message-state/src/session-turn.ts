@@ -1,7 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { RetryableError } from '@conveyor/bus';
-import { redisKeys, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
-import type { AggregationTurn, SessionLeases, SessionRef } from './leases.js';
+import { redisKeys, RetryableError, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
+import type { AggregationTurn, SessionLeases, SessionRef } from './session-leases.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**

@@ -36,8 +36,10 @@
   settling (the wait: until it has settled), -3 the pipeline is full, -4 the query already finished,
   -5 aggregating: ask again after the wait.
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now-ms"
+--- @include "leave-session-queue"
+--- @include "remember-finished"
+local now = nowMs()
 local id = ARGV[1]
 local ttl = tonumber(ARGV[3])
 local delay = tonumber(ARGV[7])
@@ -62,10 +64,7 @@ for _ = 1, 16 do
   if head == id then break end
   local seen = tonumber(redis.call('HGET', KEYS[5], head) or '0')
   if now - seen <= tonumber(ARGV[6]) then break end
-  redis.call('ZREM', KEYS[1], head)
-  redis.call('HDEL', KEYS[4], head)
-  redis.call('HDEL', KEYS[5], head)
-  redis.call('HDEL', KEYS[7], head)
+  leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], head)
 end
 if head ~= id then return {-1, 0} end
 local settled = tonumber(redis.call('HGET', KEYS[4], id)) + tonumber(ARGV[4]) - now
@@ -98,25 +97,15 @@ if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return {-3, 0} end
 redis.call('SET', KEYS[2], id, 'PX', ttl)
 redis.call('ZADD', KEYS[3], now + ttl, id)
 -- The lease now stands for the query; it leaves the waiting queue.
-redis.call('ZREM', KEYS[1], id)
-redis.call('HDEL', KEYS[4], id)
-redis.call('HDEL', KEYS[5], id)
-redis.call('HDEL', KEYS[7], id)
+leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], id)
 local out = {1, 0}
 for _, m in ipairs(merged) do
-  redis.call('ZREM', KEYS[1], m[1])
-  redis.call('HDEL', KEYS[4], m[1])
-  redis.call('HDEL', KEYS[5], m[1])
-  redis.call('HDEL', KEYS[7], m[1])
-  redis.call('ZADD', KEYS[6], now, m[1])
+  leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], m[1])
+  rememberFinished(KEYS[6], m[1], now, ARGV[11])
   redis.call('RPUSH', KEYS[9], m[2])
   out[#out + 1] = m[2]
 end
-if #merged > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now - tonumber(ARGV[11]))
-  redis.call('PEXPIRE', KEYS[6], ARGV[11])
-  redis.call('PEXPIRE', KEYS[9], ARGV[11])
-end
+if #merged > 0 then redis.call('PEXPIRE', KEYS[9], ARGV[11]) end
 -- A head retrying after it gave the session up runs what it merged before.
 if #merged == 0 then
   for _, e in ipairs(redis.call('LRANGE', KEYS[9], 0, -1)) do out[#out + 1] = e end

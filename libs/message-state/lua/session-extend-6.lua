@@ -13,8 +13,8 @@
 
   Returns 1 when the query holds the lease, else 0.
 ]]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+--- @include "now-ms"
+local now = nowMs()
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local ttl = tonumber(ARGV[2])
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end

@@ -2,9 +2,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { RedisFixedWindow } from './fixed-window.js';
+import { RedisFixedWindow } from './rate-window.js';
 import { redisKeys } from '@conveyor/contracts';
-import { SessionLeases } from './leases.js';
+import { SessionLeases } from './session-leases.js';
 
 const prefix = `t${randomBytes(5).toString('hex')}`;
 let redis: Redis;

@@ -1,0 +1,16 @@
+// The per-message state machine's public surface: what the services wire. Script files, key
+// arguments and result codes stay inside the package.
+export {
+  SessionLeases, DEFAULT_LEASE_OPTIONS,
+  type SessionRef, type AcquireOutcome, type AggregationTurn, type TurnResult, type LeaseOptions,
+} from './session-leases.js';
+export { TurnWakeups, waitForTurn, throttledHolderCheck, type Turn, type HolderCheck, type WaitReason } from './session-turn.js';
+export { RedisFixedWindow, type RateDecision } from './rate-window.js';
+export { RunAttempts } from './run-attempts.js';
+export {
+  ReplyQueue, nextCallbackSequence,
+  type EnqueueOutcome, type CommitOutcome, type TakenBatch, type TakeResult, type ShownState, type CallbackNumbering,
+} from './reply-queue.js';
+export type { QueuedPart, BatchEntry } from './reply-parts.js';
+export { StreamedFlag } from './streamed-flag.js';
+export { ScriptResultError } from './results.js';
