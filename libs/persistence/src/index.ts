@@ -11,7 +11,8 @@ export { resolveApiKey, isAllowedKeyEnv, allowedKeyEnvNames, ApiKeyRefError, KEY
 export { SecretBox, SecretBoxError, parseSecretKey, secretKeyId, isEncrypted, encryptedKeyId, ENCRYPTED_PREFIX, SECRET_KEY_ENV, PREVIOUS_SECRET_KEYS_ENV, type SecretBoxErrorCode } from './secret-box.js';
 export { findBotWithPipeline } from './repositories.js';
 export { ConversationStore, type ConversationKey } from './conversation-store.js';
-export { QueryLog, activeTrace, MAX_TIMELINE_ENTRIES, type DoneEvent, type FinishedQuery, type QueryStart, type RunUsage, type StageTiming } from './query-log.js';
+export { ReplyTimeline, type TimelineSink } from './reply-timeline.js';
+export { QueryLog, mergeSteps, activeTrace, MAX_TIMELINE_ENTRIES, type DoneEvent, type FinishedQuery, type QueryStart, type RunUsage, type StageTiming } from './query-log.js';
 export { KnowledgeStore, KnowledgeDocumentError, enablePgvector, documentTypeOf, type KnowledgeBaseSettings, type ChunkHit, type DocumentToIngest, type KnowledgeDocumentType, type KnowledgeDocumentStatus, type AddDocumentOutcome } from './knowledge-store.js';
 export { foldRollupDeltas, foldAllRollupDeltas, DURATION_BOUNDS_MS, DURATION_BIN_COUNT, ROLLUP_LOCK_KEYS } from './query-rollup.js';
 export { RetentionPruner, RETENTION_KINDS, RETENTION_LOCK_KEYS, type RetentionKind, type RetentionPolicy, type RetentionPrunerOptions, type RetentionSummary, type PruneBatch } from './retention.js';

@@ -87,3 +87,37 @@ test('whether a run ended for good a while ago: its recorded turn or its failure
   assert.equal(await log.runEndedBefore(running, 0), false);
   assert.equal(await log.runEndedBefore(randomUUID(), 0), false, 'unknown');
 });
+
+test('a redelivered query records its stages, run and delivery again without duplicating its timeline', async () => {
+  const log = new QueryLog(database().pool);
+  const id = randomUUID();
+  const start = { id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'erin', receivedAt: new Date(), attempt: 1 };
+  const run = (ms: number) => ({ runner: 'local-agent', model: 'm', modelCalls: 1, inputTokens: 3, outputTokens: 4, cost: null, timing: { stage: 'run local-agent', at: 2_000, ms } });
+  // The first attempt: stages, a failed run (its timing on the failure), a delivery.
+  log.running(start);
+  log.timeline(id, [{ stage: 'PreProcessor', at: 1_000, ms: 5 }, { stage: 'MessageProcessor', at: 1_005, ms: 50 }]);
+  log.failed(id, 'the runner died', null, run(40));
+  log.timeline(id, [{ stage: 'deliver http-bot', at: 3_000, ms: 9 }]);
+  await log.flush();
+  // JetStream delivers it again: every step again, some in one group commit with the start.
+  log.running({ ...start, attempt: 2 });
+  log.timeline(id, [{ stage: 'PreProcessor', at: 5_000, ms: 6 }, { stage: 'MessageProcessor', at: 5_006, ms: 60 }]);
+  await log.flush();
+  log.failed(id, 'the runner died again', null, run(41));
+  log.timeline(id, [{ stage: 'deliver http-bot', at: 7_000, ms: 8 }]);
+  log.timeline(id, [{ stage: 'deliver http-bot', at: 7_100, ms: 7 }]);
+  await log.flush();
+  const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  // The timeline's reader orders steps by their start; the stored order is the writes'.
+  assert.deepEqual((row.stages as { at: number }[]).sort((a, b) => a.at - b.at), [
+    { stage: 'run local-agent', at: 2_000, ms: 41 },
+    { stage: 'PreProcessor', at: 5_000, ms: 6 },
+    { stage: 'MessageProcessor', at: 5_006, ms: 60 },
+    { stage: 'deliver http-bot', at: 7_100, ms: 7 },
+  ]);
+  // Two steps of one stage in one write (a stage that ran twice) both stay.
+  log.timeline(id, [{ stage: 'deliver http-bot', at: 8_000, ms: 1 }, { stage: 'deliver http-bot', at: 8_001, ms: 2 }]);
+  await log.flush();
+  const again = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  assert.deepEqual((again.stages as { stage: string; at: number }[]).filter((s) => s.stage === 'deliver http-bot').map((s) => s.at), [8_000, 8_001]);
+});

@@ -91,11 +91,27 @@ export function usageColumns(run: RunUsage | undefined) {
 
 export type UsageColumns = ReturnType<typeof usageColumns>;
 
-/** The SET clauses that write usageColumns from `r` into the record `q`; the stages are appended. */
+/**
+ * The stored timeline `existing` with the steps `incoming` merged in: a step replaces the stored ones
+ * of the same stage name, so a redelivered query (a crash mid-flight, JetStream delivering it again)
+ * that records its stages, run or delivery again shows each once, as its latest attempt timed it.
+ * Steps of one write keep each other (a stage that ran twice in one attempt shows twice).
+ */
+export const mergeSteps = (existing: string, incoming: string) => `(COALESCE((SELECT jsonb_agg(s.e ORDER BY s.n)
+    FROM jsonb_array_elements(COALESCE(${existing}, '[]'::jsonb)) WITH ORDINALITY AS s(e, n)
+    WHERE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${incoming}) AS i(x) WHERE i.x->>'stage' = s.e->>'stage')), '[]'::jsonb) || ${incoming})`;
+
+/** The same merge of steps already in memory (two writes of one query in one group commit). */
+export function mergeStepList(existing: readonly StageTiming[], incoming: readonly StageTiming[]): StageTiming[] {
+  const replaced = new Set(incoming.map((t) => t.stage));
+  return [...existing.filter((t) => !replaced.has(t.stage)), ...incoming].slice(0, MAX_TIMELINE_ENTRIES);
+}
+
+/** The SET clauses that write usageColumns from `r` into the record `q`; the stages are merged (mergeSteps). */
 export const USAGE_SET = `"runner" = COALESCE(r."runner", q."runner"), "model" = COALESCE(r."model", q."model"),
   "modelCalls" = COALESCE(r."modelCalls", q."modelCalls"), "inputTokens" = COALESCE(r."inputTokens", q."inputTokens"),
   "outputTokens" = COALESCE(r."outputTokens", q."outputTokens"), "cost" = COALESCE(r."cost", q."cost"),
-  "stages" = CASE WHEN r."stages" IS NULL THEN q."stages" ELSE COALESCE(q."stages", '[]'::jsonb) || r."stages" END`;
+  "stages" = CASE WHEN r."stages" IS NULL THEN q."stages" ELSE ${mergeSteps('q."stages"', 'r."stages"')} END`;
 export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inputTokens" int, "outputTokens" int, "cost" float8, "stages" jsonb`;
 
 type LogWrite =
@@ -139,7 +155,10 @@ export class QueryLog {
     this.writer.add({ kind: 'failed', id, error: storableText(error.slice(0, MAX_ERROR_CHARS)), at: new Date(), done, ...(run ? { run } : {}) });
   }
 
-  /** Appends steps to the query's timeline (the orchestrator's stages), in the same group commit as its other entries. */
+  /**
+   * Adds steps to the query's timeline (the orchestrator's stages, the dispatcher's deliveries), in the
+   * same group commit as its other entries; a step replaces a stored one of its stage name (mergeSteps).
+   */
   timeline(id: string, stages: StageTiming[]): void {
     if (stages.length === 0) return;
     this.writer.add({ kind: 'timeline', id, stages: stages.slice(0, MAX_TIMELINE_ENTRIES).map((t) => ({ ...t, stage: storableText(t.stage) })) });
@@ -206,7 +225,7 @@ export class QueryLog {
       if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
       else if (w.kind === 'merged') merged.set(w.q.id, { q: w.q, into: w.into, at: w.at });
       // A failure is final; success only where nothing failed (the same rule as the statement below).
-      else if (w.kind === 'timeline') timelines.set(w.id, [...(timelines.get(w.id) ?? []), ...w.stages].slice(0, MAX_TIMELINE_ENTRIES));
+      else if (w.kind === 'timeline') timelines.set(w.id, mergeStepList(timelines.get(w.id) ?? [], w.stages));
       else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done, ...(w.run ? { run: w.run } : {}) });
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
     }
@@ -225,7 +244,7 @@ export class QueryLog {
     if (timelines.size) {
       const rows = [...timelines].map(([id, stages]) => ({ id, stages }));
       await this.pool.query(
-        `UPDATE "QueryRecord" AS q SET "stages" = COALESCE(q."stages", '[]'::jsonb) || r."stages"
+        `UPDATE "QueryRecord" AS q SET "stages" = ${mergeSteps('q."stages"', 'r."stages"')}
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "stages" jsonb) WHERE q."id" = r."id"`,
         [JSON.stringify(rows)],
       );
