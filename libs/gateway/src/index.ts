@@ -13,3 +13,4 @@ export { reconnectBackoff, type ReconnectBackoff } from './backoff.js';
 export { GatewayRelayAdapter, serveGatewaySends, type GatewayRelayAdapterOptions, type GatewaySendServerOptions } from './relay.js';
 export { ConnectionStateKeeper, SESSION_STORE_EVERY_MS } from './state-keeper.js';
 export { SequencedInbound, MAX_QUEUED_INBOUND, type SequencedInboundOptions } from './sequenced-inbound.js';
+export { HeartbeatGatewaySocket, GatewaySession, GatewayRefusedError, type HeartbeatGatewayOptions } from './heartbeat-gateway.js';
