@@ -4,7 +4,7 @@
 // cached copy. Secrets: model keys are encrypted and never returned; bot, pipeline and MCP settings are
 // masked (see masking.ts for which values are secrets), and a masked value sent back keeps the stored one.
 import { randomUUID } from 'node:crypto';
-import { AdminApi, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
+import { AdminApi, modelPreset, ModelProviderKind, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import { platforms } from '@conveyor/platforms';
 import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
@@ -29,7 +29,7 @@ export interface Paged<T> {
   nextCursor: string | null;
 }
 
-type ModelInput = { name?: string; baseUrl?: string; model?: string; abilities?: string[]; extraArgs?: Record<string, unknown>; timeoutMs?: number; apiKey?: string | null; apiKeyEnv?: string | null; inputPricePerMTok?: number | null; outputPricePerMTok?: number | null };
+type ModelInput = { name?: string; provider?: ModelProviderKind; baseUrl?: string; model?: string; abilities?: string[]; extraArgs?: Record<string, unknown>; timeoutMs?: number; apiKey?: string | null; apiKeyEnv?: string | null; inputPricePerMTok?: number | null; outputPricePerMTok?: number | null };
 
 const iso = (d: Date) => d.toISOString();
 const meta = (row: { version: number; managedBy: string; createdAt: Date; updatedAt: Date }) => ({ version: row.version, managedBy: row.managedBy, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) });
@@ -60,10 +60,16 @@ export class ConfigStore {
 
   async createModel(actor: Principal, input: AdminApi.ModelCreateInput): Promise<AdminApi.Model> {
     const apiKeyRef = this.apiKeyRef(input) ?? '';
+    // A preset fills what the body leaves out: the API, its URL and the usual abilities.
+    const preset = input.preset ? modelPreset(input.preset) : undefined;
+    const baseUrl = input.baseUrl ?? preset?.baseUrl;
+    if (!baseUrl) throw AdminApiError.invalid('body.baseUrl', 'is required (or name a preset)');
+    const provider = input.provider ?? preset?.provider ?? 'openai';
+    const abilities = input.abilities.length === 0 && preset ? preset.abilities : input.abilities;
     const row = await this.write(async (tx) => {
       if (await tx.llmModel.findUnique({ where: { id: input.id } })) throw exists('model', input.id);
       const created = await tx.llmModel.create({
-        data: { id: input.id, name: input.name ?? input.id, baseUrl: input.baseUrl, modelId: input.model, abilities: [...new Set(input.abilities)], extraArgs: json(input.extraArgs), timeoutMs: input.timeoutMs, apiKeyRef, managedBy: CONSOLE_MANAGED,
+        data: { id: input.id, name: input.name ?? input.id, provider, baseUrl, modelId: input.model, abilities: [...new Set(abilities)], extraArgs: json(input.extraArgs), timeoutMs: input.timeoutMs, apiKeyRef, managedBy: CONSOLE_MANAGED,
           inputPricePerMTok: input.inputPricePerMTok ?? null, outputPricePerMTok: input.outputPricePerMTok ?? null },
       });
       await recordAudit(tx, { actor: actor.actor, resource: 'model', resourceId: created.id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
@@ -77,6 +83,7 @@ export class ConfigStore {
     const apiKeyRef = this.apiKeyRef(input);
     const data = {
       ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.provider !== undefined ? { provider: input.provider } : {}),
       ...(input.baseUrl !== undefined ? { baseUrl: input.baseUrl } : {}),
       ...(input.model !== undefined ? { modelId: input.model } : {}),
       ...(input.abilities !== undefined ? { abilities: [...new Set(input.abilities)] } : {}),
@@ -471,7 +478,7 @@ export function modelIdsNamedBy(config: unknown): string[] {
   return typeof m.primary === 'string' ? [m.primary, ...fallbacks] : fallbacks;
 }
 
-export function modelDto(row: { id: string; name: string; baseUrl: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; apiKeyRef: string; inputPricePerMTok: number | null; outputPricePerMTok: number | null; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Model {
+export function modelDto(row: { id: string; name: string; provider: string; baseUrl: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; apiKeyRef: string; inputPricePerMTok: number | null; outputPricePerMTok: number | null; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Model {
   const apiKey: AdminApi.Model['apiKey'] = row.apiKeyRef === ''
     ? { source: 'none' }
     : isEncrypted(row.apiKeyRef)
@@ -480,6 +487,8 @@ export function modelDto(row: { id: string; name: string; baseUrl: string; model
   return {
     id: row.id,
     name: row.name,
+    // A kind this admin does not know (a newer writer) reads as what it was before kinds existed.
+    provider: ModelProviderKind.safeParse(row.provider).data ?? 'openai',
     baseUrl: row.baseUrl,
     model: row.modelId,
     abilities: row.abilities.filter((a): a is AdminApi.Model['abilities'][number] => ['func_call', 'vision', 'embedding', 'rerank'].includes(a)),

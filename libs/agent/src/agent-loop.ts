@@ -10,7 +10,8 @@ import type { UsageTally } from './usage.js';
 import { SequenceCounter, StreamAccumulator, type StreamDelta } from './stream-accumulator.js';
 import { emptyToolBox, executeToolCall, type ToolBox } from './tools.js';
 import { inlineImages, type ImageSource } from './attachments/inline-images.js';
-import { contextSpanAttributes, errorType, providerName, sessionIdOf, type GenAiCallContext } from './genai-semconv.js';
+import { contextSpanAttributes, errorType, sessionIdOf, type GenAiCallContext } from './genai-semconv.js';
+import { genAiProviderNameOf } from './providers/index.js';
 
 /** What the agent yields, in order; the runner turns each into one bus event. */
 export type AgentItem =
@@ -186,7 +187,7 @@ export async function runLocalAgent(run: RunRequest, models: ResolvedModel[], de
     attributes: {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': 'local-agent',
-      ...(primary ? { 'gen_ai.provider.name': providerName(primary.baseUrl), 'gen_ai.request.model': primary.modelId } : {}),
+      ...(primary ? { 'gen_ai.provider.name': genAiProviderNameOf(primary), 'gen_ai.request.model': primary.modelId } : {}),
       ...contextSpanAttributes(telemetry),
       'conveyor.query_id': run.queryId,
     },
@@ -205,7 +206,7 @@ export async function runLocalAgent(run: RunRequest, models: ResolvedModel[], de
       try {
         const turn = await runAgentLoop(models, { messages, stream: run.stream, removeThink: run.removeThink ?? false, queryId: run.queryId, telemetry }, deps);
         // The model that answered, when a fallback did.
-        span.setAttributes({ 'gen_ai.provider.name': providerName(turn.model.baseUrl), 'gen_ai.request.model': turn.model.modelId });
+        span.setAttributes({ 'gen_ai.provider.name': genAiProviderNameOf(turn.model), 'gen_ai.request.model': turn.model.modelId });
         return { ok: true, ...turn };
       } catch (err) {
         if (deps.signal?.aborted) throw err;

@@ -1,21 +1,28 @@
 import OpenAI from 'openai';
 import type { ResolvedModel } from './model.js';
 
-/** One SDK client per endpoint and key, so connections are kept alive across runs. */
+/**
+ * One SDK client per API, endpoint and key, so connections are kept alive across runs. The OpenAI
+ * client is `get`; the native providers keep theirs through `client`.
+ */
 export class OpenAIClientPool {
-  private readonly clients = new Map<string, OpenAI>();
+  private readonly clients = new Map<string, unknown>();
 
   constructor(private readonly maxClients = 256) {}
 
   get(model: ResolvedModel): OpenAI {
-    const key = `${model.baseUrl}\u0000${model.apiKey}\u0000${model.timeoutMs}`;
-    let client = this.clients.get(key);
-    if (!client) {
-      if (this.clients.size >= this.maxClients) this.clients.delete(this.clients.keys().next().value!);
-      // Retries are the fallback chain's job, not the SDK's: a failing model should hand over quickly.
-      client = new OpenAI({ baseURL: model.baseUrl, apiKey: model.apiKey || 'none', timeout: model.timeoutMs, maxRetries: 0 });
-      this.clients.set(key, client);
-    }
+    // Retries are the fallback chain's job, not the SDK's: a failing model should hand over quickly.
+    return this.client('openai', model, (m) => new OpenAI({ baseURL: m.baseUrl, apiKey: m.apiKey || 'none', timeout: m.timeoutMs, maxRetries: 0 }), (c): c is OpenAI => c instanceof OpenAI);
+  }
+
+  /** The cached client of `kind` for the model's endpoint, key and timeout, made with `make` the first time. */
+  client<T>(kind: string, model: ResolvedModel, make: (model: ResolvedModel) => T, is: (client: unknown) => client is T): T {
+    const key = `${kind}\u0000${model.baseUrl}\u0000${model.apiKey}\u0000${model.timeoutMs}`;
+    const cached = this.clients.get(key);
+    if (cached !== undefined && is(cached)) return cached;
+    if (this.clients.size >= this.maxClients) this.clients.delete(this.clients.keys().next().value!);
+    const client = make(model);
+    this.clients.set(key, client);
     return client;
   }
 }

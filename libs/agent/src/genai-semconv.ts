@@ -2,8 +2,7 @@ import type { Attributes } from '@opentelemetry/api';
 import type { LlmMessage } from '@conveyor/contracts';
 
 /**
- * The OpenTelemetry GenAI semantic conventions as Conveyor applies them to its OpenAI-compatible
- * model calls: pure mappings from a model's configuration, a request and a response to span and
+ * The OpenTelemetry GenAI semantic conventions as Conveyor applies them to its model calls: pure mappings from a model's configuration, a request and a response to span and
  * metric attributes. Plain functions, so every mapping is unit-tested without a model.
  */
 
@@ -64,7 +63,10 @@ function hostMatches(host: string, suffix: string): boolean {
   return host === suffix || host.endsWith(`.${suffix}`);
 }
 
-/** `gen_ai.provider.name` for a model configuration, from its base URL's host (see PROVIDER_BY_HOST). */
+/**
+ * `gen_ai.provider.name` of an OpenAI-compatible model, from its base URL's host (see PROVIDER_BY_HOST).
+ * The native providers name themselves (providers/).
+ */
 export function providerName(baseUrl: string): string {
   const url = parseUrl(baseUrl);
   if (!url) return UNKNOWN_OPENAI_COMPATIBLE_PROVIDER;
@@ -127,7 +129,7 @@ export function errorType(err: unknown): string {
   const status = (err as { status?: unknown }).status;
   if (typeof status === 'number' && Number.isInteger(status)) return String(status);
   const name = err.constructor?.name && err.constructor.name !== 'Object' ? err.constructor.name : (err as { name?: unknown }).name;
-  if (name === 'APIConnectionTimeoutError') return 'timeout';
+  if (name === 'APIConnectionTimeoutError' || name === 'ProviderTimeoutError') return 'timeout';
   return typeof name === 'string' && name ? name : '_OTHER';
 }
 

@@ -4,6 +4,7 @@ export * from './metrics.js';
 export * from './think.js';
 export * from './stream-accumulator.js';
 export * from './llm-call.js';
+export * from './providers/index.js';
 export * from './usage.js';
 export * from './fallback.js';
 export * from './tools.js';

@@ -6,7 +6,7 @@ import type { OpenAIClientPool } from './client-pool.js';
 import type { ResolvedModel } from './model.js';
 import { agentMetrics } from './metrics.js';
 import type { StreamDelta } from './stream-accumulator.js';
-import { withReasoning } from './think.js';
+import { genAiProviderNameOf, providerFor, type ProviderStreamItem, type TokenUsage } from './providers/index.js';
 import type { UsageTally } from './usage.js';
 import { scopedSignal } from './scoped-signal.js';
 import {
@@ -15,13 +15,12 @@ import {
   errorType,
   inputContentAttributes,
   outputContentAttributes,
-  providerName,
   requestParameterAttributes,
   serverAttributes,
   type GenAiCallContext,
 } from './genai-semconv.js';
 
-/** A tool as described to the model (OpenAI function format, LangBot 11.2). */
+/** A tool as described to the model (OpenAI function format, LangBot 11.2); each provider maps it to its own. */
 export type ToolDefinition = OpenAI.ChatCompletionFunctionTool;
 
 export interface CallOptions {
@@ -40,15 +39,6 @@ export interface Completion {
   finishReason: string | null;
 }
 
-function request(model: ResolvedModel, messages: LlmMessage[], opts: CallOptions) {
-  return {
-    ...model.extraArgs,
-    model: model.modelId,
-    messages: messages as OpenAI.ChatCompletionMessageParam[],
-    ...(opts.tools?.length ? { tools: opts.tools, tool_choice: (model.extraArgs.tool_choice as OpenAI.ChatCompletionToolChoiceOption) ?? 'auto' } : {}),
-  };
-}
-
 /**
  * One model call's span and metrics by the GenAI semantic conventions: a CLIENT span
  * `chat {model}` with the provider, server, request parameters, response and usage, and the
@@ -61,14 +51,14 @@ class ModelCallTelemetry {
   private readonly metricAttributes: Attributes;
   private readonly capture: boolean;
   private readonly tally: UsageTally | undefined;
-  private usage: OpenAI.CompletionUsage | undefined;
+  private usage: TokenUsage | undefined;
   private responseModel: string | undefined;
   private ended = false;
 
   constructor(private readonly model: ResolvedModel, streaming: boolean, messages: LlmMessage[], opts: CallOptions) {
     const common: Attributes = {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.provider.name': providerName(model.baseUrl),
+      'gen_ai.provider.name': genAiProviderNameOf(model),
       'gen_ai.request.model': model.modelId,
       ...serverAttributes(model.baseUrl),
     };
@@ -102,7 +92,7 @@ class ModelCallTelemetry {
     }
   }
 
-  recordUsage(usage: OpenAI.CompletionUsage | null | undefined): void {
+  recordUsage(usage: TokenUsage | null | undefined): void {
     if (!usage) return;
     this.usage = usage;
     this.span.setAttributes({ 'gen_ai.usage.input_tokens': usage.prompt_tokens, 'gen_ai.usage.output_tokens': usage.completion_tokens });
@@ -148,28 +138,16 @@ class ModelCallTelemetry {
   }
 }
 
-/** One non-streaming chat completion, in a CLIENT span with the GenAI attributes. */
+/** One non-streaming call through the model's provider, in a CLIENT span with the GenAI attributes. */
 export async function complete(pool: OpenAIClientPool, model: ResolvedModel, messages: LlmMessage[], opts: CallOptions): Promise<Completion> {
   const call = new ModelCallTelemetry(model, false, messages, opts);
   const scope = scopedSignal(opts.signal);
   try {
-    const response = await call.within(() => pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: false }, { signal: scope.signal }));
-    call.response(response);
-    call.recordUsage(response.usage);
-    const choice = response.choices?.[0];
-    if (!choice) throw new Error(`model ${model.id} returned no choices`);
-    const reasoning = (choice.message as { reasoning_content?: string }).reasoning_content;
-    const toolCalls = choice.message.tool_calls?.filter((c) => c.type === 'function') ?? [];
-    const content = withReasoning(choice.message.content ?? '', reasoning, opts.removeThink);
-    const completion: Completion = {
-      finishReason: choice.finish_reason,
-      message: {
-        role: 'assistant',
-        content: toolCalls.length && !content ? null : content,
-        ...(toolCalls.length ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: c.function })) } : {}),
-      },
-    };
-    call.succeeded([choice.finish_reason ?? ''], completion.message);
+    const r = await call.within(() => providerFor(model).complete({ pool, model, messages, tools: opts.tools, removeThink: opts.removeThink, signal: scope.signal }));
+    call.response({ id: r.responseId, model: r.responseModel });
+    call.recordUsage(r.usage);
+    const completion: Completion = { finishReason: r.finishReason, message: r.message };
+    call.succeeded([r.finishReason ?? ''], completion.message);
     return completion;
   } catch (err) {
     call.failed(err);
@@ -211,31 +189,28 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
   let first = true;
   const finishReasons: string[] = [];
   const scope = scopedSignal(opts.signal);
+  let items: AsyncIterator<ProviderStreamItem> | undefined;
   try {
-    const stream = await call.within(() =>
-      pool.get(model).chat.completions.create({ ...request(model, messages, opts), stream: true, stream_options: { include_usage: true } }, { signal: scope.signal }),
-    );
-    for await (const chunk of stream) {
-      call.response(chunk);
-      call.recordUsage(chunk.usage);
-      const choice = chunk.choices?.[0];
-      if (!choice) continue;
+    items = providerFor(model).stream({ pool, model, messages, tools: opts.tools, removeThink: opts.removeThink, signal: scope.signal })[Symbol.asyncIterator]();
+    // Each step runs with the span active: the provider's HTTP request starts inside one, and its
+    // client span must be this span's child.
+    const it = items;
+    for (let step = await call.within(() => it.next()); !step.done; step = await call.within(() => it.next())) {
+      const item = step.value;
+      if (item.kind === 'response') {
+        call.response(item);
+        continue;
+      }
+      if (item.kind === 'usage') {
+        call.recordUsage(item.usage);
+        continue;
+      }
+      const delta = item.delta;
       if (first) {
         first = false;
         call.firstChunk();
       }
-      const d = choice.delta ?? {};
-      const reasoning = (d as { reasoning_content?: string | null }).reasoning_content;
-      if (choice.finish_reason) finishReasons.push(choice.finish_reason);
-      const delta: StreamDelta = {
-        ...(d.content ? { content: d.content } : {}),
-        ...(reasoning ? { reasoning } : {}),
-        ...(d.tool_calls?.length
-          // A provider that sends no index: the call's position in the delta, as LangBot does.
-          ? { toolCalls: d.tool_calls.map((t, i) => ({ index: typeof t.index === 'number' ? t.index : i, id: t.id, name: t.function?.name, arguments: t.function?.arguments })) }
-          : {}),
-        finishReason: choice.finish_reason ?? null,
-      };
+      if (delta.finishReason) finishReasons.push(delta.finishReason);
       output?.add(delta);
       yield delta;
     }
@@ -247,6 +222,8 @@ export async function* streamChat(pool: OpenAIClientPool, model: ResolvedModel, 
     call.failed(err);
     throw err;
   } finally {
+    // A consumer that stopped reading early closes the provider's stream (and its connection).
+    await items?.return?.().catch(() => undefined);
     scope.release();
     // A consumer that stopped reading early (return()) ends the call here.
     call.end();

@@ -1,4 +1,4 @@
-import type { LlmMessage, ToolCall } from '@conveyor/contracts';
+import type { LlmMessage, ReasoningBlock, ToolCall } from '@conveyor/contracts';
 import { stripThink, ThinkStripper } from './think.js';
 
 /** One provider streaming delta, normalized from the SDK's chunk (see llm-call.ts). */
@@ -7,6 +7,8 @@ export interface StreamDelta {
   /** A separate reasoning field (`reasoning_content`), as DeepSeek-style providers send it. */
   reasoning?: string;
   toolCalls?: ToolCallDelta[];
+  /** Whole reasoning blocks a native provider must get back in the turn's next rounds (thinking with its signature). */
+  blocks?: ReasoningBlock[];
   finishReason?: string | null;
 }
 
@@ -65,6 +67,7 @@ export class StreamAccumulator {
   private inReasoning = false;
   private finished = false;
   private readonly calls: PendingCall[] = [];
+  private readonly blocks: ReasoningBlock[] = [];
   /** The call currently receiving deltas at each index. */
   private readonly byIndex = new Map<number, PendingCall>();
 
@@ -74,6 +77,8 @@ export class StreamAccumulator {
   }
 
   add(delta: StreamDelta): Snapshot | null {
+    // A whole block is kept for the next round, not shown: its text streamed already as reasoning.
+    if (delta.blocks?.length) this.blocks.push(...delta.blocks);
     if (this.finished) return null;
     const counts = !!delta.content || !!delta.reasoning || !!delta.toolCalls?.length || !!delta.finishReason;
     if (!counts) return null;
@@ -106,7 +111,12 @@ export class StreamAccumulator {
   message(): LlmMessage {
     const toolCalls = this.toolCalls();
     const text = this.visible();
-    return { role: 'assistant', content: toolCalls.length && !text ? null : text, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) };
+    return {
+      role: 'assistant',
+      content: toolCalls.length && !text ? null : text,
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+      ...(this.blocks.length ? { reasoning_blocks: [...this.blocks] } : {}),
+    };
   }
 
   get deltas(): number {

@@ -20,6 +20,7 @@
  */
 import { z } from 'zod';
 import { AdapterName } from './messages.js';
+import { MODEL_PRESET_IDS, ModelProviderKind } from './model-providers.js';
 
 export const ADMIN_API_BASE = '/api/v1';
 /** The console's session cookie (HTTP-only, SameSite=Lax). */
@@ -174,6 +175,8 @@ export const ApiKeyInfo = z.object({
 export const Model = z.object({
   id: z.string(),
   name: z.string(),
+  /** The API the model is reached through (`openai`: any OpenAI-compatible endpoint). */
+  provider: ModelProviderKind,
   baseUrl: z.string(),
   /** The provider's model name, e.g. `gpt-4o-mini`. */
   model: z.string(),
@@ -194,9 +197,15 @@ const PricePerMTok = z.number().min(0).max(1_000_000);
 const BaseUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
+/** A preset's id (GET /model-presets): it fills `provider`, `baseUrl` and `abilities` where the body leaves them out. */
+const PresetId = z.string().refine((id) => MODEL_PRESET_IDS.includes(id), { error: `unknown preset; one of ${MODEL_PRESET_IDS.join(', ')}` });
+
 const ModelFields = {
   name: Name.optional(),
-  baseUrl: BaseUrl,
+  preset: PresetId.optional(),
+  provider: ModelProviderKind.optional(),
+  /** Required unless a preset gives it. */
+  baseUrl: BaseUrl.optional(),
   model: z.string().trim().min(1).max(200),
   abilities: z.array(ModelAbility).max(4).default([]),
   extraArgs: JsonRecord.default({}),
@@ -213,6 +222,7 @@ export const ModelCreate = z.strictObject({ id: Id, ...ModelFields });
 /** PATCH /models/:id: any subset; `apiKey: null` (or `apiKeyEnv: null`) removes the key. */
 export const ModelUpdate = z.strictObject({
   name: Name.optional(),
+  provider: ModelProviderKind.optional(),
   baseUrl: BaseUrl.optional(),
   model: z.string().trim().min(1).max(200).optional(),
   abilities: z.array(ModelAbility).max(4).optional(),
@@ -225,6 +235,17 @@ export const ModelUpdate = z.strictObject({
   outputPricePerMTok: PricePerMTok.nullable().optional(),
   version: Version.optional(),
 });
+/** GET /model-presets (viewer): the services a model may name as its preset. */
+export const ModelPresetInfo = z.object({
+  id: z.string(),
+  name: z.string(),
+  provider: ModelProviderKind,
+  baseUrl: z.string(),
+  abilities: z.array(ModelAbility),
+  keysUrl: z.string(),
+});
+export const ModelPresetList = z.object({ items: z.array(ModelPresetInfo) });
+
 /** POST /models/:id/test: one short chat completion (or embedding) against the model. */
 export const ModelTestResult = z.object({
   ok: z.boolean(),
@@ -741,6 +762,7 @@ export const ADMIN_ROUTES = [
   ['PATCH', '/models/:id', 'admin'],
   ['DELETE', '/models/:id', 'admin'],
   ['POST', '/models/:id/test', 'admin'],
+  ['GET', '/model-presets', 'viewer'],
   ['GET', '/pipelines', 'viewer'],
   ['GET', '/pipelines/:id', 'viewer'],
   ['POST', '/pipelines', 'admin'],
@@ -823,6 +845,7 @@ export type DeadLetterFilterInput = z.output<typeof DeadLetterFilter>;
 export type ApiTokenCreated = z.infer<typeof ApiTokenCreated>;
 export type DeadLetterResubmitted = z.infer<typeof DeadLetterResubmitted>;
 export type ModelTestResult = z.infer<typeof ModelTestResult>;
+export type ModelPresetList = z.infer<typeof ModelPresetList>;
 export type McpServerTestResult = z.infer<typeof McpServerTestResult>;
 export type PipelineValidation = z.infer<typeof PipelineValidation>;
 export type AuthStatus = z.infer<typeof AuthStatus>;

@@ -14,12 +14,28 @@ export const ToolCall = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
+/**
+ * Reasoning a native provider returned with an assistant turn that must go back to it, unchanged, in
+ * the turn's later tool rounds: Anthropic's thinking blocks (with their signature) and redacted
+ * thinking, Gemini's thought signatures (on a function call, `tool_call_id`, or on the text). Ollama's
+ * thinking text rides as a `thinking` block without signature. The shown text keeps its `<think>`
+ * rendering; these blocks are what the provider verifies.
+ */
+export const ReasoningBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().optional() }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string() }),
+  z.object({ type: z.literal('thought_signature'), signature: z.string(), tool_call_id: z.string().optional() }),
+]);
+export type ReasoningBlock = z.infer<typeof ReasoningBlock>;
+
 export const LlmMessage = z.object({
   role: z.enum(['system', 'user', 'assistant', 'tool']),
   content: z.union([z.string(), z.array(ContentPart)]).nullable(),
   tool_calls: z.array(ToolCall).optional(),
   tool_call_id: z.string().optional(),
   name: z.string().optional(),
+  /** Assistant turns of native providers only (see ReasoningBlock); never sent to an OpenAI-compatible endpoint. */
+  reasoning_blocks: z.array(ReasoningBlock).max(256).optional(),
 });
 export type LlmMessage = z.infer<typeof LlmMessage>;
 

@@ -54,9 +54,19 @@ export const QueryEnvelope = z.object({
 }).meta({ id: 'QueryEnvelope/1' });
 export type QueryEnvelope = z.infer<typeof QueryEnvelope>;
 
+/**
+ * LangBot's per-model reasoning levels (`ai.local-agent.model.reasoning`, model id → level):
+ * `provider_default` sends nothing, `disabled` turns thinking off, `enabled` on at the provider's
+ * usual depth, the others pick a depth. Each provider maps them onto its own parameter.
+ */
+export const ReasoningLevel = z.enum(['provider_default', 'disabled', 'enabled', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
+export type ReasoningLevel = z.infer<typeof ReasoningLevel>;
+
 export const ModelSelection = z.object({
   primary: z.string().max(200),
   fallbacks: z.array(z.string().max(200)).max(16).default([]),
+  /** Reasoning level per model id; a model not named uses `provider_default`. */
+  reasoning: z.record(z.string().max(200), ReasoningLevel).optional(),
 });
 export type ModelSelection = z.infer<typeof ModelSelection>;
 

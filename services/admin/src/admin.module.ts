@@ -7,7 +7,7 @@ import { KnowledgeStore } from '@conveyor/persistence';
 import type { SecretBox } from '@conveyor/persistence';
 import type { Infra } from '@conveyor/service-kit';
 import { AuthController } from './auth.controller.js';
-import { BotsController, McpServersController, ModelsController, PipelinesController, PlatformsController, SettingsController } from './config.controller.js';
+import { BotsController, McpServersController, ModelPresetsController, ModelsController, PipelinesController, PlatformsController, SettingsController } from './config.controller.js';
 import { AdminAuthGuard, AdminErrorFilter, AUTH_STORE } from './http.js';
 import { RecordsController } from './records.controller.js';
 import { MonitoringController } from './monitoring.controller.js';
@@ -63,7 +63,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

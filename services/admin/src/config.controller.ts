@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Patch, Post, Put, Query } from '@nestjs/common';
-import { AdminApi } from '@conveyor/contracts';
+import { AdminApi, MODEL_PRESETS } from '@conveyor/contracts';
 import { ConfigStore, expectedVersion, maskPipelineConfig, testModel, testMcpServer, type Principal } from '@conveyor/admin';
 import { resolveApiKey, type SecretBox } from '@conveyor/persistence';
 import { inSpan } from '@conveyor/telemetry';
@@ -23,6 +23,14 @@ export class PlatformsController {
   @Get()
   list(): AdminApi.PlatformList {
     return this.store.listPlatforms();
+  }
+}
+
+@Controller('api/v1/model-presets')
+export class ModelPresetsController {
+  @Get()
+  list(): AdminApi.ModelPresetList {
+    return { items: MODEL_PRESETS.map((p) => ({ ...p, abilities: [...p.abilities] })) };
   }
 }
 
@@ -69,7 +77,7 @@ export class ModelsController {
       return { ok: false, latencyMs: 0, error: `the API key cannot be resolved here: ${(err as Error).message}` };
     }
     return inSpan('admin model test', { 'gen_ai.request.model': row.modelId, 'conveyor.model.id': row.id }, () =>
-      testModel({ baseUrl: row.baseUrl, modelId: row.modelId, abilities: row.abilities, timeoutMs: row.timeoutMs, apiKey }),
+      testModel({ provider: row.provider, baseUrl: row.baseUrl, modelId: row.modelId, abilities: row.abilities, timeoutMs: row.timeoutMs, apiKey }),
     );
   }
 }

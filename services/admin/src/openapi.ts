@@ -24,6 +24,7 @@ const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; 
   'POST /models': { body: 'ModelCreate', answer: 'Model' },
   'PATCH /models/{id}': { body: 'ModelUpdate', answer: 'Model' },
   'POST /models/{id}/test': { answer: 'ModelTestResult' },
+  'GET /model-presets': { answer: 'ModelPresetList' },
   'GET /pipelines': { answer: 'Page:Pipeline' },
   'GET /pipelines/{id}': { answer: 'Pipeline' },
   'POST /pipelines': { body: 'PipelineCreate', answer: 'Pipeline' },

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { CONFIG_CACHE_SAFETY_TTL_MS, type ModelSelection } from '@conveyor/contracts';
+import { CONFIG_CACHE_SAFETY_TTL_MS, ModelProviderKind, type ModelSelection } from '@conveyor/contracts';
 import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
 import type { ResolvedModel } from '@conveyor/agent';
 import { resolveApiKey } from '@conveyor/persistence';
@@ -15,7 +15,10 @@ export class ModelDirectory {
     infra.configCaches.register(dropRowsOf('model', this.cache));
   }
 
-  /** The primary then the fallbacks, skipping ids that do not exist (LangBot logs and skips them too). */
+  /**
+   * The primary then the fallbacks, skipping ids that do not exist (LangBot logs and skips them too),
+   * each with the pipeline's reasoning level for it.
+   */
   async resolve(selection: ModelSelection): Promise<ResolvedModel[]> {
     const ids = [selection.primary, ...selection.fallbacks].filter((id) => id);
     const models = await Promise.all(
@@ -29,7 +32,10 @@ export class ModelDirectory {
     );
     const missing = ids.filter((_, i) => !models[i]);
     if (missing.length) this.infra.logger.warn({ missing }, 'configured models not found');
-    return models.filter((m): m is ResolvedModel => m !== null);
+    return models.filter((m): m is ResolvedModel => m !== null).map((m) => {
+      const reasoning = selection.reasoning?.[m.id];
+      return reasoning && reasoning !== 'provider_default' ? { ...m, reasoning } : m;
+    });
   }
 
   /** One model by id; null when it does not exist or its key cannot be resolved (logged). */
@@ -46,8 +52,12 @@ export class ModelDirectory {
 
   private async load(id: string): Promise<ResolvedModel | null> {
     const row = await this.infra.prisma.llmModel.findUnique({ where: { id } });
+    // A kind this runner does not know (a newer writer) is refused like an unusable key, not sent as OpenAI.
+    const provider = row ? ModelProviderKind.safeParse(row.provider) : null;
+    if (row && provider && !provider.success) throw new Error(`unknown provider ${JSON.stringify(row.provider)}`);
     const value: ResolvedModel | null = row && {
       id: row.id,
+      provider: provider?.success ? provider.data : 'openai',
       baseUrl: row.baseUrl,
       apiKey: resolveApiKey(row.apiKeyRef) ?? '',
       modelId: row.modelId,

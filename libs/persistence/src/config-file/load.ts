@@ -3,6 +3,7 @@ import path from 'node:path';
 import { defaultPipelineStages, PipelineConfigSchema, withPipelineDefaults, type PipelineSettings } from '@conveyor/pipeline';
 import { platforms } from '@conveyor/platforms';
 import { parseDocument } from 'yaml';
+import { modelPreset } from '@conveyor/contracts';
 import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
 import { interpolateEnv, type Env } from './interpolate.js';
 import { ConfigFileSchema, issueMessage, type ConfigFileInput } from './schema.js';
@@ -113,18 +114,23 @@ function selfReference(root: unknown): PropertyKey[] | undefined {
 function complete(input: ConfigFileInput, file: string): ConveyorConfig {
   return {
     file,
-    models: input.models.map((m) => ({
-      id: m.id,
-      name: m.name ?? m.id,
-      baseUrl: m.baseUrl,
-      apiKeyRef: m.apiKeyEnv ? `env:${m.apiKeyEnv}` : '',
-      modelId: m.model,
-      abilities: [...new Set(m.abilities)],
-      extraArgs: m.extraArgs,
-      timeoutMs: m.timeoutMs,
-      inputPricePerMTok: m.inputPricePerMTok ?? null,
-      outputPricePerMTok: m.outputPricePerMTok ?? null,
-    })),
+    models: input.models.map((m) => {
+      const preset = m.preset ? modelPreset(m.preset) : undefined;
+      return {
+        id: m.id,
+        name: m.name ?? m.id,
+        provider: m.provider ?? preset?.provider ?? 'openai',
+        // The schema requires one of the two.
+        baseUrl: m.baseUrl ?? preset?.baseUrl ?? '',
+        apiKeyRef: m.apiKeyEnv ? `env:${m.apiKeyEnv}` : '',
+        modelId: m.model,
+        abilities: [...new Set(m.abilities ?? preset?.abilities ?? [])],
+        extraArgs: m.extraArgs,
+        timeoutMs: m.timeoutMs,
+        inputPricePerMTok: m.inputPricePerMTok ?? null,
+        outputPricePerMTok: m.outputPricePerMTok ?? null,
+      };
+    }),
     pipelines: input.pipelines.map((p) => ({
       id: p.id,
       name: p.name ?? p.id,

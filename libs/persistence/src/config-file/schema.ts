@@ -1,7 +1,7 @@
 // The shape of conveyor.yaml, checked after `${ENV}` interpolation. Objects are strict so a typo
 // (or a secret pasted under an unknown key) is reported instead of silently ignored; values that
 // may come from an env variable (numbers, booleans) also accept their string spelling.
-import { PluginName } from '@conveyor/contracts';
+import { MODEL_PRESET_IDS, ModelProviderKind, PluginName } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { z } from 'zod';
 import { platforms } from '@conveyor/platforms';
@@ -21,17 +21,25 @@ export const BOT_ADAPTERS: readonly string[] = platforms.configurableNames();
 export const ModelEntrySchema = z.strictObject({
   id: Id,
   name: Name,
-  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }),
+  /** A service LangBot lists (MODEL_PRESETS): its provider, base URL and abilities, where the entry leaves them out. */
+  preset: z.string().refine((id) => MODEL_PRESET_IDS.includes(id), { error: `unknown preset; one of ${MODEL_PRESET_IDS.join(', ')}` }).optional(),
+  /** The API: `openai` (any OpenAI-compatible endpoint, the default), `anthropic`, `gemini` or `ollama`. */
+  provider: ModelProviderKind.optional(),
+  /** Required unless a preset gives it. */
+  baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
   /** The variable that holds the API key at run time; stored as apiKeyRef `env:NAME`. */
   apiKeyEnv: z.string().regex(ENV_NAME, 'must be an environment variable name').optional(),
   /** The provider's model name. */
   model: z.string().trim().min(1),
-  abilities: z.array(z.enum(MODEL_ABILITIES)).default([]),
+  /** Left out: the preset's, or none. */
+  abilities: z.array(z.enum(MODEL_ABILITIES)).optional(),
   extraArgs: JsonRecord.default({}),
   timeoutMs: z.coerce.number().int().min(1).default(120_000),
   /** Prices per 1M input and output tokens (the query log's cost); left out: no price. */
   inputPricePerMTok: z.coerce.number().min(0).max(1_000_000).optional(),
   outputPricePerMTok: z.coerce.number().min(0).max(1_000_000).optional(),
+}).superRefine((m, ctx) => {
+  if (!m.baseUrl && !m.preset) ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'is required (or name a preset)' });
 });
 
 /**

@@ -1,3 +1,4 @@
+import type { ModelProviderKind } from '@conveyor/contracts';
 import type { PipelineConfig, PipelineStageName } from '@conveyor/pipeline';
 
 type Json = Record<string, unknown>;
@@ -9,6 +10,7 @@ export interface ConveyorConfig {
   models: Array<{
     id: string;
     name: string;
+    provider: ModelProviderKind;
     baseUrl: string;
     /** `env:NAME`, or empty for no key. */
     apiKeyRef: string;

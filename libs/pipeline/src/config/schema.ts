@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunnerKind } from '@conveyor/contracts';
+import { ReasoningLevel, RunnerKind } from '@conveyor/contracts';
 import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
 
 // The pipeline config of behavior spec section 9 in LangBot's JSON shape. Objects are loose: keys this
@@ -21,7 +21,10 @@ const ModelSelector = z.union([
   z.looseObject({
     primary: z.string(),
     fallbacks: strings.default([]),
-    reasoning: z.record(z.string(), z.string()).optional(),
+    /** LangBot's reasoning level per model id, sent to each model as its provider's parameter. */
+    reasoning: z.record(z.string(), z.enum(ReasoningLevel.options, {
+      error: (issue) => `unknown reasoning level ${JSON.stringify(issue.input)}; one of ${ReasoningLevel.options.join(', ')}`,
+    })).optional(),
   }),
 ], { error: 'must be a model id or {primary: <model id>, fallbacks: [<model id>, ...]}' });
 

@@ -1,4 +1,4 @@
-import type { LlmMessage } from '@conveyor/contracts';
+import type { LlmMessage, ModelSelection, ReasoningLevel } from '@conveyor/contracts';
 import { need } from '../engine/ports.js';
 import { CONTINUE } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
@@ -6,9 +6,11 @@ import { withDateParagraph } from './date-paragraph.js';
 import { buildUserMessage, pruneHistory } from './user-message.js';
 import { emitPromptPreProcessing } from '../plugins/events.js';
 
-/** `ai.local-agent.model`: a legacy plain id or `{primary, fallbacks}`. */
-export function modelOf(model: string | { primary: string; fallbacks?: string[] }): { primary: string; fallbacks: string[] } {
-  return typeof model === 'string' ? { primary: model, fallbacks: [] } : { primary: model.primary, fallbacks: model.fallbacks ?? [] };
+/** `ai.local-agent.model`: a legacy plain id or `{primary, fallbacks, reasoning}` (reasoning: model id → level). */
+export function modelOf(model: string | { primary: string; fallbacks?: string[]; reasoning?: Record<string, ReasoningLevel> }): ModelSelection {
+  if (typeof model === 'string') return { primary: model, fallbacks: [] };
+  const reasoning = Object.entries(model.reasoning ?? {}).filter(([, level]) => level !== 'provider_default');
+  return { primary: model.primary, fallbacks: model.fallbacks ?? [], ...(reasoning.length ? { reasoning: Object.fromEntries(reasoning) } : {}) };
 }
 
 /** LangBot's list, or the legacy single `knowledge-base` when the list is empty and it is not `__none__`. */
