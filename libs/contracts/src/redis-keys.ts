@@ -127,8 +127,24 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     allReplyActiveSessions: () => Array.from({ length: REPLY_SHARDS }, (_, n) => `${replyTag(n)}:active`),
     /** Whether a query already streamed a chunk (a later notice then goes out on the stream). */
     streamed: (queryId: string) => `${prefix}:streamed:${queryId}`,
-    /** The ingress replica holding a `/sync` call of the session. */
-    syncWaiter: (botId: string, sessionId: string) => `${prefix}:sync:${botId}:${sessionId}`,
+    /**
+     * The ingress replica holding a webhook call open for its reply: an HTTP-bot `/sync` call (keyed
+     * by its session), a WeChat Official Account message waiting for its passive reply (by its MsgId).
+     */
+    syncWaiter: (botId: string, callKey: string) => `${prefix}:sync:${botId}:${callKey}`,
+    /**
+     * A platform app's API access token, shared by every replica until shortly before it expires;
+     * `app` is a hash of the app's credentials (never the secret itself).
+     */
+    accessToken: (adapter: string, app: string) => `${prefix}:token:{${adapter}:${app}}`,
+    /** Held (SET NX, short TTL) by the one replica fetching that app's access token, so replicas do not all ask at once. */
+    accessTokenLock: (adapter: string, app: string) => `${prefix}:token:{${adapter}:${app}}:lock`,
+    /** The last `msg_seq` a QQ Official bot used answering message `msgId`: QQ wants a new one for each reply to it. */
+    qqMsgSeq: (botId: string, msgId: string) => `${prefix}:qq-seq:{${botId}}:${msgId}`,
+    /** A WeCom customer-service account's `sync_msg` cursor: where the next pull goes on, on any replica. */
+    wecomKfCursor: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:cursor:${openKfId}`,
+    /** Held by the one replica pulling a customer-service account's messages, so two pulls never read one cursor. */
+    wecomKfPullLock: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:pull:${openKfId}`,
     /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */
     runAttempts: (queryId: string) => `${prefix}:run-attempts:${queryId}`,
     /** Span context of a run attempt, to link a redelivered run to the one that died. */

@@ -1,4 +1,5 @@
 import type { LauncherType, MessageChain } from '@conveyor/contracts';
+import type { ReplyHold } from './held-call.js';
 
 /** Request headers as Node gives them (lower-case names). */
 export type WebhookHeaders = Record<string, string | readonly string[] | undefined>;
@@ -74,11 +75,12 @@ export function inboundQuery(m: InboundMessage, delivery: { replyTo: string; ded
  * What a webhook call comes to. `answer`: reply at once and publish nothing (a challenge, a bad
  * signature, an event that is no message). `publish`: publish the queries, then answer by outcome.
  * `drop`: answer as the platform wants an ignored delivery answered (usually 2xx so it does not
- * retry for ever), with the reason logged.
+ * retry for ever), with the reason logged. A `publish` with `hold` keeps the call open for the
+ * reply (see `ReplyHold`) instead of answering `accepted`.
  */
 export type WebhookOutcome =
   | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef; once?: OnceCredential }
+  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef; once?: OnceCredential; hold?: ReplyHold }
   | { kind: 'drop'; reason: string; ref?: LogRef; once?: OnceCredential };
 
 /**

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } fro
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from '@nats-io/transport-node';
 import type { MessageComponent } from '@conveyor/contracts';
-import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/http-bot';
+import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { requireRedisConnected } from './query-publisher.js';
 
@@ -12,9 +12,10 @@ interface Waiter {
 }
 
 /**
- * Holds this replica's waiting HTTP-bot `/sync` calls. The session is registered in Redis with
- * this replica's instance id, so a dispatcher replica diverts the session's reply parts here over core
- * NATS instead of the callback; the call returns at the first final part or at its deadline.
+ * Holds this replica's waiting calls: HTTP-bot `/sync` calls, and webhook calls a platform holds for
+ * its passive reply (see `ReplyHold`). The call's key is registered in Redis with this replica's
+ * instance id, so a dispatcher replica diverts its reply parts here over core NATS instead of the
+ * callback or the platform's API; the call returns at the first final part or at its deadline.
  */
 @Injectable()
 export class SyncHub implements OnModuleInit, OnApplicationShutdown {
@@ -52,7 +53,7 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
     this.sub?.unsubscribe();
   }
 
-  /** Registers the session; false when another /sync for it is already waiting (on any replica). */
+  /** Registers the call's key; null when another call for it is already waiting (on any replica). */
   async register(botId: string, sessionId: string, waitMs: number): Promise<{ wait: () => Promise<MessageComponent[]>; release: () => Promise<void> } | null> {
     requireRedisConnected(this.infra);
     if (!(await this.registrations.claim(botId, sessionId, this.instance, Math.max(1_000, waitMs + 5_000)))) return null;

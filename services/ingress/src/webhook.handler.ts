@@ -9,6 +9,7 @@ import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher, requireRedisConnected } from './query-publisher.js';
+import { SyncHub } from './sync-hub.js';
 
 const dropped = meter.createCounter('conveyor_ingress_webhook_dropped', { description: 'Webhook deliveries acknowledged without a query, by platform' });
 const replays = meter.createCounter('conveyor_ingress_webhook_replayed', { description: 'Webhook requests refused for presenting a credential already used, by platform' });
@@ -33,6 +34,7 @@ export class WebhookHandler {
     @Inject(INFRA) private readonly infra: Infra,
     private readonly bots: BotDirectory,
     private readonly queries: QueryPublisher,
+    private readonly held: SyncHub,
   ) {
     this.keys = redisKeys(infra.topology.prefix);
   }
@@ -109,6 +111,16 @@ export class WebhookHandler {
         }
       }
       if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
+      // Registered before publishing, so a reply that is quick cannot pass the call by. Another call
+      // already waiting for the key (the platform's retry of the delivery) leaves this one unheld.
+      let hold: Awaited<ReturnType<SyncHub['register']>> = null;
+      if (outcome.hold) {
+        try {
+          hold = await this.held.register(botId, outcome.hold.key, outcome.hold.waitMs);
+        } catch (err) {
+          this.infra.logger.warn({ err, botId, adapter, ...outcome.ref }, `${adapter} call not held for its reply; the reply goes out through the platform's API`);
+        }
+      }
       try {
         // In order, each with the platform's id as its JetStream message id: when one fails and the
         // platform sends the delivery again, those already published are dropped as duplicates.
@@ -128,12 +140,18 @@ export class WebhookHandler {
           });
         }
       } catch (err) {
+        await hold?.release().catch(() => undefined);
         // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.
         if (err instanceof PayloadTooLargeError || err instanceof PayloadValidationError) return drop(err.message, outcome.ref);
         const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
         if (once) await this.release(adapter, botId, once);
         this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} update not accepted`);
         return sendAnswer(res, overloaded ? inbound.answers.overloaded : inbound.answers.failed);
+      }
+      if (outcome.hold) {
+        const parts = hold ? await hold.wait() : [];
+        span.setAttribute('conveyor.webhook.held', parts.length > 0 ? 'answered' : 'timeout');
+        return sendAnswer(res, parts.length > 0 ? outcome.hold.answer(parts) : outcome.hold.timeout);
       }
       sendAnswer(res, inbound.answers.accepted);
     });

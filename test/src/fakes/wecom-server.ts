@@ -11,17 +11,20 @@ export interface WecomDelivered {
   content: string;
 }
 
-export interface FakeWecom {
+/** A fake WeChat-family text API (WeCom `message/send`, WeChat `message/custom/send`) as tests read it. */
+export interface FakeTextApi<D> {
   /** The API base (what a bot's `api_base_url` is set to), ending in `/cgi-bin`. */
   apiBaseUrl: string;
-  delivered: WecomDelivered[];
+  delivered: D[];
   /** How many access tokens were handed out. */
   tokensIssued(): number;
-  /** Every token handed out so far is expired from now on (`message/send` answers errcode 42001). */
+  /** Every token handed out so far is expired from now on (sending answers errcode 42001). */
   expireTokens(): void;
-  waitFor(predicate: (delivered: WecomDelivered[]) => boolean, timeoutMs?: number): Promise<WecomDelivered[]>;
+  waitFor(predicate: (delivered: D[]) => boolean, timeoutMs?: number): Promise<D[]>;
   close(): Promise<void>;
 }
+
+export type FakeWecom = FakeTextApi<WecomDelivered>;
 
 /** A WeCom app's callback settings as the sender signs and encrypts with them. */
 export interface WecomCallbackCredentials {

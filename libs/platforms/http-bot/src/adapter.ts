@@ -1,11 +1,9 @@
-import { context, propagation } from '@opentelemetry/api';
-import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, PlatformLogger, SendResult } from '@conveyor/platform-kit';
+import { handToHeldCall, type CachedBotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type PlatformLogger, type SendResult } from '@conveyor/platform-kit';
 import { callbackTimeoutMs, outboundSigningKey, safeParseAdapterConfig } from './adapter-config.js';
 import { callbackBody } from './callback.js';
 import { deliverCallback } from './callback-client.js';
-import { SyncRegistrations, type SyncAck, type SyncPart } from './sync-relay.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 export interface HttpBotAdapterOptions {
@@ -29,11 +27,7 @@ export interface HttpBotAdapterOptions {
 export class HttpBotAdapter implements PlatformAdapter {
   readonly name = 'http-bot' as const;
 
-  private readonly syncCalls: SyncRegistrations;
-
-  constructor(private readonly o: HttpBotAdapterOptions) {
-    this.syncCalls = new SyncRegistrations(o.redis, o.prefix);
-  }
+  constructor(private readonly o: HttpBotAdapterOptions) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.o.configs.get(route.botId);
@@ -50,7 +44,8 @@ export class HttpBotAdapter implements PlatformAdapter {
       message: reply.message,
       timestamp: ctx.timestamp,
     });
-    if (await this.divertToSync(route, reply, ctx.sequence)) return { delivered: true };
+    const part = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence: ctx.sequence };
+    if (await handToHeldCall(this.o, part)) return { delivered: true };
     if (!config.callback_url) return { delivered: false, reason: 'callback_url is empty' };
     const outcome = await deliverCallback({
       url: config.callback_url,
@@ -62,24 +57,5 @@ export class HttpBotAdapter implements PlatformAdapter {
     });
     if (outcome.delivered) return { delivered: true };
     return { delivered: false, reason: `${outcome.error ?? `callback answered ${outcome.lastStatus}`} after ${outcome.attempts} attempt(s)` };
-  }
-
-  private async divertToSync(route: ReplyRoute, reply: OutboundReply, sequence: number): Promise<boolean> {
-    if (!this.o.nc) return false;
-    // Without Redis no /sync call can be found; the callback is the protocol's default route.
-    const instance = await this.syncCalls.holder(route.botId, route.sessionId).catch(() => null);
-    if (!instance) return false;
-    const part: SyncPart = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence };
-    const h = natsHeaders();
-    propagation.inject(context.active(), h, { set: (c, k, v) => c.set(k, v) });
-    try {
-      const res = await this.o.nc.request(this.o.topology.subjects.syncReply(instance), JSON.stringify(part), { timeout: 5_000, headers: h });
-      return (res.json() as SyncAck).taken === true;
-    } catch (err) {
-      // No responder (that ingress is gone) or no answer: the callback gets it. Say so, since a
-      // misconfigured broker (a permission fault) shows up only as /sync calls that never answer.
-      this.o.logger?.warn({ err, botId: route.botId, sessionId: route.sessionId, instance }, 'reply part not handed to the waiting /sync call; sending it by callback');
-      return false;
-    }
   }
 }

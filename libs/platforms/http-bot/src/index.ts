@@ -21,5 +21,4 @@ export {
 export * from './callback.js';
 export * from './callback-client.js';
 export * from './adapter.js';
-export * from './sync-relay.js';
 export * from './platform.js';

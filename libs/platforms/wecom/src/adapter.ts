@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
-import { z } from 'zod';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
+import { ApiAnswer, callWechatApi, isTokenRejected, TokenAnswer, WecomApiError } from './api.js';
 import { agentIdOf } from './message.js';
 import { WECOM } from './name.js';
 
@@ -12,14 +11,10 @@ export const WECOM_TEXT_BYTES = 2048;
 /** Parts of one reply, at most: a reply longer than this many messages is cut, and says so. */
 const MAX_PARTS = 20;
 const TRUNCATED = '\n\n… (truncated)';
-const CALL_TIMEOUT_MS = 10_000;
-const MAX_ATTEMPTS = 3;
 /** The access token is renewed this long before WeCom's `expires_in` says it ends. */
 const TOKEN_MARGIN_MS = 5 * 60_000;
 /** Access tokens of this many apps are kept per replica; the oldest goes first. */
 const MAX_CACHED_TOKENS = 1_000;
-/** `access_token` invalid (40014) or expired (42001): fetch a new one and send again. */
-const TOKEN_ERRCODES: ReadonlySet<number> = new Set([40014, 42001]);
 
 /** How many UTF-16 units of `text`'s start fit in `maxBytes` UTF-8 bytes without cutting a character. */
 function fittingLength(text: string, maxBytes: number): number {
@@ -55,22 +50,6 @@ export function splitUtf8(text: string, maxBytes = WECOM_TEXT_BYTES, maxParts = 
     parts.push(`${last.slice(0, fittingLength(last, maxBytes - Buffer.byteLength(TRUNCATED, 'utf8')))}${TRUNCATED}`);
   }
   return parts;
-}
-
-const ApiAnswer = z.object({ errcode: z.number().int().default(0), errmsg: z.string().default('') }).loose();
-const TokenAnswer = ApiAnswer.extend({ access_token: z.string().min(1).optional(), expires_in: z.number().int().positive().optional() });
-
-/** A WeCom API error: `errcode` as WeCom gave it; HTTP-level failures have none. */
-export class WecomApiError extends Error {
-  constructor(
-    message: string,
-    readonly errcode: number | undefined,
-    /** Whether the same call may pass later (5xx, network, WeCom's "system busy" -1). */
-    readonly retryable: boolean,
-  ) {
-    super(message);
-    this.name = 'WecomApiError';
-  }
 }
 
 interface CachedToken {
@@ -124,10 +103,10 @@ export class WecomAdapter implements PlatformAdapter {
     for (let fresh = false; ; fresh = true) {
       const token = await this.accessToken(config, signal);
       try {
-        await this.call(config, `/message/send?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, ApiAnswer, signal);
+        await callWechatApi(this.fetchImpl, config.api_base_url, `/message/send?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, ApiAnswer, signal);
         return;
       } catch (err) {
-        if (fresh || !(err instanceof WecomApiError) || err.errcode === undefined || !TOKEN_ERRCODES.has(err.errcode)) throw err;
+        if (fresh || !isTokenRejected(err)) throw err;
         this.tokens.delete(tokenKey(config));
       }
     }
@@ -147,7 +126,7 @@ export class WecomAdapter implements PlatformAdapter {
 
   private async fetchToken(config: WecomConfig, key: string, signal?: AbortSignal): Promise<string> {
     const query = new URLSearchParams({ corpid: config.corpid, corpsecret: config.secret });
-    const answer = await this.call(config, `/gettoken?${query.toString()}`, { method: 'GET' }, TokenAnswer, signal);
+    const answer = await callWechatApi(this.fetchImpl, config.api_base_url, `/gettoken?${query.toString()}`, { method: 'GET' }, TokenAnswer, signal);
     if (!answer.access_token) throw new WecomApiError('gettoken answered without access_token', undefined, false);
     const lifetimeMs = (answer.expires_in ?? 7200) * 1000;
     this.tokens.delete(key);
@@ -157,52 +136,6 @@ export class WecomAdapter implements PlatformAdapter {
     }
     this.tokens.set(key, { token: answer.access_token, expiresAt: this.now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2) });
     return answer.access_token;
-  }
-
-  /**
-   * One API call, retried (bounded, with backoff) while it may pass later. Errors name the API path,
-   * never its query: that holds the secret or the access token.
-   */
-  private async call<T extends z.infer<typeof ApiAnswer>>(config: WecomConfig, pathAndQuery: string, init: { method: string; body?: string }, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
-    const path = pathAndQuery.split('?')[0] ?? '';
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.callOnce(`${config.api_base_url.replace(/\/+$/, '')}${pathAndQuery}`, path, init, schema, signal);
-      } catch (err) {
-        const retryable = !(err instanceof WecomApiError) || err.retryable;
-        if (!retryable || attempt >= MAX_ATTEMPTS || signal?.aborted) throw err;
-        await delay(500 * 2 ** (attempt - 1), undefined, signal ? { signal } : undefined);
-      }
-    }
-  }
-
-  private async callOnce<T extends z.infer<typeof ApiAnswer>>(url: string, path: string, init: { method: string; body?: string }, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
-    const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
-    let res: Response;
-    try {
-      res = await this.fetchImpl(url, {
-        method: init.method,
-        ...(init.body !== undefined ? { body: init.body, headers: { 'content-type': 'application/json' } } : {}),
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-    } catch (err) {
-      throw new WecomApiError(`${path}: ${err instanceof Error ? err.name : 'network error'}`, undefined, true);
-    }
-    const text = await res.text();
-    if (!res.ok) throw new WecomApiError(`${path}: HTTP ${res.status}`, undefined, res.status === 429 || res.status >= 500);
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw new WecomApiError(`${path}: the answer is not JSON`, undefined, false);
-    }
-    const answer = schema.safeParse(json);
-    if (!answer.success) throw new WecomApiError(`${path}: unexpected answer`, undefined, false);
-    if (answer.data.errcode !== 0) {
-      // -1: "system busy, try again".
-      throw new WecomApiError(`${path}: errcode ${answer.data.errcode} ${answer.data.errmsg.slice(0, 200)}`, answer.data.errcode, answer.data.errcode === -1);
-    }
-    return answer.data;
   }
 }
 

@@ -14,23 +14,36 @@ export function wecomAesKey(encodingAesKey: string): Buffer {
   return Buffer.from(`${encodingAesKey}=`, 'base64');
 }
 
+/**
+ * SHA-1 (hex) of the parts sorted and joined: WeChat's `signature` (token, timestamp, nonce) and the
+ * `msg_signature` of WeChat's and WeCom's encrypted messages (the same with the ciphertext).
+ */
+export function sortedSha1(parts: readonly string[]): string {
+  return createHash('sha1').update([...parts].sort().join('')).digest('hex');
+}
+
+/** Constant-time check of a `sortedSha1` signature. */
+export function verifySortedSha1(parts: readonly string[], signature: string | undefined): boolean {
+  if (!signature) return false;
+  const want = Buffer.from(sortedSha1(parts), 'utf8');
+  const got = Buffer.from(signature.toLowerCase(), 'utf8');
+  return want.length === got.length && timingSafeEqual(want, got);
+}
+
 /** `msg_signature`: SHA-1 (hex) of token, timestamp, nonce and ciphertext, sorted and joined. */
 export function wecomSignature(token: string, timestamp: string, nonce: string, encrypted: string): string {
-  return createHash('sha1').update([token, timestamp, nonce, encrypted].sort().join('')).digest('hex');
+  return sortedSha1([token, timestamp, nonce, encrypted]);
 }
 
 /** Constant-time check of a callback's `msg_signature`. */
 export function verifyWecomSignature(token: string, timestamp: string, nonce: string, encrypted: string, signature: string | undefined): boolean {
-  if (!signature) return false;
-  const want = Buffer.from(wecomSignature(token, timestamp, nonce, encrypted), 'utf8');
-  const got = Buffer.from(signature.toLowerCase(), 'utf8');
-  return want.length === got.length && timingSafeEqual(want, got);
+  return verifySortedSha1([token, timestamp, nonce, encrypted], signature);
 }
 
 /**
  * Decrypts a callback's `Encrypt` (or a URL check's `echostr`): AES-256-CBC with the key's first 16
  * bytes as IV, PKCS#7 to 32-byte blocks, then 16 random bytes, the message length (network order),
- * the message and the receiver id, which must be this bot's corp id. Never throws.
+ * the message and the receiver id, which must be this bot's (a WeCom corp id, a WeChat AppID). Never throws.
  */
 export function decryptWecom(encodingAesKey: string, encrypted: string, receiverId: string): DecryptResult {
   const fail = (reason: string): DecryptResult => ({ ok: false, code: 'undecryptable', reason });

@@ -32,7 +32,8 @@ export const EncryptedEnvelope = z.object({
   Encrypt: z.string().min(1, 'Encrypt is empty'),
 });
 
-const digits = (what: string) => z.string().regex(/^\d{1,20}$/, `${what} must be a number`);
+/** A numeric field kept as a string (a MsgId is 64-bit: as a JS number it would lose digits). */
+export const digits = (what: string) => z.string().regex(/^\d{1,20}$/, `${what} must be a number`);
 /** WeCom user ids: letters, digits and `_-.@` (up to 64); bounded loosely so a change does not drop messages. */
 const UserId = z.string().regex(/^[\w.@-]{1,128}$/, 'a WeCom user id');
 
@@ -43,10 +44,7 @@ const Common = z.object({
   MsgId: digits('MsgId'),
   AgentID: digits('AgentID'),
 });
-const TextMessage = Common.extend({ MsgType: z.literal('text'), Content: z.string() });
-const ImageMessage = Common.extend({ MsgType: z.literal('image'), PicUrl: z.string().max(2000).default(''), MediaId: z.string().max(500).default('') });
-
-/** One app message as a query needs it (WeCom app messages are 1:1 between a member and the app). */
+/** One WeCom app message as a query needs it (WeCom app messages are 1:1 between a member and the app). */
 export interface WecomInbound {
   msgId: string;
   userId: string;
@@ -58,11 +56,16 @@ export interface WecomInbound {
 const issues = (e: z.ZodError) => e.issues.map((i) => `${i.path.join('.') || 'xml'}: ${i.message}`).join('; ');
 
 /**
- * The decrypted message XML as LangBot's wecom adapter reads it: `text` becomes its text, `image` an
- * image by its URL; other types (voice, video, location, link) and events (subscribe, enter_agent)
- * are skipped (`message: null`). A text or image message that does not parse is malformed.
+ * A WeChat-family message's XML (WeCom app, Official Account) as LangBot's adapters read it: `text`
+ * becomes its text, `image` an image by its URL; other types (voice, video, location, link) and
+ * events (subscribe, enter_agent) are skipped (`message: null`). `common` is the platform's schema
+ * of the fields every message has (sender, MsgId); a text or image message that does not parse is
+ * malformed.
  */
-export function parseWecomMessage(xml: string): { ok: true; message: WecomInbound | null; skipped?: string } | { ok: false; error: string } {
+export function parseWechatFamilyMessage<S extends z.ZodRawShape>(
+  xml: string,
+  common: z.ZodObject<S>,
+): { ok: true; message: { fields: z.output<z.ZodObject<S>>; messageChain: MessageComponent[] } | null; skipped?: string } | { ok: false; error: string } {
   const parsed = parseXmlFields(xml);
   if (!parsed.ok) return parsed;
   const type = parsed.fields['MsgType'];
@@ -71,21 +74,33 @@ export function parseWecomMessage(xml: string): { ok: true; message: WecomInboun
     const event = parsed.fields['Event'];
     return { ok: true, message: null, skipped: `MsgType ${type.slice(0, 40)}${event ? ` (${event.slice(0, 40)})` : ''}` };
   }
-  const m = (type === 'text' ? TextMessage : ImageMessage).safeParse(parsed.fields);
-  if (!m.success) return { ok: false, error: issues(m.error) };
-  const d = m.data;
+  const base = common.safeParse(parsed.fields);
+  if (!base.success) return { ok: false, error: issues(base.error) };
   let chain: MessageComponent[];
-  if (d.MsgType === 'text') {
-    const text = storableText(d.Content);
+  if (type === 'text') {
+    const content = TextFields.safeParse(parsed.fields);
+    if (!content.success) return { ok: false, error: issues(content.error) };
+    const text = storableText(content.data.Content);
     if (!text.trim()) return { ok: true, message: null, skipped: 'empty text' };
     chain = [{ type: 'Plain', text }];
   } else {
-    chain = [{ type: 'Image', image_id: d.MediaId, url: d.PicUrl, path: '', base64: '' }];
+    const image = ImageFields.safeParse(parsed.fields);
+    if (!image.success) return { ok: false, error: issues(image.error) };
+    chain = [{ type: 'Image', image_id: image.data.MediaId, url: image.data.PicUrl, path: '', base64: '' }];
   }
-  return {
-    ok: true,
-    message: { msgId: d.MsgId, userId: d.FromUserName, agentId: d.AgentID, createTime: Number(d.CreateTime), messageChain: storableChain(chain) },
-  };
+  return { ok: true, message: { fields: base.data, messageChain: storableChain(chain) } };
+}
+
+const TextFields = z.object({ Content: z.string() });
+const ImageFields = z.object({ PicUrl: z.string().max(2000).default(''), MediaId: z.string().max(500).default('') });
+
+/** A WeCom app message (see `parseWechatFamilyMessage`), its agent and member. */
+export function parseWecomMessage(xml: string): { ok: true; message: WecomInbound | null; skipped?: string } | { ok: false; error: string } {
+  const r = parseWechatFamilyMessage(xml, Common);
+  if (!r.ok) return r;
+  if (!r.message) return { ok: true, message: null, ...(r.skipped !== undefined ? { skipped: r.skipped } : {}) };
+  const d = r.message.fields;
+  return { ok: true, message: { msgId: d.MsgId, userId: d.FromUserName, agentId: d.AgentID, createTime: Number(d.CreateTime), messageChain: r.message.messageChain } };
 }
 
 /**

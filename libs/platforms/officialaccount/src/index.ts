@@ -1,0 +1,4 @@
+export * from './config.js';
+export * from './message.js';
+export * from './adapter.js';
+export * from './platform.js';

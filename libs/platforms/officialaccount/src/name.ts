@@ -1,0 +1,1 @@
+export const OFFICIAL_ACCOUNT = 'officialaccount';
