@@ -107,3 +107,16 @@ test('a synthesized id is the call\'s delta index, not its position', () => {
   ]);
   assert.deepEqual(message.tool_calls!.map((c) => [c.id, c.function.name]), [['call_2', 'f'], ['call_5', 'g']]);
 });
+
+test('reasoning blocks are kept on the round message for the next request, not shown, and not counted as deltas', () => {
+  const deltas: StreamDelta[] = [
+    { reasoning: 'plan' },
+    { blocks: [{ type: 'thinking', thinking: 'plan', signature: 'sig' }] },
+    { toolCalls: [{ index: 1, id: 'toolu_1', name: 'weather', arguments: '{}' }] },
+    { finishReason: 'tool_calls', blocks: [{ type: 'thought_signature', signature: 'g', tool_call_id: 'toolu_1' }] },
+  ];
+  const { out, message } = run(deltas);
+  assert.equal(out.at(-1)!.text, '<think>\nplan\n</think>\n');
+  assert.deepEqual(message.reasoning_blocks, [{ type: 'thinking', thinking: 'plan', signature: 'sig' }, { type: 'thought_signature', signature: 'g', tool_call_id: 'toolu_1' }]);
+  assert.equal(run([{ content: 'plain' }, { finishReason: 'stop' }]).message.reasoning_blocks, undefined);
+});
