@@ -139,7 +139,7 @@ export class RunHandler {
     const emitItem = (item: AgentItem) => answer.item(toEventBody(item));
     const tally = new UsageTally();
     const startedAt = Date.now();
-    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem, tally) : await this.externalRunner(run, ctx, emitItem);
+    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem, tally) : await this.externalRunner(run, ctx, emitItem, tally);
     // Written with the run's end (the history append or the failure), never a statement of its own.
     const usage: RunUsage = {
       runner, model: tally.model, modelCalls: tally.calls, inputTokens: tally.inputTokens, outputTokens: tally.outputTokens, cost: tally.cost,
@@ -220,9 +220,14 @@ export class RunHandler {
     return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, usage, emit: async (i) => void (await emit(i)) });
   }
 
-  private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {
+  private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, tally: UsageTally): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {
     try {
       const result = await this.external.run(run, async (i) => void (await emit(i)), ctx.signal);
+      // The tokens the service reported (Dify, Coze, DashScope); its models have no prices here, so no cost.
+      if (result.usage) {
+        tally.inputTokens += result.usage.inputTokens;
+        tally.outputTokens += result.usage.outputTokens;
+      }
       return { ok: true, messages: [{ role: 'assistant', content: result.text }] };
     } catch (err) {
       if (ctx.signal.aborted) throw err;

@@ -33,6 +33,21 @@ export function assertStreamedAnswer(parts: ReceivedCallback[], expected: string
   for (const p of parts) assert.ok(expected.startsWith(replyText(p)), `part is a prefix: ${replyText(p)}`);
 }
 
+/** The session's query record once the run wrote its end, with the tokens the service reported. */
+export async function assertRecordedTokens(sys: TestSystem, sessionId: string, expected: { inputTokens: number; outputTokens: number }): Promise<void> {
+  const prisma = createPrismaClient(sys.db.url);
+  try {
+    const record = await waitUntil('the run\'s usage on the query record', async () => {
+      const row = await prisma.queryRecord.findFirst({ where: { launcherId: sessionId }, orderBy: { receivedAt: 'asc' } });
+      return row?.status === 'succeeded' && row.inputTokens !== null ? row : undefined;
+    });
+    assert.deepEqual({ inputTokens: record.inputTokens, outputTokens: record.outputTokens }, expected);
+    assert.equal(record.cost, null, 'no prices for the service\'s models');
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
 /** The operator revokes the key the pipeline holds: the user gets the failure hint as the one final part, the query fails with the reason. */
 export async function assertRefusedKeyFails(sys: TestSystem, fake: FakeKeyedExternal, sessionId: string, reason: RegExp): Promise<void> {
   const key = fake.apiKey;

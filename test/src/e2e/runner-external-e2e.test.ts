@@ -2,7 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { startFakeDify, startFakeN8n, type FakeExternal, type FakeKeyedExternal } from '../fakes/external-runner-apis.js';
-import { answer, assertRefusedKeyFails, assertStreamedAnswer, send } from './external-runner-e2e-support.js';
+import { fakeUsage } from '../fakes/external-runner-apis.js';
+import { answer, assertRecordedTokens, assertRefusedKeyFails, assertStreamedAnswer, send } from './external-runner-e2e-support.js';
 
 /**
  * The external runners through the whole broker: an HTTP-bot message enters the ingress, the
@@ -35,6 +36,9 @@ describe('dify-service-api through the broker', () => {
     assert.equal(dify.requests[0].body.query, 'hello dify');
     assert.equal(dify.requests[0].body.conversation_id, '', 'a new session starts a new Dify conversation');
     assert.equal(sys.llm.requests.length, 0, 'the local model is not used');
+    // The tokens of Dify's message_end usage are on the query record, for the monitoring.
+    const usage = fakeUsage('hello dify', answer);
+    await assertRecordedTokens(sys, 'dify-session', { inputTokens: usage.input, outputTokens: usage.output });
 
     const second = await send(sys, 'dify-session', 'and again');
     assertStreamedAnswer(second, answer);

@@ -24,6 +24,8 @@ describe('external runners', () => {
     const result = await runDify(dify(fake.url), i);
     assert.equal(result.text, answer);
     assert.equal(result.conversationId, 'conv-9');
+    // message_end's metadata.usage: 10 + 2 words of the query in, the answer's 18 words out.
+    assert.deepEqual(result.usage, { inputTokens: 12, outputTokens: 18 });
     const chunks = items.filter((x) => x.kind === 'chunk');
     assert.deepEqual(chunks.map((c) => [c.isFinal, c.text.trim().split(' ').length]), [[false, 8], [false, 16], [true, 18]]);
     const req = fake.requests[0];
@@ -95,6 +97,7 @@ describe('more external runners', () => {
     const result = await runCoze(coze(fake.url), i);
     assert.equal(result.text, answer);
     assert.equal(result.conversationId, 'coze-conv-1');
+    assert.deepEqual(result.usage, { inputTokens: 12, outputTokens: 18 }, 'chat.completed usage: input_count and output_count');
     assert.deepEqual(items.filter((x) => x.kind === 'chunk').map((c) => [c.isFinal, c.text.trim().split(' ').length]), [[false, 8], [false, 16], [true, 18]]);
     const req = fake.requests[0];
     assert.equal(req.path, '/v3/chat');
@@ -147,6 +150,7 @@ describe('more external runners', () => {
     const result = await runDashscope(dashscope(fake.url), i);
     assert.equal(result.text, '<think>\nSearching the docs.\n</think>\nSee (参考资料来自: manual.pdf) and <ref>[7]</ref>.');
     assert.equal(result.conversationId, 'sess-4');
+    assert.deepEqual(result.usage, { inputTokens: 12, outputTokens: 4 }, 'the last chunk\'s usage.models');
     assert.equal(finals(items).length, 1);
     const req = fake.requests[0];
     assert.equal(req.path, '/api/v1/apps/app-1/completion');

@@ -22,6 +22,25 @@ export interface FakeKeyedExternal extends FakeExternal {
 }
 
 /**
+ * The token counts a fake service reports for a call: the prompt's words plus a fixed 10 for the
+ * app's own prompt, and the answer's words. Deterministic, so a test can expect them.
+ */
+export function fakeUsage(prompt: string, answer: string): { input: number; output: number } {
+  const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+  return { input: 10 + words(prompt), output: words(answer) };
+}
+
+/** Dify's `message_end` metadata.usage, with the fields its API returns. */
+function difyUsage(prompt: string, answer: string) {
+  const { input, output } = fakeUsage(prompt, answer);
+  return {
+    prompt_tokens: input, prompt_unit_price: '0.001', prompt_price_unit: '0.001', prompt_price: (input * 0.000001).toFixed(7),
+    completion_tokens: output, completion_unit_price: '0.002', completion_price_unit: '0.001', completion_price: (output * 0.000002).toFixed(7),
+    total_tokens: input + output, total_price: ((input + output) * 0.0000015).toFixed(7), currency: 'USD', latency: 0.42,
+  };
+}
+
+/**
  * Dify: `POST /v1/chat-messages` streams `message` events (the answer split in words) and
  * `message_end`; `POST /v1/workflows/run` streams `text_chunk` events and `workflow_finished` with
  * `outputs.summary`. Requests need `Authorization: Bearer <apiKey>`.
@@ -47,7 +66,7 @@ export async function startFakeDify(opts: { apiKey: string; answer: string; conv
         await sleep(1);
       }
       if (opts.failWith) send({ event: 'error', code: 'provider_error', message: opts.failWith, status: 500 });
-      else send({ event: 'message_end', conversation_id, message_id: 'm1', metadata: {} });
+      else send({ event: 'message_end', conversation_id, message_id: 'm1', metadata: { usage: difyUsage(body.query ?? '', opts.answer) } });
     } else if (req.url === '/v1/workflows/run') {
       send({ event: 'workflow_started', data: { id: 'run1' } });
       for (const w of words) send({ event: 'text_chunk', data: { text: w } });
@@ -126,7 +145,8 @@ export async function startFakeCoze(opts: { apiKey: string; answer: string; reas
       return void res.end();
     }
     send('conversation.message.completed', { ...msg, content: opts.answer });
-    send('conversation.chat.completed', { ...chat, status: 'completed', usage: { token_count: 1 } });
+    const usage = fakeUsage(body.additional_messages?.[0]?.content ?? '', opts.answer);
+    send('conversation.chat.completed', { ...chat, status: 'completed', usage: { token_count: usage.input + usage.output, output_count: usage.output, input_count: usage.input } });
     send('done', '"[DONE]"');
     res.end();
   });
@@ -211,7 +231,13 @@ export async function startFakeDashscope(opts: { apiKey: string; appId: string; 
       send(workflow ? { workflow_message: { node_id: 'End_1', message: { role: 'assistant', content: w } }, text: undefined } : { text: w });
       await sleep(1);
     }
-    send({ finish_reason: 'stop', text: '', ...(opts.references ? { doc_references: opts.references } : {}) });
+    // The last chunk carries the call's usage, per model, as DashScope's application API reports it.
+    const usage = fakeUsage(body.input?.prompt ?? '', opts.answer);
+    res.write(`id:${++id}\nevent:result\n:HTTP_STATUS/200\ndata:${JSON.stringify({
+      output: { session_id, finish_reason: 'stop', text: '', ...(opts.references ? { doc_references: opts.references } : {}) },
+      usage: { models: [{ model_id: 'qwen-plus', input_tokens: usage.input, output_tokens: usage.output }] },
+      request_id: 'req-1',
+    })}\n\n`);
     res.end();
   });
   fake.url = `${await listen(server)}/api/v1`;

@@ -17,9 +17,22 @@ export interface ExternalInput {
   signal?: AbortSignal;
 }
 
+/** Token usage as the remote service reported it for the run (summed over its model calls). */
+export interface ExternalUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 export interface ExternalResult {
   text: string;
   conversationId?: string;
+  /** Absent when the service reports no usage (n8n, WeKnora) or this run's answer carried none. */
+  usage?: ExternalUsage;
+}
+
+/** A token count as a service sends it: a non-negative integer, or nothing. */
+export function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
 const THINK_BLOCK = /<think>[\s\S]*?<\/think>/g;

@@ -1,4 +1,4 @@
-import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, type ExternalInput, type ExternalResult } from './common.js';
+import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, tokenCount, type ExternalInput, type ExternalResult, type ExternalUsage } from './common.js';
 import { sseMessages } from './stream-parsers.js';
 import { str, num, bool, type RunnerSettings, type SecretResolver } from './settings.js';
 
@@ -21,6 +21,8 @@ interface CozeEventData {
   msg?: string;
   message?: string;
   last_error?: { code?: number | string; msg?: string };
+  /** `conversation.chat.completed`: the chat's usage (`token_count`, `input_count`, `output_count`). */
+  usage?: { input_count?: unknown; output_count?: unknown };
 }
 
 /**
@@ -61,6 +63,7 @@ export async function runCoze(cfg: CozeConfig, input: ExternalInput): Promise<Ex
   let conversationId = input.conversationId;
   let reasoning: 'none' | 'open' | 'closed' = 'none';
   let ended = false;
+  let usage: ExternalUsage | undefined;
   for await (const { event, data } of sseMessages(res.body)) {
     const ev = parseEvent<CozeEventData>(data);
     const d = ev !== null && typeof ev === 'object' ? ev : {};
@@ -82,12 +85,15 @@ export async function runCoze(cfg: CozeConfig, input: ExternalInput): Promise<Ex
     } else if (event === 'error') {
       throw new ExternalRunnerError(`Coze error ${d.code ?? ''}: ${d.msg ?? d.message ?? data.slice(0, 500)}`);
     } else if (event === 'conversation.chat.completed' || event === 'done' || event.endsWith('.done')) {
+      const input = tokenCount(d.usage?.input_count);
+      const output = tokenCount(d.usage?.output_count);
+      if (input !== undefined && output !== undefined) usage = { inputTokens: input, outputTokens: output };
       ended = true;
     }
   }
   if (!ended) throw new ExternalRunnerError('Coze stream ended before its final event');
   if (reasoning === 'open') await reply.delta('\n</think>\n');
-  return { text: await reply.finish(), conversationId };
+  return { text: await reply.finish(), conversationId, ...(usage ? { usage } : {}) };
 }
 
 /** Reads `ai.coze-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */

@@ -1,4 +1,4 @@
-import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, type ExternalInput, type ExternalResult } from './common.js';
+import { checkResponse, ExternalReply, ExternalRunnerError, parseEvent, requestSignal, tokenCount, type ExternalInput, type ExternalResult, type ExternalUsage } from './common.js';
 import { sseMessages } from './stream-parsers.js';
 import { str, either, DEFAULT_TIMEOUT_MS, type RunnerSettings, type SecretResolver } from './settings.js';
 
@@ -29,6 +29,29 @@ interface DashscopeChunk {
   code?: string;
   message?: string;
   request_id?: string;
+  /**
+   * The call's usage: apps report it per model (`models: [{model_id, input_tokens, output_tokens}]`),
+   * some at the top (`input_tokens`, `output_tokens`); filled on the last chunk.
+   */
+  usage?: { models?: Array<{ model_id?: unknown; input_tokens?: unknown; output_tokens?: unknown }> | null; input_tokens?: unknown; output_tokens?: unknown };
+}
+
+/** The usage a DashScope chunk reports, if any, summed over its models. */
+function dashscopeUsage(usage: DashscopeChunk['usage']): ExternalUsage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const models = Array.isArray(usage.models) ? usage.models : [];
+  if (models.length) {
+    let inputTokens = 0;
+    let outputTokens = 0;
+    for (const m of models) {
+      inputTokens += tokenCount(m?.input_tokens) ?? 0;
+      outputTokens += tokenCount(m?.output_tokens) ?? 0;
+    }
+    return { inputTokens, outputTokens };
+  }
+  const inputTokens = tokenCount(usage.input_tokens);
+  const outputTokens = tokenCount(usage.output_tokens);
+  return inputTokens !== undefined && outputTokens !== undefined ? { inputTokens, outputTokens } : undefined;
 }
 
 const REFERENCE_TAG = /<ref>\[(.*?)\]<\/ref>/g;
@@ -67,6 +90,7 @@ export async function runDashscope(cfg: DashscopeConfig, input: ExternalInput): 
   let conversationId = input.conversationId;
   let thinking: 'none' | 'open' | 'closed' = 'none';
   let ended = false;
+  let usage: ExternalUsage | undefined;
   for await (const { event, data } of sseMessages(res.body)) {
     const chunk = parseEvent<DashscopeChunk>(data);
     if (!chunk || typeof chunk !== 'object') continue;
@@ -74,6 +98,7 @@ export async function runDashscope(cfg: DashscopeConfig, input: ExternalInput): 
       throw new ExternalRunnerError(`DashScope error ${chunk.code ?? ''}: ${chunk.message ?? ''} (request ${chunk.request_id ?? '?'})`);
     }
     const out = chunk.output ?? {};
+    usage = dashscopeUsage(chunk.usage) ?? usage;
     if (out.session_id) conversationId = out.session_id;
     for (const doc of (out.doc_references ?? []).slice(0, MAX_REFERENCES)) {
       if (doc.index_id != null && references.size < MAX_REFERENCES) references.set(String(doc.index_id), String(doc.doc_name ?? ''));
@@ -97,7 +122,7 @@ export async function runDashscope(cfg: DashscopeConfig, input: ExternalInput): 
   }
   if (!ended) throw new ExternalRunnerError('DashScope stream ended before its final event');
   if (thinking === 'open') await reply.delta('\n</think>\n');
-  return { text: await reply.finish(), conversationId };
+  return { text: await reply.finish(), conversationId, ...(usage ? { usage } : {}) };
 }
 
 /** Reads `ai.dashscope-app-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */

@@ -1,4 +1,4 @@
-import { checkResponse, ExternalReply, ExternalRunnerError, type ExternalInput, type ExternalResult } from './common.js';
+import { checkResponse, ExternalReply, ExternalRunnerError, tokenCount, type ExternalInput, type ExternalResult, type ExternalUsage } from './common.js';
 import { sseEvents } from './stream-parsers.js';
 import { str, type RunnerSettings, type SecretResolver } from './settings.js';
 
@@ -21,6 +21,8 @@ interface DifyEvent {
   message?: string;
   code?: string;
   data?: { text?: string; outputs?: Record<string, unknown>; error?: string; status?: string };
+  /** `message_end`: the run's usage (`prompt_tokens`, `completion_tokens`, `total_tokens`, prices). */
+  metadata?: { usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } };
 }
 
 /**
@@ -47,6 +49,7 @@ export async function runDify(cfg: DifyConfig, input: ExternalInput): Promise<Ex
   let conversationId = input.conversationId;
   let summary: string | undefined;
   let ended = false;
+  let usage: ExternalUsage | undefined;
   for await (const data of sseEvents(res.body)) {
     let ev: DifyEvent;
     try {
@@ -70,15 +73,20 @@ export async function runDify(cfg: DifyConfig, input: ExternalInput): Promise<Ex
         ended = true;
         break;
       }
-      case 'message_end':
+      case 'message_end': {
+        // A workflow run reports only a total (workflow_finished data.total_tokens), which splits into no input and output.
+        const input = tokenCount(ev.metadata?.usage?.prompt_tokens);
+        const output = tokenCount(ev.metadata?.usage?.completion_tokens);
+        if (input !== undefined && output !== undefined) usage = { inputTokens: input, outputTokens: output };
         ended = true;
         break;
+      }
       case 'error':
         throw new ExternalRunnerError(`Dify error ${ev.code ?? ''}: ${ev.message ?? ''}`);
     }
   }
   if (!ended) throw new ExternalRunnerError('Dify stream ended before its final event');
-  return { text: await reply.finish(summary), conversationId };
+  return { text: await reply.finish(summary), conversationId, ...(usage ? { usage } : {}) };
 }
 
 /** Reads `ai.dify-service-api` into the runner's config, with LangBot's defaults; secrets through `secret`. */
