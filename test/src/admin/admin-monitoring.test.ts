@@ -68,11 +68,17 @@ describe('admin API: monitoring', () => {
     assert.ok(Math.abs(q.cost - (q.inputTokens * 1000 + q.outputTokens * 2000) / 1e6) < 1e-9);
     const timeline = await waitUntil('the orchestrator\'s stages on the record', async () => {
       const got = await api.call('GET', `/queries/${answered}/timeline`);
-      return got.body.steps.some((s: { stage: string }) => s.stage === 'run local-agent') && got.body.steps.length > 3 ? got.body : undefined;
+      const steps: { stage: string }[] = got.body.steps;
+      return steps.some((s) => s.stage === 'run local-agent') && steps.some((s) => s.stage.startsWith('deliver ')) && steps.length > 3 ? got.body : undefined;
     }, 30_000, 200);
     const stages: string[] = timeline.steps.map((s: { stage: string }) => s.stage);
     assert.equal(stages[0], 'queued');
     assert.ok(stages.includes('MessageProcessor'), stages.join());
+    // The dispatcher's delivery of the reply: one step, once, after the run started.
+    const delivery = timeline.steps.filter((s: { stage: string }) => s.stage.startsWith('deliver '));
+    assert.equal(delivery.length, 1, stages.join());
+    const run = timeline.steps.find((s: { stage: string }) => s.stage === 'run local-agent');
+    assert.ok(delivery[0].offsetMs >= run.offsetMs, JSON.stringify(timeline.steps));
     assert.ok(timeline.steps.every((s: { offsetMs: number; ms: number }) => s.ms >= 0 && s.offsetMs >= -1_000));
   });
 
