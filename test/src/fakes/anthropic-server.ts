@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
-import { NativeScript, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
+import { NativeScript, pace, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
 
 /**
  * A fake Anthropic Messages API (`POST /v1/messages`) speaking the real wire format: the JSON
@@ -89,14 +89,20 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
     const event = (name: string, data: unknown) => res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
     event('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
     event('ping', { type: 'ping' });
-    blocks.forEach((b, index) => {
+    for (const [index, b] of blocks.entries()) {
       if (b.type === 'thinking') {
         event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-        for (const piece of textPieces(String(b.thinking), answer.chunkSize)) event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+        for (const piece of textPieces(String(b.thinking), answer.chunkSize)) {
+          await pace(answer);
+          event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: piece } });
+        }
         event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: b.signature } });
       } else if (b.type === 'text') {
         event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-        for (const piece of textPieces(String(b.text), answer.chunkSize)) event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+        for (const piece of textPieces(String(b.text), answer.chunkSize)) {
+          await pace(answer);
+          event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } });
+        }
       } else {
         event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
         const json = JSON.stringify(b.input);
@@ -105,7 +111,7 @@ export async function startFakeAnthropic(opts: { apiKey?: string } = {}): Promis
         for (const part of [json.slice(0, half), json.slice(half)]) event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: part } });
       }
       event('content_block_stop', { type: 'content_block_stop', index });
-    });
+    }
     event('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
     event('message_stop', { type: 'message_stop' });
     res.end();

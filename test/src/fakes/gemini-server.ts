@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
-import { NativeScript, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
+import { NativeScript, pace, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
 
 /**
  * A fake Gemini API (`POST /v1beta/models/{model}:generateContent` and
@@ -82,10 +82,16 @@ export async function startFakeGemini(opts: { apiKey?: string } = {}): Promise<F
 
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const event = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\r\n\r\n`);
-    for (const piece of textPieces(answer.thinking ?? '', answer.chunkSize)) event(chunk([{ text: piece, thought: true }], false));
+    for (const piece of textPieces(answer.thinking ?? '', answer.chunkSize)) {
+      await pace(answer);
+      event(chunk([{ text: piece, thought: true }], false));
+    }
     const textChunks = textPieces(answer.text ?? '', answer.chunkSize);
     // The last chunk carries the calls (with their signatures), the finish reason and the usage.
-    textChunks.forEach((piece, i) => event(chunk([{ text: piece }], i === textChunks.length - 1 && calls.length === 0)));
+    for (const [i, piece] of textChunks.entries()) {
+      await pace(answer);
+      event(chunk([{ text: piece }], i === textChunks.length - 1 && calls.length === 0));
+    }
     if (calls.length || textChunks.length === 0) event(chunk(calls, true));
     res.end();
   });

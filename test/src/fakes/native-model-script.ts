@@ -13,6 +13,8 @@ export interface NativeFakeResponse {
   /** Answer with this HTTP status and the API's own error body instead. */
   error?: { status: number; message: string };
   chunkSize?: number;
+  /** Pause before each streamed piece, so a platform sees the answer grow instead of one coalesced part. */
+  pieceDelayMs?: number;
 }
 
 export type NativeFakeResponder = (body: Record<string, unknown>, n: number) => NativeFakeResponse;
@@ -74,4 +76,9 @@ export function textPieces(text: string, chunkSize?: number): string[] {
 
 export function wordCount(value: unknown): number {
   return JSON.stringify(value ?? '').split(/\s+/).filter(Boolean).length;
+}
+
+/** Waits the response's piece delay, if any, before the next streamed piece. */
+export function pace(response: NativeFakeResponse): Promise<void> | undefined {
+  return response.pieceDelayMs ? new Promise((resolve) => setTimeout(resolve, response.pieceDelayMs)) : undefined;
 }

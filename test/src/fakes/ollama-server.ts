@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
-import { NativeScript, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
+import { NativeScript, pace, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
 
 /**
  * A fake Ollama (`POST /api/chat`) speaking its real wire format: NDJSON lines
@@ -45,8 +45,14 @@ export async function startFakeOllama(opts: { apiKey?: string; models?: string[]
     }
     res.writeHead(200, { 'content-type': 'application/x-ndjson' });
     const line = (message: Record<string, unknown>) => res.write(`${JSON.stringify({ model: body.model, created_at: at(), message: { role: 'assistant', content: '', ...message }, done: false })}\n`);
-    for (const piece of textPieces(answer.thinking ?? '', answer.chunkSize)) line({ thinking: piece });
-    for (const piece of textPieces(answer.text ?? '', answer.chunkSize)) line({ content: piece });
+    for (const piece of textPieces(answer.thinking ?? '', answer.chunkSize)) {
+      await pace(answer);
+      line({ thinking: piece });
+    }
+    for (const piece of textPieces(answer.text ?? '', answer.chunkSize)) {
+      await pace(answer);
+      line({ content: piece });
+    }
     if (toolCalls.length) line({ tool_calls: toolCalls });
     res.end(`${JSON.stringify(last)}\n`);
   });
