@@ -14,3 +14,4 @@ export { GatewayRelayAdapter, serveGatewaySends, type GatewayRelayAdapterOptions
 export { ConnectionStateKeeper, SESSION_STORE_EVERY_MS } from './state-keeper.js';
 export { SequencedInbound, MAX_QUEUED_INBOUND, type SequencedInboundOptions } from './sequenced-inbound.js';
 export { HeartbeatGatewaySocket, GatewaySession, GatewayRefusedError, type HeartbeatGatewayOptions } from './heartbeat-gateway.js';
+export { openResumableGateway, type ResumableGateway, type ResumableGatewayOptions, type DispatchedMessage } from './resumable-gateway.js';

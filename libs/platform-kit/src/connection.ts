@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
+import type { RedisClient } from '@conveyor/redis-scripts';
 import type { InboundQuery } from './inbound.js';
 
 export interface ConnectionLogger {
@@ -46,6 +47,12 @@ export interface ConnectionDeps<C> {
   malformed(reason: string, detail?: object): void;
   /** The bot's connection state, read and written in the shape the platform's schema gives it. */
   state<S>(schema: ConnectionStateSchema<S>): ConnectionState<S>;
+  /**
+   * The deployment's Redis and key prefix, for what a platform shares with the other roles' replicas
+   * (an app's access token, also used by the dispatcher). The gateway always gives it; a unit test
+   * may not, and a platform then does without the sharing.
+   */
+  shared?: { redis: RedisClient; prefix: string };
 }
 
 /** The platform refused a reply part; retrying it does not help. Recognised by `code`. */

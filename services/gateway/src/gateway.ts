@@ -42,6 +42,7 @@ export async function startGateway(_app: INestApplication, infra: GatewayInfra):
       logger: infra.logger,
       fence: () => lease.check(),
       publish: (q) => inbound.publish(platform.name, lease, q),
+      shared: { redis: infra.redis, prefix: infra.topology.prefix },
       malformed: (reason, detail) => {
         malformed.add(1, { adapter: platform.name });
         infra.logger.warn({ botId: target.botId, adapter: platform.name, reason, ...detail }, 'malformed event from the platform connection');

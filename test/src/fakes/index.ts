@@ -18,3 +18,4 @@ export * from './native-model-script.js';
 export * from './anthropic-server.js';
 export * from './gemini-server.js';
 export * from './ollama-server.js';
+export * from './qqofficial-server.js';

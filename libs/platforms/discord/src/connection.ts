@@ -1,13 +1,11 @@
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
-import { ConnectionStateKeeper } from '@conveyor/gateway';
+import { openResumableGateway } from '@conveyor/gateway';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import type { DiscordConfig } from './config.js';
 import { chainToContent, DiscordMessage, messageToQuery } from './convert.js';
-import { DiscordGatewaySocket, DiscordSession } from './gateway.js';
+import { discordGatewayProtocol } from './gateway.js';
 import { DiscordApiError, DiscordRest, splitContent } from './rest.js';
 
-/** Inbound messages of one connection waiting to be published; past this a burst is refused, not buffered without bound. */
-const MAX_QUEUED_INBOUND = 1_000;
 /** DM channels remembered per connection (user id → channel id). */
 const MAX_DM_CHANNELS = 4_096;
 /** Channel names as the OneBot group names are cached: an hour when read, a minute when the lookup failed. */
@@ -79,88 +77,33 @@ export const discordConnection: PlatformConnection<DiscordConfig> = {
     };
     // The session is kept in the connection's fenced state, so the next connection of the bot resumes
     // it (Discord replays what it missed) whether it runs on this replica or on one taking the bot over.
-    const state = deps.state(DiscordSession);
-    const resume = await state.get();
-    const keeper = new ConnectionStateKeeper<DiscordSession>(state, (err) => deps.logger.warn({ err, botId: deps.botId }, 'Discord session not stored; the next connection may identify anew'));
-    /** The session the events belong to, and the sequence number up to which every event was handled (its message published). */
-    let session: DiscordSession | undefined = resume;
-    let handledSeq: number | null = resume?.seq ?? null;
-    let latestSeq: number | null = handledSeq;
-    const handled = (seq: number | null) => {
-      if (seq === null || !session || (handledSeq !== null && seq <= handledSeq)) return;
-      handledSeq = seq;
-      keeper.soon({ ...session, seq });
-    };
-    const lastWord = () => (session ? { ...session, seq: handledSeq } : null);
-    let queued = 0;
-    let chain: Promise<void> = Promise.resolve();
-    /** Queues a message for publishing; false when it is not one to publish (nothing waits for it). */
-    const onMessage = (raw: unknown, seq: number | null): boolean => {
-      const parsed = DiscordMessage.safeParse(raw);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        deps.malformed(`MESSAGE_CREATE: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
-        return false;
-      }
-      const m = parsed.data;
-      const self = session?.botUserId ?? '';
-      if (m.author.bot || m.author.id === self) return false;
-      if (queued >= MAX_QUEUED_INBOUND) {
-        deps.malformed('inbound queue full; message dropped', { messageId: m.id });
-        return false;
-      }
-      queued++;
-      chain = chain
-        .then(async () => deps.publish(messageToQuery(m, self, deps.botId, deps.config['enable-stream-reply'], m.guild_id !== undefined ? await channelName(m.channel_id) : '')))
-        .catch((err: unknown) => deps.logger.warn({ err, botId: deps.botId, messageId: m.id }, 'Discord message not published'))
-        .finally(() => {
-          queued--;
-          // Messages are published in order: with none waiting, every event seen so far is handled.
-          handled(queued === 0 ? latestSeq : seq);
-        });
-      return true;
-    };
-    let open: DiscordGatewaySocket;
-    try {
-      open = await DiscordGatewaySocket.connect({
-        url,
-        token: deps.config.token,
-        ...(resume ? { resume } : {}),
-        onDispatch: (event, data, seq) => {
-          latestSeq = seq;
-          if (event === 'MESSAGE_CREATE' && onMessage(data, seq)) return;
-          if (queued === 0) handled(seq);
-        },
-        onSession: (begun) => {
-          session = begun;
-          if (!begun) {
-            handledSeq = null;
-            latestSeq = null;
-            void keeper.now(null);
-            return;
-          }
-          handledSeq ??= begun.seq;
-          void keeper.now({ ...begun, seq: handledSeq });
-        },
-        onMalformed: (reason) => deps.malformed(reason),
-      });
-    } catch (err) {
-      // A session that could not be resumed (or begun) is not tried again: the next connection identifies.
-      await keeper.finish(null);
-      throw err;
-    }
-    deps.logger.info({ botId: deps.botId, resumed: resume !== undefined && open.resumable()?.sessionId === resume.sessionId, botUserId: open.botUserId }, 'Discord Gateway session ready');
-    const dms = new Map<string, string>();
-    const ended = open.ended.then(async (reason) => {
-      await keeper.finish(lastWord());
-      return reason;
-    });
-    return {
-      ended,
-      close: async (reason) => {
-        await open.close(reason);
-        await keeper.finish(lastWord());
+    const open = await openResumableGateway({
+      deps,
+      platform: 'Discord',
+      url,
+      ...discordGatewayProtocol(deps.config.token),
+      onDispatch: (event, data, session) => {
+        if (event !== 'MESSAGE_CREATE') return undefined;
+        const parsed = DiscordMessage.safeParse(data);
+        if (!parsed.success) {
+          const issue = parsed.error.issues[0];
+          deps.malformed(`MESSAGE_CREATE: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+          return undefined;
+        }
+        const m = parsed.data;
+        const self = session?.botUserId ?? '';
+        if (m.author.bot || m.author.id === self) return undefined;
+        return {
+          messageId: m.id,
+          publish: async () => deps.publish(messageToQuery(m, self, deps.botId, deps.config['enable-stream-reply'], m.guild_id !== undefined ? await channelName(m.channel_id) : '')),
+        };
       },
+    });
+    deps.logger.info({ botId: deps.botId, resumed: open.resumed, botUserId: open.socket.resumable()?.botUserId ?? '' }, 'Discord Gateway session ready');
+    const dms = new Map<string, string>();
+    return {
+      ended: open.ended,
+      close: (reason) => open.close(reason),
       send: (route, message, onWritten) => sendWhole(rest, route, message, dms, onWritten),
     };
   },

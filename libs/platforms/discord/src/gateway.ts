@@ -1,4 +1,4 @@
-import { GatewaySession, HeartbeatGatewaySocket, type HeartbeatGatewayOptions } from '@conveyor/gateway';
+import { GatewaySession, type HeartbeatGatewayOptions } from '@conveyor/gateway';
 
 /** GUILDS | GUILD_MESSAGES | DIRECT_MESSAGES | MESSAGE_CONTENT: guild and DM messages with their text. */
 export const DISCORD_INTENTS = (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15);
@@ -17,19 +17,12 @@ const FATAL_CLOSE: Readonly<Record<number, string>> = {
 export const DiscordSession = GatewaySession;
 export type DiscordSession = GatewaySession;
 
-export type DiscordGatewayOptions = Omit<HeartbeatGatewayOptions, 'platform' | 'query' | 'identify' | 'resumeToken' | 'fatalClose'> & { token: string };
-
-/** Discord's Gateway v10 (JSON), with IDENTIFY carrying the bot token and the intents. */
-export type DiscordGatewaySocket = HeartbeatGatewaySocket;
-export const DiscordGatewaySocket = {
-  connect({ token, ...o }: DiscordGatewayOptions): Promise<HeartbeatGatewaySocket> {
-    return HeartbeatGatewaySocket.connect({
-      ...o,
-      platform: 'Discord',
-      query: { v: '10', encoding: 'json' },
-      identify: () => ({ token, intents: DISCORD_INTENTS, properties: { os: process.platform, browser: 'conveyor', device: 'conveyor' } }),
-      resumeToken: token,
-      fatalClose: FATAL_CLOSE,
-    });
-  },
-};
+/** What Discord's Gateway v10 (JSON) asks of the opcode gateway client: the query, IDENTIFY with the bot token and the intents, its fatal close codes. */
+export function discordGatewayProtocol(token: string): Pick<HeartbeatGatewayOptions, 'query' | 'identify' | 'resumeToken' | 'fatalClose'> {
+  return {
+    query: { v: '10', encoding: 'json' },
+    identify: () => ({ token, intents: DISCORD_INTENTS, properties: { os: process.platform, browser: 'conveyor', device: 'conveyor' } }),
+    resumeToken: token,
+    fatalClose: FATAL_CLOSE,
+  };
+}

@@ -1,6 +1,6 @@
 export * from './config.js';
 export { DiscordRest, DiscordApiError, splitContent, DISCORD_MAX_CONTENT } from './rest.js';
-export { DiscordGatewaySocket, DISCORD_INTENTS, DiscordSession } from './gateway.js';
+export { discordGatewayProtocol, DISCORD_INTENTS, DiscordSession } from './gateway.js';
 export { DiscordMessage, messageToChain, messageToQuery, chainToContent } from './convert.js';
 export { discordConnection, sendWhole } from './connection.js';
 export { DiscordAdapter, DISCORD_EDIT_EVERY } from './adapter.js';

@@ -1,6 +1,7 @@
 import { dingtalkPlatform } from '@conveyor/dingtalk';
 import { discordPlatform } from '@conveyor/discord';
 import { kookPlatform } from '@conveyor/kook';
+import { qqOfficialPlatform } from '@conveyor/qqofficial';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
@@ -10,6 +11,7 @@ import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
 import { wecomPlatform } from '@conveyor/wecom';
+import { wecomCsPlatform } from '@conveyor/wecomcs';
 import { PlatformRegistry } from './registry.js';
 
 export { PlatformRegistry } from './registry.js';
@@ -32,5 +34,7 @@ export const platforms = new PlatformRegistry([
   discordPlatform,
   dingtalkPlatform,
   officialAccountPlatform,
+  wecomCsPlatform,
   kookPlatform,
+  qqOfficialPlatform,
 ]);
