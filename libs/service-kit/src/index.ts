@@ -13,4 +13,5 @@ export * from './plugin-runtime.js';
 export * from './config-caches.js';
 export * from './instance-settings.js';
 export * from './query-intake.js';
+export * from './run-events.js';
 export * from './open-route.js';

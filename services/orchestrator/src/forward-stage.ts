@@ -1,11 +1,11 @@
 import { CONTINUE, type Stage } from '@conveyor/pipeline';
-import type { QueryEvents } from './ports.js';
+import type { RunEvents } from '@conveyor/service-kit';
 
 /**
  * The orchestrator's last stage: each item MessageProcessor yields in place (a command or plugin reply) leaves
  * for the dispatcher, which runs the stages after MessageProcessor on it.
  */
-export function forwardItems(events: QueryEvents): Stage {
+export function forwardItems(events: RunEvents): Stage {
   return {
     name: 'ForwardToDispatcher',
     async process(q) {

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { CONFIG_CACHE_SAFETY_TTL_MS, LIMITS, RunRequest, RunnerEvent, type RunnerEventBody } from '@conveyor/contracts';
-import { dropRowsOf, type Infra } from '@conveyor/service-kit';
+import { CONFIG_CACHE_SAFETY_TTL_MS, LIMITS, RunRequest } from '@conveyor/contracts';
+import { dropRowsOf, type Infra, type RunEvents } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, LeasePort } from '@conveyor/pipeline';
 import type { SessionLeases } from '@conveyor/message-state';
@@ -44,37 +44,12 @@ export function leasePort(leases: SessionLeases): LeasePort {
   };
 }
 
-/** How long a hand-off or event publish keeps trying through a broker outage (same dedup id each time). */
+/** How long a hand-off keeps trying through a broker outage (same dedup id each time). */
 const HOP_PUBLISH_RETRY_MS = 60_000;
 
-/** Publishes one query's events (notices, command replies, done) with ids unique per attempt. */
-export class QueryEvents {
-  private seq = 0;
-
-  /** Events published so far; a reply that got any must end with `done`, or its session's later replies wait. */
-  get emitted(): number {
-    return this.seq;
-  }
-
-  constructor(
-    private readonly infra: Infra,
-    private readonly q: PipelineQuery,
-    private readonly attempt: number,
-  ) {}
-
-  async emit(body: RunnerEventBody): Promise<void> {
-    const seq = this.seq++;
-    const event = { v: 1, queryId: this.q.queryId, route: this.q.route, attempt: this.attempt, seq, ...body } as RunnerEvent;
-    await this.infra.publisher.publish(this.infra.topology.subjects.event(this.q.route.botId), RunnerEvent, event, {
-      msgId: `evt:${this.q.queryId}:orch:${this.attempt}:${seq}`,
-      queryId: this.q.queryId,
-      retryForMs: HOP_PUBLISH_RETRY_MS,
-    });
-  }
-}
 
 /** Notices leave as text; the dispatcher adds the at-sender mention when it sends them. */
-export function noticeSink(events: QueryEvents, queryLog: QueryLog): NoticeSink {
+export function noticeSink(events: RunEvents, queryLog: QueryLog): NoticeSink {
   return {
     userNotice: (_q, chain) => events.emit({ kind: 'notice', text: chain.map((c) => (c.type === 'Plain' ? c.text : '')).join('') }),
     markFailed: async (q, error) => queryLog.failed(q.queryId, error),

@@ -9,8 +9,8 @@ import {
 import { RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, waitForTurn, type AggregationTurn, type HolderCheck } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
-import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
-import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink, QueryEvents } from './ports.js';
+import { BotPipelines, InstanceSettingsSource, PluginRuntime, RunEvents } from '@conveyor/service-kit';
+import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { checkPipelineShards, type OrchestratorInfra } from './env.js';
 
@@ -184,7 +184,8 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
     let handedOff = false;
     const q = newQuery(merged, def);
-    const events = new QueryEvents(this.infra, q, ctx.deliveryCount);
+    // Events of a query that ends here (notices, command replies) are numbered by its delivery.
+    const events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator');
     const timeline: StageTime[] = [];
     try {
       const settings = await this.settings.current();

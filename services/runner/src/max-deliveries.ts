@@ -36,9 +36,9 @@ export async function startMaxDeliveriesConsumer(infra: Infra, runs: ConsumerSpe
       const error = `run abandoned after ${advisory.deliveries} deliveries (max ${runs.maxDeliver}): every runner that took it stopped before finishing`;
       infra.logger.error({ queryId: run.queryId, deliveries: advisory.deliveries }, error);
       // A fresh attempt number, above every attempt that streamed, so this ending replaces any partial reply.
-      const emit = handler.publisher(run, await attempts.next(run.queryId));
-      await emit({ kind: 'error', error, userText: userFacingError(run, error) });
-      await emit({ kind: 'done' });
+      const events = handler.events(run, await attempts.next(run.queryId));
+      await events.emit({ kind: 'error', error, userText: userFacingError(run, error) });
+      await events.emit({ kind: 'done' });
       infra.queryLog.failed(run.queryId, error);
       await infra.jsm.streams.deleteMessage(runs.stream, advisory.stream_seq).catch(() => undefined);
     },

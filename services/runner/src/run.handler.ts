@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { RunnerEvent, storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
+import { storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
+import { INFRA, isDependencyOutage, RunEvents } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
 import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
@@ -33,9 +33,6 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
     clearTimeout(timer);
   }
 }
-
-/** How long an event publish keeps trying through a broker outage before the run fails (and is redelivered). */
-const EVENT_PUBLISH_RETRY_MS = 120_000;
 
 /** Executes one run request and publishes what it produced as runner events. */
 @Injectable()
@@ -70,23 +67,11 @@ export class RunHandler {
   }
 
   /**
-   * Events carry (query, attempt, seq) and a dedup id from them: a run that restarts after its runner
-   * died is a new attempt, and the dispatcher drops the older attempt's events.
+   * A run's events carry (query, attempt, seq): a run that restarts after its runner died is a new
+   * attempt, and the dispatcher drops the older attempt's events.
    */
-  publisher(run: Pick<RunRequest, 'queryId' | 'route'>, attempt: number, firstSeq = 0) {
-    let seq = firstSeq;
-    const emit = (body: RunnerEventBody) => {
-      const event = { v: 1, queryId: run.queryId, route: run.route, attempt, seq: seq++, ...body } as RunnerEvent;
-      return this.infra.publisher.publish(this.infra.topology.subjects.event(run.route.botId), RunnerEvent, event, {
-        msgId: `evt:${run.queryId}:${attempt}:${event.seq}`,
-        queryId: run.queryId,
-        // The reply's later events depend on this one: ride out a broker restart instead of leaving a gap.
-        retryForMs: EVENT_PUBLISH_RETRY_MS,
-      });
-    };
-    /** The number the next event will have. */
-    const next = (): DoneEvent => ({ attempt, seq });
-    return Object.assign(emit, { next });
+  events(run: Pick<RunRequest, 'queryId' | 'route'>, attempt: number, firstSeq = 0): RunEvents {
+    return new RunEvents(this.infra, run, attempt, 'runner', firstSeq);
   }
 
   async handle(run: RunRequest, ctx: ConsumeContext): Promise<void> {
@@ -100,9 +85,9 @@ export class RunHandler {
       const error = `run failed on its last delivery (${ctx.deliveryCount} of ${maxDeliver}): ${(err as Error).message}`;
       this.infra.logger.error({ queryId: run.queryId }, error);
       // A fresh attempt number, above every attempt that streamed, so this ending replaces any partial reply.
-      const emit = this.publisher(run, await this.attempts.next(run.queryId));
-      await emit({ kind: 'error', error, userText: userFacingError(run, error) });
-      await emit({ kind: 'done' });
+      const events = this.events(run, await this.attempts.next(run.queryId));
+      await events.emit({ kind: 'error', error, userText: userFacingError(run, error) });
+      await events.emit({ kind: 'done' });
       this.queryLog.failed(run.queryId, error);
     }
   }
@@ -117,11 +102,11 @@ export class RunHandler {
       // wait for that event: publish it again under its own number, with the answer it carried (the
       // bus drops it as a duplicate when it did go out, and so does the dispatcher).
       if (finished.done) {
-        const publish = this.publisher(run, finished.done.attempt, finished.done.seq);
+        const events = this.events(run, finished.done.attempt, finished.done.seq);
         // A recorded answer may have gone out early, as an ordinary event, because the history write
         // was slow: a `done` after it ends the reply then (and is dropped when the answer ended it).
-        if (finished.done.event) await publish(finished.done.event);
-        await publish({ kind: 'done' });
+        if (finished.done.event) await events.emit(finished.done.event);
+        await events.emit({ kind: 'done' });
       }
       this.infra.logger.info({ queryId: run.queryId, delivery, done: finished.done }, 'run already finished; its last event published again, the redelivered copy dropped');
       return;
@@ -134,7 +119,8 @@ export class RunHandler {
       this.infra.logger.warn({ queryId: run.queryId, attempt }, 'run redelivered; starting it again');
       await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });
     }
-    const emit = this.publisher(run, attempt);
+    const events = this.events(run, attempt);
+    const emit = (body: RunnerEventBody) => events.emit(body);
     const answer = new FinalAnswerHold(emit);
     const emitItem = (item: AgentItem) => answer.item(toEventBody(item));
     const tally = new UsageTally();
@@ -155,12 +141,12 @@ export class RunHandler {
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
       const turn = [userTurn, ...outcome.messages];
       if (!held) {
-        await this.saveTurn(run, turn, emit.next(), usage);
+        await this.saveTurn(run, turn, events.next(), usage);
         await emit({ kind: 'done' });
         return;
       }
       const last = { ...held, last: true as const };
-      const written = this.saveTurn(run, turn, { ...emit.next(), event: last }, usage);
+      const written = this.saveTurn(run, turn, { ...events.next(), event: last }, usage);
       if (await settlesWithin(written, ANSWER_WAITS_FOR_HISTORY_MS)) {
         await emit(last);
         return;
@@ -175,7 +161,7 @@ export class RunHandler {
     await answer.release();
     await emit({ kind: 'error', error: outcome.error, userText: outcome.userText });
     // Recorded with the query's end: the number the last event gets (see the redelivery above).
-    this.queryLog.failed(run.queryId, outcome.error, emit.next(), usage);
+    this.queryLog.failed(run.queryId, outcome.error, events.next(), usage);
     await emit({ kind: 'done' });
   }
 
