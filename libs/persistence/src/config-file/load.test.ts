@@ -44,7 +44,7 @@ test('the example file loads with defaults applied', async () => {
   const config = await loadConfigFile(exampleFile, { env: {} });
   assert.equal(config.file, exampleFile);
   assert.deepEqual(config.models, [{
-    id: 'fake', name: 'Fake LLM', baseUrl: 'http://127.0.0.1:8090/v1', apiKeyRef: 'env:LLM_API_KEY',
+    id: 'fake', name: 'Fake LLM', provider: 'openai', baseUrl: 'http://127.0.0.1:8090/v1', apiKeyRef: 'env:LLM_API_KEY',
     modelId: 'gpt-4o-mini', abilities: ['func_call'], extraArgs: {}, timeoutMs: 120000, inputPricePerMTok: null, outputPricePerMTok: null,
   }]);
   const [pipeline] = config.pipelines;
@@ -204,4 +204,34 @@ test('a model entry may carry its prices per 1M tokens', () => {
   const text = `models:\n  - id: m\n    name: M\n    baseUrl: http://127.0.0.1:1/v1\n    model: x\n    inputPricePerMTok: 0.15\n    outputPricePerMTok: "0.6"\n`;
   const config = parseConfigText(text, 'prices.yaml', { env: {} });
   assert.deepEqual([config.models[0]?.inputPricePerMTok, config.models[0]?.outputPricePerMTok], [0.15, 0.6]);
+});
+
+test('a model names its provider, or a preset that gives provider, base URL and abilities', () => {
+  const text = `models:
+  - id: ds
+    preset: deepseek
+    model: deepseek-chat
+  - id: claude
+    preset: anthropic
+    model: claude-x
+    abilities: [func_call]
+    baseUrl: https://claude-proxy.example/
+  - id: local
+    provider: ollama
+    baseUrl: http://127.0.0.1:11434
+    model: qwen3
+`;
+  const [ds, claude, local] = parseConfigText(text, 'presets.yaml', { env: {} }).models;
+  assert.deepEqual([ds.provider, ds.baseUrl, ds.abilities], ['openai', 'https://api.deepseek.com/v1', ['func_call']]);
+  assert.deepEqual([claude.provider, claude.baseUrl, claude.abilities], ['anthropic', 'https://claude-proxy.example/', ['func_call']]);
+  assert.deepEqual([local.provider, local.baseUrl, local.abilities], ['ollama', 'http://127.0.0.1:11434', []]);
+  assertConfigError(minimal().replace('    baseUrl: http://llm/v1\n', ''), 'models[0].baseUrl', /is required \(or name a preset\)/);
+  assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    preset: nowhere'), 'models[0].preset', /unknown preset; one of openai, anthropic/);
+  assertConfigError(minimal().replace('model: gpt', 'model: gpt\n    provider: bedrock'), 'models[0].provider', /openai/);
+});
+
+test("a pipeline's reasoning levels are LangBot's", () => {
+  const config = parseConfigText(minimal().replace('model: {primary: m1}', 'model: {primary: m1, reasoning: {m1: high}}'), FILE, { env: {} });
+  assert.deepEqual((config.pipelines[0].config as any).ai['local-agent'].model.reasoning, { m1: 'high' });
+  assertConfigError(minimal().replace('model: {primary: m1}', 'model: {primary: m1, reasoning: {m1: turbo}}'), 'pipelines[0].config.ai.local-agent.model', /reasoning level "turbo"|must be a model id/);
 });
