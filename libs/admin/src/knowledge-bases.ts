@@ -60,6 +60,24 @@ export class KnowledgeBases {
     return this.get(input.id);
   }
 
+  /**
+   * Changes the fields given. Retrieval reads the settings for every question, so the next query
+   * uses them. A knowledge base declared in conveyor.yaml gets the file's settings again when the file
+   * is synced (a deploy's migrate step).
+   */
+  async update(actor: Principal, id: string, input: AdminApi.KnowledgeBaseUpdateInput): Promise<AdminApi.KnowledgeBase> {
+    if (input.rerankModelId) await this.checkModel('body.rerankModelId', input.rerankModelId, 'rerank');
+    await this.prisma.$transaction(async (tx) => {
+      const existing = await tx.knowledgeBase.findUnique({ where: { id } });
+      if (!existing) throw AdminApiError.notFound('knowledge base', id);
+      const changes = (Object.keys(input) as Array<keyof typeof input>).filter((k) => input[k] !== undefined && input[k] !== existing[k]);
+      if (changes.length === 0) return;
+      await tx.knowledgeBase.update({ where: { id }, data: Object.fromEntries(changes.map((k) => [k, input[k]])) });
+      await recordAudit(tx, { actor: actor.actor, resource: 'knowledge-base', resourceId: id, action: 'update', changes });
+    });
+    return this.get(id);
+  }
+
   /** Refused while a pipeline retrieves from it: its documents and chunks go with it. */
   async remove(actor: Principal, id: string): Promise<void> {
     await this.prisma.$transaction(async (tx) => {

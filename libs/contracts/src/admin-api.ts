@@ -711,6 +711,20 @@ export const KnowledgeBaseCreate = z.strictObject({
 }).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
 export type KnowledgeBaseCreateInput = z.output<typeof KnowledgeBaseCreate>;
 
+/**
+ * PATCH /knowledge-bases/:id: its name, description and retrieval settings, the fields given. The
+ * embedding model and the chunking are fixed: its chunks were cut and embedded with them (create a new
+ * knowledge base to change them). `rerankModelId: null` removes the rerank model.
+ */
+export const KnowledgeBaseUpdate = z.strictObject({
+  name: Name.optional(),
+  description: z.string().max(2_000).optional(),
+  topK: z.number().int().min(1).max(64).optional(),
+  /** An LlmModel with the `rerank` ability, or null for none. */
+  rerankModelId: Id.nullable().optional(),
+}).refine((kb) => Object.keys(kb).length > 0, { message: 'name at least one of name, description, topK, rerankModelId' });
+export type KnowledgeBaseUpdateInput = z.output<typeof KnowledgeBaseUpdate>;
+
 /** What an upload did: a new document, new content under an existing name, or nothing (the same bytes). */
 export const KnowledgeDocumentUploaded = z.object({ outcome: z.enum(['created', 'replaced', 'unchanged']), document: KnowledgeDocument });
 export type KnowledgeDocumentUploaded = z.infer<typeof KnowledgeDocumentUploaded>;

@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, UploadedFile, UseInterceptors, Body } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, UploadedFile, UseInterceptors, Body } from '@nestjs/common';
 import { FileInterceptor } from '@nestjs/platform-express';
 import { AdminApi, LIMITS } from '@conveyor/contracts';
 import { AdminApiError, type KnowledgeBases, type Principal } from '@conveyor/admin';
@@ -33,6 +33,11 @@ export class KnowledgeBasesController {
   @Post()
   create(@Caller() caller: Principal, @Body() body: unknown) {
     return this.kbs.create(caller, parse(AdminApi.KnowledgeBaseCreate, body, 'body'));
+  }
+
+  @Patch(':id')
+  update(@Caller() caller: Principal, @Param('id', StorableId) id: string, @Body() body: unknown) {
+    return this.kbs.update(caller, id, parse(AdminApi.KnowledgeBaseUpdate, body, 'body'));
   }
 
   @Delete(':id')

@@ -59,6 +59,7 @@ const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; 
   'GET /knowledge-bases': { answer: 'Page:KnowledgeBase' },
   'GET /knowledge-bases/{id}': { answer: 'KnowledgeBase' },
   'POST /knowledge-bases': { body: 'KnowledgeBaseCreate', answer: 'KnowledgeBase' },
+  'PATCH /knowledge-bases/{id}': { body: 'KnowledgeBaseUpdate', answer: 'KnowledgeBase' },
   'GET /knowledge-bases/{id}/documents': { answer: 'Page:KnowledgeDocument' },
   'POST /knowledge-bases/{id}/documents': { upload: AdminApi.KNOWLEDGE_UPLOAD_FIELD, answer: 'KnowledgeDocumentUploaded' },
   'POST /knowledge-bases/{id}/documents/{documentId}/reindex': { answer: 'KnowledgeDocument' },

@@ -100,6 +100,37 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.deepEqual(audit.sort(), ['add-document', 'add-document', 'create']);
   });
 
+  test('a knowledge base\'s name, description and retrieval settings change through PATCH; its embedding model and chunking do not', async () => {
+    const id = uniqueName('kb-');
+    assert.equal((await api.call('POST', '/knowledge-bases', { id, name: 'Draft', embeddingModelId: 'embed', topK: 3 })).status, 201);
+    await db.prisma.llmModel.create({ data: { id: `${id}-rr`, name: 'rerank', baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: 'fake-rr', abilities: ['rerank'] } });
+    const patched = await api.call('PATCH', `/knowledge-bases/${id}`, { name: 'Policies', description: 'What HR wrote down', topK: 7, rerankModelId: `${id}-rr` });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const kb = AdminApi.KnowledgeBase.parse(patched.body);
+    assert.deepEqual([kb.name, kb.description, kb.topK, kb.rerankModelId, kb.embeddingModelId, kb.chunkSize], ['Policies', 'What HR wrote down', 7, `${id}-rr`, 'embed', 512]);
+    // What retrieval reads for the next question.
+    const stored = await db.prisma.knowledgeBase.findUniqueOrThrow({ where: { id } });
+    assert.deepEqual([stored.name, stored.topK, stored.rerankModelId], ['Policies', 7, `${id}-rr`]);
+    const cleared = await api.call('PATCH', `/knowledge-bases/${id}`, { rerankModelId: null });
+    assert.equal(cleared.body.rerankModelId, null);
+    for (const [body, field] of [
+      [{ chunkSize: 100 }, 'body'],
+      [{ embeddingModelId: 'chat' }, 'body'],
+      [{ topK: 0 }, 'body.topK'],
+      [{ rerankModelId: 'chat' }, 'body.rerankModelId'],
+      [{}, 'body'],
+    ] as const) {
+      const refused = await api.call('PATCH', `/knowledge-bases/${id}`, body);
+      assert.equal(refused.status, 400, JSON.stringify([body, refused.body]));
+      assert.ok(String(refused.body.field ?? 'body').startsWith(field), JSON.stringify([body, refused.body]));
+    }
+    assert.equal((await api.call('PATCH', `/knowledge-bases/${uniqueName('kb-')}`, { name: 'x' })).status, 404);
+    assert.equal((await viewer.call('PATCH', `/knowledge-bases/${id}`, { name: 'No' })).status, 403);
+    const audit = (await api.call('GET', `/audit?resource=knowledge-base&resourceId=${id}`)).body.items as AdminApi.AuditEntry[];
+    assert.deepEqual(audit.filter((e) => e.action === 'update').map((e) => [...e.changes].sort()), [['rerankModelId'], ['description', 'name', 'rerankModelId', 'topK']]);
+    assert.equal((await api.call('DELETE', `/knowledge-bases/${id}`)).status, 204);
+  });
+
   test('uploads are refused for an unknown format, past the size bound, without a file, and from a viewer', async () => {
     const exe = await upload(api, kbId, 'tool.exe', 'MZ');
     assert.equal(exe.status, 400);
@@ -216,6 +247,7 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.ok(!list.some((p) => p.name === 'webchat'), 'the web chat is no bot adapter');
     const doc = (await (await fetch(`${admin.url}/api/docs-json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
     assert.ok(doc.paths['/api/v1/knowledge-bases/{id}/documents']?.post?.requestBody?.content?.['multipart/form-data'], 'the upload is multipart in the document');
+    assert.ok(doc.paths['/api/v1/knowledge-bases/{id}']?.patch?.requestBody?.content?.['application/json'], 'the knowledge base PATCH with its body');
     for (const path of ['/api/v1/knowledge-bases', '/api/v1/knowledge-bases/{id}/documents/{documentId}/reindex', '/api/v1/plugins', '/api/v1/bots/{id}/endpoint']) assert.ok(doc.paths[path], path);
   });
 });
