@@ -42,8 +42,8 @@ describe('QQ Official: webhook at /bots/{bot_id} and the WebSocket gateway', () 
     sys = await startTestSystem();
     nc = await connect({ servers: NATS_URL });
     qq = await startFakeQq({ apps: [HOOK_APP, WS_APP] });
-    const hookBot = await addBot(sys, 'QQ (webhook)', 'qqofficial', { appid: HOOK_APP.appid, secret: HOOK_APP.secret, token: 'legacy-token', api_base_url: qq.apiBase, token_url: qq.tokenUrl });
-    wsBot = await addBot(sys, 'QQ (WebSocket)', 'qqofficial', { appid: WS_APP.appid, secret: WS_APP.secret, 'enable-webhook': false, api_base_url: qq.apiBase, token_url: qq.tokenUrl });
+    const hookBot = await addBot(sys, 'QQ (webhook)', 'qqofficial', { appid: HOOK_APP.appid, secret: HOOK_APP.secret, token: 'legacy-token', api_base_url: qq.apiBase, auth_url: qq.authUrl });
+    wsBot = await addBot(sys, 'QQ (WebSocket)', 'qqofficial', { appid: WS_APP.appid, secret: WS_APP.secret, 'enable-webhook': false, api_base_url: qq.apiBase, auth_url: qq.authUrl });
     url = `${sys.services.get('ingress').url}/bots/${hookBot}`;
     const env = { GATEWAY_LEASE_TTL_MS: String(LEASE_TTL_MS) };
     await Promise.all([sys.services.start('gateway', env, 'gateway-1'), sys.services.start('gateway', env, 'gateway-2')]);

@@ -39,8 +39,8 @@ export interface QqGatewayStats {
 export interface FakeQq {
   /** The OpenAPI base, a bot's `api_base_url`. */
   apiBase: string;
-  /** The access token endpoint, a bot's `token_url`. */
-  tokenUrl: string;
+  /** The access token endpoint, a bot's `auth_url`. */
+  authUrl: string;
   calls: QqCall[];
   /** Access tokens handed out, per appid. */
   tokenFetches: Map<string, number>;
@@ -250,7 +250,7 @@ export async function startFakeQq(opts: { apps: QqApp[] }): Promise<FakeQq> {
   const latest = (appid: string) => [...sessions.values()].filter((s) => s.appid === appid).at(-1);
   return {
     apiBase: base,
-    tokenUrl: `${base}/app/getAppAccessToken`,
+    authUrl: `${base}/app/getAppAccessToken`,
     calls,
     tokenFetches,
     gateway,

@@ -44,6 +44,8 @@ describe('admin API: secrets written are never read back', () => {
     line: { channel_access_token: secret('line-access'), channel_secret: secret('line-secret') },
     dingtalk: { client_id: 'ding', client_secret: secret('dingtalk-secret') },
     onebot: { 'access-token': secret('onebot-token') },
+    kook: { token: secret('kook-token') },
+    qqofficial: { appid: '102000001', secret: secret('qq-secret'), token: secret('qq-token') },
   };
   const runners = {
     'dify-service-api': { 'base-url': 'http://127.0.0.1:9/v1', 'api-key': secret('dify') },

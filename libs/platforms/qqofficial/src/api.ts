@@ -37,7 +37,7 @@ export interface QqApiOptions {
 }
 
 /**
- * The QQ Official Bot API calls Conveyor makes: the app access token (from `token_url`, kept in Redis
+ * The QQ Official Bot API calls Conveyor makes: the app access token (from `auth_url`, kept in Redis
  * for every replica), the WebSocket URL, and passive replies. A 401 drops the kept token and tries once
  * more with a fresh one.
  */
@@ -54,7 +54,7 @@ export class QqApi {
   }
 
   private async fetchToken(): Promise<{ token: string; expiresInS: number }> {
-    const res = await this.fetch(this.o.config.token_url, { method: 'POST', body: JSON.stringify({ appId: this.o.config.appid, clientSecret: this.o.config.secret }) });
+    const res = await this.fetch(this.o.config.auth_url, { method: 'POST', body: JSON.stringify({ appId: this.o.config.appid, clientSecret: this.o.config.secret }) });
     const text = await res.text();
     const parsed = TokenAnswer.safeParse(safeJson(text));
     if (!res.ok || !parsed.success) {

@@ -6,7 +6,7 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v 
  * Bot settings of a `qqofficial` bot: LangBot's keys `appid`, `secret` (the AppSecret: it signs the
  * webhook and gets the access token) and `token` (the bot's old token, kept for LangBot's config;
  * the access token replaces it), plus `enable-webhook` (true: QQ calls `/bots/{id}`; false: the
- * gateway holds the bot's WebSocket), `api_base_url` and `token_url` (so a test or a proxy can
+ * gateway holds the bot's WebSocket), `api_base_url` and `auth_url` (so a test or a proxy can
  * stand in for QQ).
  */
 export const QqOfficialConfigSchema = z.object({
@@ -15,7 +15,7 @@ export const QqOfficialConfigSchema = z.object({
   token: z.string().max(1_000).default('').meta({ secret: true }),
   'enable-webhook': flag.default(true),
   api_base_url: z.url({ protocol: /^https?$/, error: 'api_base_url: an http(s) URL' }).default('https://api.sgroup.qq.com').transform((u) => u.replace(/\/+$/, '')),
-  token_url: z.url({ protocol: /^https?$/, error: 'token_url: an http(s) URL' }).default('https://bots.qq.com/app/getAppAccessToken'),
+  auth_url: z.url({ protocol: /^https?$/, error: 'auth_url: an http(s) URL' }).default('https://bots.qq.com/app/getAppAccessToken'),
 });
 export type QqOfficialConfig = z.output<typeof QqOfficialConfigSchema>;
 

@@ -92,5 +92,5 @@ test('config: appid digits and secret required; webhook on by default; LangBot\'
   const c = parseQqOfficialConfig({ appid: '1', secret: 's', 'enable-webhook': 'false' });
   assert.equal(c['enable-webhook'], false);
   assert.equal(c.token, '');
-  assert.equal(c.token_url, 'https://bots.qq.com/app/getAppAccessToken');
+  assert.equal(c.auth_url, 'https://bots.qq.com/app/getAppAccessToken');
 });
