@@ -111,6 +111,30 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     assert.equal(await prisma.knowledgeChunk.count({ where: { knowledgeBaseId: kbId } }), 0);
   });
 
+  test('the knowledge base\'s name, description and retrieval settings are edited on its page', async () => {
+    await prisma.llmModel.create({ data: { id: 'rerank', name: 'Reranker', baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: 'fake-rerank', abilities: ['rerank'] } });
+    // The settings form lists the rerank models it found when the page opened.
+    await page.reload();
+    const form = page.locator('form[aria-label="knowledge base settings"]');
+    await form.locator('#kb-edit-rerank-model option[value="rerank"]').waitFor({ state: 'attached' });
+    assert.equal(await form.locator('#kb-edit-name').inputValue(), kbName);
+    await form.locator('#kb-edit-name').fill(`${kbName} v2`);
+    await form.locator('#kb-edit-description').fill('Where things are in the office');
+    await form.locator('#kb-edit-top-k').fill('4');
+    await form.locator('#kb-edit-rerank-model').selectOption('rerank');
+    await form.locator('button[type=submit]').click();
+    await expectOk('Settings saved.');
+    await page.locator('h1', { hasText: `Knowledge base ${kbName} v2` }).waitFor();
+    await page.locator('p.meta', { hasText: '4 chunks per question' }).waitFor();
+    const stored = await prisma.knowledgeBase.findUniqueOrThrow({ where: { id: kbId } });
+    assert.deepEqual([stored.name, stored.description, stored.topK, stored.rerankModelId, stored.chunkSize], [`${kbName} v2`, 'Where things are in the office', 4, 'rerank', 40]);
+    // Out of bounds: the API's reason, nothing stored.
+    await form.locator('#kb-edit-top-k').fill('0');
+    await form.locator('button[type=submit]').click();
+    await form.locator('[role=alert]', { hasText: 'topK' }).waitFor();
+    assert.equal((await prisma.knowledgeBase.findUniqueOrThrow({ where: { id: kbId } })).topK, 4);
+  });
+
   test('a failed document shows why', async () => {
     sys.llm.failEmbeddings({ status: 500, message: 'embedding backend down' });
     try {

@@ -1,5 +1,6 @@
-// Knowledge bases: their settings, their documents' upload, ingestion state (refreshed while a
-// document waits or is being indexed), re-index and removal. A runner ingests what is uploaded.
+// Knowledge bases: their settings (name, description and retrieval editable), their documents'
+// upload, ingestion state (refreshed while a document waits or is being indexed), re-index and
+// removal. A runner ingests what is uploaded.
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { AdminApi, LIMITS } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
@@ -109,6 +110,56 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
   );
 }
 
+/** The editable settings: name, description, chunks per question and the rerank model. */
+function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase; onSaved: () => void }) {
+  const models = useLoad((signal) => listAll('/models', AdminApi.Model, { signal }), []);
+  const rerank = models.data?.items.filter((m) => m.abilities.includes('rerank')) ?? [];
+  const [name, setName] = useState(info.name);
+  const [description, setDescription] = useState(info.description);
+  const [topK, setTopK] = useState(String(info.topK));
+  const [rerankModelId, setRerankModelId] = useState(info.rerankModelId ?? '');
+  const save = useAction();
+  const { t } = useI18n();
+
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void save.run(async () => {
+      const saved = await request('PATCH', base(info.id), AdminApi.KnowledgeBase, {
+        body: { name: name.trim(), description, topK: Number(topK), rerankModelId: rerankModelId || null },
+      });
+      // The form shows what was stored (a name trimmed, say); the page's header and meta line reload.
+      setName(saved.name);
+      setDescription(saved.description);
+      setTopK(String(saved.topK));
+      setRerankModelId(saved.rerankModelId ?? '');
+      onSaved();
+      return t('kb.settingsSaved');
+    });
+  };
+
+  return (
+    <form className="form" onSubmit={submit} aria-label={t('kb.settingsForm')}>
+      <h3>{t('kb.settings')}</h3>
+      <p className="hint">{t('kb.settingsHint')}</p>
+      <Field label={t('common.name')} htmlFor="kb-edit-name"><input id="kb-edit-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
+      <Field label={t('kb.description')} htmlFor="kb-edit-description"><textarea id="kb-edit-description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} /></Field>
+      <Field label={t('kb.topK')} htmlFor="kb-edit-top-k"><input id="kb-edit-top-k" inputMode="numeric" value={topK} onChange={(e) => setTopK(e.target.value)} /></Field>
+      <Field label={t('kb.rerankModel')} htmlFor="kb-edit-rerank-model">
+        <select id="kb-edit-rerank-model" value={rerankModelId} onChange={(e) => setRerankModelId(e.target.value)}>
+          <option value="">{t('kb.none')}</option>
+          {/* The current one even before the list arrives (or when it lost the ability), so the form does not clear it. */}
+          {info.rerankModelId && !rerank.some((m) => m.id === info.rerankModelId) ? <option value={info.rerankModelId} translate="no">{info.rerankModelId}</option> : null}
+          {rerank.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
+        </select>
+      </Field>
+      <ErrorNote error={models.error} />
+      <div className="buttons"><button type="submit" disabled={save.busy}>{save.busy ? t('common.saving') : t('common.save')}</button></div>
+      <ErrorNote error={save.error} />
+      <DoneNote text={save.done} />
+    </form>
+  );
+}
+
 function KnowledgeBaseView({ id, canWrite }: { id: string; canWrite: boolean }) {
   const kb = useLoad((signal) => request('GET', base(id), AdminApi.KnowledgeBase, { signal }), [id]);
   const docs = useLoad((signal) => listAll(`${base(id)}/documents`, AdminApi.KnowledgeDocument, { signal }), [id]);
@@ -154,6 +205,7 @@ function KnowledgeBaseView({ id, canWrite }: { id: string; canWrite: boolean }) 
       <p className="meta">{t('kb.meta', { id: info.id, model: info.embeddingModelId, size: info.chunkSize, overlap: info.chunkOverlap, topK: info.topK })}</p>
       {info.description ? <p translate="no">{info.description}</p> : null}
       <p><Counts kb={info} /></p>
+      {canWrite ? <KnowledgeBaseSettings key={info.id} info={info} onSaved={kb.reload} /> : null}
       {canWrite ? (
         <form className="form" onSubmit={submit} aria-label={t('kb.uploadLabel')}>
           <Field label={t('kb.uploadLabel')} htmlFor="kb-file" hint={<>{t('kb.uploadHint', { mb: Math.floor(LIMITS.knowledgeDocumentBytes / 1_048_576) })} <span className="mono" translate="no">{FORMATS}</span></>}>
