@@ -145,6 +145,10 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     wecomKfCursor: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:cursor:${openKfId}`,
     /** Held by the one replica pulling a customer-service account's messages, so two pulls never read one cursor. */
     wecomKfPullLock: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:pull:${openKfId}`,
+    /** Set by a callback that found the pull held: the holder pulls once more before it lets go, so no announced message waits for the next one. */
+    wecomKfPullAgain: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:again:${openKfId}`,
+    /** A WeCom AI bot reply's stream as its refresh callbacks read it (content so far, finished or not), for a while after the message. */
+    wecomBotStream: (botId: string, streamId: string) => `${prefix}:wecombot:{${botId}}:stream:${streamId}`,
     /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */
     runAttempts: (queryId: string) => `${prefix}:run-attempts:${queryId}`,
     /** Span context of a run attempt, to link a redelivered run to the one that died. */

@@ -63,6 +63,22 @@ export class SharedAccessTokens {
     return p;
   }
 
+  /**
+   * Calls `use` with the app's token; when the platform refuses it (`rejected`: invalid or expired
+   * before its time), forgets it and calls once more with a fresh one.
+   */
+  async withToken<T>(app: string, fetchToken: () => Promise<FetchedToken>, use: (token: string) => Promise<T>, rejected: (err: unknown) => boolean, signal?: AbortSignal): Promise<T> {
+    for (let fresh = false; ; fresh = true) {
+      const token = await this.get(app, fetchToken, signal);
+      try {
+        return await use(token);
+      } catch (err) {
+        if (fresh || !rejected(err)) throw err;
+        await this.invalidate(app, token);
+      }
+    }
+  }
+
   /** Forgets `token` (the platform said it is invalid or expired), unless another replica already replaced it. */
   async invalidate(app: string, token: string): Promise<void> {
     await releaseIfHeld(this.redis, this.keys.accessToken(this.adapter, app), token);

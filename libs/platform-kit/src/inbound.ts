@@ -1,5 +1,7 @@
 import type { LauncherType, MessageChain } from '@conveyor/contracts';
+import type { RedisClient } from '@conveyor/redis-scripts';
 import type { ReplyHold } from './held-call.js';
+import type { PlatformLogger } from './outbound.js';
 
 /** Request headers as Node gives them (lower-case names). */
 export type WebhookHeaders = Record<string, string | readonly string[] | undefined>;
@@ -76,12 +78,36 @@ export function inboundQuery(m: InboundMessage, delivery: { replyTo: string; ded
  * signature, an event that is no message). `publish`: publish the queries, then answer by outcome.
  * `drop`: answer as the platform wants an ignored delivery answered (usually 2xx so it does not
  * retry for ever), with the reason logged. A `publish` with `hold` keeps the call open for the
- * reply (see `ReplyHold`) instead of answering `accepted`.
+ * reply (see `ReplyHold`) instead of answering `accepted`. `pull`: fetch the messages the callback
+ * announces, then answer (see `InboundPullContext`).
  */
 export type WebhookOutcome =
   | { kind: 'answer'; answer: HttpAnswer }
   | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef; once?: OnceCredential; hold?: ReplyHold }
-  | { kind: 'drop'; reason: string; ref?: LogRef; once?: OnceCredential };
+  | { kind: 'drop'; reason: string; ref?: LogRef; once?: OnceCredential }
+  | { kind: 'pull'; ref?: LogRef; pull(ctx: InboundPullContext): Promise<HttpAnswer | void> };
+
+/**
+ * What a `pull` outcome's function gets from the ingress: for platforms whose callback only says
+ * that messages wait (WeCom customer service's `kf_msg_or_event`), the function fetches them from
+ * the platform and publishes each; or for a callback that asks for state the dispatcher keeps (WeCom
+ * AI bot's stream refresh), the function reads it. The callback is answered with what it resolved
+ * with, else `accepted`; by outcome (`failed`, `overloaded`) when it threw.
+ */
+export interface InboundPullContext {
+  redis: RedisClient;
+  /** The deployment's Redis key prefix. */
+  prefix: string;
+  /**
+   * Publishes one message as a query, de-duplicated by its `dedupId`; resolves once it is on the
+   * bus. A message that can never fit the bus is dropped (logged) instead of rejected, so it does
+   * not hold up the ones after it.
+   */
+  publish(query: InboundQuery): Promise<void>;
+  logger: PlatformLogger;
+  /** Tests may route the platform's HTTP calls elsewhere; production uses the global fetch. */
+  fetchImpl?: typeof fetch;
+}
 
 /**
  * A verified credential of the request that must not be accepted again while it is valid: a

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { LIMITS, redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
-import { queryOf, type HttpAnswer, type LogRef, type OnceCredential, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
+import { queryOf, type HttpAnswer, type InboundQuery, type LogRef, type OnceCredential, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
@@ -81,6 +81,20 @@ export class WebhookHandler {
         this.infra.logger.warn({ botId, adapter, ...ref, reason }, `${adapter} update dropped`);
         sendAnswer(res, answer);
       };
+      const publish = (q: InboundQuery) =>
+        this.queries.publish({
+          botId,
+          adapter,
+          acceptedMessageId: q.replyTo || newAcceptedMessageId(),
+          sessionId: q.sessionId,
+          launcherType: q.launcherType,
+          senderId: q.senderId,
+          senderName: q.senderName,
+          ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
+          messageChain: q.messageChain,
+          msgId: `${adapter}:${botId}:${q.dedupId}`,
+          stream: q.stream ?? platform.streamsByDefault,
+        });
       const limit = inbound.bodyLimitBytes ?? LIMITS.inboundBodyBytes;
       let rawBody: Buffer;
       try {
@@ -93,7 +107,7 @@ export class WebhookHandler {
       span.setAttribute('conveyor.webhook.outcome', outcome.kind);
       if (outcome.kind === 'publish') span.setAttribute('conveyor.webhook.queries', outcome.queries.length);
       if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);
-      const once = outcome.once;
+      const once = outcome.kind === 'pull' ? undefined : outcome.once;
       if (once) {
         let first: boolean;
         try {
@@ -111,6 +125,29 @@ export class WebhookHandler {
         }
       }
       if (outcome.kind === 'drop') return drop(outcome.reason, outcome.ref);
+      if (outcome.kind === 'pull') {
+        let answer: HttpAnswer | void;
+        try {
+          answer = await outcome.pull({
+            redis: this.infra.redis,
+            prefix: this.infra.topology.prefix,
+            logger: this.infra.logger,
+            publish: async (q) => {
+              try {
+                await publish(q);
+              } catch (err) {
+                if (!(err instanceof PayloadTooLargeError || err instanceof PayloadValidationError)) throw err;
+                dropped.add(1, { adapter });
+                this.infra.logger.warn({ botId, adapter, ...outcome.ref, dedupId: q.dedupId, reason: err.message }, `${adapter} message dropped`);
+              }
+            },
+          });
+        } catch (err) {
+          this.infra.logger.error({ err, botId, adapter, ...outcome.ref }, `${adapter} messages not pulled`);
+          return sendAnswer(res, err instanceof OverloadedError || isBusBackpressure(err) ? inbound.answers.overloaded : inbound.answers.failed);
+        }
+        return sendAnswer(res, answer ?? inbound.answers.accepted);
+      }
       // Registered before publishing, so a reply that is quick cannot pass the call by. Another call
       // already waiting for the key (the platform's retry of the delivery) leaves this one unheld.
       let hold: Awaited<ReturnType<SyncHub['register']>> = null;
@@ -124,21 +161,7 @@ export class WebhookHandler {
       try {
         // In order, each with the platform's id as its JetStream message id: when one fails and the
         // platform sends the delivery again, those already published are dropped as duplicates.
-        for (const q of outcome.queries) {
-          await this.queries.publish({
-            botId,
-            adapter,
-            acceptedMessageId: q.replyTo || newAcceptedMessageId(),
-            sessionId: q.sessionId,
-            launcherType: q.launcherType,
-            senderId: q.senderId,
-            senderName: q.senderName,
-            ...(q.groupName !== undefined ? { groupName: q.groupName } : {}),
-            messageChain: q.messageChain,
-            msgId: `${adapter}:${botId}:${q.dedupId}`,
-            stream: q.stream ?? platform.streamsByDefault,
-          });
-        }
+        for (const q of outcome.queries) await publish(q);
       } catch (err) {
         await hold?.release().catch(() => undefined);
         // Nothing built from this delivery fits the bus (e.g. a text near 1 MiB): retrying cannot help.

@@ -4,11 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { addBot, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
-import { readWechatPassiveReply, sendWechatMessage, sendWechatUrlCheck, startFakeWechatMp, wechatOpenId, wechatTextXml, type FakeWechatMp, type WechatMpCredentials } from '../fakes/index.js';
+import { newEncodingAesKey, readWechatPassiveReply, sendWechatMessage, sendWechatUrlCheck, startFakeWechatMp, wechatOpenId, wechatTextXml, type FakeWechatMp, type WechatMpCredentials } from '../fakes/index.js';
 import { uniqueName } from '../harness/ids.js';
 
-/** A 43-character EncodingAESKey, as the WeChat console generates one. */
-const aesKey = () => Buffer.from(randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '')).toString('base64').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 43);
 const msgId = () => String(BigInt(Date.now()) * 1000n + BigInt(Math.floor(Math.random() * 1000)));
 
 /**
@@ -26,7 +24,7 @@ describe('WeChat Official Account at /bots/{bot_id}', () => {
   let passiveUrl: string;
   const appId = `wx${uniqueName('app').replace(/[^A-Za-z0-9]/g, '')}`.slice(0, 20);
   const secret = uniqueName('app-secret');
-  const creds: WechatMpCredentials = { token: uniqueName('cb-token').replace(/[^A-Za-z0-9]/g, ''), encodingAesKey: aesKey(), appId, accountId: 'gh_0123456789ab' };
+  const creds: WechatMpCredentials = { token: uniqueName('cb-token').replace(/[^A-Za-z0-9]/g, ''), encodingAesKey: newEncodingAesKey(), appId, accountId: 'gh_0123456789ab' };
   const botId = randomUUID();
   const passiveBotId = randomUUID();
 
@@ -128,7 +126,7 @@ describe('WeChat Official Account at /bots/{bot_id}', () => {
     const otherApp = await sendWechatMessage(url, creds, text(user, 'x'), { encrypted: true, receiverId: 'wx-another-app' });
     assert.equal(otherApp.res.status, 400);
     assert.equal(await otherApp.res.text(), 'bad AppID: the message is encrypted for another AppID');
-    const otherKey = await sendWechatMessage(url, { ...creds, encodingAesKey: aesKey() }, text(user, 'x'), { encrypted: true });
+    const otherKey = await sendWechatMessage(url, { ...creds, encodingAesKey: newEncodingAesKey() }, text(user, 'x'), { encrypted: true });
     assert.equal(otherKey.res.status, 400);
     assert.match(await otherKey.res.text(), /^undecryptable message: /);
     const notXml = await sendWechatMessage(url, creds, '<xml><MsgType>text</MsgType><Content>unclosed');

@@ -4,11 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { addBot, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
-import { sendWecomCallback, sendWecomUrlCheck, startFakeWecom, wecomMsgId, wecomTextXml, type FakeWecom, type WecomCallbackCredentials } from '../fakes/index.js';
+import { newEncodingAesKey, sendWecomCallback, sendWecomUrlCheck, startFakeWecom, wecomMsgId, wecomTextXml, type FakeWecom, type WecomCallbackCredentials } from '../fakes/index.js';
 import { uniqueName } from '../harness/ids.js';
 
-/** A 43-character EncodingAESKey, as the WeCom console generates one. */
-const aesKey = () => Buffer.from(randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', '')).toString('base64').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 43);
 
 /**
  * A WeCom self-built app through all four services at `/bots/{bot_id}`, against the fake WeCom API:
@@ -23,7 +21,7 @@ describe('WeCom app callback at /bots/{bot_id}', () => {
   let url: string;
   const corpId = `ww${uniqueName('corp').replace(/[^A-Za-z0-9]/g, '')}`.slice(0, 30);
   const secret = uniqueName('wecom-secret');
-  const creds: WecomCallbackCredentials = { token: uniqueName('cb-token'), encodingAesKey: aesKey(), corpId };
+  const creds: WecomCallbackCredentials = { token: uniqueName('cb-token'), encodingAesKey: newEncodingAesKey(), corpId };
   const botId = randomUUID();
   const agentId = 1000002;
 
@@ -106,7 +104,7 @@ describe('WeCom app callback at /bots/{bot_id}', () => {
     const otherCorp = await sendWecomCallback(url, creds, text(user, 'x'), { receiverId: 'ww-another-corp' });
     assert.equal(otherCorp.status, 400);
     assert.equal(await otherCorp.text(), 'bad corp id: the message is encrypted for another corp id');
-    const otherKey = await sendWecomCallback(url, { ...creds, encodingAesKey: aesKey() }, text(user, 'x'));
+    const otherKey = await sendWecomCallback(url, { ...creds, encodingAesKey: newEncodingAesKey() }, text(user, 'x'));
     assert.equal(otherKey.status, 400);
     assert.match(await otherKey.text(), /^undecryptable message: /);
     const garbage = await sendWecomCallback(url, creds, '', { encrypted: Buffer.alloc(48, 7).toString('base64') });

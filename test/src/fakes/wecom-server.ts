@@ -24,7 +24,25 @@ export interface FakeTextApi<D> {
   close(): Promise<void>;
 }
 
-export type FakeWecom = FakeTextApi<WecomDelivered>;
+/** A customer-service message the fake WeCom delivered to a WeChat customer (`kf/send_msg`). */
+export interface KfDelivered {
+  touser: string;
+  openKfId: string;
+  content: string;
+}
+
+export interface FakeWecom extends FakeTextApi<WecomDelivered> {
+  /**
+   * A WeChat customer writes to a customer-service account: the message joins the account's list
+   * `kf/sync_msg` pages through, and the token of the `kf_msg_or_event` callback announcing it is
+   * returned (the test sends that callback).
+   */
+  kfCustomerSays(m: { openKfId: string; customer: string; content: string; sendTime?: number; msgId?: string; origin?: number }): { token: string; msgId: string };
+  kfDelivered: KfDelivered[];
+  kfWaitFor(predicate: (delivered: KfDelivered[]) => boolean, timeoutMs?: number): Promise<KfDelivered[]>;
+  /** How many `kf/sync_msg` calls were answered, and the cursors they came with ('' for none). */
+  kfSyncCursors: string[];
+}
 
 /** A WeCom app's callback settings as the sender signs and encrypts with them. */
 export interface WecomCallbackCredentials {
@@ -43,11 +61,20 @@ const SendRequest = z.object({
   text: z.object({ content: z.string().min(1) }),
 }).loose();
 
+const KfSyncRequest = z.object({ cursor: z.string().optional(), token: z.string().optional(), limit: z.number().int().min(1).max(1000).default(1000), open_kfid: z.string().min(1) }).loose();
+const KfSendRequest = z.object({ touser: z.string().min(1), open_kfid: z.string().min(1), msgtype: z.literal('text'), text: z.object({ content: z.string().min(1) }) }).loose();
+/** How many messages the fake's `kf/sync_msg` gives per page (WeCom: up to `limit`, 1,000). */
+const KF_PAGE = 3;
+
 /**
  * A fake WeCom app API speaking the real wire format: `GET /cgi-bin/gettoken?corpid&corpsecret`
  * issues an access token (errcode 40001 for a wrong secret), `POST /cgi-bin/message/send?access_token`
  * takes a JSON text message (40014 for an unknown token, 42001 for an expired one, 45002 for content
  * over 2,048 bytes) and records it. Errors are HTTP 200 with an `errcode`, as WeCom answers.
+ * Customer service: `POST /cgi-bin/kf/sync_msg` pages (3 at a time here, `has_more`, an opaque
+ * `next_cursor`) through an account's messages from the cursor on, with a callback's token (95007
+ * for one it did not issue); `POST /cgi-bin/kf/send_msg` records a text to a customer (95000 for
+ * an unknown account, 45002 over 2,048 bytes).
  */
 export async function startFakeWecom(opts: { corpId: string; secret: string }): Promise<FakeWecom> {
   const delivered: WecomDelivered[] = [];
@@ -55,6 +82,24 @@ export async function startFakeWecom(opts: { corpId: string; secret: string }): 
   const valid = new Set<string>();
   const expired = new Set<string>();
   let issued = 0;
+  const kfMessages = new Map<string, object[]>();
+  const kfTokens = new Set<string>();
+  const kfDelivered: KfDelivered[] = [];
+  const kfSyncCursors: string[] = [];
+  const kfWaiters = new Waiters(() => kfDelivered, 'WeCom customer-service messages');
+  const token = (url: URL) => {
+    const t = url.searchParams.get('access_token') ?? '';
+    if (expired.has(t)) return { errcode: 42001, errmsg: 'access_token expired' };
+    if (!valid.has(t)) return { errcode: 40014, errmsg: 'invalid access_token' };
+    return undefined;
+  };
+  const json = (raw: string): unknown => {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      return undefined;
+    }
+  };
   const server = createServer(async (req, res) => {
     const raw = (await readBody(req, 1024 * 1024)).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://fake');
@@ -87,10 +132,47 @@ export async function startFakeWecom(opts: { corpId: string; secret: string }): 
       delivered.push({ touser: m.data.touser, agentid: m.data.agentid, content: m.data.text.content });
       return answer({ errcode: 0, errmsg: 'ok', invaliduser: '', msgid: randomBytes(8).toString('hex') });
     }
+    if (req.method === 'POST' && url.pathname === '/cgi-bin/kf/sync_msg') {
+      const refused = token(url);
+      if (refused) return answer(refused);
+      const m = KfSyncRequest.safeParse(json(raw));
+      if (!m.success) return answer({ errcode: 47001, errmsg: 'data format error' });
+      if (m.data.token !== undefined && !kfTokens.has(m.data.token)) return answer({ errcode: 95007, errmsg: 'invalid msg token' });
+      kfSyncCursors.push(m.data.cursor ?? '');
+      const list = kfMessages.get(m.data.open_kfid) ?? [];
+      const from = m.data.cursor ? Number(/^c(\d+)$/.exec(m.data.cursor)?.[1] ?? NaN) : 0;
+      if (!Number.isInteger(from)) return answer({ errcode: 95002, errmsg: 'invalid cursor' });
+      const page = list.slice(from, from + Math.min(m.data.limit, KF_PAGE));
+      const next = from + page.length;
+      return answer({ errcode: 0, errmsg: 'ok', next_cursor: `c${next}`, has_more: next < list.length ? 1 : 0, msg_list: page });
+    }
+    if (req.method === 'POST' && url.pathname === '/cgi-bin/kf/send_msg') {
+      const refused = token(url);
+      if (refused) return answer(refused);
+      const m = KfSendRequest.safeParse(json(raw));
+      if (!m.success) return answer({ errcode: 47001, errmsg: 'data format error' });
+      if (!kfMessages.has(m.data.open_kfid)) return answer({ errcode: 95000, errmsg: 'invalid open_kfid' });
+      if (Buffer.byteLength(m.data.text.content, 'utf8') > TEXT_LIMIT_BYTES) return answer({ errcode: 45002, errmsg: 'content size out of limit' });
+      kfDelivered.push({ touser: m.data.touser, openKfId: m.data.open_kfid, content: m.data.text.content });
+      kfWaiters.notify();
+      return answer({ errcode: 0, errmsg: 'ok', msgid: randomBytes(8).toString('hex') });
+    }
     res.writeHead(404).end();
   });
   const url = await listen(server);
   return {
+    kfCustomerSays: (m) => {
+      const msgId = m.msgId ?? randomBytes(12).toString('hex');
+      const list = kfMessages.get(m.openKfId) ?? [];
+      kfMessages.set(m.openKfId, list);
+      list.push({ msgid: msgId, open_kfid: m.openKfId, external_userid: m.customer, send_time: m.sendTime ?? Math.floor(Date.now() / 1000), origin: m.origin ?? 3, msgtype: 'text', text: { content: m.content } });
+      const t = randomBytes(16).toString('hex');
+      kfTokens.add(t);
+      return { token: t, msgId };
+    },
+    kfDelivered,
+    kfWaitFor: (p, t) => kfWaiters.waitFor(p, t),
+    kfSyncCursors,
     apiBaseUrl: `${url}/cgi-bin`,
     delivered,
     tokensIssued: () => issued,
@@ -135,3 +217,11 @@ export function sendWecomUrlCheck(url: string, creds: WecomCallbackCredentials, 
   query.set('echostr', echostr);
   return fetch(`${url}?${query.toString()}`);
 }
+
+/** The decrypted `kf_msg_or_event` callback WeCom sends when an account has messages waiting. */
+export function wecomKfEventXml(m: { corpId: string; token: string; openKfId: string }): string {
+  return `<xml><ToUserName><![CDATA[${m.corpId}]]></ToUserName><CreateTime>${Math.floor(Date.now() / 1000)}</CreateTime><MsgType><![CDATA[event]]></MsgType><Event><![CDATA[kf_msg_or_event]]></Event><Token><![CDATA[${m.token}]]></Token><OpenKfId><![CDATA[${m.openKfId}]]></OpenKfId></xml>`;
+}
+
+/** A 43-character EncodingAESKey, as the WeCom and WeChat consoles generate one. */
+export const newEncodingAesKey = () => randomBytes(33).toString('base64').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 43);

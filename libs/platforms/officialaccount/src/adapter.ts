@@ -52,18 +52,10 @@ export class OfficialAccountAdapter implements PlatformAdapter {
   }
 
   /** `message/custom/send`, with a fresh token once if WeChat says the kept one is no longer valid. */
-  private async send(config: OfficialAccountConfig, body: object, signal?: AbortSignal): Promise<void> {
+  private send(config: OfficialAccountConfig, body: object, signal?: AbortSignal): Promise<unknown> {
     const app = appKey(config.api_base_url, config.AppID, config.AppSecret);
-    for (let fresh = false; ; fresh = true) {
-      const token = await this.tokens.get(app, () => this.fetchToken(config, signal), signal);
-      try {
-        await callWechatApi(this.fetchImpl, config.api_base_url, `/message/custom/send?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, ApiAnswer, signal);
-        return;
-      } catch (err) {
-        if (fresh || !isTokenRejected(err)) throw err;
-        await this.tokens.invalidate(app, token);
-      }
-    }
+    const call = (token: string) => callWechatApi(this.fetchImpl, config.api_base_url, `/message/custom/send?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, ApiAnswer, signal);
+    return this.tokens.withToken(app, () => this.fetchToken(config, signal), call, isTokenRejected, signal);
   }
 
   private async fetchToken(config: OfficialAccountConfig, signal?: AbortSignal): Promise<{ token: string; expiresInS: number }> {

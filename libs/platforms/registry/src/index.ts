@@ -2,6 +2,7 @@ import { dingtalkPlatform } from '@conveyor/dingtalk';
 import { discordPlatform } from '@conveyor/discord';
 import { kookPlatform } from '@conveyor/kook';
 import { qqOfficialPlatform } from '@conveyor/qqofficial';
+import { satoriPlatform } from '@conveyor/satori';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
@@ -37,4 +38,5 @@ export const platforms = new PlatformRegistry([
   wecomCsPlatform,
   kookPlatform,
   qqOfficialPlatform,
+  satoriPlatform,
 ]);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
-import { ApiAnswer, callWechatApi, isTokenRejected, TokenAnswer, WecomApiError } from './api.js';
+import { ApiAnswer, callWechatApi, isTokenRejected, wecomGetToken } from './api.js';
 import { agentIdOf } from './message.js';
 import { WECOM } from './name.js';
 
@@ -125,17 +125,15 @@ export class WecomAdapter implements PlatformAdapter {
   }
 
   private async fetchToken(config: WecomConfig, key: string, signal?: AbortSignal): Promise<string> {
-    const query = new URLSearchParams({ corpid: config.corpid, corpsecret: config.secret });
-    const answer = await callWechatApi(this.fetchImpl, config.api_base_url, `/gettoken?${query.toString()}`, { method: 'GET' }, TokenAnswer, signal);
-    if (!answer.access_token) throw new WecomApiError('gettoken answered without access_token', undefined, false);
-    const lifetimeMs = (answer.expires_in ?? 7200) * 1000;
+    const answer = await wecomGetToken(this.fetchImpl, config.api_base_url, config.corpid, config.secret, signal);
+    const lifetimeMs = answer.expiresInS * 1000;
     this.tokens.delete(key);
     if (this.tokens.size >= MAX_CACHED_TOKENS) {
       const oldest = this.tokens.keys().next();
       if (!oldest.done) this.tokens.delete(oldest.value);
     }
-    this.tokens.set(key, { token: answer.access_token, expiresAt: this.now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2) });
-    return answer.access_token;
+    this.tokens.set(key, { token: answer.token, expiresAt: this.now() + Math.max(lifetimeMs - TOKEN_MARGIN_MS, lifetimeMs / 2) });
+    return answer.token;
   }
 }
 

@@ -86,3 +86,11 @@ async function callOnce<T extends ApiAnswer>(fetchImpl: typeof fetch, url: strin
   }
   return answer.data;
 }
+
+/** A WeCom access token (`gettoken` with the corp id and an app's secret). */
+export async function wecomGetToken(fetchImpl: typeof fetch, baseUrl: string, corpid: string, secret: string, signal?: AbortSignal): Promise<{ token: string; expiresInS: number }> {
+  const query = new URLSearchParams({ corpid, corpsecret: secret });
+  const answer = await callWechatApi(fetchImpl, baseUrl, `/gettoken?${query.toString()}`, { method: 'GET' }, TokenAnswer, signal);
+  if (!answer.access_token) throw new WecomApiError('/gettoken answered without access_token', undefined, false);
+  return { token: answer.access_token, expiresInS: answer.expires_in ?? 7200 };
+}

@@ -12,7 +12,7 @@ const received: HttpAnswer = { status: 200, body: '', type: 'text' };
 const refuse = (status: number, error: string): WebhookOutcome => ({ kind: 'answer', answer: { status, body: error, type: 'text' } });
 
 /** A callback message is a few hundred bytes; anything near this is not WeCom. */
-const BODY_LIMIT = 64 * 1024;
+export const WECOM_CALLBACK_BODY_LIMIT = 64 * 1024;
 
 /** The signed query parameters, or the answer naming the one missing. */
 function signedParams(req: WebhookRequest): { ok: true; signature: string; timestamp: string; nonce: string } | { ok: false; outcome: WebhookOutcome } {
@@ -28,12 +28,45 @@ function signedParams(req: WebhookRequest): { ok: true; signature: string; times
  * Signature, then decryption for this bot's corp id; the codes of a refused ciphertext become the
  * reasons the caller sees (400: retrying the same bytes cannot help).
  */
-function open(config: WecomConfig, p: { signature: string; timestamp: string; nonce: string }, encrypted: string, what: string): { ok: true; plain: string } | { ok: false; outcome: WebhookOutcome } {
+function open(config: WecomCallbackSettings, p: { signature: string; timestamp: string; nonce: string }, encrypted: string, what: string): { ok: true; plain: string } | { ok: false; outcome: WebhookOutcome } {
   if (!verifyWecomSignature(config.token, p.timestamp, p.nonce, encrypted, p.signature)) return { ok: false, outcome: refuse(401, 'invalid signature') };
   const d = decryptWecom(config.EncodingAESKey, encrypted, config.corpid);
   if (d.ok) return { ok: true, plain: d.message };
   const label = d.code === 'wrong_receiver' ? 'bad corp id' : `undecryptable ${what}`;
   return { ok: false, outcome: refuse(400, `${label}: ${d.reason}`) };
+}
+
+/** The callback settings every WeCom callback is checked with (an app's, a customer-service account's). */
+export interface WecomCallbackSettings {
+  token: string;
+  EncodingAESKey: string;
+  /** The receiver id every callback is encrypted for. */
+  corpid: string;
+}
+
+/**
+ * A WeCom callback opened (the wire format of app and customer-service callbacks alike): a GET is
+ * the URL check, answered with the signed `echostr` decrypted; a POST's encrypted message comes
+ * back as its XML once its signature holds and it decrypts for the corp id. Anything else is the
+ * answer to send (401 for a signature, 400 for what cannot be read, 405 for another method).
+ */
+export function openWecomCallback(req: WebhookRequest, config: WecomCallbackSettings): { ok: true; xml: string } | { ok: false; outcome: WebhookOutcome } {
+  const answer = (outcome: WebhookOutcome) => ({ ok: false as const, outcome });
+  if (req.method !== 'GET' && req.method !== 'POST') return answer({ kind: 'answer', answer: { status: 405, body: 'method not allowed: GET (URL check) or POST (messages)', type: 'text', headers: { Allow: 'GET, POST' } } });
+  const p = signedParams(req);
+  if (!p.ok) return p;
+  if (req.method === 'GET') {
+    const echostr = req.query['echostr'];
+    if (!echostr) return answer(refuse(400, 'bad query parameter: echostr is missing'));
+    const opened = open(config, p, echostr, 'echostr');
+    return answer(opened.ok ? { kind: 'answer', answer: { status: 200, body: opened.plain, type: 'text' } } : opened.outcome);
+  }
+  const outer = parseXmlFields(req.rawBody.toString('utf8'));
+  if (!outer.ok) return answer(refuse(400, `malformed callback: ${outer.error}`));
+  const envelope = EncryptedEnvelope.safeParse(outer.fields);
+  if (!envelope.success) return answer(refuse(400, `malformed callback: ${envelope.error.issues.map((i) => `${i.path.join('.') || 'xml'}: ${i.message}`).join('; ')}`));
+  const opened = open(config, p, envelope.data.Encrypt, 'message');
+  return opened.ok ? { ok: true, xml: opened.plain } : opened;
 }
 
 /**
@@ -44,24 +77,11 @@ function open(config: WecomConfig, p: { signature: string; timestamp: string; no
  * no answer within 5 s), and WeCom gets an empty 200 at once: the reply goes out through the API.
  */
 export const wecomInbound: PlatformInbound<WecomConfig> = {
-  bodyLimitBytes: BODY_LIMIT,
+  bodyLimitBytes: WECOM_CALLBACK_BODY_LIMIT,
   handle(req, config): WebhookOutcome {
-    if (req.method !== 'GET' && req.method !== 'POST') return { kind: 'answer', answer: { status: 405, body: 'method not allowed: GET (URL check) or POST (messages)', type: 'text', headers: { Allow: 'GET, POST' } } };
-    const p = signedParams(req);
-    if (!p.ok) return p.outcome;
-    if (req.method === 'GET') {
-      const echostr = req.query['echostr'];
-      if (!echostr) return refuse(400, 'bad query parameter: echostr is missing');
-      const opened = open(config, p, echostr, 'echostr');
-      return opened.ok ? { kind: 'answer', answer: { status: 200, body: opened.plain, type: 'text' } } : opened.outcome;
-    }
-    const outer = parseXmlFields(req.rawBody.toString('utf8'));
-    if (!outer.ok) return refuse(400, `malformed callback: ${outer.error}`);
-    const envelope = EncryptedEnvelope.safeParse(outer.fields);
-    if (!envelope.success) return refuse(400, `malformed callback: ${envelope.error.issues.map((i) => `${i.path.join('.') || 'xml'}: ${i.message}`).join('; ')}`);
-    const opened = open(config, p, envelope.data.Encrypt, 'message');
+    const opened = openWecomCallback(req, config);
     if (!opened.ok) return opened.outcome;
-    const parsed = parseWecomMessage(opened.plain);
+    const parsed = parseWecomMessage(opened.xml);
     if (!parsed.ok) return refuse(400, `malformed message: ${parsed.error}`);
     const m = parsed.message;
     if (!m) return { kind: 'drop', reason: `not a message a query is made of: ${parsed.skipped ?? 'unknown'}` };
