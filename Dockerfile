@@ -35,6 +35,7 @@ COPY libs/platforms/discord/package.json libs/platforms/discord/
 COPY libs/platforms/dingtalk/package.json libs/platforms/dingtalk/
 COPY libs/platforms/officialaccount/package.json libs/platforms/officialaccount/
 COPY libs/platforms/wecomcs/package.json libs/platforms/wecomcs/
+COPY libs/platforms/wecombot/package.json libs/platforms/wecombot/
 COPY libs/platforms/kook/package.json libs/platforms/kook/
 COPY libs/platforms/qqofficial/package.json libs/platforms/qqofficial/
 COPY libs/platforms/satori/package.json libs/platforms/satori/
@@ -69,7 +70,7 @@ FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
-      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/gateway \
+      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/gateway \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force
 

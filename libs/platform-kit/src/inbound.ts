@@ -83,7 +83,15 @@ export function inboundQuery(m: InboundMessage, delivery: { replyTo: string; ded
  */
 export type WebhookOutcome =
   | { kind: 'answer'; answer: HttpAnswer }
-  | { kind: 'publish'; queries: InboundQuery[]; ref?: LogRef; once?: OnceCredential; hold?: ReplyHold }
+  | {
+      kind: 'publish';
+      queries: InboundQuery[];
+      ref?: LogRef;
+      once?: OnceCredential;
+      hold?: ReplyHold;
+      /** This delivery's own answer once published, instead of `answers.accepted` (WeCom AI bot: the start of the reply's stream). */
+      accepted?: HttpAnswer;
+    }
   | { kind: 'drop'; reason: string; ref?: LogRef; once?: OnceCredential }
   | { kind: 'pull'; ref?: LogRef; pull(ctx: InboundPullContext): Promise<HttpAnswer | void> };
 

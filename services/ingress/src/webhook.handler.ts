@@ -176,7 +176,7 @@ export class WebhookHandler {
         span.setAttribute('conveyor.webhook.held', parts.length > 0 ? 'answered' : 'timeout');
         return sendAnswer(res, parts.length > 0 ? outcome.hold.answer(parts) : outcome.hold.timeout);
       }
-      sendAnswer(res, inbound.answers.accepted);
+      sendAnswer(res, outcome.accepted ?? inbound.answers.accepted);
     });
   }
 }

@@ -245,6 +245,14 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.deepEqual((telegram.configSchema.properties as Record<string, { secret?: boolean }>).token.secret, true);
     assert.deepEqual(list.find((p) => p.name === 'onebot')!.connection, true);
     assert.ok(!list.some((p) => p.name === 'webchat'), 'the web chat is no bot adapter');
+    // The WeChat family: webhooks, each setting titled for the console's form, the keys secret.
+    for (const [name, secrets] of [['officialaccount', ['token', 'EncodingAESKey', 'AppSecret']], ['wecomcs', ['secret', 'token', 'EncodingAESKey']], ['wecombot', ['Token', 'EncodingAESKey']]] as const) {
+      const p = list.find((x) => x.name === name);
+      assert.equal(p?.webhook, true, name);
+      const props = (p?.configSchema.properties ?? {}) as Record<string, { title?: string; secret?: boolean }>;
+      assert.ok(Object.values(props).every((f) => typeof f.title === 'string' && f.title !== ''), `${name}: every setting has a title`);
+      for (const key of secrets) assert.equal(props[key]?.secret, true, `${name}.${key}`);
+    }
     const doc = (await (await fetch(`${admin.url}/api/docs-json`)).json()) as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
     assert.ok(doc.paths['/api/v1/knowledge-bases/{id}/documents']?.post?.requestBody?.content?.['multipart/form-data'], 'the upload is multipart in the document');
     assert.ok(doc.paths['/api/v1/knowledge-bases/{id}']?.patch?.requestBody?.content?.['application/json'], 'the knowledge base PATCH with its body');

@@ -19,3 +19,5 @@ export * from './anthropic-server.js';
 export * from './gemini-server.js';
 export * from './ollama-server.js';
 export * from './qqofficial-server.js';
+export * from './satori-server.js';
+export * from './wecom-bot-sender.js';

@@ -12,6 +12,7 @@ import { slackPlatform } from '@conveyor/slack';
 import { telegramPlatform } from '@conveyor/telegram';
 import { webChatPlatform } from '@conveyor/webchat';
 import { wecomPlatform } from '@conveyor/wecom';
+import { wecomBotPlatform } from '@conveyor/wecombot';
 import { wecomCsPlatform } from '@conveyor/wecomcs';
 import { PlatformRegistry } from './registry.js';
 
@@ -36,6 +37,7 @@ export const platforms = new PlatformRegistry([
   dingtalkPlatform,
   officialAccountPlatform,
   wecomCsPlatform,
+  wecomBotPlatform,
   kookPlatform,
   qqOfficialPlatform,
   satoriPlatform,

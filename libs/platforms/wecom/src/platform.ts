@@ -14,8 +14,8 @@ const refuse = (status: number, error: string): WebhookOutcome => ({ kind: 'answ
 /** A callback message is a few hundred bytes; anything near this is not WeCom. */
 export const WECOM_CALLBACK_BODY_LIMIT = 64 * 1024;
 
-/** The signed query parameters, or the answer naming the one missing. */
-function signedParams(req: WebhookRequest): { ok: true; signature: string; timestamp: string; nonce: string } | { ok: false; outcome: WebhookOutcome } {
+/** A WeCom callback's signed query parameters (`msg_signature`, timestamp, nonce), or the answer naming the one missing. */
+export function wecomSignedParams(req: WebhookRequest): { ok: true; signature: string; timestamp: string; nonce: string } | { ok: false; outcome: WebhookOutcome } {
   const { msg_signature: signature, timestamp, nonce } = req.query;
   if (!signature) return { ok: false, outcome: refuse(401, 'invalid signature: missing msg_signature') };
   const bad = (name: string) => ({ ok: false as const, outcome: refuse(400, `bad query parameter: ${name} is missing or too long`) });
@@ -53,7 +53,7 @@ export interface WecomCallbackSettings {
 export function openWecomCallback(req: WebhookRequest, config: WecomCallbackSettings): { ok: true; xml: string } | { ok: false; outcome: WebhookOutcome } {
   const answer = (outcome: WebhookOutcome) => ({ ok: false as const, outcome });
   if (req.method !== 'GET' && req.method !== 'POST') return answer({ kind: 'answer', answer: { status: 405, body: 'method not allowed: GET (URL check) or POST (messages)', type: 'text', headers: { Allow: 'GET, POST' } } });
-  const p = signedParams(req);
+  const p = wecomSignedParams(req);
   if (!p.ok) return p;
   if (req.method === 'GET') {
     const echostr = req.query['echostr'];

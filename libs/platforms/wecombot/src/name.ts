@@ -1,0 +1,1 @@
+export const WECOM_BOT = 'wecombot';
