@@ -35,7 +35,7 @@ const SendRequest = z.object({ touser: z.string().min(1), msgtype: z.literal('te
  * expired one, 45002 for content over 2,048 bytes) and records it. Errors are HTTP 200 with an
  * `errcode`, as WeChat answers.
  */
-export async function startFakeWechatMp(opts: { appId: string; secret: string; tokenDelayMs?: number }): Promise<FakeWechatMp> {
+export async function startFakeWechatMp(opts: { appId: string; secret: string }): Promise<FakeWechatMp> {
   const delivered: WechatDelivered[] = [];
   const waiters = new Waiters(() => delivered, 'WeChat customer-service messages');
   let current = '';
@@ -53,7 +53,6 @@ export async function startFakeWechatMp(opts: { appId: string; secret: string; t
       if (url.searchParams.get('grant_type') !== 'client_credential') return answer({ errcode: 40002, errmsg: 'invalid grant_type' });
       if (url.searchParams.get('appid') !== opts.appId) return answer({ errcode: 40013, errmsg: 'invalid appid' });
       if (url.searchParams.get('secret') !== opts.secret) return answer({ errcode: 40001, errmsg: 'invalid credential' });
-      if (opts.tokenDelayMs) await new Promise((r) => setTimeout(r, opts.tokenDelayMs));
       current = randomBytes(24).toString('hex');
       issued++;
       return answer({ access_token: current, expires_in: 7200 });
