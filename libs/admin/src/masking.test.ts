@@ -36,6 +36,7 @@ test('each platform\'s secrets are the fields its schema marks, and every declar
     line: ['channel_access_token', 'channel_secret'],
     onebot: ['access-token'],
     qqofficial: ['secret', 'token'],
+    satori: ['token'],
     slack: ['app_token', 'bot_token', 'signing_secret'],
     telegram: ['token', 'webhook_secret'],
     wecom: ['EncodingAESKey', 'contacts_secret', 'secret', 'token'],

@@ -20,6 +20,17 @@ export function readBody(req: IncomingMessage, limit = 64 * 1024 * 1024): Promis
   });
 }
 
+/** A request's JSON object body; an empty, unparsable or non-object body is `{}` (the fake then answers as the platform does to a missing field). */
+export async function readJsonObject(req: IncomingMessage): Promise<Record<string, any>> {
+  const raw = (await readBody(req)).toString();
+  try {
+    const parsed: unknown = raw ? JSON.parse(raw) : {};
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.fromEntries(Object.entries(parsed)) : {};
+  } catch {
+    return {};
+  }
+}
+
 export async function listen(server: Server, port = 0, host = '127.0.0.1'): Promise<string> {
   // Fakes are hit over keep-alive connections by benchmarks; outlive typical client idle timeouts.
   server.keepAliveTimeout = 65_000;

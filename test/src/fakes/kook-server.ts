@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { deflateSync } from 'node:zlib';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readBody } from './http-util.js';
+import { Waiters, closeServer, listen, readJsonObject } from './http-util.js';
 
 /** A REST call the fake answered, as received. */
 export interface KookCall {
@@ -69,6 +69,8 @@ export interface FakeKook {
   sessions: { opened: number; byToken: Map<string, KookSessionStats>; rejected: Map<string, number> };
   /** Sends an event to the latest session of `token`, numbered with its next sn; returns the message id. A session whose socket is gone keeps it for a resume. */
   emitMessage(token: string, m: KookMessageInput): string;
+  /** Sends `d` as an event of `token`'s latest session, numbered with its next sn (for events that are not well-formed messages). */
+  emitEvent(token: string, d: object): void;
   /** Sends a frame as it is to the sockets of `token` (for bad input). */
   emitRaw(token: string, frame: string | Buffer): void;
   latestSession(token: string): string | undefined;
@@ -117,13 +119,7 @@ export async function startFakeKook(opts: { tokens: string[]; botUserId?: string
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
     const path = url.pathname.replace(/^\/api\/v3/, '');
-    const raw = (await readBody(req)).toString();
-    let body: Record<string, any> = {};
-    try {
-      body = raw ? JSON.parse(raw) : {};
-    } catch {
-      body = {};
-    }
+    const body = await readJsonObject(req);
     const auth = /^Bot (.+)$/.exec(req.headers.authorization ?? '');
     const token = auth?.[1] ?? '';
     const reply = (status: number, code: number, message: string, data?: object) => {
@@ -274,6 +270,10 @@ export async function startFakeKook(opts: { tokens: string[]; botUserId?: string
       const s = latest(token);
       if (s) event(s, d);
       return id;
+    },
+    emitEvent(token, d) {
+      const s = latest(token);
+      if (s) event(s, d);
     },
     emitRaw(token, frame) {
       for (const s of sessions.values()) if (s.token === token && s.socket?.readyState === WebSocket.OPEN) s.socket.send(frame);

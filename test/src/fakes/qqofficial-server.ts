@@ -1,7 +1,7 @@
 import { randomUUID, sign, createPrivateKey } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readBody } from './http-util.js';
+import { Waiters, closeServer, listen, readJsonObject } from './http-util.js';
 
 /** A QQ OpenAPI call the fake answered, as received. */
 export interface QqCall {
@@ -132,13 +132,7 @@ export async function startFakeQq(opts: { apps: QqApp[] }): Promise<FakeQq> {
   const server = createServer((req, res) => void handle(req, res).catch(() => { res.statusCode = 500; res.end(); }));
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://x');
-    const raw = (await readBody(req)).toString();
-    let body: Record<string, any> = {};
-    try {
-      body = raw ? JSON.parse(raw) : {};
-    } catch {
-      body = {};
-    }
+    const body = await readJsonObject(req);
     const token = /^QQBot (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
     const reply = (status: number, json: object) => {
       calls.push({ method: req.method ?? '', path: url.pathname, body, token, status, at: Date.now() });

@@ -45,6 +45,7 @@ describe('admin API: secrets written are never read back', () => {
     dingtalk: { client_id: 'ding', client_secret: secret('dingtalk-secret') },
     onebot: { 'access-token': secret('onebot-token') },
     kook: { token: secret('kook-token') },
+    satori: { endpoint: 'http://127.0.0.1:9', token: secret('satori-token') },
     qqofficial: { appid: '102000001', secret: secret('qq-secret'), token: secret('qq-token') },
   };
   const runners = {

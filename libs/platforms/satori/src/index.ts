@@ -1,0 +1,6 @@
+export * from './config.js';
+export { SatoriSocket, SatoriResume, SATORI_OP, type SatoriLogin } from './socket.js';
+export { contentToChain, chainToContent, escapeText, unescapeText } from './elements.js';
+export { SatoriMessageEvent, messageToQuery, SATORI_DIRECT } from './convert.js';
+export { satoriConnection, sendWhole, createMessage, SatoriApiError, SATORI_MAX_CONTENT } from './connection.js';
+export { satoriPlatform } from './platform.js';
