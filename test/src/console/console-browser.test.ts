@@ -112,6 +112,13 @@ describe('web console in Chromium', () => {
   test('creates a model on the fake OpenAI server, a pipeline with it, and a bot on the pipeline', async () => {
     await go(`#/models/new`);
     await page.fill('#model-id', modelId);
+    // A preset fills the API kind and its base URL; the fields stay editable.
+    await page.locator('#model-preset option[value="anthropic"]').waitFor({ state: 'attached' });
+    await page.selectOption('#model-preset', 'anthropic');
+    assert.equal(await page.inputValue('#model-base-url'), 'https://api.anthropic.com');
+    assert.equal(await page.inputValue('#model-provider'), 'anthropic');
+    await page.selectOption('#model-preset', 'deepseek');
+    assert.equal(await page.inputValue('#model-provider'), 'openai');
     await page.fill('#model-base-url', sys.llm.url);
     await page.fill('#model-model', 'fake-model');
     await page.selectOption('#model-key-mode', 'env');

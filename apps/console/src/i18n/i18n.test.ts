@@ -28,7 +28,7 @@ describe('message catalogs', () => {
 
   test('the Chinese catalog is Chinese: every message has Chinese characters or is only names, symbols and placeholders', () => {
     // Product and protocol names that Chinese UIs keep as they are (LangBot's own labels do too).
-    const kept = /^(Conveyor|LangBot|OpenAI|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64)$/;
+    const kept = /^(Conveyor|LangBot|OpenAI|Anthropic|Gemini|Ollama|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64)$/;
     const foreign: string[] = [];
     for (const [key, message] of Object.entries(CATALOGS['zh-Hans'])) {
       for (const text of texts(message)) {

@@ -1,6 +1,6 @@
-// OpenAI-compatible models: list, create, edit (the API key is write-only), test, delete.
+// Models (OpenAI-compatible or a native API): list, create (from a preset), edit (the API key is write-only), test, delete.
 import { useState, type FormEvent } from 'react';
-import { AdminApi } from '@conveyor/contracts';
+import { AdminApi, ModelProviderKind } from '@conveyor/contracts';
 import { listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
@@ -8,6 +8,7 @@ import type { Translator } from '../i18n/i18n.js';
 import { Code, richText, useI18n } from '../i18n/react.js';
 
 const ABILITIES = AdminApi.ModelAbility.options;
+const PROVIDERS = ModelProviderKind.options;
 
 /** Where a model's key comes from, as the list and the editor show it. */
 function keySource({ t }: Pick<Translator, 't'>, key: AdminApi.Model['apiKey']): string {
@@ -31,16 +32,16 @@ function ModelList({ canWrite }: { canWrite: boolean }) {
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>{t('common.id')}</th><th>{t('common.name')}</th><th>{t('models.model')}</th><th>{t('models.baseUrl')}</th><th>{t('models.abilities')}</th><th>{t('models.key')}</th><th>{t('common.updated')}</th></tr></thead>
+          <thead><tr><th>{t('common.id')}</th><th>{t('common.name')}</th><th>{t('models.model')}</th><th>{t('models.provider')}</th><th>{t('models.baseUrl')}</th><th>{t('models.abilities')}</th><th>{t('models.key')}</th><th>{t('common.updated')}</th></tr></thead>
           <tbody>
             {list.data.items.map((m) => (
               <tr key={m.id} data-id={m.id}>
                 <td translate="no"><a href={formatRoute({ page: 'models', id: m.id })}>{m.id}</a></td>
-                <td translate="no">{m.name}</td><td translate="no">{m.model}</td><td className="mono" translate="no">{m.baseUrl}</td><td>{m.abilities.map((a) => t(`ability.${a}`)).join(', ')}</td>
+                <td translate="no">{m.name}</td><td translate="no">{m.model}</td><td>{t(`provider.${m.provider}`)}</td><td className="mono" translate="no">{m.baseUrl}</td><td>{m.abilities.map((a) => t(`ability.${a}`)).join(', ')}</td>
                 <td>{keySource(i18n, m.apiKey)}</td><td>{i18n.dateTime(m.updatedAt)}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">{t('models.empty')}</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={8} className="empty">{t('models.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
@@ -61,6 +62,18 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
   const [id, setId] = useState(model?.id ?? '');
   const [name, setName] = useState(model?.name ?? '');
   const [baseUrl, setBaseUrl] = useState(model?.baseUrl ?? '');
+  const [provider, setProvider] = useState<ModelProviderKind>(model?.provider ?? 'openai');
+  const [preset, setPreset] = useState('');
+  // Only a new model picks a preset; it fills the fields, which stay editable.
+  const presets = useLoad((signal) => (model ? Promise.resolve(null) : request('GET', '/model-presets', AdminApi.ModelPresetList, { signal })), [model?.id]);
+  const choosePreset = (id: string) => {
+    setPreset(id);
+    const p = presets.data?.items.find((x) => x.id === id);
+    if (!p) return;
+    setProvider(p.provider);
+    setBaseUrl(p.baseUrl);
+    setAbilities([...p.abilities]);
+  };
   const [modelName, setModelName] = useState(model?.model ?? '');
   const [abilities, setAbilities] = useState<string[]>(model?.abilities ?? ['func_call']);
   const [timeoutMs, setTimeoutMs] = useState(String(model?.timeoutMs ?? 120000));
@@ -81,6 +94,7 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
     void save.run(async () => {
       const fields = {
         name: name.trim() || undefined,
+        provider,
         baseUrl: baseUrl.trim(),
         model: modelName.trim(),
         abilities,
@@ -114,6 +128,19 @@ function ModelEditor({ model, canWrite, notice, onSaved }: { model?: AdminApi.Mo
           </Field>
         )}
         <Field label={t('common.name')} htmlFor="model-name"><input id="model-name" value={name} onChange={(e) => setName(e.target.value)} /></Field>
+        {!model && presets.data ? (
+          <Field label={t('models.preset')} htmlFor="model-preset" hint={t('models.presetHint')}>
+            <select id="model-preset" value={preset} onChange={(e) => choosePreset(e.target.value)}>
+              <option value="">{t('models.presetNone')}</option>
+              {presets.data.items.map((p) => <option key={p.id} value={p.id} translate="no">{p.name}</option>)}
+            </select>
+          </Field>
+        ) : null}
+        <Field label={t('models.provider')} htmlFor="model-provider">
+          <select id="model-provider" value={provider} onChange={(e) => setProvider(PROVIDERS.find((k) => k === e.target.value) ?? 'openai')}>
+            {PROVIDERS.map((k) => <option key={k} value={k}>{t(`provider.${k}`)}</option>)}
+          </select>
+        </Field>
         <Field label={t('models.baseUrl')} htmlFor="model-base-url" hint={t('models.baseUrlHint')}>
           <input id="model-base-url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} required />
         </Field>
