@@ -53,11 +53,13 @@ test('events out of order wait for the missing sn; a duplicate sn is dropped; ba
   kook.emitRaw(TOKEN, 'not json');
   kook.emitRaw(TOKEN, Buffer.from('not zlib'));
   kook.emitRaw(TOKEN, deflateSync(JSON.stringify({ d: 'no signal' })));
+  kook.emitRaw(TOKEN, frame(999_999));
   kook.emitRaw(TOKEN, frame(4));
   await waitUntil('four events', () => c.events.length >= 4 || undefined, 10_000);
   assert.deepEqual(c.events.map((e) => e.sn), [1, 2, 3, 4]);
-  await waitUntil('three bad frames', () => c.malformed.length >= 3 || undefined, 10_000);
-  assert.equal(c.malformed.length, 3, c.malformed.join('; '));
+  await waitUntil('four bad frames', () => c.malformed.length >= 4 || undefined, 10_000);
+  assert.equal(c.malformed.length, 4, c.malformed.join('; '));
+  assert.ok(c.malformed.some((m) => m.includes('far ahead')), 'an sn far ahead is refused, not waited for');
   await c.socket.close('test done');
 });
 

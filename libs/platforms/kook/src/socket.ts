@@ -199,6 +199,9 @@ export class KookSocket {
 
   private onEvent(d: unknown, sn: number) {
     if (sn <= this.sn || this.ahead.has(sn)) return;
+    // KOOK numbers a session's events one by one: an sn this far ahead is no event of this session,
+    // and taking it would make every real one after it look like a duplicate.
+    if (this.sn !== 0 && sn > this.sn + MAX_AHEAD) return this.o.onMalformed(`event sn ${sn} is far ahead of ${this.sn}; dropped`);
     if (sn !== this.sn + 1 && this.sn !== 0) {
       this.ahead.set(sn, d);
       if (this.ahead.size >= MAX_AHEAD) return this.skipGap();

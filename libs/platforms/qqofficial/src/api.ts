@@ -64,31 +64,34 @@ export class QqApi {
     return { token: parsed.data.access_token, expiresInS: parsed.data.expires_in };
   }
 
-  /** One API call with `Authorization: QQBot <access token>`. */
-  async call<T>(method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: object, onWritten?: () => void): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      const token = await this.accessToken();
-      const pending = this.fetch(`${this.o.config.api_base_url}${path}`, {
-        method,
-        headers: { authorization: `QQBot ${token}`, 'x-union-appid': this.o.config.appid },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      if (attempt === 1) onWritten?.();
-      const res = await pending;
-      const text = await res.text();
-      if (res.status === 401 && attempt === 1) {
-        await this.o.tokens?.invalidate(this.app, token);
-        continue;
-      }
-      const route = path.replace(/\/[^/]{16,}(?=\/|$)/g, '/:id');
-      if (!res.ok) {
-        const err = ErrorBody.safeParse(safeJson(text));
-        throw new QqApiError(res.status, err.success ? err.data.code : undefined, `QQ ${method} ${route} failed with ${res.status}: ${err.success && err.data.message ? err.data.message : text.slice(0, ERROR_BODY_CHARS)}`);
-      }
-      const parsed = schema.safeParse(text ? safeJson(text) : {});
-      if (!parsed.success) throw new QqApiError(res.status, undefined, `QQ ${method} ${route} answered an unexpected body`);
-      return parsed.data;
+  /** One API call with `Authorization: QQBot <access token>`; a 401 drops the shared token and tries once more with a fresh one. */
+  call<T>(method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: object, onWritten?: () => void): Promise<T> {
+    let written = false;
+    const once = (token: string) => this.callWith(token, method, path, schema, body, written ? undefined : () => {
+      written = true;
+      onWritten?.();
+    });
+    if (!this.o.tokens) return this.fetchToken().then((t) => once(t.token));
+    return this.o.tokens.withToken(this.app, () => this.fetchToken(), once, (err) => err instanceof QqApiError && err.status === 401, this.o.signal);
+  }
+
+  private async callWith<T>(token: string, method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: object, onWritten?: () => void): Promise<T> {
+    const pending = this.fetch(`${this.o.config.api_base_url}${path}`, {
+      method,
+      headers: { authorization: `QQBot ${token}`, 'x-union-appid': this.o.config.appid },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    onWritten?.();
+    const res = await pending;
+    const text = await res.text();
+    const route = path.replace(/\/[^/]{16,}(?=\/|$)/g, '/:id');
+    if (!res.ok) {
+      const err = ErrorBody.safeParse(safeJson(text));
+      throw new QqApiError(res.status, err.success ? err.data.code : undefined, `QQ ${method} ${route} failed with ${res.status}: ${err.success && err.data.message ? err.data.message : text.slice(0, ERROR_BODY_CHARS)}`);
     }
+    const parsed = schema.safeParse(text ? safeJson(text) : {});
+    if (!parsed.success) throw new QqApiError(res.status, undefined, `QQ ${method} ${route} answered an unexpected body`);
+    return parsed.data;
   }
 
   gatewayUrl(): Promise<string> {
