@@ -5,6 +5,7 @@ export {
   type SessionRef, type AcquireOutcome, type AggregationTurn, type TurnResult, type LeaseOptions,
 } from './session-leases.js';
 export { TurnWakeups, waitForTurn, throttledHolderCheck, type Turn, type HolderCheck, type WaitReason } from './session-turn.js';
+export { QueryTurns, type QueryTurnRequest, type QueryTurnOutcome, type QueryTurnOptions, type TurnControl, type TurnEnd } from './query-turn.js';
 export { RedisFixedWindow, type RateDecision } from './rate-window.js';
 export { RunAttempts } from './run-attempts.js';
 export {

@@ -4,9 +4,9 @@ import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-ki
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
-  type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps,
+  type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
 } from '@conveyor/pipeline';
-import { RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, waitForTurn, type AggregationTurn, type HolderCheck } from '@conveyor/message-state';
+import { QueryTurns, RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
 import { BotPipelines, InstanceSettingsSource, PluginRuntime, RunEvents } from '@conveyor/service-kit';
@@ -32,7 +32,7 @@ const MAX_STASHED_PER_SESSION = LIMITS.aggregatedMessages * 2;
 export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly conversations: ConversationStore;
   private readonly wakeups: TurnWakeups;
-  private readonly holders: HolderCheck;
+  private readonly turns: QueryTurns;
   private readonly queryLog: QueryLog;
   private readonly leases: SessionLeases;
   private readonly rateLimiter: RedisFixedWindow;
@@ -58,11 +58,12 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     this.wakeups = new TurnWakeups(duplicateClient(infra.redis), infra.topology.prefix);
     // A holder whose run ended in Postgres longer ago than a reply's gap bound has had its reply sent
     // (or given up): a lease Redis still shows for it came back with a failover's lost writes.
-    this.holders = throttledHolderCheck(
+    const holders = throttledHolderCheck(
       (holder) => this.queryLog.runEndedBefore(holder, STALE_HOLDER_AFTER_MS),
       HOLDER_CHECK_EVERY_MS,
       (holder) => this.infra.logger.warn({ queryId: holder }, 'a session was still held by a query whose run ended long ago (Redis lost its release); its turn is ended'),
     );
+    this.turns = new QueryTurns(this.leases, this.wakeups, { holdMs: this.env.SESSION_WAIT_HOLD_MS, refreshEveryMs: this.env.SESSION_LEASE_TTL_MS / 3 }, holders);
     this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
@@ -99,17 +100,19 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * With LangBot's message aggregation on, keeps the message's envelope where the replica running its
-   * session's head can merge it, and says how the head waits; undefined when aggregation is off.
+   * With LangBot's message aggregation on: how the session's head waits, and the message's envelope to
+   * keep where the replica running the head can merge it; undefined when aggregation is off.
    */
-  private async stashForAggregation(envelope: QueryEnvelope, def: PipelineDefinition): Promise<AggregationTurn | undefined> {
+  private aggregation(envelope: QueryEnvelope, def: PipelineDefinition): QueryTurnRequest['aggregation'] {
     const settings = aggregationSettings(def.config);
     if (!settings.enabled) return undefined;
     const json = JSON.stringify(envelope);
     const ownBytes = Buffer.byteLength(json);
-    // A message too large to share a merged query runs on its own (and ends the run of merged messages before it).
-    if (ownBytes <= LIMITS.aggregatedBytes) await this.leases.stash(envelope.route, envelope.queryId, json, MAX_STASHED_PER_SESSION);
-    return { delayMs: settings.delayMs, maxMessages: LIMITS.aggregatedMessages, maxBytes: LIMITS.aggregatedBytes, ownBytes };
+    return {
+      turn: { delayMs: settings.delayMs, maxMessages: LIMITS.aggregatedMessages, maxBytes: LIMITS.aggregatedBytes, ownBytes },
+      // A message too large to share a merged query runs on its own (and ends the run of merged messages before it).
+      ...(ownBytes <= LIMITS.aggregatedBytes ? { stash: { envelopeJson: json, maxPending: MAX_STASHED_PER_SESSION } } : {}),
+    };
   }
 
   /**
@@ -169,69 +172,72 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
       return;
     }
-    const aggregation = await this.stashForAggregation(envelope, def);
-    const turn = await waitForTurn(this.leases, this.wakeups, route, envelope.queryId, ctx.streamSequence, this.env.SESSION_WAIT_HOLD_MS, ctx.signal, aggregation, this.holders).catch(async (err: unknown) => {
-      if (!(err instanceof RetryableError) || !this.mayWaitAgain(envelope, ctx)) throw err;
-      await this.requeue(envelope, ctx);
-      return 'requeued' as const;
-    });
-    if (turn === 'requeued') return;
-    if (turn.outcome === 'finished') {
-      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered or merged into another; dropping this copy');
-      return;
-    }
-    const merged = await this.mergeInto(envelope, def, turn.merged);
-    const refresh = setInterval(() => void this.leases.extend(route, envelope.queryId).catch(() => undefined), this.env.SESSION_LEASE_TTL_MS / 3);
-    let handedOff = false;
-    const q = newQuery(merged, def);
-    // Events of a query that ends here (notices, command replies) are numbered by its delivery.
-    const events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator');
-    const timeline: StageTime[] = [];
-    try {
-      const settings = await this.settings.current();
-      const deps: PipelineDeps = {
-        logger: this.infra.logger,
-        isOutage: isDependencyOutage,
-        notices: noticeSink(events, this.queryLog),
-        history: historyPort(this.conversations),
-        models: this.models,
-        rateLimiter: this.rateLimiter,
-        leases: leasePort(this.leases),
-        handoff: handoffPort(this.infra, () => (handedOff = true)),
-        commands: commandPort(this.conversations),
-        banWords: settings.banWords,
-        commandPrefixes: settings.commandPrefixes,
-        plugins: this.plugins.port,
-      };
-      // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
-      if (await emitMessageReceived(q, deps)) {
-        await this.leases.finish(route, envelope.queryId);
-        this.queryLog.succeeded(envelope.queryId);
-        return;
-      }
-      const stages = timedStages([...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
-      const outcome = await runStages(stages, 0, q, deps);
-      if (handedOff) return;
-      if (events.emitted > 0) {
-        // What went out here (command replies, notices) ends with `done`: the dispatcher frees the
-        // session once it has sent them, and the session's next reply is not held behind this one.
-        await events.emit({ kind: 'done' });
-      } else {
-        await this.leases.finish(route, envelope.queryId);
-      }
-      if (outcome === 'ok') this.queryLog.succeeded(envelope.queryId);
-    } catch (err) {
-      // A deferred query (rate-limit wait) keeps its lease and its place; anything else frees the session.
-      if (!(err instanceof RetryableError) && !handedOff) await this.leases.release(route, envelope.queryId).catch(() => undefined);
+    let events: RunEvents | undefined;
+    const outcome = await this.turns.run({
+      route,
+      queryId: envelope.queryId,
+      streamSeq: ctx.streamSequence,
+      signal: ctx.signal,
+      aggregation: this.aggregation(envelope, def),
+      ...(this.mayWaitAgain(envelope, ctx) ? { requeue: () => this.requeue(envelope, ctx) } : {}),
+      lastDelivery: ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver,
       // No delivery will follow: end the reply that got notices, so it does not hold back the session's next.
-      const lastTry = err instanceof PermanentError || ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver;
-      if (lastTry && !handedOff && events.emitted > 0) await events.emit({ kind: 'done' }).catch(() => undefined);
-      throw err;
-    } finally {
-      clearInterval(refresh);
-      // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
-      this.queryLog.timeline(envelope.queryId, timeline);
+      abandoned: async () => {
+        if (events && events.emitted > 0) await events.emit({ kind: 'done' });
+      },
+    }, async (mergedJson, control) => {
+      const timeline: StageTime[] = [];
+      const merged = await this.mergeInto(envelope, def, mergedJson);
+      const q = newQuery(merged, def);
+      // Events of a query that ends here (notices, command replies) are numbered by its delivery.
+      const queryEvents = (events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator'));
+      try {
+        return await this.runStages(q, def, queryEvents, control, timeline);
+      } finally {
+        // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
+        this.queryLog.timeline(envelope.queryId, timeline);
+      }
+    });
+    if (outcome.kind === 'finished') {
+      this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered or merged into another; dropping this copy');
     }
+  }
+
+  /** The stages before MessageProcessor and MessageProcessor itself, in the query's turn. */
+  private async runStages(q: PipelineQuery, def: PipelineDefinition, events: RunEvents, control: TurnControl, timeline: StageTime[]): Promise<TurnEnd> {
+    let handedOff = false;
+    const settings = await this.settings.current();
+    const deps: PipelineDeps = {
+      logger: this.infra.logger,
+      isOutage: isDependencyOutage,
+      notices: noticeSink(events, this.queryLog),
+      history: historyPort(this.conversations),
+      models: this.models,
+      rateLimiter: this.rateLimiter,
+      leases: leasePort(this.leases),
+      handoff: handoffPort(this.infra, () => {
+        handedOff = true;
+        control.handedOff();
+      }),
+      commands: commandPort(this.conversations),
+      banWords: settings.banWords,
+      commandPrefixes: settings.commandPrefixes,
+      plugins: this.plugins.port,
+    };
+    // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
+    if (await emitMessageReceived(q, deps)) {
+      this.queryLog.succeeded(q.queryId);
+      return 'ended';
+    }
+    const stages = timedStages([...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
+    const outcome = await runStages(stages, 0, q, deps);
+    if (handedOff) return 'handed-off';
+    if (outcome === 'ok') this.queryLog.succeeded(q.queryId);
+    if (events.emitted === 0) return 'ended';
+    // What went out here (command replies, notices) ends with `done`: the dispatcher frees the
+    // session once it has sent them, and the session's next reply is not held behind this one.
+    await events.emit({ kind: 'done' });
+    return 'replied';
   }
 }
 

@@ -1,0 +1,151 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { PermanentError, redisKeys, RetryableError, type ReplyRoute } from '@conveyor/contracts';
+import { SessionLeases } from './session-leases.js';
+import { TurnWakeups } from './session-turn.js';
+import { QueryTurns, type QueryTurnRequest, type TurnEnd } from './query-turn.js';
+
+const prefix = `t${randomBytes(5).toString('hex')}`;
+const keys = redisKeys(prefix);
+const TTL_MS = 1_500;
+let redis: Redis;
+let leases: SessionLeases;
+let wakeups: TurnWakeups;
+let turns: QueryTurns;
+
+before(async () => {
+  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  leases = new SessionLeases(redis, prefix, { ttlMs: TTL_MS, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  await wakeups.start();
+  turns = new QueryTurns(leases, wakeups, { holdMs: 30_000, refreshEveryMs: TTL_MS / 5 });
+});
+after(async () => {
+  wakeups.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis.disconnect();
+});
+
+let seq = 0;
+function session(): ReplyRoute {
+  const id = randomUUID();
+  return { botId: 'b', adapter: 'http-bot', sessionId: id, launcherType: 'person', launcherId: id, senderId: id, replyTo: 'm' };
+}
+function request(route: ReplyRoute, queryId: string, extra: Partial<QueryTurnRequest> = {}): QueryTurnRequest {
+  return { route, queryId, streamSeq: ++seq, signal: new AbortController().signal, lastDelivery: false, ...extra };
+}
+const ends = (end: TurnEnd) => async () => end;
+
+async function until(cond: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+test('work that ends frees the session for good; the lease is kept alive past its TTL while the work runs', async () => {
+  const route = session();
+  const started = Date.now();
+  const outcome = await turns.run(request(route, 'q1'), async () => {
+    assert.equal(await leases.holder(route), 'q1', 'the work runs holding the session');
+    // Longer than the lease's TTL: only the refresh keeps it.
+    await until(() => Date.now() - started > TTL_MS * 2, 'twice the lease TTL');
+    assert.equal(await leases.holder(route), 'q1', 'still held after twice its TTL');
+    return 'ended';
+  });
+  assert.deepEqual(outcome, { kind: 'ran', end: 'ended' });
+  assert.equal(await leases.holder(route), null);
+  assert.deepEqual(await turns.run(request(route, 'q1'), ends('ended')), { kind: 'finished' }, 'a redelivered copy does not run again');
+});
+
+test('a handed-off or replied turn keeps the session until the reply ends elsewhere; the next message waits for that', async () => {
+  for (const end of ['handed-off', 'replied'] as const) {
+    const route = session();
+    assert.deepEqual(await turns.run(request(route, 'first'), ends(end)), { kind: 'ran', end });
+    assert.equal(await leases.holder(route), 'first', `${end}: the session stays held`);
+    let secondRan = false;
+    const second = turns.run(request(route, 'second'), async () => {
+      secondRan = true;
+      return 'ended';
+    });
+    // The second waits (no timer would end its wait within the test); the dispatcher's finish wakes it.
+    await until(async () => (await redis.zcard(keys.sessionQueue(route))) === 1 || secondRan, 'the second message queued');
+    assert.equal(secondRan, false, `${end}: the next message of the session waits`);
+    await leases.finish(route, 'first');
+    assert.deepEqual(await second, { kind: 'ran', end: 'ended' });
+  }
+});
+
+test('a deferral keeps the lease; another failure frees the session without finishing it, so a retry runs', async () => {
+  const route = session();
+  await assert.rejects(turns.run(request(route, 'q'), async () => {
+    throw new RetryableError(1_000, 'rate limited');
+  }), RetryableError);
+  assert.equal(await leases.holder(route), 'q', 'a deferred query keeps its lease and place');
+  await assert.rejects(turns.run(request(route, 'q'), async () => {
+    throw new Error('database down');
+  }), /database down/);
+  assert.equal(await leases.holder(route), null, 'freed');
+  assert.deepEqual(await turns.run(request(route, 'q'), ends('ended')), { kind: 'ran', end: 'ended' }, 'the retry takes the session again');
+});
+
+test('a failure for good tells `abandoned` (a permanent error, or any error on the last delivery); a failure after the hand-off frees nothing', async () => {
+  const route = session();
+  const told: string[] = [];
+  await assert.rejects(turns.run(request(route, 'p', { abandoned: async () => void told.push('permanent') }), async () => {
+    throw new PermanentError('bad');
+  }), PermanentError);
+  await assert.rejects(turns.run(request(route, 'l', { lastDelivery: true, abandoned: async () => void told.push('last') }), async () => {
+    throw new Error('boom');
+  }), /boom/);
+  await assert.rejects(turns.run(request(route, 'r', { abandoned: async () => void told.push('retried') }), async () => {
+    throw new Error('boom');
+  }), /boom/);
+  assert.deepEqual(told, ['permanent', 'last'], 'an error with deliveries left is not the end');
+  assert.equal(await leases.holder(route), null);
+
+  await assert.rejects(turns.run(request(route, 'h', { lastDelivery: true, abandoned: async () => void told.push('handed') }), async (_merged, control) => {
+    control.handedOff();
+    throw new Error('after the publish');
+  }), /after the publish/);
+  assert.equal(await leases.holder(route), 'h', 'the run is on its way: the session stays held for its reply');
+  assert.deepEqual(told, ['permanent', 'last']);
+  await leases.finish(route, 'h');
+});
+
+test('a wait that runs out goes back to the bus, or is published again when the request says how', async () => {
+  const route = session();
+  const short = new QueryTurns(leases, wakeups, { holdMs: 200, refreshEveryMs: TTL_MS / 5 });
+  assert.deepEqual(await short.run(request(route, 'holder'), ends('handed-off')), { kind: 'ran', end: 'handed-off' });
+  await assert.rejects(short.run(request(route, 'waiter'), ends('ended')), RetryableError);
+  let requeued = 0;
+  assert.deepEqual(await short.run(request(route, 'waiter', { requeue: async () => void requeued++ }), ends('ended')), { kind: 'requeued' });
+  assert.equal(requeued, 1);
+  assert.equal(await leases.holder(route), 'holder');
+  await leases.finish(route, 'holder');
+});
+
+test('with aggregation the message is stashed, and the head runs with the messages merged into it', async () => {
+  const route = session();
+  const turn = { delayMs: 1, maxMessages: 5, maxBytes: 10_000, ownBytes: 10 };
+  // The first holds the session while two more arrive and are stashed behind it.
+  assert.deepEqual(await turns.run(request(route, 'a'), ends('handed-off')), { kind: 'ran', end: 'handed-off' });
+  const seen: (readonly string[])[] = [];
+  const b = turns.run(request(route, 'b', { aggregation: { turn, stash: { envelopeJson: '{"b":1}', maxPending: 10 } } }), async (merged) => {
+    seen.push(merged);
+    return 'ended';
+  });
+  const c = turns.run(request(route, 'c', { aggregation: { turn, stash: { envelopeJson: '{"c":1}', maxPending: 10 } } }), async (merged) => {
+    seen.push(merged);
+    return 'ended';
+  });
+  await until(async () => (await redis.hlen(keys.sessionAggregatePending(route))) === 2 && (await redis.zcard(keys.sessionQueue(route))) === 2, 'both stashed and queued');
+  await leases.finish(route, 'a');
+  const outcomes = await Promise.all([b, c]);
+  assert.deepEqual(outcomes, [{ kind: 'ran', end: 'ended' }, { kind: 'finished' }], 'c was merged into b and does not run again');
+  assert.deepEqual(seen, [['{"c":1}']]);
+});
