@@ -34,12 +34,15 @@ test('each platform\'s secrets are the fields its schema marks, and every declar
     kook: ['token'],
     lark: ['app_secret', 'encrypt-key', 'verification-token'],
     line: ['channel_access_token', 'channel_secret'],
+    officialaccount: ['AppSecret', 'EncodingAESKey', 'token'],
     onebot: ['access-token'],
     qqofficial: ['secret', 'token'],
     satori: ['token'],
     slack: ['app_token', 'bot_token', 'signing_secret'],
     telegram: ['token', 'webhook_secret'],
     wecom: ['EncodingAESKey', 'contacts_secret', 'secret', 'token'],
+    wecombot: ['EncodingAESKey', 'Token'],
+    wecomcs: ['EncodingAESKey', 'secret', 'token'],
   });
   // Marking by schema never masks less than the name rule did (a flag named after signatures holds none).
   const flags = new Set(['http-bot.signature_required']);
