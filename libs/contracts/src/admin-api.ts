@@ -818,6 +818,7 @@ export const ADMIN_ROUTES = [
   ['GET', '/knowledge-bases', 'viewer'],
   ['GET', '/knowledge-bases/:id', 'viewer'],
   ['POST', '/knowledge-bases', 'admin'],
+  ['PATCH', '/knowledge-bases/:id', 'admin'],
   ['DELETE', '/knowledge-bases/:id', 'admin'],
   ['GET', '/knowledge-bases/:id/documents', 'viewer'],
   ['POST', '/knowledge-bases/:id/documents', 'admin'],
