@@ -19,7 +19,7 @@ export class AllModelsFailedError extends Error {
 
 export type OnFallback = (failed: ResolvedModel, err: Error) => void;
 
-/** LangBot 10.6: tools go only to models with the func_call ability. */
+/** Tools go only to models with the func_call ability, as in LangBot: others would refuse the request or ignore them. */
 export function toolsFor(model: ResolvedModel, tools: ToolDefinition[] | undefined): ToolDefinition[] | undefined {
   return model.abilities.includes('func_call') && tools?.length ? tools : undefined;
 }

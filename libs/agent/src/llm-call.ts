@@ -20,7 +20,7 @@ import {
   type GenAiCallContext,
 } from './genai-semconv.js';
 
-/** A tool as described to the model (OpenAI function format, LangBot 11.2); each provider maps it to its own. */
+/** A tool as described to the model (the OpenAI function format LangBot uses for every tool); each provider maps it to its own. */
 export type ToolDefinition = OpenAI.ChatCompletionFunctionTool;
 
 export interface CallOptions {

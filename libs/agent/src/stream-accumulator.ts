@@ -25,7 +25,10 @@ export interface Snapshot {
   isFinal: boolean;
   /** Set on the final snapshot of a round that ends in tool calls. */
   toolCalls: ToolCall[];
-  /** Increases across every round of one reply (LangBot restarts it per round: quirk 15.4). */
+  /**
+   * Increases across every round of one reply. LangBot starts each later tool round again from the
+   * first round's last number, so its numbers repeat; we keep counting so a receiver can order them.
+   */
   sequence: number;
 }
 

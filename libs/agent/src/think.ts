@@ -1,5 +1,6 @@
 /**
- * `<think>` handling (LangBot 10.7 and 10.9: `LiteLLMRequester._strip_think` and `_ThinkStripState`).
+ * `<think>` handling, as LangBot's model requester does it (`LiteLLMRequester._strip_think` and
+ * `_ThinkStripState`, also while streaming).
  * Reasoning models either put their reasoning inline in `<think>…</think>` or send it in a separate
  * `reasoning_content` field; with `remove-think` on, the user sees neither, otherwise the separate
  * field is shown wrapped in the same tags.

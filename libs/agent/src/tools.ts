@@ -6,7 +6,7 @@ import { agentMetrics } from './metrics.js';
 
 /**
  * A tool result that is already message content (text and images, e.g. from MCP): it goes to the
- * model as is. Any other result is sent as JSON (LangBot 10.8).
+ * model as is. Any other result is sent as JSON, as LangBot sends it.
  */
 export class ContentResult {
   constructor(readonly parts: ContentPart[]) {}
@@ -56,7 +56,7 @@ function toContent(result: unknown): string | ContentPart[] {
 /**
  * Runs one tool call, in a span. Every failure (bad JSON arguments, an unknown tool, the tool's
  * own error) becomes an `err: ...` tool message for the model, never an exception: the model may
- * recover, and the loop continues (LangBot 10.8).
+ * recover, and the loop continues (LangBot's agent loop does the same).
  */
 export function executeToolCall(box: ToolBox, call: ToolCall, signal?: AbortSignal): Promise<LlmMessage & { role: 'tool' }> {
   const name = call.function.name;

@@ -80,8 +80,8 @@ export class TelemetryConfigError extends Error {
 
 /**
  * How a signal goes over OTLP: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / _METRICS_PROTOCOL, else
- * OTEL_EXPORTER_OTLP_PROTOCOL, else `http/json` (what Conveyor always sent; the spec's default is
- * http/protobuf, which any collector also takes on 4318). An unknown value stops the start: with a
+ * OTEL_EXPORTER_OTLP_PROTOCOL, else `http/json` (what Conveyor always sent; the OpenTelemetry
+ * specification's default is http/protobuf, which any collector also takes on 4318). An unknown value stops the start: with a
  * protocol the endpoint does not speak, every export would fail and the telemetry be lost unnoticed.
  */
 export function otlpProtocol(env: NodeJS.ProcessEnv, signal: 'traces' | 'metrics'): OtlpProtocol {

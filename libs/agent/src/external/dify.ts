@@ -2,7 +2,7 @@ import { checkResponse, ExternalReply, ExternalRunnerError, tokenCount, type Ext
 import { sseEvents } from './stream-parsers.js';
 import { str, type RunnerSettings, type SecretResolver } from './settings.js';
 
-/** `ai.dify-service-api` (LangBot 9.3, 12). */
+/** `ai.dify-service-api`: LangBot's Dify runner settings, under the same keys. */
 export interface DifyConfig {
   baseUrl: string;
   /** `chatflow` (an advanced-chat app) is called as `chat` (LangBot 4.x). */

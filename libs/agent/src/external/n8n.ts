@@ -3,7 +3,7 @@ import { checkResponse, ExternalReply, type ExternalInput, type ExternalResult }
 import { concatenatedJson } from './stream-parsers.js';
 import { str, num, type RunnerSettings, type SecretResolver } from './settings.js';
 
-/** `ai.n8n-service-api` (LangBot 9.3, 12). */
+/** `ai.n8n-service-api`: LangBot's n8n runner settings, under the same keys. */
 export interface N8nConfig {
   webhookUrl: string;
   authType: 'none' | 'basic' | 'jwt' | 'header';

@@ -15,7 +15,7 @@ type McpContent =
 export class McpToolError extends Error {}
 
 /**
- * An MCP `tools/call` result as message content (LangBot 11.3): text stays text, images become data
+ * An MCP `tools/call` result as message content, turned as LangBot turns it: text stays text, images become data
  * URLs, other kinds become short JSON descriptions. `isError` results throw, so the model gets `err: …`.
  */
 export function toContentResult(result: { content?: unknown; isError?: boolean; structuredContent?: unknown }): ContentResult {

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { ReasoningLevel, RunnerKind } from '@conveyor/contracts';
 import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
 
-// The pipeline config of behavior spec section 9 in LangBot's JSON shape. Objects are loose: keys this
-// schema does not know (other runners' settings, future LangBot keys) are kept, as LangBot keeps them.
+// The pipeline config (trigger, safety, ai, output) in LangBot's JSON shape, so a LangBot pipeline's
+// JSON loads unchanged. Objects are loose: keys this schema does not know (other runners' settings,
+// future LangBot keys) are kept, as LangBot keeps them.
 // Defaults are applied before parsing (withPipelineDefaults), so every key here is required.
 
 const int = (min?: number) => z.preprocess(coerceInteger, min === undefined ? z.number().int() : z.number().int().min(min));

@@ -13,7 +13,10 @@ export function dateParagraph(now: Date): string {
   );
 }
 
-/** A new prompt list with the paragraph on the first system message; the stored preset is never touched (BUG? 2 fixed). */
+/**
+ * A new prompt list with the paragraph on the first system message; the stored preset is never touched
+ * (LangBot appends to the stored system message through a shallow copy, so the line piles up turn after turn).
+ */
 export function withDateParagraph(prompt: readonly LlmMessage[], now: Date): LlmMessage[] {
   const text = dateParagraph(now);
   const out = prompt.map((m) => ({ ...m }));
