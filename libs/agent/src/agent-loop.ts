@@ -65,7 +65,7 @@ export interface AgentTurn {
 export const CAP_TOOL_MESSAGE = `err: tool round limit (${LIMITS.toolRounds}) reached; answer with what you have, without tools`;
 
 /**
- * LangBot's local-agent loop (10.8): a model round, then while the model asks for tools, run them in
+ * LangBot's local-agent loop: a model round, then while the model asks for tools, run them in
  * order and ask the same model again. Unlike LangBot, at the round cap the model is asked once more
  * with tools disabled, so the user still gets an answer.
  */
