@@ -72,6 +72,7 @@ test('pipeline configs: every external runner\'s secret settings are masked, oth
       'dify-service-api': { 'base-url': 'https://dify.test/v1', 'api-key': 'dify-api-key-000000000' },
       'deerflow-api': { 'auth-header': 'Bearer deerflow-0000000', 'api-key': 'env:DEERFLOW_KEY' },
       'tbox-app-api': { 'api-key': 'tbox-api-key-000000000', 'app-id': 'a' },
+      'future-runner': { 'api-key': 'future-api-key-0000000', 'model': 'm' },
     },
     output: { misc: { 'failure-hint': 'sorry' } },
   };
@@ -83,9 +84,11 @@ test('pipeline configs: every external runner\'s secret settings are masked, oth
   assert.equal(masked.ai['dify-service-api']['base-url'], 'https://dify.test/v1');
   assert.equal(masked.ai['deerflow-api']['auth-header'], '••••0000');
   assert.equal(masked.ai['deerflow-api']['api-key'], 'env:DEERFLOW_KEY', 'a reference is not a secret');
-  assert.equal(masked.ai['tbox-app-api']['api-key'], '••••0000', 'an undeclared runner falls back to names');
+  assert.equal(masked.ai['tbox-app-api']['api-key'], '••••0000');
+  assert.equal(masked.ai['tbox-app-api']['app-id'], 'a');
+  assert.equal(masked.ai['future-runner']['api-key'], '••••0000', 'an undeclared runner falls back to names');
   assert.deepEqual(masked.ai['local-agent'], config.ai['local-agent']);
-  assert.ok(!JSON.stringify(masked).match(/n8n-basic|n8n-jwt|n8n-header|dify-api|deerflow-0|tbox-api/));
+  assert.ok(!JSON.stringify(masked).match(/n8n-basic|n8n-jwt|n8n-header|dify-api|deerflow-0|tbox-api|future-api/));
   assert.deepEqual(unmaskSecrets(masked, config, 'body.config'), config);
 });
 

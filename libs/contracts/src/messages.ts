@@ -97,7 +97,7 @@ export const KnowledgeBinding = z.object({
 export type KnowledgeBinding = z.infer<typeof KnowledgeBinding>;
 
 /** `ai.runner.runner`: the runners Conveyor implements. External runners read their settings (and secrets) from the pipeline row. */
-export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'langflow-api', 'dashscope-app-api', 'weknora-api', 'deerflow-api']);
+export const RunnerKind = z.enum(['local-agent', 'dify-service-api', 'n8n-service-api', 'coze-api', 'langflow-api', 'dashscope-app-api', 'weknora-api', 'deerflow-api', 'tbox-app-api']);
 export type RunnerKind = z.infer<typeof RunnerKind>;
 
 export const RunRequest = z.object({

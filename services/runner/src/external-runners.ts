@@ -2,7 +2,7 @@ import { redisKeys } from '@conveyor/contracts';
 import { Inject, Injectable } from '@nestjs/common';
 import { messageText, type RunRequest } from '@conveyor/contracts';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { isExternalRunner, runExternalRunner, runTelemetry, str, type AgentItem, type ExternalInput, type ExternalResult, type RunnerSettings } from '@conveyor/agent';
+import { inlineImages, isExternalRunner, runExternalRunner, runTelemetry, str, type AgentItem, type ExternalImage, type ExternalInput, type ExternalResult, type ImageSource, type RunnerSettings } from '@conveyor/agent';
 import { resolveApiKey } from '@conveyor/persistence';
 
 /** A secret may be written as `env:NAME` to keep it out of the pipeline JSON; otherwise it is the value. */
@@ -20,7 +20,8 @@ const secret = (v: unknown) => {
 export class ExternalRunners {
   constructor(@Inject(INFRA) private readonly infra: Infra) {}
 
-  async run(run: RunRequest, emit: (item: AgentItem) => Promise<void>, signal: AbortSignal): Promise<ExternalResult> {
+  /** `images`: the runner's bounded image reader, for the runners that upload the user's images. */
+  async run(run: RunRequest, emit: (item: AgentItem) => Promise<void>, signal: AbortSignal, images?: { source: ImageSource; maxImages: number }): Promise<ExternalResult> {
     const kind = run.runner ?? 'local-agent';
     if (!isExternalRunner(kind)) throw new Error('the local agent is no external runner');
     const pipeline = await this.infra.prisma.pipeline.findUnique({ where: { id: run.pipelineId } });
@@ -39,6 +40,8 @@ export class ExternalRunners {
       removeThink: run.removeThink ?? false,
       emit,
       signal,
+      botId: run.route.botId,
+      ...(images ? { images: () => this.userImages(run, images, signal) } : {}),
     };
     const result = await runExternalRunner(kind, settings, secret, input, runTelemetry(run, false));
     // Written after every turn, not only when the id is new: LangBot's expire-time counts idle time
@@ -49,5 +52,22 @@ export class ExternalRunners {
       else await this.infra.redis.set(key, result.conversationId, 'EX', 90 * 24 * 3600); // "never" still ends: the conversation is long gone by then
     }
     return result;
+  }
+
+  /**
+   * The user message's images as bytes, read as the local agent reads them for a model (the same
+   * limits; an unreadable one is left out and logged).
+   */
+  private async userImages(run: RunRequest, images: { source: ImageSource; maxImages: number }, signal: AbortSignal): Promise<ExternalImage[]> {
+    const user = run.messages[run.messages.length - 1];
+    if (!user || !Array.isArray(user.content) || !user.content.some((p) => p.type === 'image_url')) return [];
+    const [inlined] = await inlineImages([user], { ...images, logger: this.infra.logger, queryId: run.queryId, signal });
+    const out: ExternalImage[] = [];
+    for (const part of Array.isArray(inlined.content) ? inlined.content : []) {
+      if (part.type !== 'image_url') continue;
+      const m = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s.exec(part.image_url.url);
+      if (m) out.push({ contentType: m[1].toLowerCase(), bytes: Buffer.from(m[2], 'base64') });
+    }
+    return out;
   }
 }

@@ -208,7 +208,7 @@ export class RunHandler {
 
   private async externalRunner(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, tally: UsageTally): Promise<AgentOutcome | { ok: true; messages: LlmMessage[] }> {
     try {
-      const result = await this.external.run(run, async (i) => void (await emit(i)), ctx.signal);
+      const result = await this.external.run(run, async (i) => void (await emit(i)), ctx.signal, this.images);
       // The tokens the service reported (Dify, Coze, DashScope); its models have no prices here, so no cost.
       if (result.usage) {
         tally.inputTokens += result.usage.inputTokens;

@@ -73,7 +73,7 @@ describe('admin API', () => {
     assert.equal(model.status, 400);
     assert.equal(model.body.code, 'validation_failed');
     assert.equal(model.body.field, 'body.baseUrl');
-    const pipeline = await api.call('POST', '/pipelines', { id: 'p-bad', config: { ai: { runner: { runner: 'tbox-app-api' } } } });
+    const pipeline = await api.call('POST', '/pipelines', { id: 'p-bad', config: { ai: { runner: { runner: 'ollama-runner' } } } });
     assert.equal(pipeline.status, 400);
     assert.equal(pipeline.body.field, 'body.config.ai.runner.runner');
     const checked = await api.call('POST', '/pipelines/validate', { config: { ai: { 'local-agent': { model: 'no-such-model' } } } });

@@ -56,6 +56,7 @@ describe('admin API: secrets written are never read back', () => {
     'dashscope-app-api': { 'api-key': secret('dashscope'), 'app-id': 'a' },
     'weknora-api': { 'api-key': secret('weknora') },
     'deerflow-api': { 'api-key': secret('deerflow'), 'auth-header': `Bearer ${secret('deerflow-header')}` },
+    'tbox-app-api': { 'api-key': secret('tbox'), 'app-id': 'a' },
   };
   const pipelineConfig = { ai: { runner: { runner: 'n8n-service-api' }, 'local-agent': { model: { primary: 'fake', fallbacks: [] } }, ...runners } };
   const mcpConfig = { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${secret('mcp-header')}`, 'X-Api-Key': secret('mcp-api-key') }, env: { ANY_NAME: secret('mcp-env') } };

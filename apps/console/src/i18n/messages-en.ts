@@ -626,6 +626,7 @@ export const en = {
   'cfgopt.ai.runner.runner.dashscope-app-api': 'Aliyun Dashscope App API',
   'cfgopt.ai.runner.runner.weknora-api': 'WeKnora API',
   'cfgopt.ai.runner.runner.deerflow-api': 'DeerFlow API',
+  'cfgopt.ai.runner.runner.tbox-app-api': 'Tbox App API',
   'cfgopt.output.long-text-processing.strategy.none': 'None',
   'cfgopt.output.long-text-processing.strategy.forward': 'Forward Message Component',
   'cfgopt.output.long-text-processing.strategy.image': 'Convert to Image',

@@ -626,6 +626,7 @@ export const zhHans: Catalog = {
   'cfgopt.ai.runner.runner.dashscope-app-api': '阿里云百炼平台 API',
   'cfgopt.ai.runner.runner.weknora-api': 'WeKnora API',
   'cfgopt.ai.runner.runner.deerflow-api': 'DeerFlow API',
+  'cfgopt.ai.runner.runner.tbox-app-api': '蚂蚁百宝箱平台 API',
   'cfgopt.output.long-text-processing.strategy.none': '不处理',
   'cfgopt.output.long-text-processing.strategy.forward': '转换为转发消息组件（部分平台不支持）',
   'cfgopt.output.long-text-processing.strategy.image': '转换为图片',

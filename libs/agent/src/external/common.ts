@@ -15,6 +15,19 @@ export interface ExternalInput {
   removeThink: boolean;
   emit(item: AgentItem): Promise<void>;
   signal?: AbortSignal;
+  /** The bot answering (Tbox's `userId` is LangBot's bot id). */
+  botId?: string;
+  /**
+   * The images of the user's message, read when a runner asks (only the runners that upload
+   * images to their service call it, so the others fetch nothing).
+   */
+  images?: () => Promise<ExternalImage[]>;
+}
+
+/** One image of the user's message, read and bounded by the runner's attachment limits. */
+export interface ExternalImage {
+  bytes: Uint8Array;
+  contentType: string;
 }
 
 /** Token usage as the remote service reported it for the run (summed over its model calls). */

@@ -7,5 +7,6 @@ export * from './dashscope.js';
 export * from './langflow.js';
 export * from './weknora.js';
 export * from './deerflow.js';
+export { runTbox, tboxConfig, MAX_TBOX_RESPONSE_CHARS, MAX_TBOX_MEDIA_BYTES, type TboxConfig } from './tbox.js';
 export * from './settings.js';
 export * from './registry.js';

@@ -8,6 +8,7 @@ import { deerflowConfig, runDeerflow } from './deerflow.js';
 import { difyConfig, runDify } from './dify.js';
 import { langflowConfig, runLangflow } from './langflow.js';
 import { n8nConfig, runN8n } from './n8n.js';
+import { runTbox, tboxConfig } from './tbox.js';
 import { runWeknora, weknoraConfig } from './weknora.js';
 import type { RunnerSettings, SecretResolver } from './settings.js';
 import { contextSpanAttributes, serverAttributes, type GenAiCallContext } from '../genai-semconv.js';
@@ -23,6 +24,7 @@ const RUNNERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretReso
   'dashscope-app-api': (s, secret, input) => runDashscope(dashscopeConfig(s, secret), input),
   'weknora-api': (s, secret, input) => runWeknora(weknoraConfig(s, secret), input),
   'deerflow-api': (s, secret, input) => runDeerflow(deerflowConfig(s, secret), input),
+  'tbox-app-api': (s, secret, input) => runTbox(tboxConfig(s, secret), input),
 };
 
 /**
@@ -37,6 +39,7 @@ export const RUNNER_SECRET_SETTINGS: Readonly<Record<ExternalRunnerKind, readonl
   'dashscope-app-api': ['api-key'],
   'weknora-api': ['api-key'],
   'deerflow-api': ['api-key', 'auth-header'],
+  'tbox-app-api': ['api-key'],
 };
 
 export function isExternalRunner(kind: RunnerKind): kind is ExternalRunnerKind {
@@ -52,6 +55,7 @@ const RUNNER_PROVIDERS: Readonly<Record<ExternalRunnerKind, string>> = {
   'dashscope-app-api': 'dashscope',
   'weknora-api': 'weknora',
   'deerflow-api': 'deerflow',
+  'tbox-app-api': 'tbox',
 };
 
 /** The setting holding where each runner's service is (the defaults are the runners' own). */

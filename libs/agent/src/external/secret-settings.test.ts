@@ -6,6 +6,7 @@ import { deerflowConfig } from './deerflow.js';
 import { difyConfig } from './dify.js';
 import { langflowConfig } from './langflow.js';
 import { n8nConfig } from './n8n.js';
+import { tboxConfig } from './tbox.js';
 import { weknoraConfig } from './weknora.js';
 import { RUNNER_SECRET_SETTINGS, type ExternalRunnerKind } from './registry.js';
 import type { RunnerSettings, SecretResolver } from './settings.js';
@@ -18,6 +19,7 @@ const READERS: Record<ExternalRunnerKind, (s: RunnerSettings, secret: SecretReso
   'dashscope-app-api': dashscopeConfig,
   'weknora-api': weknoraConfig,
   'deerflow-api': deerflowConfig,
+  'tbox-app-api': tboxConfig,
 };
 
 /** The few settings a reader checks the form of; every other key reads as `value of <key>`. */

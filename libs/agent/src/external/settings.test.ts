@@ -6,6 +6,7 @@ import { difyConfig } from './dify.js';
 import { langflowConfig } from './langflow.js';
 import { weknoraConfig } from './weknora.js';
 import { deerflowConfig } from './deerflow.js';
+import { tboxConfig } from './tbox.js';
 import { ExternalRunnerError } from './common.js';
 
 /** `env:NAME` resolves from a fixed table here, as the runner resolves it from its environment. */
@@ -62,4 +63,11 @@ test('deerflow-api settings: LangBot\'s metadata defaults; the API base must be 
   const set = deerflowConfig({ 'api-key': 'env:DF', 'plan-mode': true, 'max-concurrent-subagents': '5', timeout: '60', 'recursion-limit': 0 }, secret);
   assert.deepEqual([set.apiKey, set.planMode, set.maxConcurrentSubagents, set.timeoutMs, set.recursionLimit], ['resolved(DF)', true, 5, 60_000, 1000]);
   assert.throws(() => deerflowConfig({ 'api-base': 'localhost:2026' }, secret), /deerflow-api api-base must start with http:\/\/ or https:\/\//);
+});
+
+test('tbox-app-api settings: LangBot\'s api-key and app-id; the SDK\'s host unless base-url names another', () => {
+  assert.deepEqual(tboxConfig({ 'api-key': 'env:TBOX', 'app-id': '2025APP' }, secret), { baseUrl: 'https://api.tbox.cn', apiKey: 'resolved(TBOX)', appId: '2025APP', timeoutMs: 300_000 });
+  assert.deepEqual(tboxConfig({}, secret), { baseUrl: 'https://api.tbox.cn', apiKey: '', appId: '', timeoutMs: 300_000 });
+  assert.equal(tboxConfig({ 'base-url': 'http://127.0.0.1:9000' }, secret).baseUrl, 'http://127.0.0.1:9000');
+  assert.throws(() => tboxConfig({ 'base-url': 'api.tbox.cn' }, secret), (e: Error) => e instanceof ExternalRunnerError && /tbox-app-api base-url must start with http/.test(e.message));
 });

@@ -37,9 +37,9 @@ test('an invalid config is rejected with key paths and reasons', () => {
 });
 
 test('a runner Conveyor does not implement rejects the pipeline at ai.runner.runner; the implemented ones load', () => {
-  const r = loadPipeline('p', DEFAULT_PIPELINE_STAGES, { ai: { runner: { runner: 'tbox-app-api' } } });
+  const r = loadPipeline('p', DEFAULT_PIPELINE_STAGES, { ai: { runner: { runner: 'ollama-runner' } } });
   assert.equal(r.ok, false);
-  assert.deepEqual(!r.ok && r.issues, [{ path: 'config.ai.runner.runner', reason: 'unknown runner "tbox-app-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api, deerflow-api' }]);
+  assert.deepEqual(!r.ok && r.issues, [{ path: 'config.ai.runner.runner', reason: 'unknown runner "ollama-runner"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api, deerflow-api, tbox-app-api' }]);
   for (const runner of RunnerKind.options) {
     const parsed = parsePipelineConfig({ ai: { runner: { runner } } });
     assert.ok(parsed.ok && parsed.config.ai.runner.runner === runner, runner);

@@ -12,7 +12,7 @@ const num = () => z.preprocess(coerceNumber, z.number());
 const bool = () => z.preprocess(coerceBoolean, z.boolean());
 const strings = z.array(z.string());
 
-// LangBot's other runner (tbox-app-api) is refused rather than run as the local agent.
+// A runner Conveyor does not implement is refused rather than run as the local agent.
 const Runner = z.enum(RunnerKind.options, {
   error: (issue) => `unknown runner ${JSON.stringify(issue.input)}; Conveyor runs ${RunnerKind.options.join(', ')}`,
 });
