@@ -86,6 +86,8 @@ export function describeRunner(name: string, o: {
   firstConversation(fake: FakeKeyedExternal): string;
   queryOf(body: any): string;
   authError: RegExp;
+  /** Cases of the runner's own, run against the same system and fake (so they add no start-up). */
+  moreTests?(ctx: () => { sys: TestSystem; fake: FakeKeyedExternal }): void;
 }) {
   describe(`${name} through the broker`, () => {
     let sys: TestSystem;
@@ -139,6 +141,8 @@ export function describeRunner(name: string, o: {
     });
 
     test('a refused key ends the reply with the failure notice and fails the query', () => assertRefusedKeyFails(sys, fake, `${name}-auth-session`, o.authError));
+
+    o.moreTests?.(() => ({ sys, fake }));
   });
 }
 
