@@ -3,6 +3,9 @@
 // register, each bot's webhook URL and a gateway-held bot's lease, and each platform's settings schema.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { AdminApi, LIMITS, redisKeys } from '@conveyor/contracts';
 import { runPlugin, type RunningPlugin } from '@conveyor/plugin-sdk';
@@ -245,6 +248,14 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.deepEqual((telegram.configSchema.properties as Record<string, { secret?: boolean }>).token.secret, true);
     assert.deepEqual(list.find((p) => p.name === 'onebot')!.connection, true);
     assert.ok(!list.some((p) => p.name === 'webchat'), 'the web chat is no bot adapter');
+    // Every platform package (libs/platforms/<name>, named as its adapter) is offered, each once; the
+    // web chat is the one a bot cannot be made of.
+    const platformsDir = fileURLToPath(new URL('../../../libs/platforms/', import.meta.url));
+    const packages = readdirSync(platformsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !['registry', 'webchat'].includes(d.name) && existsSync(join(platformsDir, d.name, 'package.json')))
+      .map((d) => d.name);
+    assert.ok(packages.length > 0, platformsDir);
+    assert.deepEqual(list.map((p) => p.name).sort(), packages.sort());
     // The WeChat family: webhooks, each setting titled for the console's form, the keys secret.
     for (const [name, secrets] of [['officialaccount', ['token', 'EncodingAESKey', 'AppSecret']], ['wecomcs', ['secret', 'token', 'EncodingAESKey']], ['wecombot', ['Token', 'EncodingAESKey']]] as const) {
       const p = list.find((x) => x.name === name);
