@@ -1,6 +1,6 @@
 import { afterEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ExternalRunnerError, runTbox, type AgentItem, type ExternalInput, type TboxConfig } from '@conveyor/agent';
+import { ExternalRunnerError, MAX_TBOX_RESPONSE_CHARS, runTbox, type AgentItem, type ExternalInput, type TboxConfig } from '@conveyor/agent';
 import { startFakeTbox, type FakeTbox } from '../fakes/tbox-server.js';
 
 /** tbox-app-api against a fake of Tbox's HTTP API, speaking what the Tbox SDK sends and reads. */
@@ -79,5 +79,12 @@ describe('tbox-app-api runner', () => {
     await fails(cfg(fake.url), /^Tbox answered HTTP 429: 429 rate limit exceeded$/);
     fake.failStatus = 503;
     await fails(cfg(fake.url), /^Tbox answered HTTP 503: 503 internal error$/);
+  });
+
+  test('an answer beyond LangBot\'s 1 Mi characters fails, streamed or whole', async () => {
+    fake = await startFakeTbox({ apiKey: 'tbox-key', appId: 'app-1', answer: 'x'.repeat(MAX_TBOX_RESPONSE_CHARS + 1) });
+    for (const stream of [true, false]) {
+      await assert.rejects(runTbox(cfg(fake.url), input(stream).input), (err: Error) => err instanceof ExternalRunnerError && err.message === 'Tbox response exceeds the runtime limit');
+    }
   });
 });

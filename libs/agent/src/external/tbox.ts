@@ -108,8 +108,22 @@ export async function runTbox(cfg: TboxConfig, input: ExternalInput): Promise<Ex
   return input.stream ? streamed(res, input) : whole(res, input);
 }
 
+/** A JSON body read up to `limit` characters; a longer one fails rather than being held whole. */
+async function boundedText(res: Response, limit: number): Promise<string> {
+  if (!res.body) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+    text += decoder.decode(bytes, { stream: true });
+    // Leaving the loop by the throw cancels the body.
+    if (text.length > limit) throw new ExternalRunnerError('Tbox response exceeds the runtime limit');
+  }
+  return text + decoder.decode();
+}
+
 async function whole(res: Response, input: ExternalInput): Promise<ExternalResult> {
-  const raw = (await res.text()).slice(0, MAX_TBOX_RESPONSE_CHARS * 2);
+  // The answer's bound plus room for the JSON around it (escapes, the reasoning).
+  const raw = await boundedText(res, MAX_TBOX_RESPONSE_CHARS * 2);
   const body = parseEvent<TboxJson>(raw);
   if (str(body?.errorCode) !== '0') throw jsonError('Tbox', body, raw);
   const data = obj(body?.data) ?? {};
