@@ -39,6 +39,7 @@ COPY libs/platforms/wecombot/package.json libs/platforms/wecombot/
 COPY libs/platforms/kook/package.json libs/platforms/kook/
 COPY libs/platforms/qqofficial/package.json libs/platforms/qqofficial/
 COPY libs/platforms/satori/package.json libs/platforms/satori/
+COPY libs/platforms/matrix/package.json libs/platforms/matrix/
 COPY libs/gateway/package.json libs/gateway/
 COPY apps/console/package.json apps/console/
 COPY services/ingress/package.json services/ingress/
@@ -70,7 +71,7 @@ FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/message-state -w libs/bus \
       -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
-      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/gateway \
+      -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/platforms/matrix -w libs/gateway \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force
 

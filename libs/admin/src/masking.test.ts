@@ -34,6 +34,7 @@ test('each platform\'s secrets are the fields its schema marks, and every declar
     kook: ['token'],
     lark: ['app_secret', 'encrypt-key', 'verification-token'],
     line: ['channel_access_token', 'channel_secret'],
+    matrix: ['access_token'],
     officialaccount: ['AppSecret', 'EncodingAESKey', 'token'],
     onebot: ['access-token'],
     qqofficial: ['secret', 'token'],

@@ -21,3 +21,4 @@ export * from './ollama-server.js';
 export * from './qqofficial-server.js';
 export * from './satori-server.js';
 export * from './wecom-bot-sender.js';
+export { startFakeMatrix, type FakeMatrix, type MatrixBotUser, type MatrixCall, type MatrixSentEvent, type MatrixShownMessage } from './matrix-server.js';

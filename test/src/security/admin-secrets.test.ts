@@ -46,6 +46,7 @@ describe('admin API: secrets written are never read back', () => {
     onebot: { 'access-token': secret('onebot-token') },
     kook: { token: secret('kook-token') },
     satori: { endpoint: 'http://127.0.0.1:9', token: secret('satori-token') },
+    matrix: { homeserver_url: 'http://127.0.0.1:9', user_id: '@canary:hs.test', access_token: secret('matrix-token') },
     qqofficial: { appid: '102000001', secret: secret('qq-secret'), token: secret('qq-token') },
   };
   const runners = {

@@ -3,6 +3,7 @@ import { discordPlatform } from '@conveyor/discord';
 import { kookPlatform } from '@conveyor/kook';
 import { qqOfficialPlatform } from '@conveyor/qqofficial';
 import { satoriPlatform } from '@conveyor/satori';
+import { matrixPlatform } from '@conveyor/matrix';
 import { httpBotPlatform } from '@conveyor/http-bot';
 import { larkPlatform } from '@conveyor/lark';
 import { linePlatform } from '@conveyor/line';
@@ -41,4 +42,5 @@ export const platforms = new PlatformRegistry([
   kookPlatform,
   qqOfficialPlatform,
   satoriPlatform,
+  matrixPlatform,
 ]);

@@ -13,9 +13,9 @@ const fake = (name: string, configurable = true): Platform => ({
 
 test('every registered platform has a valid adapter name', () => {
   const names = platforms.all().map((p) => p.name);
-  assert.deepEqual([...names].sort(), ['dingtalk', 'discord', 'http-bot', 'kook', 'lark', 'line', 'officialaccount', 'onebot', 'qqofficial', 'satori', 'slack', 'telegram', 'webchat', 'wecom', 'wecombot', 'wecomcs']);
+  assert.deepEqual([...names].sort(), ['dingtalk', 'discord', 'http-bot', 'kook', 'lark', 'line', 'matrix', 'officialaccount', 'onebot', 'qqofficial', 'satori', 'slack', 'telegram', 'webchat', 'wecom', 'wecombot', 'wecomcs']);
   for (const name of names) assert.equal(AdapterName.safeParse(name).success, true, name);
-  assert.deepEqual([...platforms.configurableNames()].sort(), ['dingtalk', 'discord', 'http-bot', 'kook', 'lark', 'line', 'officialaccount', 'onebot', 'qqofficial', 'satori', 'slack', 'telegram', 'wecom', 'wecombot', 'wecomcs'], 'the web chat is no bot\'s own platform');
+  assert.deepEqual([...platforms.configurableNames()].sort(), ['dingtalk', 'discord', 'http-bot', 'kook', 'lark', 'line', 'matrix', 'officialaccount', 'onebot', 'qqofficial', 'satori', 'slack', 'telegram', 'wecom', 'wecombot', 'wecomcs'], 'the web chat is no bot\'s own platform');
 });
 
 test('a name registered twice or not shaped like an adapter name is refused', () => {
