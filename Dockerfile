@@ -19,6 +19,7 @@ COPY libs/redis-scripts/package.json libs/redis-scripts/
 COPY libs/message-state/package.json libs/message-state/
 COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
+COPY libs/config/package.json libs/config/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
 COPY libs/admin/package.json libs/admin/
@@ -63,14 +64,14 @@ COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
 # The web console's static files come from vite, after tsc built the libraries it bundles.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/persistence \
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/config \
  && npm run build -w apps/console
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/message-state -w libs/bus \
-      -w libs/persistence -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
+      -w libs/persistence -w libs/config -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
       -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/platforms/matrix -w libs/gateway \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force
@@ -98,7 +99,7 @@ USER 1000:1000
 
 FROM runtime AS migrate
 COPY --from=role-trees /trees/migrate /app
-CMD ["node", "--enable-source-maps", "libs/persistence/dist/cli/setup.js"]
+CMD ["node", "--enable-source-maps", "libs/config/dist/cli/setup.js"]
 
 FROM runtime AS ingress
 COPY --from=role-trees /trees/ingress /app

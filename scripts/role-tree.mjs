@@ -23,7 +23,7 @@ export const ROLES = {
   dispatcher: { workspaces: ['services/dispatcher'], rootFiles: [] },
   gateway: { workspaces: ['services/gateway'], rootFiles: [] },
   admin: { workspaces: ['services/admin'], rootFiles: [] },
-  migrate: { workspaces: ['libs/persistence'], rootFiles: ['prisma/migrations'] },
+  migrate: { workspaces: ['libs/config'], rootFiles: ['prisma/migrations'] },
 };
 
 /** The directories of a workspace the running code reads besides its package.json. */

@@ -92,7 +92,7 @@ for (const { name, portVariable, port } of services) {
 if (portsBusy) process.exit(1);
 
 if (env.CONVEYOR_START_SKIP_BUILD !== '1') ensureBuilt();
-execFileSync(process.execPath, [path.join(root, 'libs/persistence/dist/cli/setup.js')], { cwd: root, stdio: 'inherit', env });
+execFileSync(process.execPath, [path.join(root, 'libs/config/dist/cli/setup.js')], { cwd: root, stdio: 'inherit', env });
 
 const graceMs = ((Number(env.SHUTDOWN_GRACE_SECONDS) || 25) + 5) * 1000;
 let stopping = false;

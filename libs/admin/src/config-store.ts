@@ -5,14 +5,13 @@
 // masked (see masking.ts for which values are secrets), and a masked value sent back keeps the stored one.
 import { randomUUID } from 'node:crypto';
 import { AdminApi, modelPreset, ModelProviderKind, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
-import { platforms } from '@conveyor/platforms';
+import { validateBotSettings, validatePipeline } from '@conveyor/config';
 import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
 import { recordAudit } from './audit.js';
 import { deleteVersioned, updateVersioned } from './concurrency.js';
 import { AdminApiError, keyPath } from './errors.js';
 import { maskBotConfig, maskMcpConfig, maskPipelineConfig, unmaskSecrets } from './masking.js';
-import { validatePipeline } from './pipeline-validation.js';
 import { platformList } from './deployment.js';
 import type { Principal } from './auth.js';
 
@@ -456,16 +455,11 @@ function preferences(input: Partial<AdminApi.Pipeline['extensionsPreferences']> 
   };
 }
 
-/** The platform's own schema, so a bot the API accepts is a bot the services can run. */
+/** The platform's own schema (the check setup makes on a conveyor.yaml bot), so a bot the API accepts is a bot the services can run. */
 function checkAdapterConfig(adapter: string, config: Record<string, unknown>): void {
-  const platform = platforms.get(adapter);
-  if (!platform?.configurable) {
-    const message = `no platform named ${adapter}; one of ${platforms.configurableNames().join(', ')}`;
-    throw new AdminApiError('validation_failed', `body.adapter: ${message}`, { field: 'body.adapter', issues: [{ path: 'body.adapter', message }] });
-  }
-  const parsed = platform.botConfigSchema.safeParse(config);
-  if (parsed.success) return;
-  const issues = parsed.error.issues.map((i) => ({ path: keyPath(['body', 'adapterConfig', ...i.path]), message: i.message }));
+  const found = validateBotSettings(adapter, config);
+  if (found.length === 0) return;
+  const issues = found.map((i) => ({ path: i.on === 'adapter' ? 'body.adapter' : keyPath(['body', 'adapterConfig', ...i.path]), message: i.message }));
   throw new AdminApiError('validation_failed', `${issues[0].path}: ${issues[0].message}`, { field: issues[0].path, issues });
 }
 

@@ -5,7 +5,6 @@ export { AuthStore, allows, type Principal, type Role, type AuthOptions } from '
 export { recordAudit, type AuditRecord } from './audit.js';
 export { expectedVersion, updateVersioned, deleteVersioned, versionConflict } from './concurrency.js';
 export { maskSecrets, unmaskSecrets, isSecretKey, isMasked, maskConfig, maskBotConfig, maskPipelineConfig, maskMcpConfig, secretFieldsOf, botSecretFields, PIPELINE_SECRET_FIELDS, type SecretFields } from './masking.js';
-export { validatePipeline, type PipelineReferences, type ValidatedPipeline } from './pipeline-validation.js';
 export { ConfigStore, CONSOLE_MANAGED, modelIdsNamedBy, type ConfigChangeSink, type Paged } from './config-store.js';
 export { listQueries, getQuery, listAudit } from './query-log-reader.js';
 export { DeadLetters } from './dead-letters.js';

@@ -6,7 +6,6 @@ export { migrate, MigrationError, PRISMA_MIGRATE_LOCK_KEY, type MigrateOptions, 
 export { findMigrationsDir, readMigrations, resolveMigrationsDir, MIGRATIONS_DIR_ENV, type LocalMigration } from './migrations-dir.js';
 export { migrationChecksum, scriptMatchesChecksum } from './checksum.js';
 export { createDatabaseIfMissing, dropDatabase, redactUrl, waitForDatabase, isDatabaseUnavailable, DATABASE_UNAVAILABLE_CODES, DEFAULT_DATABASE_URL, type WaitForDatabaseOptions } from './database.js';
-export * from './config-file/index.js';
 export { resolveApiKey, isAllowedKeyEnv, allowedKeyEnvNames, ApiKeyRefError, KEY_ENV_PREFIX, KEY_ENV_NAMES_ENV, DEFAULT_KEY_ENV_NAMES, type ApiKeyRefErrorCode } from './api-key-ref.js';
 export { SecretBox, SecretBoxError, parseSecretKey, secretKeyId, isEncrypted, encryptedKeyId, ENCRYPTED_PREFIX, SECRET_KEY_ENV, PREVIOUS_SECRET_KEYS_ENV, type SecretBoxErrorCode } from './secret-box.js';
 export { findBotWithPipeline } from './repositories.js';

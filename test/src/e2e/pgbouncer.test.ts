@@ -40,7 +40,7 @@ async function directQuery<T extends pg.QueryResultRow>(database: string, sql: s
 }
 
 function runSetup(env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
-  const program = path.join(repoRoot, 'libs/persistence/dist/cli/setup.js');
+  const program = path.join(repoRoot, 'libs/config/dist/cli/setup.js');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [program], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) =>
       err ? reject(new Error(`${err.message}\n${stdout}\n${stderr}`)) : resolve({ stdout, stderr }));

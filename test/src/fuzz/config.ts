@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { stringify as yamlStringify } from 'yaml';
-import { ConfigFileError, parseConfigText } from '@conveyor/persistence';
+import { ConfigFileError, parseConfigText } from '@conveyor/config';
 import { parsePipelineConfig } from '@conveyor/pipeline';
 import { anyTypedValue, awkwardChar, hostileText, mutate, paths } from './arbitraries.js';
 import { emptyReport, preview, type CategoryReport } from './report.js';

@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
-import { findMigrationsDir } from '../migrations-dir.js';
-import { ConfigFileError } from './errors.js';
+import { findMigrationsDir } from '@conveyor/persistence';
+import { ConfigFileError, formatKeyPath } from './errors.js';
 import { loadConfigFile, parseConfigText } from './load.js';
+import { validateBotSettings } from './validation.js';
 
 const exampleFile = path.join(path.dirname(path.dirname(findMigrationsDir())), 'conveyor.example.yaml');
 const FILE = '/etc/conveyor/test.yaml';
@@ -135,8 +136,8 @@ test('a pipeline naming an unknown model is an error, for primary, fallbacks and
 });
 
 test('an unknown runner is an error naming its key path and the runners there are', () => {
-  assertConfigError(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: tbox-app-api}, local-agent:'), 'pipelines[0].config.ai.runner.runner',
-    /unknown runner "tbox-app-api"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api, deerflow-api/);
+  assertConfigError(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: ollama-runner}, local-agent:'), 'pipelines[0].config.ai.runner.runner',
+    /unknown runner "ollama-runner"; Conveyor runs local-agent, dify-service-api, n8n-service-api, coze-api, langflow-api, dashscope-app-api, weknora-api, deerflow-api, tbox-app-api/);
   const dify = parseConfigText(minimal().replace('ai: {local-agent:', 'ai: {runner: {runner: dify-service-api}, local-agent:'), FILE, { env: {} });
   assert.equal((dify.pipelines[0].config as any).ai.runner.runner, 'dify-service-api');
 });
@@ -198,6 +199,25 @@ test('a bot whose platform refuses its settings is an error naming the setting: 
   assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: }'), 'bots[0].config.signature_required', /true or false/);
   const open = parseConfigText(minimal().replace('config: {inbound_secret: s}', 'config: {signature_required: false}'), FILE, { env: {} });
   assert.deepEqual(open.bots[0].adapterConfig, { signature_required: false });
+});
+
+test('a bot with bad adapter settings is refused as the admin API refuses it: the message names the bot, the key and the reason', () => {
+  // A second bot in the file's bots list.
+  const telegram = `  - id: 0b6a4d52-8f1e-4c3a-9d7b-2e5f6a7c8d90
+    name: Support desk
+    adapter: telegram
+    pipeline: p1
+    config: {webhook_secret: w, api_base_url: "not a url"}
+`;
+  const err = assertConfigError(minimal(telegram), 'bots[1].config.token', /^.*: is required \(telegram bot 0b6a4d52-8f1e-4c3a-9d7b-2e5f6a7c8d90 \("Support desk"\)\)$/);
+  assertConfigError(minimal(telegram), 'bots[1].config.api_base_url', /Support desk/);
+  // The same settings through the API fail on the same keys: one validator for both writers.
+  assert.deepEqual(
+    err.issues.filter((i) => i.path.startsWith('bots[1].')).map((i) => i.path),
+    validateBotSettings('telegram', { webhook_secret: 'w', api_base_url: 'not a url' }).map((i) => formatKeyPath(['bots', 1, 'config', ...i.path])),
+  );
+  // A bot without a name is named by its id alone.
+  assertConfigError(minimal().replace('config: {inbound_secret: s}', 'config: {inbound_secret: ""}'), 'bots[0].config.inbound_secret', /\(http-bot bot 5f0c2b7e-3d4a-4e8b-9a61-0c2f7d9e1b34\)$/);
 });
 
 test('a model entry may carry its prices per 1M tokens', () => {

@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '@conveyor/contracts';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { documentTypeOf, type AddDocumentOutcome, type KnowledgeStore } from '../knowledge-store.js';
+import type { PrismaClient } from '@conveyor/persistence';
+import { documentTypeOf, type AddDocumentOutcome, type KnowledgeStore } from '@conveyor/persistence';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import type { ConveyorConfig } from './types.js';
 

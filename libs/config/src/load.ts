@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defaultPipelineStages, PipelineConfigSchema, withPipelineDefaults, type PipelineSettings } from '@conveyor/pipeline';
-import { platforms } from '@conveyor/platforms';
+import { defaultPipelineStages, withPipelineDefaults } from '@conveyor/pipeline';
 import { parseDocument } from 'yaml';
 import { modelPreset } from '@conveyor/contracts';
 import { ConfigFileError, formatKeyPath, type ConfigIssue } from './errors.js';
 import { interpolateEnv, type Env } from './interpolate.js';
 import { ConfigFileSchema, issueMessage, type ConfigFileInput } from './schema.js';
 import type { ConveyorConfig } from './types.js';
+import { validateBotSettings, validatePipeline } from './validation.js';
 
 export interface LoadConfigOptions {
   /** Variables for `${NAME}`; default process.env. */
@@ -182,15 +182,6 @@ function checkDuplicates(kind: string, ids: string[], issues: ConfigIssue[]): vo
   });
 }
 
-/** The model ids a pipeline names, with their key paths; LangBot also accepts a plain id string. */
-function modelReferences(model: PipelineSettings['ai']['local-agent']['model'], path: string): Array<{ id: string; path: string }> {
-  if (typeof model === 'string') return model ? [{ id: model, path }] : [];
-  return [
-    ...(model.primary ? [{ id: model.primary, path: `${path}.primary` }] : []),
-    ...model.fallbacks.map((id, i) => ({ id, path: `${path}.fallbacks[${i}]` })),
-  ];
-}
-
 function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, issues: ConfigIssue[]): void {
   checkDuplicates('models', config.models.map((m) => m.id), issues);
   checkDuplicates('pipelines', config.pipelines.map((p) => p.id), issues);
@@ -199,30 +190,17 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
   checkDuplicates('knowledgeBases', config.knowledgeBases.map((kb) => kb.id), issues);
 
   const modelIds = new Set([...config.models.map((m) => m.id), ...(options.knownModelIds ?? [])]);
+  const mcpServerIds = new Set([...config.mcpServers.map((m) => m.id), ...(options.knownMcpServerIds ?? [])]);
+  const lookedIn = { models: 'not in models, nor in the database', mcpServers: 'not in mcpServers, nor in the database' };
   config.pipelines.forEach((pipeline, i) => {
-    // The check the orchestrator makes before it runs a pipeline, made here so a bad value stops setup.
-    const parsed = PipelineConfigSchema.safeParse(pipeline.config, { error: issueMessage });
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) issues.push({ path: formatKeyPath(['pipelines', i, 'config', ...issue.path]), message: issue.message });
-      return;
-    }
-    for (const ref of modelReferences(parsed.data.ai['local-agent'].model, `pipelines[${i}].config.ai.local-agent.model`)) {
-      if (!modelIds.has(ref.id)) issues.push({ path: ref.path, message: `unknown model ${JSON.stringify(ref.id)} (not in models, nor in the database)` });
-    }
+    // The checks the admin API makes on a pipeline, so a pipeline setup stores is one the API would accept.
+    const checked = validatePipeline({ config: pipeline.config, stages: pipeline.stages, mcpServers: pipeline.extensionsPreferences.mcp_servers }, { modelIds, mcpServerIds, lookedIn });
+    for (const issue of checked.issues) issues.push({ path: `pipelines[${i}].${issue.path}`, message: issue.message });
   });
 
   config.knowledgeBases.forEach((kb, i) => {
     if (!modelIds.has(kb.embeddingModelId)) issues.push({ path: `knowledgeBases[${i}].embeddingModel`, message: `unknown model ${JSON.stringify(kb.embeddingModelId)} (not in models, nor in the database)` });
     if (kb.rerankModelId && !modelIds.has(kb.rerankModelId)) issues.push({ path: `knowledgeBases[${i}].rerankModel`, message: `unknown model ${JSON.stringify(kb.rerankModelId)} (not in models, nor in the database)` });
-  });
-
-  const mcpServerIds = new Set([...config.mcpServers.map((m) => m.id), ...(options.knownMcpServerIds ?? [])]);
-  config.pipelines.forEach((pipeline, i) => {
-    pipeline.extensionsPreferences.mcp_servers.forEach((id, j) => {
-      if (!mcpServerIds.has(id)) {
-        issues.push({ path: `pipelines[${i}].extensionsPreferences.mcp_servers[${j}]`, message: `unknown MCP server ${JSON.stringify(id)} (not in mcpServers, nor in the database)` });
-      }
-    });
   });
 
   const pipelineIds = new Set([...config.pipelines.map((p) => p.id), ...(options.knownPipelineIds ?? [])]);
@@ -231,11 +209,12 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
       issues.push({ path: `bots[${i}].pipeline`, message: `unknown pipeline ${JSON.stringify(bot.pipelineId)} (not in pipelines, nor in the database)` });
     }
     // The check the admin API makes: a bot setup stores is one its platform can run, and a setting
-    // that would leave it open (an HTTP-bot with an empty inbound_secret) stops setup here.
-    const platform = platforms.get(bot.adapter);
-    const settings = platform?.botConfigSchema.safeParse(bot.adapterConfig ?? {});
-    if (settings && !settings.success) {
-      for (const issue of settings.error.issues) issues.push({ path: formatKeyPath(['bots', i, 'config', ...issue.path]), message: issue.message });
+    // that would leave it open (an HTTP-bot with an empty inbound_secret) stops setup here. The
+    // message names the bot, since a file's bots are told apart by id and name, not by position.
+    const which = `${bot.adapter} bot ${bot.id}${bot.name !== bot.id ? ` (${JSON.stringify(bot.name)})` : ''}`;
+    for (const issue of validateBotSettings(bot.adapter, bot.adapterConfig)) {
+      const key = issue.on === 'adapter' ? ['bots', i, 'adapter'] : ['bots', i, 'config', ...issue.path];
+      issues.push({ path: formatKeyPath(key), message: `${issue.message} (${which})` });
     }
   });
 }

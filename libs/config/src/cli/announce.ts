@@ -4,8 +4,8 @@
 import { connect } from '@nats-io/transport-node';
 import { natsAuthFromEnv, natsServers, publishConfigChanged, redactUrl } from '@conveyor/bus';
 import { topology, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import type { ApplySummary } from '../config-file/index.js';
+import type { PrismaClient } from '@conveyor/persistence';
+import type { ApplySummary } from '../index.js';
 
 const CONNECT_TIMEOUT_MS = 2_000;
 

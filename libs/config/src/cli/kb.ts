@@ -5,9 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LIMITS } from '@conveyor/contracts';
-import { closeDatabase, createDatabase } from '../client.js';
-import { DEFAULT_DATABASE_URL } from '../database.js';
-import { documentTypeOf, KnowledgeStore } from '../knowledge-store.js';
+import { closeDatabase, createDatabase, DEFAULT_DATABASE_URL, documentTypeOf, KnowledgeStore } from '@conveyor/persistence';
 
 const USAGE = 'usage: npm run kb -- add <knowledge base id> <file>... | status <knowledge base id>';
 

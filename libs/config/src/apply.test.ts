@@ -8,10 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { ConfigChanged, topology } from '@conveyor/contracts';
-import { createPrismaClient } from '../client.js';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { findMigrationsDir } from '../migrations-dir.js';
-import { createTempDatabase, type TempDatabase } from '../testing/temp-database.js';
+import { createPrismaClient, findMigrationsDir, type PrismaClient } from '@conveyor/persistence';
+import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { applyConfigFile, syncConfigFile } from './apply.js';
 import { ConfigFileError } from './errors.js';
 import { loadConfigFile, parseConfigText } from './load.js';
@@ -258,7 +256,7 @@ test('setup does not warn when the database holds only what the file has', async
  * announcements go to a prefix of the test's own, never to running services.
  */
 function runSetup(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ stdout: string; stderr: string }> {
-  const program = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'setup.js');
+  const program = path.join(path.dirname(fileURLToPath(import.meta.url)), 'cli', 'setup.js');
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [program, ...args], { env: { ...process.env, CONVEYOR_SUBJECT_PREFIX: `setup${randomUUID().slice(0, 8)}`, ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
       err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve({ stdout, stderr }));

@@ -5,7 +5,7 @@
 // ids and history), pipelines and models deleted once nothing refers to them. Rows created
 // elsewhere (the console, SQL) are never touched unless the file names them, which takes them over.
 import { boundMcpServers } from '@conveyor/pipeline';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient } from '@conveyor/persistence';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import { loadConfigFile, type LoadConfigOptions } from './load.js';
 import type { ConveyorConfig } from './types.js';

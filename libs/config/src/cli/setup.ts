@@ -5,11 +5,8 @@
 // is already migrated.
 // The database may still be starting (it is started beside this job): connection failures are
 // retried for SETUP_DATABASE_WAIT_SECONDS (120) before the job fails.
-import { createDatabaseIfMissing, DEFAULT_DATABASE_URL, redactUrl, waitForDatabase } from '../database.js';
-import { migrate } from '../migrate.js';
-import { closeDatabase, createDatabase } from '../client.js';
-import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../config-file/index.js';
-import { enablePgvector, KnowledgeStore } from '../knowledge-store.js';
+import { closeDatabase, createDatabase, createDatabaseIfMissing, DEFAULT_DATABASE_URL, enablePgvector, KnowledgeStore, migrate, redactUrl, waitForDatabase } from '@conveyor/persistence';
+import { describeChanges, notManagedWarning, storeKnowledgeDocuments, syncConfigFile, syncKnowledgeBases } from '../index.js';
 import { announceConfigChanges, configChangesOf } from './announce.js';
 
 async function main(): Promise<void> {
