@@ -116,6 +116,26 @@ describe('Matrix through the gateway', () => {
     assert.ok(!hs.shown(dm).some((m) => /who am I/.test(m.body)));
   });
 
+  test('an invitation is joined, and a mention in that room is answered', async () => {
+    const room = hs.createRoom([ALICE, BOB], 'Invited here');
+    hs.invite(room, WHOLE.userId);
+    await hs.waitFor(() => hs.members(room).includes(WHOLE.userId), 30_000);
+    hs.emitMessage(room, ALICE, 'Conveyor: welcome', { mentions: [WHOLE.userId] });
+    await hs.waitFor(() => hs.shown(room).some((m) => /Echo: .*welcome/.test(m.body)), 60_000);
+  });
+
+  test('a bad access token: the homeserver answers 401, the gateway logs it with the bot id and backs off', async () => {
+    const badToken = 'matrix-e2e-not-a-token';
+    const bad = await addBot(sys, 'Matrix (bad token)', 'matrix', { homeserver_url: hs.url, user_id: '@nobody:hs.test', access_token: badToken });
+    const started = Date.now();
+    const refused = () => hs.calls.filter((c) => c.token === badToken && c.status === 401).length;
+    await waitUntil('three refused attempts', () => refused() >= 3 || undefined, 90_000);
+    assert.ok(Date.now() - started >= 2_000, 'attempts are spaced out');
+    assert.ok(refused() <= 10, `backed off, not hammering: ${refused()} attempts`);
+    await waitUntil('the refusal logged with the bot id', () => gatewayLogs().some((l) => l.includes('platform connection failed') && l.includes(bad) && l.includes('M_UNKNOWN_TOKEN')), 30_000);
+    assert.ok(!sys.services.allLogs().includes(badToken), 'the token never reaches the logs');
+  });
+
   test('SIGKILL of the holder: the other replica takes over, syncs on from the stored next_batch and answers what was said meanwhile once', async () => {
     const owner = await waitUntil('the owner of the bot', () => gatewayHolder(sys.services, wholeBot), 30_000);
     const handedBefore = new Set(hs.batchesOf(WHOLE.token));

@@ -67,6 +67,11 @@ export async function sendWhole(rest: MatrixRest, route: ReplyRoute, message: Me
   }
 }
 
+/** The homeserver refused the `since` token itself (forgotten or never its own), not the request. */
+export function isLostPosition(err: unknown): boolean {
+  return err instanceof MatrixApiError && err.status === 400 && (err.errcode === 'M_UNKNOWN_POS' || err.errcode === 'M_INVALID_PARAM');
+}
+
 /** What a timeline event is before it is read as a message: an object with a string `type`. */
 const AnyEvent = z.looseObject({ type: z.string().max(255), event_id: z.string().max(255).optional() });
 
@@ -173,6 +178,11 @@ export const matrixConnection: PlatformConnection<MatrixConfig> = {
           published = await handle(batch);
         } catch (err) {
           if (stop.signal.aborted) return 'closed';
+          if (isLostPosition(err)) {
+            // Syncing from it would fail for ever: the next connection starts at "now" instead.
+            deps.logger.warn({ botId: deps.botId, errcode: (err as MatrixApiError).errcode }, 'the homeserver no longer knows the stored sync position; starting from now');
+            lost = true;
+          }
           return err instanceof Error ? err.message : String(err);
         }
         since = batch.next_batch;
@@ -183,9 +193,10 @@ export const matrixConnection: PlatformConnection<MatrixConfig> = {
       }
       return 'closed';
     };
+    let lost = false;
     const running = loop();
     const ended = running.then(async (reason) => {
-      await keeper.finish(since !== undefined ? { nextBatch: since } : null);
+      await keeper.finish(since !== undefined && !lost ? { nextBatch: since } : null);
       return reason;
     });
     return {

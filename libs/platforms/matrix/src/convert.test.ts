@@ -104,3 +104,13 @@ test('a sync answer needs its next_batch; rooms and events may be absent', () =>
   assert.equal(r.rooms.join['!a:hs']!.timeline.events.length, 1);
   assert.deepEqual(r.rooms.join['!a:hs']!.state.events, []);
 });
+
+test('a sync position the homeserver refuses is lost (the next connection starts at now); other errors are not', async () => {
+  const { isLostPosition } = await import('./connection.js');
+  const { MatrixApiError } = await import('./rest.js');
+  assert.equal(isLostPosition(new MatrixApiError(400, 'M_UNKNOWN_POS', 'x')), true);
+  assert.equal(isLostPosition(new MatrixApiError(400, 'M_INVALID_PARAM', 'x')), true);
+  assert.equal(isLostPosition(new MatrixApiError(401, 'M_UNKNOWN_TOKEN', 'x')), false);
+  assert.equal(isLostPosition(new MatrixApiError(502, 'M_UNKNOWN', 'x')), false);
+  assert.equal(isLostPosition(new Error('socket hang up')), false);
+});

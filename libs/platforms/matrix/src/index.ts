@@ -14,6 +14,6 @@ export {
   type MatrixRoomInfo,
   type MatrixSelf,
 } from './convert.js';
-export { matrixConnection, sendWhole, txnIdOf, MatrixSyncState, SYNC_FILTER, SYNC_TIMEOUT_MS, MATRIX_MAX_BODY } from './connection.js';
+export { matrixConnection, sendWhole, txnIdOf, isLostPosition, MatrixSyncState, SYNC_FILTER, SYNC_TIMEOUT_MS, MATRIX_MAX_BODY } from './connection.js';
 export { MatrixAdapter, MATRIX_EDIT_EVERY } from './adapter.js';
 export { matrixPlatform } from './platform.js';
