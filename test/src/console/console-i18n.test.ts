@@ -23,7 +23,7 @@ const UI_TIMEOUT = 30_000;
  * Words a Chinese page may show in Latin letters: product, protocol and vendor names that Chinese
  * UIs (LangBot's among them) keep as they are, and the key placeholder of the model form.
  */
-const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk', 'CSV']);
+const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'Anthropic', 'Gemini', 'Ollama', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk', 'CSV']);
 
 /** An identifier in a sentence rather than a word: an environment variable, a dotted config key, a template placeholder (addresses are taken out before). */
 const CODE_LIKE = [/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/, /^[a-z][a-z-]*(\.[a-z-]+)+$/, /^\{[A-Za-z]+\}$/];
