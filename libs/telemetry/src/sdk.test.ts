@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { metricExporters, metricExportTiming, otlpProtocol, TelemetryConfigError, traceExporters } from './sdk.js';
+import { createInstrumentations, instrumentedModuleNames, metricExporters, metricExportTiming, otlpProtocol, TelemetryConfigError, traceExporters } from './sdk.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -137,4 +137,12 @@ test('an unknown OTLP protocol stops the process at start, naming the variable a
   assert.doesNotMatch(failure.stderr, /STARTED/);
   assert.match(failure.stderr, /OTEL_EXPORTER_OTLP_PROTOCOL="thrift" is not supported/);
   assert.doesNotMatch(failure.stderr, new RegExp(secret));
+});
+
+test('the loader hook wraps only what the instrumentations patch: HTTP, Postgres and Redis', () => {
+  const instrumentations = createInstrumentations();
+  const names = instrumentedModuleNames(instrumentations);
+  for (const i of instrumentations) i.disable();
+  for (const name of ['http', 'https', 'pg', 'ioredis']) assert.ok(names.includes(name), `${name} missing from ${names.join(', ')}`);
+  assert.equal(new Set(names).size, names.length);
 });

@@ -13,6 +13,7 @@ import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporte
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import type { InstrumentationBase } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -185,7 +186,30 @@ export function serviceInstanceId(env: NodeJS.ProcessEnv = process.env): string 
   return env.POD_NAME || randomUUID();
 }
 
-export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
+/** The auto-instrumentations every service runs: outgoing and incoming HTTP, fetch, Postgres and Redis. */
+export function createInstrumentations(): InstrumentationBase[] {
+  return [
+    new HttpInstrumentation({
+      // Probes and scrapes would otherwise start a trace each.
+      ignoreIncomingRequestHook: (req) => /^\/(health|metrics)/.test(req.url ?? ''),
+    }),
+    new UndiciInstrumentation(),
+    new PgInstrumentation({ requireParentSpan: true }),
+    // The command name only: the arguments are keys and values, and the values hold what users wrote
+    // (a conversation's messages, a held answer), which no trace backend should see.
+    new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
+  ];
+}
+
+/**
+ * The packages the instrumentations patch: the only modules the ESM loader hook needs to wrap. Every
+ * other module loads untouched, which is most of a service's start-up time saved.
+ */
+export function instrumentedModuleNames(instrumentations: readonly InstrumentationBase[]): string[] {
+  return [...new Set(instrumentations.flatMap((i) => i.getModuleDefinitions().map((d) => d.name)))];
+}
+
+export function startTelemetry(env: NodeJS.ProcessEnv = process.env, instrumentations: InstrumentationBase[] = createInstrumentations()): void {
   if (sdk) return;
   const exporters = traceExporters(env);
   const spanProcessors = exporters.length ? exporters.map((e) => spanProcessor(e, env)) : [new UnexportedSpans()];
@@ -209,17 +233,7 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env): void {
     }),
     spanProcessors,
     metricReaders,
-    instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes would otherwise start a trace each.
-        ignoreIncomingRequestHook: (req) => /^\/(health|metrics)/.test(req.url ?? ''),
-      }),
-      new UndiciInstrumentation(),
-      new PgInstrumentation({ requireParentSpan: true }),
-      // The command name only: the arguments are keys and values, and the values hold what users wrote
-      // (a conversation's messages, a held answer), which no trace backend should see.
-      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
-    ],
+    instrumentations,
   });
   sdk.start();
 }
