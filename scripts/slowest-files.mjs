@@ -3,7 +3,8 @@
 // top-level tests and suites.
 import path from 'node:path';
 
-const SHOWN = 20;
+// CONVEYOR_TEST_SLOWEST=all (or a number) shows more.
+const SHOWN = process.env.CONVEYOR_TEST_SLOWEST === 'all' ? Infinity : Number(process.env.CONVEYOR_TEST_SLOWEST) || 20;
 
 export default async function* slowestFiles(source) {
   const perFile = new Map();
