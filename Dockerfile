@@ -20,6 +20,7 @@ COPY libs/message-state/package.json libs/message-state/
 COPY libs/bus/package.json libs/bus/
 COPY libs/persistence/package.json libs/persistence/
 COPY libs/config/package.json libs/config/
+COPY libs/config-read-model/package.json libs/config-read-model/
 COPY libs/agent/package.json libs/agent/
 COPY libs/service-kit/package.json libs/service-kit/
 COPY libs/admin/package.json libs/admin/
@@ -71,7 +72,7 @@ RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/message-state -w libs/bus \
-      -w libs/persistence -w libs/config -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
+      -w libs/persistence -w libs/config -w libs/config-read-model -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
       -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/platforms/matrix -w libs/gateway \
       -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
  && npm cache clean --force

@@ -9,4 +9,3 @@ export { BOT_ADAPTERS, MCP_TRANSPORTS, MODEL_ABILITIES, ConfigFileSchema } from 
 export type { ConveyorConfig } from './types.js';
 export { storeKnowledgeDocuments, syncKnowledgeBases, type StoredDocument, type KnowledgeBaseSync } from './knowledge-documents.js';
 export { validateBotSettings, validatePipeline, type BotSettingsIssue, type PipelineReferences, type ValidatedPipeline } from './validation.js';
-export { ConfigCache, ConfigReadModel, type BotEntry, type ConfigLogger, type ConfigReadModelOptions, type McpServerEntry, type ModelConfig, type StoredInstanceSettings } from './read-model.js';

@@ -1,4 +1,4 @@
 export * from './types.js';
 export * from './coalesce.js';
 export * from './deliverer.js';
-export { CachedBotConfigs, type BotConfig, type BotConfigLookup } from '@conveyor/platform-kit';
+export type { BotConfig, BotConfigs } from '@conveyor/platform-kit';

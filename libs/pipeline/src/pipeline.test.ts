@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { QueryEnvelope, RunRequest } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from './defaults.js';
 import { newQuery } from './engine/new-query.js';
-import { PipelineDirectory } from './pipeline-directory.js';
+import { botPipelineOf } from './pipeline-directory.js';
 import { boundMcpServers, boundPlugins, loadPipeline } from './pipeline.js';
 import { STAGE_REGISTRY } from './stages/registry.js';
 import { recordingDeps } from './testing.js';
@@ -16,9 +16,8 @@ const envelope: QueryEnvelope = {
 
 /** The run request MessageProcessor hands to the runner for a bot whose pipeline row has these extensions_preferences. */
 async function runRequestFor(extensionsPreferences: unknown): Promise<RunRequest> {
-  const directory = new PipelineDirectory(async (botId) => ({ id: botId, enabled: true, pipelineId: 'p1', pipeline: { stages: DEFAULT_PIPELINE_STAGES, config: {}, extensionsPreferences } }));
-  const bot = await directory.forBot('bot-1');
-  assert.ok(bot?.ok);
+  const bot = botPipelineOf({ id: 'bot-1', enabled: true, pipelineId: 'p1', pipeline: { stages: DEFAULT_PIPELINE_STAGES, config: {}, extensionsPreferences } });
+  assert.ok(bot.ok);
   const q = newQuery(envelope, bot.pipeline);
   const runs: RunRequest[] = [];
   const { deps } = recordingDeps({ handoff: { startRun: async (_q, run) => void runs.push(run) } });
@@ -52,21 +51,9 @@ test('boundPlugins reads enable_all_plugins (default true) and plugins, independ
   assert.deepEqual([loaded.pipeline.plugins, loaded.pipeline.mcpServers], [['me/a'], 'all']);
 });
 
-test('PipelineDirectory: one lookup serves concurrent and repeated asks within the TTL, a missing bot included; after it, the row is read again', async () => {
-  const lookups: string[] = [];
-  const directory = new PipelineDirectory(async (botId) => {
-    lookups.push(botId);
-    return botId === 'ghost' ? null : { id: botId, enabled: true, pipelineId: 'p1', pipeline: { stages: DEFAULT_PIPELINE_STAGES, config: {} } };
-  }, undefined, 200);
-  const [a, b] = await Promise.all([directory.forBot('bot-1'), directory.forBot('bot-1')]);
-  assert.ok(a?.ok && b?.ok);
-  assert.equal(await directory.forBot('ghost'), null);
-  assert.equal(await directory.forBot('ghost'), null);
-  assert.deepEqual(lookups, ['bot-1', 'ghost']);
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline && lookups.length < 3) {
-    await new Promise((r) => setTimeout(r, 50));
-    await directory.forBot('bot-1');
-  }
-  assert.deepEqual(lookups, ['bot-1', 'ghost', 'bot-1'], 'read again once the TTL passed');
+test('botPipelineOf: a pipeline that does not validate is kept with its issues and a reason', () => {
+  const bot = botPipelineOf({ id: 'bot-1', enabled: false, pipelineId: 'p1', pipeline: { stages: ['NoSuchStage'], config: {} } });
+  assert.equal(bot.ok, false);
+  assert.ok(!bot.ok && bot.issues.length > 0 && bot.reason.length > 0);
+  assert.deepEqual([bot.botId, bot.enabled, bot.pipelineId], ['bot-1', false, 'p1']);
 });

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { MessageChain, MessageComponent, ReplyRoute, Topology } from '@conveyor/contracts';
-import type { CachedBotConfigs } from './bot-configs.js';
+import type { BotConfigs } from './bot-configs.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 /** One reply part as the pipeline's send stage hands it over (LangBot reply_message / reply_message_chunk). */
@@ -59,7 +59,7 @@ export interface OutboundDeps {
   topology: Topology;
   nc: NatsConnection;
   /** Bot settings by id, cached briefly; an adapter parses `adapterConfig` with its own schema. */
-  configs: CachedBotConfigs;
+  configs: BotConfigs;
   logger: PlatformLogger;
   /** Tests may route a platform's HTTP calls elsewhere; production uses the global fetch. */
   fetchImpl?: typeof fetch;

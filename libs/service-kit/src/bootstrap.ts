@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
 import { awaitStreams } from '@conveyor/bus';
 import { loadServiceEnv, type ServiceEnv } from './env.js';
-import { closeInfra, connectInfra, type Infra } from './infra.js';
+import { closeInfra, connectInfra, type Infra, type InfraOptions } from './infra.js';
 import { InfraModule } from './infra.module.js';
 import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
@@ -25,6 +25,8 @@ export interface ServiceDefinition<S extends z.ZodObject> {
    * every replica counts against the server's (or the pooler's) limit.
    */
   databasePoolSize?: number;
+  /** The role's bounds on its configuration cache, from its settings. */
+  readModel?: (env: ServiceEnv<S>) => InfraOptions['readModel'];
   /** The service's own module, built once the connections exist. */
   module: (infra: Infra<ServiceEnv<S>>) => DynamicModule;
   /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
@@ -49,7 +51,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
   let infra: Infra<ServiceEnv<S>> | undefined;
   try {
     const env = loadServiceEnv(def.env);
-    infra = await connectInfra(def.name, env, logger, def.databasePoolSize);
+    infra = await connectInfra(def.name, env, logger, { databasePoolSize: def.databasePoolSize, readModel: def.readModel?.(env) });
     await awaitStreams(infra.jsm, Object.values(infra.topology.streams), { replicas: env.NATS_STREAM_REPLICAS, logger, timeoutMs: env.NATS_STREAMS_WAIT_SECONDS * 1000 });
     const app = await NestFactory.create(
       {

@@ -1,8 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { topology, type RedisKeyLayout, type Topology } from '@conveyor/contracts';
-import { BusPublisher, connectBus, redactUrl, subscribeConfigChanges } from '@conveyor/bus';
-import { ConfigCaches } from './config-caches.js';
+import { BusPublisher, connectBus, redactUrl } from '@conveyor/bus';
+import { ConfigReadModel, type ConfigReadModelOptions } from '@conveyor/config-read-model';
 import { closeDatabase, createDatabase, DEFAULT_POOL_SIZE, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
@@ -29,8 +29,15 @@ export interface Infra<E extends BaseEnv = BaseEnv> {
   redis: RedisClient;
   /** How the per-message Redis keys are spread over hash slots (PIPELINE_SHARDS); the same in every process. */
   keyLayout: RedisKeyLayout;
-  /** This process's configuration caches, dropped on `ConfigChanged` events (and all of them on reconnect). */
-  configCaches: ConfigCaches;
+  /** This process's cached view of configuration, dropped row by row on `config.changed` (all of it on reconnect). */
+  config: ConfigReadModel;
+}
+
+export interface InfraOptions {
+  /** Postgres connections this process opens at most unless DATABASE_POOL_SIZE says otherwise. */
+  databasePoolSize?: number;
+  /** The role's bounds on its configuration cache (ingress keeps bots for BOT_CACHE_SECONDS). */
+  readModel?: Pick<ConfigReadModelOptions, 'botTtlMs'>;
 }
 
 export class DependencyUnavailableError extends Error {}
@@ -54,7 +61,7 @@ export function databasePoolSize(env: Pick<BaseEnv, 'DATABASE_POOL_SIZE'>, roleD
   return env.DATABASE_POOL_SIZE ?? roleDefault;
 }
 
-export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger, roleDatabasePoolSize?: number): Promise<Infra<E>> {
+export async function connectInfra<E extends BaseEnv>(name: string, env: E, logger: Logger, options: InfraOptions = {}): Promise<Infra<E>> {
   const inboxPrefix = topology(env.CONVEYOR_SUBJECT_PREFIX).subjects.inboxPrefix(name);
   const nc = await connectBus({ url: env.NATS_URL, name, logger, extra: { inboxPrefix } }).catch((err) => {
     throw unavailable('NATS', env.NATS_URL, err);
@@ -65,7 +72,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     await nc.close();
     throw unavailable('Redis', redisTarget(env), err);
   });
-  const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, roleDatabasePoolSize));
+  const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, options.databasePoolSize));
   const prisma = db.prisma;
   await prisma.$queryRaw`SELECT 1`.catch(async (err: unknown) => {
     await nc.close();
@@ -77,20 +84,15 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
   // service); the streams check at start (awaitStreams) waits for it, bounded.
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   const topo = topology(env.CONVEYOR_SUBJECT_PREFIX);
-  const configCaches = new ConfigCaches();
-  subscribeConfigChanges(nc, topo.subjects.configChanged, {
-    onChange: (event) => {
-      configChanges.add(1, { kind: event.kind });
-      configCaches.changed(event);
-    },
-    onReset: (reason) => {
-      configResets.add(1, { reason });
-      logger.info({ reason }, 'dropping configuration caches');
-      configCaches.reset();
-    },
-    logger,
+  const config = new ConfigReadModel(prisma, {
+    ...options.readModel,
+    onPipelineRejected: (botId, pipelineId, issues) => logger.error({ botId, pipelineId, issues }, 'pipeline rejected: invalid config'),
   });
-  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, configCaches,
+  config.subscribe(nc, topo.subjects.configChanged, logger, {
+    changed: (event) => configChanges.add(1, { kind: event.kind }),
+    reset: (reason) => configResets.add(1, { reason }),
+  });
+  return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, config,
     queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }

@@ -2,11 +2,11 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { EventHandler } from './event.handler.js';
 import { PlatformOutbound } from './platform.outbound.js';
 import { DelivererProvider } from './outbound/deliverer.provider.js';
-import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
+import { PluginRuntime } from '@conveyor/service-kit';
 
 @Module({})
 export class DispatcherModule {
   static register(): DynamicModule {
-    return { module: DispatcherModule, providers: [EventHandler, PlatformOutbound, BotPipelines, DelivererProvider, PluginRuntime] };
+    return { module: DispatcherModule, providers: [EventHandler, PlatformOutbound, DelivererProvider, PluginRuntime] };
   }
 }

@@ -10,7 +10,7 @@ import {
   type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
-import { BotPipelines, InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
+import { InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
 import { DEFAULT_LEASE_OPTIONS, SessionLeases, StreamedFlag } from '@conveyor/message-state';
 import type { DispatcherInfra } from './env.js';
 
@@ -53,7 +53,6 @@ export class EventHandler {
   constructor(
     @Inject(INFRA) private readonly infra: DispatcherInfra,
     private readonly httpBot: PlatformOutbound,
-    private readonly pipelines: BotPipelines,
     private readonly plugins: PluginRuntime,
   ) {
     this.env = infra.env;
@@ -84,7 +83,7 @@ export class EventHandler {
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;
     }
-    const bot = await this.pipelines.forBot(event.route.botId);
+    const bot = await this.infra.config.botPipeline(event.route.botId);
     if (!bot?.ok) {
       await this.release(event);
       throw new PermanentError(unusableReason(event.route.botId, bot) ?? 'pipeline unavailable');

@@ -9,6 +9,8 @@ await runService({
   env: IngressEnv,
   // Bot rows come from a cache and a burst's misses share one read; only conversation resets write.
   databasePoolSize: 5,
+  // BOT_CACHE_SECONDS=0 reads every bot from Postgres (a test deployment editing rows by hand).
+  readModel: (env) => ({ botTtlMs: env.BOT_CACHE_SECONDS * 1000 }),
   module: (infra) => IngressModule.register(webChatAccess(infra.env)),
   // Signatures are computed over the exact bytes, so the controller reads the body itself.
   nestOptions: { bodyParser: false },

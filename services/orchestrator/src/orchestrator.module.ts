@@ -1,10 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { QueryHandler } from './query.handler.js';
-import { BotPipelines, PluginRuntime } from '@conveyor/service-kit';
+import { PluginRuntime } from '@conveyor/service-kit';
 
 @Module({})
 export class OrchestratorModule {
   static register(): DynamicModule {
-    return { module: OrchestratorModule, providers: [QueryHandler, BotPipelines, PluginRuntime], exports: [QueryHandler] };
+    return { module: OrchestratorModule, providers: [QueryHandler, PluginRuntime], exports: [QueryHandler] };
   }
 }

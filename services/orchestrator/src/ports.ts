@@ -1,6 +1,5 @@
-import { LRUCache } from 'lru-cache';
-import { CONFIG_CACHE_SAFETY_TTL_MS, LIMITS, RunRequest } from '@conveyor/contracts';
-import { dropRowsOf, type Infra, type RunEvents } from '@conveyor/service-kit';
+import { LIMITS, RunRequest } from '@conveyor/contracts';
+import { type Infra, type RunEvents } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, LeasePort } from '@conveyor/pipeline';
 import type { SessionLeases } from '@conveyor/message-state';
@@ -20,22 +19,9 @@ export function commandPort(store: ConversationStore): CommandPort {
   };
 }
 
-/** Model abilities, cached like the bot's pipeline (dropped on change): every chat asks, and they rarely change. */
+/** Model abilities from the configuration read model: every chat asks, and they rarely change. */
 export function modelInfoPort(infra: Infra): ModelInfoPort {
-  const cache = new LRUCache<string, { abilities: string[] | null }>({
-    max: 10_000,
-    ttl: CONFIG_CACHE_SAFETY_TTL_MS,
-    fetchMethod: async (id) => {
-      const model = await infra.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
-      return { abilities: model?.abilities ?? null };
-    },
-  });
-  infra.configCaches.register(dropRowsOf('model', cache));
-  return {
-    async abilities(id) {
-      return (await cache.fetch(id))?.abilities ?? null;
-    },
-  };
+  return { abilities: (id) => infra.config.modelAbilities(id) };
 }
 
 export function leasePort(leases: SessionLeases): LeasePort {

@@ -9,7 +9,7 @@ import {
 import { QueryTurns, RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
-import { BotPipelines, InstanceSettingsSource, PluginRuntime, RunEvents } from '@conveyor/service-kit';
+import { InstanceSettingsSource, PluginRuntime, RunEvents } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { checkPipelineShards, type OrchestratorInfra } from './env.js';
@@ -42,7 +42,6 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     @Inject(INFRA) private readonly infra: OrchestratorInfra,
-    private readonly pipelines: BotPipelines,
     private readonly plugins: PluginRuntime,
   ) {
     this.env = infra.env;
@@ -150,7 +149,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
 
   async handle(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
     const { route } = envelope;
-    const bot = await this.pipelines.forBot(route.botId);
+    const bot = await this.infra.config.botPipeline(route.botId);
     this.queryLog.running({
       id: envelope.queryId,
       botId: route.botId,

@@ -24,7 +24,7 @@ export class ExternalRunners {
   async run(run: RunRequest, emit: (item: AgentItem) => Promise<void>, signal: AbortSignal, images?: { source: ImageSource; maxImages: number }): Promise<ExternalResult> {
     const kind = run.runner ?? 'local-agent';
     if (!isExternalRunner(kind)) throw new Error('the local agent is no external runner');
-    const pipeline = await this.infra.prisma.pipeline.findUnique({ where: { id: run.pipelineId } });
+    const pipeline = await this.infra.config.pipelineConfig(run.pipelineId);
     if (!pipeline) throw new Error(`pipeline ${run.pipelineId} not found`);
     const ai = ((pipeline.config as RunnerSettings)?.ai ?? {}) as RunnerSettings;
     const settings = (ai[kind] ?? {}) as RunnerSettings;

@@ -1,18 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CONFIG_CACHE_SAFETY_TTL_MS, type ToolBinding } from '@conveyor/contracts';
+import type { ToolBinding } from '@conveyor/contracts';
+import type { McpServerEntry } from '@conveyor/config-read-model';
 import { INFRA } from '@conveyor/service-kit';
-import { emptyToolBox, filterToolBox, McpPool, type McpServerConfig, type ToolBox } from '@conveyor/agent';
+import { emptyToolBox, filterToolBox, McpPool, type ToolBox } from '@conveyor/agent';
 import type { RunnerInfra } from './env.js';
-
-/** McpServer rows are re-read when a `ConfigChanged` event names one, else at most this often; a changed row replaces its session. */
-const ROWS_TTL_MS = CONFIG_CACHE_SAFETY_TTL_MS;
 
 /** The MCP sessions of this runner process, shared by all its runs. */
 @Injectable()
 export class McpRegistry {
   private readonly pool: McpPool;
-  private loadedAt = 0;
-  private loading: Promise<void> | undefined;
+  /** The server list the pool was last synced to: the read model hands out a new one after a change. */
+  private synced: McpServerEntry[] | undefined;
 
   constructor(@Inject(INFRA) private readonly infra: RunnerInfra) {
     const { env } = infra;
@@ -24,9 +22,6 @@ export class McpRegistry {
       stdioCommands: env.MCP_STDIO_COMMANDS,
     });
     if (env.MCP_STDIO_COMMANDS.length === 0) infra.logger.info('stdio MCP servers are off (MCP_STDIO_COMMANDS is empty)');
-    infra.configCaches.register((event) => {
-      if (!event || event.kind === 'mcp-server') this.loadedAt = 0;
-    });
   }
 
   /** The tools a run may use under its binding (absent: every enabled server, every tool). */
@@ -42,20 +37,11 @@ export class McpRegistry {
     return this.pool.close();
   }
 
+  /** A changed server list (a `config.changed` event or the safety TTL) replaces the changed servers' sessions. */
   private async refreshRows(): Promise<void> {
-    if (Date.now() - this.loadedAt < ROWS_TTL_MS) return;
-    this.loading ??= (async () => {
-      try {
-        const rows = await this.infra.prisma.mcpServer.findMany({ where: { enabled: true }, orderBy: { id: 'asc' } });
-        const configs: McpServerConfig[] = rows
-          .filter((r) => ['stdio', 'http', 'sse'].includes(r.transport))
-          .map((r) => ({ id: r.id, name: r.name, transport: r.transport as McpServerConfig['transport'], config: (r.config ?? {}) as Record<string, unknown> }));
-        this.pool.sync(configs);
-        this.loadedAt = Date.now();
-      } finally {
-        this.loading = undefined;
-      }
-    })();
-    await this.loading;
+    const servers = await this.infra.config.mcpServers();
+    if (servers === this.synced) return;
+    this.pool.sync(servers);
+    this.synced = servers;
   }
 }

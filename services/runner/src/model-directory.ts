@@ -1,19 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
-import { CONFIG_CACHE_SAFETY_TTL_MS, ModelProviderKind, type ModelSelection } from '@conveyor/contracts';
-import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
+import type { ModelSelection } from '@conveyor/contracts';
+import { INFRA, type Infra } from '@conveyor/service-kit';
 import type { ResolvedModel } from '@conveyor/agent';
-import { resolveApiKey } from '@conveyor/persistence';
 
-/** Model configurations by id with their secrets resolved, cached until a `ConfigChanged` event drops them. */
+/** The pipeline's models with their secrets resolved, from the configuration read model. */
 @Injectable()
 export class ModelDirectory {
-  /** Boxed, since the cache holds no null: a model id that does not exist is remembered too. */
-  private readonly cache = new LRUCache<string, { value: ResolvedModel | null }>({ max: 1_000, ttl: CONFIG_CACHE_SAFETY_TTL_MS, fetchMethod: async (id) => ({ value: await this.load(id) }) });
-
-  constructor(@Inject(INFRA) private readonly infra: Infra) {
-    infra.configCaches.register(dropRowsOf('model', this.cache));
-  }
+  constructor(@Inject(INFRA) private readonly infra: Infra) {}
 
   /**
    * The primary then the fallbacks, skipping ids that do not exist (LangBot logs and skips them too),
@@ -46,29 +39,7 @@ export class ModelDirectory {
     });
   }
 
-  private async byId(id: string): Promise<ResolvedModel | null> {
-    return (await this.cache.fetch(id))?.value ?? null;
-  }
-
-  private async load(id: string): Promise<ResolvedModel | null> {
-    const row = await this.infra.prisma.llmModel.findUnique({ where: { id } });
-    // A kind this runner does not know (a newer writer) is refused like an unusable key, not sent as OpenAI.
-    const provider = row ? ModelProviderKind.safeParse(row.provider) : null;
-    if (row && provider && !provider.success) throw new Error(`unknown provider ${JSON.stringify(row.provider)}`);
-    const value: ResolvedModel | null = row && {
-      id: row.id,
-      provider: provider?.success ? provider.data : 'openai',
-      baseUrl: row.baseUrl,
-      apiKey: resolveApiKey(row.apiKeyRef) ?? '',
-      modelId: row.modelId,
-      abilities: row.abilities,
-      extraArgs: (row.extraArgs ?? {}) as Record<string, unknown>,
-      timeoutMs: row.timeoutMs,
-      // One price set is enough to cost the calls: the other side counts as free.
-      ...(row.inputPricePerMTok !== null || row.outputPricePerMTok !== null
-        ? { pricing: { inputPerMTok: row.inputPricePerMTok ?? 0, outputPerMTok: row.outputPricePerMTok ?? 0 } }
-        : {}),
-    };
-    return value;
+  private byId(id: string): Promise<ResolvedModel | null> {
+    return this.infra.config.model(id);
   }
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CachedBotConfigs, Deliverer, type ReplyRef } from '@conveyor/delivery';
+import { Deliverer, type BotConfigs, type ReplyRef } from '@conveyor/delivery';
 import { DiscordAdapter } from '@conveyor/discord';
 import { topology, type ReplyRoute } from '@conveyor/contracts';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/index.js';
@@ -30,7 +30,7 @@ after(async () => {
 });
 
 test('a streamed Discord reply: created with the first snapshot, edited every 8th, the final edit whole; past 2,000 characters more messages', async () => {
-  const configs = new CachedBotConfigs(async () => ({ adapter: 'discord', adapterConfig: { client_id: '1', token, api_base_url: discord.apiBase, 'enable-stream-reply': true } }));
+  const configs: BotConfigs = { get: async () => ({ adapter: 'discord', adapterConfig: { client_id: '1', token, api_base_url: discord.apiBase, 'enable-stream-reply': true } }) };
   const adapter = new DiscordAdapter({ redis, prefix, topology: topology(prefix), nc, configs, logger: { warn: () => undefined } });
   const d = new Deliverer({ redis, prefix, adapters: [adapter] });
   const channel = '710000000000000001';

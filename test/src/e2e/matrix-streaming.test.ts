@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CachedBotConfigs, Deliverer, type ReplyRef } from '@conveyor/delivery';
+import { Deliverer, type BotConfigs, type ReplyRef } from '@conveyor/delivery';
 import { MatrixAdapter } from '@conveyor/matrix';
 import { topology, type ReplyRoute } from '@conveyor/contracts';
 import type { DeliveryContext } from '@conveyor/platform-kit';
@@ -23,7 +23,7 @@ before(async () => {
   redis = new Redis(REDIS_URL);
   nc = await connect({ servers: NATS_URL });
   hs = await startFakeMatrix({ users: [BOT] });
-  const configs = new CachedBotConfigs(async () => ({ adapter: 'matrix', adapterConfig: { homeserver_url: hs.url, user_id: BOT.userId, access_token: BOT.token, 'enable-stream-reply': true } }));
+  const configs: BotConfigs = { get: async () => ({ adapter: 'matrix', adapterConfig: { homeserver_url: hs.url, user_id: BOT.userId, access_token: BOT.token, 'enable-stream-reply': true } }) };
   adapter = new MatrixAdapter({ redis, prefix, topology: topology(prefix), nc, configs, logger: { warn: () => undefined } });
 });
 after(async () => {

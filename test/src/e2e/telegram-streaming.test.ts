@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { CachedBotConfigs, Deliverer, type ReplyRef } from '@conveyor/delivery';
+import { Deliverer, type BotConfigs, type ReplyRef } from '@conveyor/delivery';
 import { TelegramAdapter } from '@conveyor/telegram';
 import type { ReplyRoute } from '@conveyor/contracts';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/index.js';
@@ -26,7 +26,7 @@ after(async () => {
 });
 
 test('a streamed Telegram reply: one Thinking... placeholder, throttled edits, the final edit has the whole text', async () => {
-  const configs = new CachedBotConfigs(async () => ({ adapter: 'telegram', adapterConfig: { token, webhook_secret: 's', api_base_url: tg.url, 'enable-stream-reply': true } }));
+  const configs: BotConfigs = { get: async () => ({ adapter: 'telegram', adapterConfig: { token, webhook_secret: 's', api_base_url: tg.url, 'enable-stream-reply': true } }) };
   const d = new Deliverer({ redis, prefix, adapters: [new TelegramAdapter(configs)] });
   const chatId = 555;
   const route: ReplyRoute = { botId: 'tg', adapter: 'telegram', sessionId: String(chatId), launcherType: 'person', launcherId: String(chatId), senderId: '1', replyTo: '9' };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ReplyRoute } from '@conveyor/contracts';
-import { CachedBotConfigs, type DeliveryContext } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext } from '@conveyor/platform-kit';
 import { DingtalkAdapter, renderReply, splitText } from './adapter.js';
 
 const BOT = '5b0c8f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f';
@@ -9,10 +9,10 @@ const NOW = 1_764_584_000_000;
 const WEBHOOK = 'http://dingtalk.test/robot/sendBySession?session=s1';
 const person: ReplyRoute = { botId: BOT, adapter: 'dingtalk', sessionId: 'staff-alice', launcherType: 'person', launcherId: 'staff-alice', senderId: 'staff-alice', replyTo: `${NOW + 3_600_000} ${WEBHOOK}` };
 const group: ReplyRoute = { ...person, sessionId: 'cidGroup==', launcherType: 'group', launcherId: 'cidGroup==' };
-const configsOf = (extra: Record<string, unknown> = {}) => new CachedBotConfigs(async () => ({
+const configsOf = (extra: Record<string, unknown> = {}): BotConfigs => ({ get: async () => ({
   adapter: 'dingtalk',
   adapterConfig: { client_id: 'dingappkey', client_secret: 'S3CRET-app', robot_code: 'dingrobot', api_base_url: 'http://dingtalk.test/', ...extra },
-}));
+}) });
 function ctx(over: Partial<DeliveryContext> = {}, state = new Map<string, string>()): DeliveryContext {
   return { queryId: 'q1', partKey: '1:0:0', chunkOrdinal: 1, sequence: 1, timestamp: new Date(), state: { get: async (k) => state.get(k) ?? null, set: async (k, v) => void state.set(k, v) }, ...over };
 }

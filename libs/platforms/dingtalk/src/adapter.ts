@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { DingtalkApi, DingtalkApiError, type RobotReply } from './api.js';
 import { DingtalkConfigSchema, streamsReplies, type DingtalkConfig } from './config.js';
 import { sessionWebhookOf } from './message.js';
@@ -114,7 +114,7 @@ export class DingtalkAdapter implements PlatformAdapter {
   private readonly api: DingtalkApi;
 
   constructor(
-    private readonly configs: CachedBotConfigs,
+    private readonly configs: BotConfigs,
     fetchImpl: typeof fetch = fetch,
     private readonly now: () => number = Date.now,
   ) {

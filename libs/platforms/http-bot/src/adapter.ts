@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ReplyRoute, Topology } from '@conveyor/contracts';
-import { handToHeldCall, type CachedBotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type PlatformLogger, type SendResult } from '@conveyor/platform-kit';
+import { handToHeldCall, type BotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type PlatformLogger, type SendResult } from '@conveyor/platform-kit';
 import { callbackTimeoutMs, outboundSigningKey, safeParseAdapterConfig } from './adapter-config.js';
 import { callbackBody } from './callback.js';
 import { deliverCallback } from './callback-client.js';
@@ -12,7 +12,7 @@ export interface HttpBotAdapterOptions {
   topology: Topology;
   /** For /sync diversion; without it every part goes to the callback. */
   nc?: NatsConnection;
-  configs: CachedBotConfigs;
+  configs: BotConfigs;
   /** Where a /sync hand-over that failed for another reason than the caller being gone is reported. */
   logger?: PlatformLogger;
 }

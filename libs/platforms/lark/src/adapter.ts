@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Client, defaultHttpInstance, type Logger } from '@larksuiteoapi/node-sdk';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { LarkConfigSchema, larkApiBase, type LarkConfig } from './config.js';
 import { LARK } from './name.js';
 
@@ -90,7 +90,7 @@ export class LarkAdapter implements PlatformAdapter {
   readonly name = LARK;
   private readonly clients = new Map<string, Client>();
 
-  constructor(private readonly configs: CachedBotConfigs) {
+  constructor(private readonly configs: BotConfigs) {
     // The SDK's HTTP client (axios) waits for ever by default; a hung Open API call must fail the part.
     if (!defaultHttpInstance.defaults.timeout) defaultHttpInstance.defaults.timeout = HTTP_TIMEOUT_MS;
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { HTTPFetchError, messagingApi } from '@line/bot-sdk';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { LineConfigSchema } from './config.js';
 import { LINE } from './name.js';
 
@@ -45,7 +45,7 @@ const describe = (err: unknown) => (err instanceof HTTPFetchError ? `HTTP ${err.
 export class LineAdapter implements PlatformAdapter {
   readonly name = LINE;
 
-  constructor(private readonly configs: CachedBotConfigs) {}
+  constructor(private readonly configs: BotConfigs) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.configs.get(route.botId);

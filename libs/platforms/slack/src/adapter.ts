@@ -1,6 +1,6 @@
 import { ErrorCode, LogLevel, WebClient, type ChatPostMessageResponse } from '@slack/web-api';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { SlackConfigSchema, type SlackConfig } from './config.js';
 import { SLACK } from './name.js';
 
@@ -49,7 +49,7 @@ export class SlackAdapter implements PlatformAdapter {
   readonly name = SLACK;
 
   constructor(
-    private readonly configs: CachedBotConfigs,
+    private readonly configs: BotConfigs,
     private readonly fetchImpl?: typeof fetch,
   ) {}
 

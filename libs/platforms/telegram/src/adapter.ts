@@ -1,5 +1,5 @@
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { TelegramApi, TelegramApiError } from './bot-api.js';
 import { parseTelegramConfig } from './config.js';
 
@@ -22,7 +22,7 @@ const truncate = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, 40
 export class TelegramAdapter implements PlatformAdapter {
   readonly name = 'telegram' as const;
 
-  constructor(private readonly configs: CachedBotConfigs, private readonly fetchImpl?: typeof fetch) {}
+  constructor(private readonly configs: BotConfigs, private readonly fetchImpl?: typeof fetch) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.configs.get(route.botId);

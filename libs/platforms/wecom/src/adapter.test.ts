@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ReplyRoute } from '@conveyor/contracts';
-import { CachedBotConfigs, type DeliveryContext } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext } from '@conveyor/platform-kit';
 import { WecomAdapter, splitUtf8 } from './adapter.js';
 
 test('a text within the limit is one piece; an empty text none', () => {
@@ -29,10 +29,10 @@ test('past the part bound the last piece is cut and says so', () => {
 
 const BOT = '7c1e4a52-3b9d-4f0e-a6c8-2d5f1b7e9a30';
 const route: ReplyRoute = { botId: BOT, adapter: 'wecom', sessionId: 'u1', launcherType: 'person', launcherId: 'u1', senderId: 'u1', replyTo: '1000002:77' };
-const configs = new CachedBotConfigs(async () => ({
+const configs: BotConfigs = { get: async () => ({
   adapter: 'wecom',
   adapterConfig: { corpid: 'ww1', secret: 's3cr3t', token: 't', EncodingAESKey: 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C', api_base_url: 'http://wecom.test/cgi-bin' },
-}));
+}) };
 function ctx(): DeliveryContext {
   const state = new Map<string, string>();
   return { queryId: 'q', partKey: '1:0:0', chunkOrdinal: 1, sequence: 1, timestamp: new Date(), state: { get: async (k) => state.get(k) ?? null, set: async (k, v) => void state.set(k, v) } };

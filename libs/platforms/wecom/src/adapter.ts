@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
 import { ApiAnswer, callWechatApi, isTokenRejected, wecomGetToken } from './api.js';
 import { agentIdOf } from './message.js';
@@ -72,7 +72,7 @@ export class WecomAdapter implements PlatformAdapter {
   private readonly pending = new Map<string, Promise<string>>();
 
   constructor(
-    private readonly configs: CachedBotConfigs,
+    private readonly configs: BotConfigs,
     private readonly fetchImpl: typeof fetch = fetch,
     private readonly now: () => number = Date.now,
   ) {}

@@ -1,5 +1,5 @@
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { CachedBotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import type { RedisClient } from '@conveyor/redis-scripts';
 import { WECOM_BOT } from './name.js';
 import { writeStream } from './stream.js';
@@ -7,7 +7,7 @@ import { writeStream } from './stream.js';
 export interface WecomBotAdapterDeps {
   redis: RedisClient;
   prefix: string;
-  configs: CachedBotConfigs;
+  configs: BotConfigs;
 }
 
 /**

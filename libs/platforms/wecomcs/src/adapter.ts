@@ -1,5 +1,5 @@
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
-import { SharedAccessTokens, type CachedBotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type SendResult } from '@conveyor/platform-kit';
+import { SharedAccessTokens, type BotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type SendResult } from '@conveyor/platform-kit';
 import type { RedisClient } from '@conveyor/redis-scripts';
 import { ApiAnswer, callWechatApi, isTokenRejected, splitUtf8, wecomGetToken } from '@conveyor/wecom';
 import { WecomCsConfigSchema, type WecomCsConfig } from './config.js';
@@ -18,7 +18,7 @@ const MAX_PARTS = 5;
 export interface WecomCsAdapterDeps {
   redis: RedisClient;
   prefix: string;
-  configs: CachedBotConfigs;
+  configs: BotConfigs;
   fetchImpl?: typeof fetch;
 }
 

@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { SentNotice } from '@conveyor/contracts';
-import { CachedBotConfigs, Deliverer } from '@conveyor/delivery';
+import { Deliverer, type BotConfigs } from '@conveyor/delivery';
 import { platforms } from '@conveyor/platforms';
-import { dropRowsOf, INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, type Infra } from '@conveyor/service-kit';
 import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/message-state';
 import { meter } from '@conveyor/telemetry';
 
@@ -13,10 +13,7 @@ const skipped = meter.createCounter('conveyor_dispatch_events_lost', { descripti
 
 /** Builds the one Deliverer of this replica with every registered platform's outbound adapter (by `route.adapter`). */
 export function createDeliverer(infra: Infra): Deliverer {
-  const configs = new CachedBotConfigs(async (botId) =>
-    infra.prisma.bot.findUnique({ where: { id: botId }, select: { adapter: true, adapterConfig: true } }),
-  );
-  infra.configCaches.register(dropRowsOf('bot', configs));
+  const configs: BotConfigs = { get: (botId) => infra.config.bot(botId) };
   const queryLog = infra.queryLog;
   // The session's next message may start once this reply's final part went out, not before.
   const leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);

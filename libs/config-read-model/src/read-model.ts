@@ -6,7 +6,7 @@
 import { LRUCache } from 'lru-cache';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { AdminApi, CONFIG_CACHE_SAFETY_TTL_MS, ModelProviderKind, storableText, type ConfigChanged } from '@conveyor/contracts';
-import { describeIssues, loadPipeline, type BotPipeline, type ConfigIssue } from '@conveyor/pipeline';
+import { botPipelineOf, type BotPipeline, type ConfigIssue } from '@conveyor/pipeline';
 import { findBotWithPipeline, resolveApiKey, type PrismaClient } from '@conveyor/persistence';
 import { subscribeConfigChanges } from '@conveyor/bus';
 
@@ -215,12 +215,11 @@ export class ConfigReadModel {
   }
 
   private async loadBotPipeline(botId: string, rejected: NonNullable<ConfigReadModelOptions['onPipelineRejected']>): Promise<BotPipeline | null> {
-    const bot = await findBotWithPipeline(this.prisma as PrismaClient, botId);
-    if (!bot) return null;
-    const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
-    const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config, bot.pipeline.extensionsPreferences);
-    if (!loaded.ok) rejected(bot.id, bot.pipelineId, loaded.issues);
-    return loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
+    const row = await findBotWithPipeline(this.prisma, botId);
+    if (!row) return null;
+    const bot = botPipelineOf(row);
+    if (!bot.ok) rejected(bot.botId, bot.pipelineId, bot.issues);
+    return bot;
   }
 
   private async loadModel(id: string): Promise<ModelEntry | null> {
