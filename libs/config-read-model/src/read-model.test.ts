@@ -6,7 +6,7 @@ import { AdminApi, topology } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { publishConfigChanged } from '@conveyor/bus';
 import { useTempDatabase } from '@conveyor/persistence/testing';
-import { ConfigReadModel } from './read-model.js';
+import { ConfigCache, ConfigReadModel } from './read-model.js';
 
 const database = useTempDatabase();
 let nc: NatsConnection;
@@ -119,4 +119,33 @@ test('a TTL of 0 for bots keeps none: every ask reads Postgres', async () => {
   assert.equal((await model.bot(bot.id))?.enabled, true);
   await prisma.bot.update({ where: { id: bot.id }, data: { enabled: false } });
   assert.equal((await model.bot(bot.id))?.enabled, false);
+});
+
+test('ConfigCache: concurrent asks share one read, a missing row is remembered, a failed read is not kept, an expired row is read again', async () => {
+  const reads: string[] = [];
+  let failNext = false;
+  const cache = new ConfigCache<{ name: string }>(async (key) => {
+    reads.push(key);
+    if (failNext) {
+      failNext = false;
+      throw new Error('database down');
+    }
+    return key === 'ghost' ? null : { name: key };
+  }, 200, 10);
+  const [a, b] = await Promise.all([cache.get('k'), cache.get('k')]);
+  assert.deepEqual([a, b], [{ name: 'k' }, { name: 'k' }]);
+  assert.equal(await cache.get('ghost'), null);
+  assert.equal(await cache.get('ghost'), null);
+  assert.deepEqual(reads, ['k', 'ghost']);
+
+  failNext = true;
+  await assert.rejects(cache.get('other'), /database down/);
+  assert.deepEqual(await cache.get('other'), { name: 'other' }, 'the failure was not cached');
+
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && reads.filter((k) => k === 'k').length < 2) {
+    await new Promise((r) => setTimeout(r, 50));
+    await cache.get('k');
+  }
+  assert.equal(reads.filter((k) => k === 'k').length, 2, 'read again once the TTL passed');
 });
