@@ -1,1 +1,1 @@
-export { ConfigCache, ConfigReadModel, type BotEntry, type ConfigLogger, type ConfigReadModelOptions, type McpServerEntry, type ModelConfig, type StoredInstanceSettings } from './read-model.js';
+export { ConfigCache, ConfigReadModel, MAX_LISTED_BOTS, type BotEntry, type EnabledBot, type ConfigLogger, type ConfigReadModelOptions, type McpServerEntry, type ModelConfig, type StoredInstanceSettings } from './read-model.js';

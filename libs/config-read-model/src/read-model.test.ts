@@ -149,3 +149,17 @@ test('ConfigCache: concurrent asks share one read, a missing row is remembered, 
   }
   assert.equal(reads.filter((k) => k === 'k').length, 2, 'read again once the TTL passed');
 });
+
+test('enabled bots are listed by name from Postgres on every ask, disabled ones left out', async () => {
+  const { prisma, bot, pipeline } = await seed();
+  const model = new ConfigReadModel(prisma);
+  const before = await model.enabledBots();
+  assert.ok(before.some((b) => b.id === bot.id && b.adapter === 'http-bot'));
+  const added = await prisma.bot.create({ data: { name: 'a-first', adapter: 'telegram', adapterConfig: { token: 't' }, pipelineId: pipeline.id } });
+  await prisma.bot.update({ where: { id: bot.id }, data: { enabled: false } });
+  const after = await model.enabledBots();
+  assert.ok(after.some((b) => b.id === added.id), 'a bot added without an announcement is listed');
+  assert.ok(!after.some((b) => b.id === bot.id), 'a disabled bot is not');
+  const names = after.map((b) => b.name);
+  assert.deepEqual(names, [...names].sort());
+});

@@ -31,6 +31,14 @@ export interface ModelConfig {
   pricing?: { inputPerMTok: number; outputPerMTok: number };
 }
 
+/** An enabled bot as the gateway and the web chat list them. */
+export interface EnabledBot extends BotEntry {
+  name: string;
+}
+
+/** Enabled bots a listing holds at most (a deployment runs tens, not thousands). */
+export const MAX_LISTED_BOTS = 5_000;
+
 /** An enabled MCP server of a transport this release speaks. */
 export interface McpServerEntry {
   id: string;
@@ -121,6 +129,16 @@ export class ConfigReadModel {
   /** A bot by id; null when it does not exist. */
   bot(botId: string): Promise<BotEntry | null> {
     return this.bots.get(botId);
+  }
+
+  /**
+   * The enabled bots by name (at most MAX_LISTED_BOTS), read from Postgres on every ask: the
+   * gateway's supervisor lists them once per tick, so a bot enabled by any writer (one that
+   * announces nothing included) gets its connection within a tick, and one listing per tick is a
+   * cost the cache would not save.
+   */
+  enabledBots(): Promise<EnabledBot[]> {
+    return this.prisma.bot.findMany({ where: { enabled: true }, select: { id: true, name: true, adapter: true, adapterConfig: true, enabled: true }, orderBy: [{ name: 'asc' }, { id: 'asc' }], take: MAX_LISTED_BOTS });
   }
 
   /** A bot with its pipeline parsed and validated; an invalid pipeline is kept as invalid with its issues. */

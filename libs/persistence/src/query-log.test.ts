@@ -121,3 +121,16 @@ test('a redelivered query records its stages, run and delivery again without dup
   const again = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
   assert.deepEqual((again.stages as { stage: string; at: number }[]).filter((s) => s.stage === 'deliver http-bot').map((s) => s.at), [8_000, 8_001]);
 });
+
+test('a run started again raises the record\'s attempt, never lowers it', async () => {
+  const log = new QueryLog(database().pool);
+  const id = randomUUID();
+  log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'dan', receivedAt: new Date(), attempt: 1 });
+  log.attempt(id, 3);
+  await log.flush();
+  log.attempt(id, 2);
+  log.attempt(randomUUID(), 2);
+  await log.flush();
+  const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  assert.equal(row.attempt, 3);
+});

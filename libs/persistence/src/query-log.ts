@@ -119,6 +119,7 @@ type LogWrite =
   | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null; run?: RunUsage }
   | { kind: 'timeline'; id: string; stages: StageTiming[] }
   | { kind: 'succeeded'; id: string; at: Date }
+  | { kind: 'attempt'; id: string; attempt: number }
   | { kind: 'merged'; q: QueryStart; into: string; at: Date };
 
 /**
@@ -162,6 +163,11 @@ export class QueryLog {
   timeline(id: string, stages: StageTiming[]): void {
     if (stages.length === 0) return;
     this.writer.add({ kind: 'timeline', id, stages: stages.slice(0, MAX_TIMELINE_ENTRIES).map((t) => ({ ...t, stage: storableText(t.stage) })) });
+  }
+
+  /** The runner started the query's run again (a redelivery): the record shows the newest attempt. */
+  attempt(id: string, attempt: number): void {
+    this.writer.add({ kind: 'attempt', id, attempt });
   }
 
   succeeded(id: string): void {
@@ -221,10 +227,12 @@ export class QueryLog {
     const ends = new Map<string, { status: 'failed' | 'succeeded'; error: string | null; at: Date; done: DoneEvent | null; run?: RunUsage }>();
     const timelines = new Map<string, StageTiming[]>();
     const merged = new Map<string, { q: QueryStart; into: string; at: Date }>();
+    const attempts = new Map<string, number>();
     for (const w of items) {
       if (w.kind === 'running') starts.set(w.q.id, { q: w.q, at: w.at });
       else if (w.kind === 'merged') merged.set(w.q.id, { q: w.q, into: w.into, at: w.at });
       // A failure is final; success only where nothing failed (the same rule as the statement below).
+      else if (w.kind === 'attempt') attempts.set(w.id, Math.max(attempts.get(w.id) ?? 0, w.attempt));
       else if (w.kind === 'timeline') timelines.set(w.id, mergeStepList(timelines.get(w.id) ?? [], w.stages));
       else if (w.kind === 'failed') ends.set(w.id, { status: 'failed', error: w.error, at: w.at, done: w.done, ...(w.run ? { run: w.run } : {}) });
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
@@ -238,6 +246,14 @@ export class QueryLog {
            "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp)
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
            "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId"`,
+        [JSON.stringify(rows)],
+      );
+    }
+    if (attempts.size) {
+      const rows = [...attempts].map(([id, attempt]) => ({ id, attempt }));
+      await this.pool.query(
+        `UPDATE "QueryRecord" AS q SET "attempt" = GREATEST(q."attempt", r."attempt")
+         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "attempt" int) WHERE q."id" = r."id"`,
         [JSON.stringify(rows)],
       );
     }

@@ -90,9 +90,10 @@ export async function startGateway(_app: INestApplication, infra: GatewayInfra):
     ...(env.GATEWAY_TICK_MS !== undefined ? { tickMs: Math.min(env.GATEWAY_TICK_MS, Math.floor(env.GATEWAY_LEASE_TTL_MS / 2)) } : {}),
     maxConnections: env.GATEWAY_MAX_CONNECTIONS,
     targets: async () => {
-      const bots = await infra.prisma.bot.findMany({ where: { enabled: true, adapter: { in: adapters } }, select: { id: true, adapter: true, adapterConfig: true } });
+      const bots = await infra.config.enabledBots();
       return bots
         .filter((b) => {
+          if (!adapters.includes(b.adapter)) return false;
           const platform = platforms.get(b.adapter);
           return platform !== undefined && holdsConnection(platform, b.adapterConfig);
         })

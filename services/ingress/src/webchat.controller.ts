@@ -72,8 +72,8 @@ export class WebChatController {
 
   @Get('bots')
   async list() {
-    const rows = await this.infra.prisma.bot.findMany({ where: { enabled: true }, select: { id: true, name: true, adapter: true }, orderBy: { name: 'asc' }, take: 500 });
-    return { bots: rows };
+    const bots = await this.infra.config.enabledBots();
+    return { bots: bots.slice(0, 500).map(({ id, name, adapter }) => ({ id, name, adapter })) };
   }
 
   /**

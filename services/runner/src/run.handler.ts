@@ -117,7 +117,7 @@ export class RunHandler {
     if (delivery > 1) {
       redeliveries.add(1, { runner });
       this.infra.logger.warn({ queryId: run.queryId, attempt }, 'run redelivered; starting it again');
-      await this.infra.prisma.queryRecord.updateMany({ where: { id: run.queryId }, data: { attempt } });
+      this.queryLog.attempt(run.queryId, attempt);
     }
     const events = this.events(run, attempt);
     const emit = (body: RunnerEventBody) => events.emit(body);
