@@ -40,8 +40,11 @@ function addonBuildLeftover(file, packageDir) {
   return !(rel === path.join('build', 'Release') || (rel.startsWith(path.join('build', 'Release') + path.sep) && rel.endsWith('.node') && !rel.includes('obj.target')));
 }
 
-/** Compiled unit tests, type declarations and build bookkeeping, which sit in dist beside the code. */
-const NOT_RUNTIME = /(\.test\.js(\.map)?|\.d\.ts(\.map)?|\.tsbuildinfo)$/;
+/**
+ * Compiled unit tests and the helpers only tests import (a package's `testing` entry, `test-*.js`),
+ * type declarations and build bookkeeping, which sit in dist beside the code.
+ */
+const NOT_RUNTIME = /(\.test\.js(\.map)?|\.d\.ts(\.map)?|\.tsbuildinfo|[\\/]dist[\\/](testing([\\/].*)?|testing\.js(\.map)?|test-[^\\/]*\.js(\.map)?))$/;
 
 function readJson(file) {
   return JSON.parse(readFileSync(file, 'utf8'));

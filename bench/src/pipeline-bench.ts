@@ -6,7 +6,8 @@
 //
 // Usage: npm run bench:pipeline -- [preStageMessages=20000] [systemMessages=1000] [concurrency=32]
 import type { LlmMessage } from '@conveyor/contracts';
-import { instantiate, loadPipeline, DEFAULT_PIPELINE_STAGES, recordingDeps, runStages, testQuery } from '@conveyor/pipeline';
+import { instantiate, loadPipeline, DEFAULT_PIPELINE_STAGES, runStages } from '@conveyor/pipeline';
+import { recordingDeps, testQuery } from '@conveyor/pipeline/testing';
 import { startTestSystem } from '@conveyor/test';
 import { percentile } from './stats.js';
 

@@ -20,7 +20,6 @@ export * from './stages/message-processor.js';
 export * from './stages/send-response-back.js';
 export * from './stages/commands.js';
 export * from './filters/ban-words.js';
-export * from './testing.js';
 export * from './filters/ban-word-file.js';
 export * from './engine/dispatch-query.js';
 export * from './pipeline-directory.js';

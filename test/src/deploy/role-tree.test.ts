@@ -26,11 +26,14 @@ describe('role trees', () => {
     return dir;
   };
 
-  test('no TypeScript sources, unit tests, declarations or benchmarks in any role', () => {
+  test('no TypeScript sources, unit tests, test helpers, declarations or benchmarks in any role', () => {
     for (const role of ROLES) {
       const own = files(tree(role)).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)).map((f) => path.relative(tree(role), f));
       assert.ok(own.length > 10, `${role}: ${own.length} files of its own`);
       const offending = own.filter((f) => /\.ts$|\.test\.js$|\.tsbuildinfo$/.test(f) || /^(test|bench|examples)\//.test(f) || f.includes(`${path.sep}src${path.sep}`));
+      // Test helpers stay out too: a package's testing entry, the bus's test support and tracing.
+      const helpers = own.filter((f) => /[\\/]dist[\\/](testing([\\/]|\.js)|test-[^\\/]*\.js)/.test(f));
+      assert.deepEqual(helpers, [], `${role}: test helpers`);
       assert.deepEqual(offending, [], role);
     }
   });
