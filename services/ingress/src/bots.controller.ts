@@ -2,20 +2,7 @@ import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { LIMITS } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError } from '@conveyor/bus';
-import {
-  HTTP_BOT,
-  HttpBotError,
-  acceptedBody,
-  newAcceptedMessageId,
-  normalizeBotId,
-  parseInboundRequest,
-  requestIdFor,
-  resetOkBody,
-  safeParseAdapterConfig,
-  type AdapterConfig,
-  syncOkBody,
-  syncWaitMs,
-} from '@conveyor/http-bot';
+import { HTTP_BOT, HttpBotEndpoint, HttpBotError, normalizeBotId, requestIdFor, type HttpBotResponse } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
 import { platforms } from '@conveyor/platforms';
 import { INFRA, type Infra } from '@conveyor/service-kit';
@@ -35,18 +22,21 @@ const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
  */
 @Controller('bots')
 export class BotsController {
-  private readonly conversations: ConversationStore;
-  /** Bot rows (as the directory loaded them) already reported as accepting unsigned requests or as misconfigured. */
-  private readonly reported = new WeakSet<object>();
+  private readonly httpBot: HttpBotEndpoint;
 
   constructor(
     @Inject(INFRA) private readonly infra: Infra,
     private readonly bots: BotDirectory,
-    private readonly queries: QueryPublisher,
-    private readonly syncHub: SyncHub,
+    queries: QueryPublisher,
+    syncHub: SyncHub,
     private readonly webhooks: WebhookHandler,
   ) {
-    this.conversations = new ConversationStore(infra.db);
+    const conversations = new ConversationStore(infra.db);
+    this.httpBot = new HttpBotEndpoint({
+      publish: (message) => queries.publish(message),
+      resetConversation: (botId, launcherType, sessionId) => conversations.reset({ botId, adapter: HTTP_BOT, launcherType, launcherId: sessionId }),
+      holdSync: (botId, sessionId, waitMs) => syncHub.register(botId, sessionId, waitMs),
+    }, infra.logger);
   }
 
   @All(':botId')
@@ -81,48 +71,7 @@ export class BotsController {
         }
         throw err;
       }
-      const adapterConfig = this.adapterConfigOf(botId, bot.adapterConfig);
-      if (!adapterConfig) return send(res, HttpBotError.misconfigured());
-      const parsed = parseInboundRequest({ subPath, rawBody, headers: req.headers, adapterConfig, now: new Date() });
-      if (!parsed.ok) return send(res, parsed.error);
-
-      if (parsed.kind === 'reset') {
-        const removed = await this.conversations.reset({ botId, adapter: HTTP_BOT, launcherType: parsed.launcherType, launcherId: parsed.sessionId });
-        res.status(200).json(resetOkBody(parsed.sessionId, removed));
-        return;
-      }
-      const acceptedMessageId = newAcceptedMessageId();
-      const { message } = parsed;
-      // /sync: one waiting call per session across replicas; the session's parts come here, not to the callback.
-      const sync = parsed.kind === 'sync' ? await this.syncHub.register(botId, message.sessionId, syncWaitMs(adapterConfig)) : undefined;
-      if (sync === null) return send(res, HttpBotError.syncInFlight());
-      let duplicate: boolean;
-      try {
-        ({ duplicate } = await this.queries.publish({
-          botId,
-          acceptedMessageId,
-          sessionId: message.sessionId,
-          launcherType: message.launcherType,
-          senderId: message.senderId,
-          senderName: message.senderName,
-          groupName: message.groupName,
-          messageChain: message.messageChain,
-          idempotencyKey: parsed.idempotencyKey ?? undefined,
-        }));
-      } catch (err) {
-        await sync?.release();
-        throw err;
-      }
-      if (duplicate) {
-        await sync?.release();
-        return send(res, HttpBotError.idempotencyReplay());
-      }
-      if (sync) {
-        const parts = await sync.wait();
-        res.status(200).json(syncOkBody(message.sessionId, acceptedMessageId, parts));
-        return;
-      }
-      res.status(202).json(acceptedBody(message.sessionId, acceptedMessageId));
+      send(res, await this.httpBot.serve({ botId, adapterConfig: bot.adapterConfig, subPath, rawBody, headers: req.headers, now: new Date() }));
     } catch (err) {
       // The body fit in 1 MiB, but the envelope built from it (routing and component defaults added)
       // is over the bus bound: as much the caller's doing as an oversized body.
@@ -133,32 +82,9 @@ export class BotsController {
       send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
     }
   }
-
-  /**
-   * The bot's settings, or undefined when its schema refuses them (a row stored before that was
-   * refused). Each loaded row is reported once: a misconfigured one as an error naming the setting,
-   * one with signature_required: false as a warning, since then anybody who can reach the ingress
-   * can post as any user of that bot.
-   */
-  private adapterConfigOf(botId: string, raw: unknown): AdapterConfig | undefined {
-    const parsed = safeParseAdapterConfig(raw);
-    const firstSight = typeof raw === 'object' && raw !== null && !this.reported.has(raw);
-    if (firstSight) this.reported.add(raw as object);
-    if (!parsed.success) {
-      if (firstSight) {
-        const fields = parsed.error.issues.map((i) => i.path.join('.') || '(config)');
-        this.infra.logger.error({ botId, adapter: HTTP_BOT, fields, issues: parsed.error.issues.map((i) => i.message) }, `http-bot bot misconfigured (${fields.join(', ')}); its requests are refused`);
-      }
-      return undefined;
-    }
-    if (firstSight && !parsed.data.signature_required) {
-      this.infra.logger.warn({ botId, adapter: HTTP_BOT, signatureRequired: false }, 'http-bot bot accepts unsigned requests (signature_required: false)');
-    }
-    return parsed.data;
-  }
 }
 
-function send(res: Response, error: HttpBotError): void {
-  for (const [k, v] of Object.entries(error.headers ?? {})) res.setHeader(k, v);
-  res.status(error.status).json(error.body);
+function send(res: Response, response: HttpBotResponse): void {
+  for (const [k, v] of Object.entries(response.headers ?? {})) res.setHeader(k, v);
+  res.status(response.status).json(response.body);
 }

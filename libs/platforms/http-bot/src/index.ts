@@ -22,3 +22,4 @@ export * from './callback.js';
 export * from './callback-client.js';
 export * from './adapter.js';
 export * from './platform.js';
+export { HttpBotEndpoint, type AcceptedHttpBotMessage, type HttpBotLogger, type HttpBotPorts, type HttpBotRequest, type HttpBotResponse, type SyncHold } from './endpoint.js';
