@@ -1,17 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type MessageChain, type LauncherType, type ReplyRoute } from '@conveyor/contracts';
+import type { ReplyRoute } from '@conveyor/contracts';
+import type { InboundMessage as PlatformInboundMessage } from '@conveyor/platform-kit';
 import { INFRA, QueryIntake, type Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
 
-export interface InboundMessage {
+/** A platform's message as the ingress publishes it: who sent what, for which bot, answering which id. */
+export interface InboundMessage extends PlatformInboundMessage {
   botId: string;
   acceptedMessageId: string;
-  sessionId: string;
-  launcherType: LauncherType;
-  senderId: string;
-  senderName: string;
-  groupName?: string;
-  messageChain: MessageChain;
   /** The caller's idempotency key; JetStream's duplicate window then rejects a replay on any replica. */
   idempotencyKey?: string;
   /** The platform the replies go back to; default `http-bot`. */

@@ -4,6 +4,7 @@
 // and the `/sync` holds. Exceptions from those ports propagate; the process maps them (overload,
 // an envelope over the bus bound) to their responses.
 import type { LauncherType, MessageComponent } from '@conveyor/contracts';
+import type { InboundMessage } from '@conveyor/platform-kit';
 import { safeParseAdapterConfig, syncWaitMs, type AdapterConfig } from './adapter-config.js';
 import { HttpBotError } from './errors.js';
 import { parseInboundRequest, type HeaderSource } from './inbound.js';
@@ -11,15 +12,9 @@ import { HTTP_BOT } from './platform.js';
 import { acceptedBody, newAcceptedMessageId, resetOkBody, syncOkBody } from './responses.js';
 
 /** A message the flow accepted, as it is published. */
-export interface AcceptedHttpBotMessage {
+export interface AcceptedHttpBotMessage extends InboundMessage {
   botId: string;
   acceptedMessageId: string;
-  sessionId: string;
-  launcherType: LauncherType;
-  senderId: string;
-  senderName: string;
-  groupName?: string;
-  messageChain: MessageComponent[];
   /** The caller's idempotency key: a replay of it is refused on every replica. */
   idempotencyKey?: string;
 }

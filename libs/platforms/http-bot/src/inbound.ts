@@ -1,4 +1,5 @@
 import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
+import type { InboundMessage as PlatformInboundMessage } from '@conveyor/platform-kit';
 import type { AdapterConfig } from './adapter-config.js';
 import { ChainParseError, parseMessageChain } from './components.js';
 import { HttpBotError } from './errors.js';
@@ -36,20 +37,15 @@ export interface InboundRequestInput {
   now: Date;
 }
 
-/** The message as LangBot builds its event from it. */
-export interface InboundMessage {
-  /** Python `str(session_id)`; the session identity everywhere. */
-  sessionId: string;
-  launcherType: LauncherType;
+/**
+ * The message as LangBot builds its event from it: the session id is Python's `str(session_id)`; a
+ * group's sender is `sender.id` (else the session id), a person's the session id (`sender.id` is
+ * ignored); the group name is `sender.group_name` or the session id; the chain holds the caller's
+ * components without the server's own `Source`.
+ */
+export interface InboundMessage extends PlatformInboundMessage {
   /** Always the session id (person id or group id). */
   launcherId: string;
-  /** Group: `sender.id` or the session id; person: the session id (`sender.id` is ignored). */
-  senderId: string;
-  senderName: string;
-  /** Group sessions only: `sender.group_name` or the session id. */
-  groupName?: string;
-  /** The caller's components; the server's own `Source` is not included. */
-  messageChain: MessageComponent[];
 }
 
 export type Failure = { ok: false; error: HttpBotError };
