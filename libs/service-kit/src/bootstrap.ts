@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Module, type DynamicModule, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { MicroserviceOptions } from '@nestjs/microservices';
 import { TerminusModule } from '@nestjs/terminus';
 import type { z } from 'zod';
 import { createLogger, shutdownTelemetry, type Logger } from '@conveyor/telemetry';
@@ -12,6 +13,7 @@ import { HealthController } from './health.controller.js';
 import { lifecycle } from './lifecycle.js';
 import { NestLogger, requestLogging } from './request-logging.js';
 import { strictExpressAdapter } from './open-route.js';
+import { JetStreamTransport, type RoleConsumers } from './jetstream-transport.js';
 
 export interface ServiceDefinition<S extends z.ZodObject> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
@@ -29,7 +31,12 @@ export interface ServiceDefinition<S extends z.ZodObject> {
   readModel?: (env: ServiceEnv<S>) => InfraOptions['readModel'];
   /** The service's own module, built once the connections exist. */
   module: (infra: Infra<ServiceEnv<S>>) => DynamicModule;
-  /** Called after the HTTP server listens: start consumers here. Returns a stop function for shutdown. */
+  /**
+   * The role's JetStream consumers: each one's handler is the `@EventPattern(role)` method of one of
+   * the module's controllers. They start after the HTTP server listens and drain first on SIGTERM.
+   */
+  consumers?: (infra: Infra<ServiceEnv<S>>) => RoleConsumers;
+  /** Called after the HTTP server listens (and the consumers started): start other work here. Returns a stop function for shutdown. */
   start?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => Promise<() => Promise<void>>;
   /** Called before the HTTP server listens: routes added here (API docs) come before the not-found handler. */
   configure?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => void | Promise<void>;
@@ -67,14 +74,18 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
       { bufferLogs: true, ...def.nestOptions },
     );
     app.useLogger(new NestLogger(logger));
+    const transport = def.consumers ? new JetStreamTransport(infra, def.consumers(infra)) : undefined;
+    if (transport) app.connectMicroservice<MicroserviceOptions>({ strategy: transport });
     app.use(requestLogging(logger));
     await def.configure?.(app, infra);
     const port = env.PORT ?? def.defaultPort;
     await app.listen(port, env.HOST);
     const operations = env.METRICS_PORT === undefined ? undefined : await serveOperations(infra, env.METRICS_PORT, env.HOST);
+    if (transport) await app.startAllMicroservices();
     const stop = def.start ? await def.start(app, infra) : async () => undefined;
     logger.info({ port, metricsPort: env.METRICS_PORT ?? port, prefix: env.CONVEYOR_SUBJECT_PREFIX }, `${def.name} ready`);
     installShutdown(def.name, logger, env.SHUTDOWN_GRACE_SECONDS, async () => {
+      await transport?.close();
       await stop();
       await app.close();
       // Last, so readiness keeps answering 503 (draining) while the service port winds down.

@@ -5,6 +5,7 @@ export * from './infra.module.js';
 export * from './bootstrap.js';
 export * from './lifecycle.js';
 export * from './role-consumer.js';
+export { JetStreamTransport, RoleHandler, type RoleConsumers, type RoleConsumerSettings } from './jetstream-transport.js';
 export * from './redis-attempt-store.js';
 export * from './outage.js';
 export * from './bearer-token.js';

@@ -1,11 +1,18 @@
 import type { z } from 'zod';
 import { isDependencyOutage } from './outage.js';
-import { ensureConsumers, startConsumer, type ConsumeContext } from '@conveyor/bus';
+import { ensureConsumers, startConsumer, type BusLogger, type ConsumeContext } from '@conveyor/bus';
 import type { Topology } from '@conveyor/contracts';
+import type { BaseEnv } from './env.js';
 import type { Infra } from './infra.js';
 import { RedisAttemptStore } from './redis-attempt-store.js';
 
 export type Role = keyof Topology['consumers'];
+
+/** What a role consumer needs of the process's connections (a whole Infra satisfies it). */
+export type RoleConsumerInfra = Pick<Infra, 'topology' | 'js' | 'jsm' | 'publisher' | 'redis'> & {
+  logger: BusLogger;
+  env: Pick<BaseEnv, 'SHUTDOWN_GRACE_SECONDS'>;
+};
 
 export interface RoleConsumerOptions<S extends z.ZodType> {
   role: Role;
@@ -28,7 +35,7 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
  * Provisions the role's durable consumer and runs the handler on it; messages the handler cannot take
  * go to the dead letters under the role's name. Returns the graceful stop for shutdown.
  */
-export async function startRoleConsumer<S extends z.ZodType>(infra: Infra, opts: RoleConsumerOptions<S>): Promise<() => Promise<void>> {
+export async function startRoleConsumer<S extends z.ZodType>(infra: RoleConsumerInfra, opts: RoleConsumerOptions<S>): Promise<() => Promise<void>> {
   const spec = infra.topology.consumers[opts.role];
   await ensureConsumers(infra.jsm, [spec]);
   const consumer = await startConsumer({

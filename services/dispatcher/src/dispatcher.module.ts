@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { EventConsumer } from './event.consumer.js';
 import { EventHandler } from './event.handler.js';
 import { PlatformOutbound } from './platform.outbound.js';
 import { DelivererProvider } from './outbound/deliverer.provider.js';
@@ -7,6 +8,6 @@ import { PluginRuntime } from '@conveyor/service-kit';
 @Module({})
 export class DispatcherModule {
   static register(): DynamicModule {
-    return { module: DispatcherModule, providers: [EventHandler, PlatformOutbound, DelivererProvider, PluginRuntime] };
+    return { module: DispatcherModule, controllers: [EventConsumer], providers: [EventHandler, PlatformOutbound, DelivererProvider, PluginRuntime] };
   }
 }

@@ -1,17 +1,17 @@
-import type { INestApplication } from '@nestjs/common';
-import { RunnerEvent } from '@conveyor/contracts';
-import { startRoleConsumer } from '@conveyor/service-kit';
+import { Controller } from '@nestjs/common';
+import { Ctx, Payload } from '@nestjs/microservices';
+import { RoleHandler } from '@conveyor/service-kit';
+import type { ConsumeContext } from '@conveyor/bus';
+import type { RunnerEvent } from '@conveyor/contracts';
 import { EventHandler } from './event.handler.js';
-import type { DispatcherInfra } from './env.js';
 
-export async function startEventConsumer(app: INestApplication, infra: DispatcherInfra) {
-  const handler = app.get(EventHandler);
-  const { env } = infra;
-  return startRoleConsumer(infra, {
-    role: 'dispatcher',
-    schema: RunnerEvent,
-    concurrency: env.DISPATCHER_CONCURRENCY,
-    prefetch: env.DISPATCHER_CONCURRENCY,
-    handler: (event, ctx) => handler.handle(event, ctx),
-  });
+/** The dispatcher's durable consumer (settings in main.ts): every run event, in each reply's order. */
+@Controller()
+export class EventConsumer {
+  constructor(private readonly handler: EventHandler) {}
+
+  @RoleHandler('dispatcher')
+  handle(@Payload() event: RunnerEvent, @Ctx() ctx: ConsumeContext): Promise<void> {
+    return this.handler.handle(event, ctx);
+  }
 }

@@ -1,6 +1,6 @@
+import { RunnerEvent } from '@conveyor/contracts';
 import { runService } from '@conveyor/service-kit';
 import { DispatcherModule } from './dispatcher.module.js';
-import { startEventConsumer } from './event.consumer.js';
 import { DispatcherEnv } from './env.js';
 
 await runService({
@@ -10,5 +10,7 @@ await runService({
   // Bot rows come from a cache; the query log's failure marks are group-committed.
   databasePoolSize: 5,
   module: () => DispatcherModule.register(),
-  start: startEventConsumer,
+  consumers: ({ env }) => ({
+    dispatcher: { schema: RunnerEvent, concurrency: env.DISPATCHER_CONCURRENCY, prefetch: env.DISPATCHER_CONCURRENCY },
+  }),
 });

@@ -1,6 +1,6 @@
+import { QueryEnvelope } from '@conveyor/contracts';
 import { runService } from '@conveyor/service-kit';
 import { OrchestratorModule } from './orchestrator.module.js';
-import { startQueryConsumer } from './query.consumer.js';
 import { OrchestratorEnv } from './env.js';
 
 await runService({
@@ -8,5 +8,7 @@ await runService({
   defaultPort: 8081,
   env: OrchestratorEnv,
   module: () => OrchestratorModule.register(),
-  start: startQueryConsumer,
+  consumers: ({ env }) => ({
+    orchestrator: { schema: QueryEnvelope, concurrency: env.ORCHESTRATOR_CONCURRENCY, prefetch: env.ORCHESTRATOR_CONCURRENCY },
+  }),
 });

@@ -1,17 +1,17 @@
-import type { INestApplication } from '@nestjs/common';
-import { QueryEnvelope } from '@conveyor/contracts';
-import { startRoleConsumer } from '@conveyor/service-kit';
+import { Controller } from '@nestjs/common';
+import { Ctx, Payload } from '@nestjs/microservices';
+import { RoleHandler } from '@conveyor/service-kit';
+import type { ConsumeContext } from '@conveyor/bus';
+import type { QueryEnvelope } from '@conveyor/contracts';
 import { QueryHandler } from './query.handler.js';
-import type { OrchestratorInfra } from './env.js';
 
-export async function startQueryConsumer(app: INestApplication, infra: OrchestratorInfra) {
-  const handler = app.get(QueryHandler);
-  const { env } = infra;
-  return startRoleConsumer(infra, {
-    role: 'orchestrator',
-    schema: QueryEnvelope,
-    concurrency: env.ORCHESTRATOR_CONCURRENCY,
-    prefetch: env.ORCHESTRATOR_CONCURRENCY,
-    handler: (query, ctx) => handler.handle(query, ctx),
-  });
+/** The orchestrator's durable consumer (settings in main.ts): every accepted message, once per query. */
+@Controller()
+export class QueryConsumer {
+  constructor(private readonly handler: QueryHandler) {}
+
+  @RoleHandler('orchestrator')
+  handle(@Payload() query: QueryEnvelope, @Ctx() ctx: ConsumeContext): Promise<void> {
+    return this.handler.handle(query, ctx);
+  }
 }
