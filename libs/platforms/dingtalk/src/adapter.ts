@@ -3,7 +3,7 @@ import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
 import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { DingtalkApi, DingtalkApiError, type RobotReply } from './api.js';
 import { DingtalkConfigSchema, streamsReplies, type DingtalkConfig } from './config.js';
-import { sessionWebhookOf } from './message.js';
+import { sessionWebhookOf } from './parse.js';
 import { DINGTALK } from './name.js';
 
 /**

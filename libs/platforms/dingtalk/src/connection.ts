@@ -2,7 +2,7 @@ import type { PlatformConnection } from '@conveyor/platform-kit';
 import { DingtalkApi } from './api.js';
 import { sendWholeReply } from './adapter.js';
 import { streamsReplies, type DingtalkConfig } from './config.js';
-import { parseRobotMessage, resolvePictures } from './message.js';
+import { parseRobotMessage, resolvePictures } from './parse.js';
 import { DINGTALK_ROBOT_TOPIC, DingtalkStreamSocket } from './stream.js';
 
 /** Inbound messages of one connection waiting to be published; past this a message is not acknowledged, so DingTalk delivers it again later. */

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { holdsConnection, type WebhookRequest } from '@conveyor/platform-kit';
 import { DingtalkConfigSchema } from './config.js';
 import { dingtalkInbound, dingtalkPlatform } from './platform.js';
-import { dingtalkSign } from './signature.js';
+import { dingtalkSign } from './verify.js';
 
 const BOT = '5b0c8f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f';
 const SECRET = 'S3CRET-app';

@@ -2,9 +2,9 @@ import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type Platform
 import { DingtalkAdapter } from './adapter.js';
 import { DingtalkConfigSchema, streamsReplies, type DingtalkConfig } from './config.js';
 import { dingtalkConnection } from './connection.js';
-import { parseRobotMessage, picturePlaceholders } from './message.js';
+import { parseRobotMessage, picturePlaceholders } from './parse.js';
 import { DINGTALK } from './name.js';
-import { DINGTALK_SIGN_HEADER, DINGTALK_TIMESTAMP_HEADER, dingtalkSignTtlMs, verifyDingtalkSignature } from './signature.js';
+import { DINGTALK_SIGN_HEADER, DINGTALK_TIMESTAMP_HEADER, dingtalkSignTtlMs, verifyDingtalkSignature } from './verify.js';
 
 export { DINGTALK } from './name.js';
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { backoffMs, deliverCallback } from './callback-client.js';
-import { sign, verifyInbound } from './signing.js';
+import { sign, verifyInbound } from './verify.js';
 
 interface Hit {
   headers: IncomingHttpHeaders;

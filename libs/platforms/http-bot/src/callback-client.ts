@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { HEADER_SIGNATURE, HEADER_TIMESTAMP, sign } from './signing.js';
+import { HEADER_SIGNATURE, HEADER_TIMESTAMP, sign } from './verify.js';
 
 /**
  * One keep-alive pool for every callback receiver. undici's `request` costs a fraction of the CPU of

@@ -7,7 +7,7 @@ import {
   isFinalForChunk,
   naiveLocalIsoTimestamp,
 } from './callback.js';
-import { sign } from './signing.js';
+import { sign } from './verify.js';
 import { syncOkBody } from './responses.js';
 
 // The example vectors were stamped by a server at UTC+8; Node re-reads TZ when it is assigned.

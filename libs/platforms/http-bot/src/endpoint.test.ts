@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { MessageComponent } from '@conveyor/contracts';
 import { HttpBotEndpoint, type AcceptedHttpBotMessage, type HttpBotPorts, type SyncHold } from './endpoint.js';
 import { HttpBotError } from './errors.js';
-import { sign } from './signing.js';
+import { sign } from './verify.js';
 
 const BOT = '7c1e4a52-3b9d-4f0e-a6c8-2d5f1b7e9a30';
 const SECRET = 'example-inbound-secret';

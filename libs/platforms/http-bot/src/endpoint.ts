@@ -7,7 +7,7 @@ import type { LauncherType, MessageComponent } from '@conveyor/contracts';
 import type { InboundMessage } from '@conveyor/platform-kit';
 import { safeParseAdapterConfig, syncWaitMs, type AdapterConfig } from './adapter-config.js';
 import { HttpBotError } from './errors.js';
-import { parseInboundRequest, type HeaderSource } from './inbound.js';
+import { parseInboundRequest, type HeaderSource } from './parse.js';
 import { HTTP_BOT } from './platform.js';
 import { acceptedBody, newAcceptedMessageId, resetOkBody, syncOkBody } from './responses.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { VerifyFailureReason } from './signing.js';
+import type { VerifyFailureReason } from './verify.js';
 
 /** The adapter's error envelope, `{code, msg, data: null}`. */
 export interface AdapterErrorBody {

@@ -1,5 +1,5 @@
 export * from './python.js';
-export * from './signing.js';
+export * from './verify.js';
 export * from './errors.js';
 export * from './adapter-config.js';
 export * from './components.js';
@@ -17,7 +17,7 @@ export {
   type InboundRequestInput,
   type InboundRequestResult,
   type PreflightResult,
-} from './inbound.js';
+} from './parse.js';
 export * from './callback.js';
 export * from './callback-client.js';
 export * from './adapter.js';

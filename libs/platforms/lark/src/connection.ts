@@ -2,7 +2,7 @@ import { plainText } from '@conveyor/contracts';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { LarkRefusedError, larkClient, sendLarkText } from './adapter.js';
 import { larkApiBase, type LarkConfig } from './config.js';
-import { larkQuery, parseLarkBody } from './events.js';
+import { larkQuery, parseLarkBody } from './parse.js';
 import { LarkSocket, fetchLarkEndpoint } from './socket.js';
 
 /** Lark's answer to an event that was taken, or can never be (redelivering it would not help). */

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import { createDecipheriv, createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { LarkConfigSchema } from './config.js';
-import { decryptLarkEvent, encryptLarkEvent, larkSignature } from './crypto.js';
-import { parseLarkBody } from './events.js';
+import { decryptLarkEvent, encryptLarkEvent, larkSignature } from './verify.js';
+import { parseLarkBody } from './parse.js';
 import { larkInbound } from './platform.js';
 
 const BOT = '00000000-0000-4000-8000-000000000001';

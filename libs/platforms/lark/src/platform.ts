@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
 import { LarkAdapter } from './adapter.js';
 import { LarkConfigSchema, type LarkConfig } from './config.js';
-import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './crypto.js';
-import { larkQuery, parseLarkBody } from './events.js';
+import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './verify.js';
+import { larkQuery, parseLarkBody } from './parse.js';
 import { larkConnection } from './connection.js';
 import { LARK } from './name.js';
 

@@ -1,5 +1,5 @@
 export * from './config.js';
-export * from './signature.js';
-export * from './events.js';
+export * from './verify.js';
+export * from './parse.js';
 export * from './adapter.js';
 export * from './platform.js';

@@ -1,9 +1,9 @@
 import { inboundQuery, headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { LineAdapter } from './adapter.js';
 import { LineConfigSchema, type LineConfig } from './config.js';
-import { parseLineBody } from './events.js';
+import { parseLineBody } from './parse.js';
 import { LINE } from './name.js';
-import { LINE_SIGNATURE_HEADER, verifyLineSignature } from './signature.js';
+import { LINE_SIGNATURE_HEADER, verifyLineSignature } from './verify.js';
 
 export { LINE } from './name.js';
 

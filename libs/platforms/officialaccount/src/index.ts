@@ -1,4 +1,4 @@
 export * from './config.js';
-export * from './message.js';
+export * from './parse.js';
 export * from './adapter.js';
 export * from './platform.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { HttpAnswer, WebhookOutcome, WebhookRequest } from '@conveyor/platform-kit';
 import { decryptWecom, encryptWecom, parseXmlFields, sortedSha1 } from '@conveyor/wecom';
 import { OfficialAccountConfigSchema } from './config.js';
-import { cdata, parseOfficialAccountMessage } from './message.js';
+import { cdata, parseOfficialAccountMessage } from './parse.js';
 import { officialAccountInbound, PASSIVE_WINDOW_MS } from './platform.js';
 
 const KEY = 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C';

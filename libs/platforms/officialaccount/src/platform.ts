@@ -4,7 +4,7 @@ import { webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, t
 import { decryptWecom, EncryptedEnvelope, encryptWecom, parseXmlFields, sortedSha1, verifySortedSha1 } from '@conveyor/wecom';
 import { OfficialAccountAdapter, PASSIVE_TEXT_BYTES } from './adapter.js';
 import { OfficialAccountConfigSchema, type OfficialAccountConfig } from './config.js';
-import { parseOfficialAccountMessage, passiveTextXml, type OfficialAccountInbound } from './message.js';
+import { parseOfficialAccountMessage, passiveTextXml, type OfficialAccountInbound } from './parse.js';
 import { OFFICIAL_ACCOUNT } from './name.js';
 
 export { OFFICIAL_ACCOUNT } from './name.js';

@@ -4,7 +4,7 @@ import { PlatformRejectedError, type ConnectionDeps, type InboundQuery, type Ope
 import { oneBotUrl, type OneBotConfig } from './config.js';
 import { chainToSegments, segmentsToChain } from './convert.js';
 import { parseCqString } from './cq-code.js';
-import { Segment, type Frame, type MessageEvent } from './events.js';
+import { Segment, type Frame, type MessageEvent } from './parse.js';
 import { listenReverse, type ReverseListener } from './reverse.js';
 import { OneBotActionError, OneBotSocket } from './socket.js';
 

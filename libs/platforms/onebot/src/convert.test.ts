@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chainToSegments, segmentsToChain } from './convert.js';
 import { parseCqString } from './cq-code.js';
 import { eventToQuery } from './connection.js';
-import { parseFrame } from './events.js';
+import { parseFrame } from './parse.js';
 import { oneBotUrl, parseOneBotConfig } from './config.js';
 
 const ctx = { messageId: '77', time: 1_700_000_000, selfId: '10001', botAccountId: 'bot-uuid' };

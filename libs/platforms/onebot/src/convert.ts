@@ -1,5 +1,5 @@
 import type { MessageChain, MessageComponent } from '@conveyor/contracts';
-import type { Segment } from './events.js';
+import type { Segment } from './parse.js';
 
 export interface InboundContext {
   /** The OneBot message id, kept as the chain's Source. */

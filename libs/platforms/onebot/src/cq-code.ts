@@ -1,4 +1,4 @@
-import type { Segment } from './events.js';
+import type { Segment } from './parse.js';
 
 const unescape = (s: string, inParam: boolean) =>
   s.replace(inParam ? /&(amp|#91|#93|#44);/g : /&(amp|#91|#93);/g, (_, e: string) => ({ amp: '&', '#91': '[', '#93': ']', '#44': ',' })[e] ?? '');

@@ -1,5 +1,5 @@
 export * from './config.js';
-export { parseFrame, type Frame, type MessageEvent, type Segment } from './events.js';
+export { parseFrame, type Frame, type MessageEvent, type Segment } from './parse.js';
 export { segmentsToChain, chainToSegments, type InboundContext } from './convert.js';
 export { parseCqString } from './cq-code.js';
 export { OneBotSocket, OneBotActionError, type OneBotSocketOptions } from './socket.js';

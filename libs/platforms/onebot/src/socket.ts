@@ -1,7 +1,7 @@
 import { closeWebSocket } from '@conveyor/platform-kit';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { parseFrame, type ActionResponse, type Frame } from './events.js';
+import { parseFrame, type ActionResponse, type Frame } from './parse.js';
 
 /** An action the implementation answered with `status: failed`; recognised by `code`. */
 export class OneBotActionError extends Error {

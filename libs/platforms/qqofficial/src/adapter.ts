@@ -2,7 +2,7 @@ import { redisKeys, type MessageComponent, type ReplyRoute } from '@conveyor/con
 import { chainToMessageText, SharedAccessTokens, splitMessageText, type DeliveryContext, type OutboundDeps, type OutboundReply, type PlatformAdapter, type SendResult } from '@conveyor/platform-kit';
 import { QqApi, QqApiError, QQ_DEDUPLICATED } from './api.js';
 import { parseQqOfficialConfig, type QqOfficialConfig } from './config.js';
-import { targetOf, type QqTarget } from './events.js';
+import { targetOf, type QqTarget } from './parse.js';
 
 /** A text reply is split into messages of at most this many characters. */
 export const QQ_MAX_CONTENT = 2_000;

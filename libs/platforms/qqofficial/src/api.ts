@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { appKey, type SharedAccessTokens } from '@conveyor/platform-kit';
 import type { QqOfficialConfig } from './config.js';
-import type { QqTarget } from './events.js';
+import type { QqTarget } from './parse.js';
 
 const REQUEST_TIMEOUT_MS = 15_000;
 const ERROR_BODY_CHARS = 300;

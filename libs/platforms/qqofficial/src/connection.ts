@@ -2,7 +2,7 @@ import { openResumableGateway } from '@conveyor/gateway';
 import { PlatformRejectedError, SharedAccessTokens, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { QqApi } from './api.js';
 import type { QqOfficialConfig } from './config.js';
-import { dispatchToQuery } from './events.js';
+import { dispatchToQuery } from './parse.js';
 
 /** PUBLIC_GUILD_MESSAGES | DIRECT_MESSAGE | GROUP_AND_C2C_EVENT: channel @s, guild DMs, group @s and private messages. */
 export const QQ_INTENTS = (1 << 30) | (1 << 12) | (1 << 25);

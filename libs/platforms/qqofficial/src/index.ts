@@ -1,8 +1,7 @@
 export * from './config.js';
-export { seedOf, keyPairOf, keyPairFromSeed, signHex, verifyCallback } from './signature.js';
-export { dispatchToQuery, targetOf, QQ_MESSAGE_EVENTS, type QqTarget, type DispatchOutcome } from './events.js';
+export { seedOf, keyPairOf, keyPairFromSeed, signHex, verifyCallback } from './verify.js';
+export { dispatchToQuery, targetOf, QQ_MESSAGE_EVENTS, type QqTarget, type DispatchOutcome } from './parse.js';
 export { QqApi, QqApiError, QQ_DEDUPLICATED } from './api.js';
-export { qqOfficialInbound, QQ_OP } from './inbound.js';
+export { qqOfficialPlatform, qqOfficialInbound, QQ_OP } from './platform.js';
 export { qqOfficialConnection, QQ_INTENTS } from './connection.js';
 export { QqOfficialAdapter, chainToQqText, QQ_MAX_CONTENT } from './adapter.js';
-export { qqOfficialPlatform } from './platform.js';

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import type { WebhookRequest } from '@conveyor/platform-kit';
 import { chainToQqText } from './adapter.js';
 import { parseQqOfficialConfig } from './config.js';
-import { dispatchToQuery, targetOf } from './events.js';
-import { qqOfficialInbound } from './inbound.js';
-import { keyPairOf, signHex } from './signature.js';
+import { dispatchToQuery, targetOf } from './parse.js';
+import { qqOfficialInbound } from './platform.js';
+import { keyPairOf, signHex } from './verify.js';
 import { verify } from 'node:crypto';
 
 const SECRET = 'qq-unit-secret-0123';

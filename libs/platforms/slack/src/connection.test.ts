@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InboundQuery } from '@conveyor/platform-kit';
 import { SlackConfigSchema } from './config.js';
-import { slackQuery, parseSlackBody } from './events.js';
+import { slackQuery, parseSlackBody } from './parse.js';
 import { inSocketMode, socketModeInbound } from './connection.js';
 import type { SlackEnvelope } from './socket-mode.js';
 

@@ -3,7 +3,7 @@ import { plainText } from '@conveyor/contracts';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { describeSlackError, isSlackPlatformError, slackWebClient, truncateSlackText } from './adapter.js';
 import type { SlackConfig } from './config.js';
-import { parseSlackBody, slackQuery } from './events.js';
+import { parseSlackBody, slackQuery } from './parse.js';
 import { SlackSocketModeSocket, type SlackEnvelope } from './socket-mode.js';
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { slackSignature } from './signature.js';
+import { slackSignature } from './verify.js';
 import { slackInbound, slackPlatform } from './platform.js';
 
 const config = slackPlatform.botConfigSchema.parse({ bot_token: 'xoxb-1', signing_secret: 'shh' });

@@ -1,10 +1,10 @@
 import { headerOf, webhookAnswers, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { SlackAdapter } from './adapter.js';
 import { SlackConfigSchema, type SlackConfig } from './config.js';
-import { parseSlackBody, slackQuery } from './events.js';
+import { parseSlackBody, slackQuery } from './parse.js';
 import { slackConnection } from './connection.js';
 import { SLACK } from './name.js';
-import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackRequest } from './signature.js';
+import { SLACK_SIGNATURE_HEADER, SLACK_TIMESTAMP_HEADER, verifySlackRequest } from './verify.js';
 
 export { SLACK } from './name.js';
 

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
 /** Bot settings of a `telegram` bot (LangBot's telegram adapter keys, plus what a webhook setup needs). */
@@ -19,12 +18,3 @@ export function parseTelegramConfig(raw: unknown): TelegramConfig {
   return TelegramConfigSchema.parse(raw ?? {});
 }
 
-export const TELEGRAM_SECRET_HEADER = 'x-telegram-bot-api-secret-token';
-
-/** Constant-time check of the webhook's secret-token header. */
-export function verifyTelegramSecret(config: TelegramConfig, header: string | undefined): boolean {
-  if (!header) return false;
-  const a = Buffer.from(header, 'utf8');
-  const b = Buffer.from(config.webhook_secret, 'utf8');
-  return a.length === b.length && timingSafeEqual(a, b);
-}

@@ -1,8 +1,8 @@
 import { inboundQuery, headerOf, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { TelegramAdapter } from './adapter.js';
-import { TELEGRAM_SECRET_HEADER, TelegramConfigSchema, verifyTelegramSecret, type TelegramConfig } from './config.js';
-import { checkTelegramInbound } from './inbound-check.js';
-import { parseTelegramUpdate } from './update.js';
+import { TelegramConfigSchema, type TelegramConfig } from './config.js';
+import { checkTelegramInbound, parseTelegramUpdate } from './parse.js';
+import { TELEGRAM_SECRET_HEADER, verifyTelegramSecret } from './verify.js';
 
 export const TELEGRAM = 'telegram';
 

@@ -1,4 +1,4 @@
 export * from './adapter.js';
-export * from './message.js';
+export * from './parse.js';
 export * from './page.js';
 export * from './platform.js';

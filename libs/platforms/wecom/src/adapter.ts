@@ -3,7 +3,7 @@ import { plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
 import { ApiAnswer, callWechatApi, isTokenRejected, wecomGetToken } from './api.js';
-import { agentIdOf } from './message.js';
+import { agentIdOf } from './parse.js';
 import { WECOM } from './name.js';
 
 /** WeCom refuses a text message's `content` over 2,048 bytes (UTF-8). */

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WebhookRequest } from '@conveyor/platform-kit';
 import { WecomConfigSchema } from './config.js';
-import { encryptWecom, wecomSignature } from './crypto.js';
+import { encryptWecom, wecomSignature } from './verify.js';
 import { wecomInbound } from './platform.js';
 
 const config = WecomConfigSchema.parse({ corpid: 'ww1', secret: 's', token: 'tok', EncodingAESKey: 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C' });

@@ -1,8 +1,8 @@
 import { webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
 import { WecomAdapter } from './adapter.js';
 import { WecomConfigSchema, type WecomConfig } from './config.js';
-import { decryptWecom, verifyWecomSignature } from './crypto.js';
-import { EncryptedEnvelope, parseWecomMessage, parseXmlFields, wecomReplyTo } from './message.js';
+import { decryptWecom, verifyWecomSignature } from './verify.js';
+import { EncryptedEnvelope, parseWecomMessage, parseXmlFields, wecomReplyTo } from './parse.js';
 import { WECOM } from './name.js';
 
 export { WECOM } from './name.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { WebhookOutcome, WebhookRequest } from '@conveyor/platform-kit';
 import { decryptWecom, encryptWecom, sortedSha1 } from '@conveyor/wecom';
 import { WecomBotConfigSchema } from './config.js';
-import { parseWecomBotCallback, streamIdOf } from './message.js';
+import { parseWecomBotCallback, streamIdOf } from './parse.js';
 import { encryptedAnswer, wecomBotInbound } from './platform.js';
 
 const KEY = 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C';

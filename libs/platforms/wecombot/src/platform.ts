@@ -3,7 +3,7 @@ import { webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, t
 import { decryptWecom, encryptWecom, wecomSignedParams, sortedSha1, verifySortedSha1, WECOM_CALLBACK_BODY_LIMIT } from '@conveyor/wecom';
 import { WecomBotAdapter } from './adapter.js';
 import { WecomBotConfigSchema, type WecomBotConfig } from './config.js';
-import { EncryptedJson, parseWecomBotCallback, streamIdOf, wecomBotChain } from './message.js';
+import { EncryptedJson, parseWecomBotCallback, streamIdOf, wecomBotChain } from './parse.js';
 import { WECOM_BOT } from './name.js';
 import { readStream } from './stream.js';
 

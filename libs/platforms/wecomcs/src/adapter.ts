@@ -3,7 +3,7 @@ import { SharedAccessTokens, type BotConfigs, type DeliveryContext, type Outboun
 import type { RedisClient } from '@conveyor/redis-scripts';
 import { ApiAnswer, callWechatApi, isTokenRejected, splitUtf8, wecomGetToken } from '@conveyor/wecom';
 import { WecomCsConfigSchema, type WecomCsConfig } from './config.js';
-import { openKfIdOf } from './kf.js';
+import { openKfIdOf } from './parse.js';
 import { WECOM_CS } from './name.js';
 import { tokenApp } from './tokens.js';
 

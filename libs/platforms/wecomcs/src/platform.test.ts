@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { WebhookRequest } from '@conveyor/platform-kit';
 import { encryptWecom, wecomSignature } from '@conveyor/wecom';
 import { WecomCsConfigSchema } from './config.js';
-import { kfReplyTo, openKfIdOf, parseKfEvent, readKfMessage } from './kf.js';
+import { kfReplyTo, openKfIdOf, parseKfEvent, readKfMessage } from './parse.js';
 import { wecomCsInbound } from './platform.js';
 
 const config = WecomCsConfigSchema.parse({ corpid: 'ww1', secret: 's', token: 'tok', EncodingAESKey: 'jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C' });

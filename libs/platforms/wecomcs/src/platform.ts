@@ -2,7 +2,7 @@ import { SharedAccessTokens, webhookAnswers, type HttpAnswer, type Platform, typ
 import { openWecomCallback, WECOM_CALLBACK_BODY_LIMIT } from '@conveyor/wecom';
 import { WecomCsAdapter } from './adapter.js';
 import { WecomCsConfigSchema, type WecomCsConfig } from './config.js';
-import { parseKfEvent } from './kf.js';
+import { parseKfEvent } from './parse.js';
 import { WECOM_CS } from './name.js';
 import { pullKfMessages } from './pull.js';
 

@@ -3,7 +3,7 @@ import { redisKeys } from '@conveyor/contracts';
 import { inboundQuery, releaseIfHeld, type InboundPullContext, type SharedAccessTokens } from '@conveyor/platform-kit';
 import { callWechatApi, isTokenRejected, wecomGetToken } from '@conveyor/wecom';
 import type { WecomCsConfig } from './config.js';
-import { kfReplyTo, readKfMessage, SyncMsgAnswer, type KfEvent } from './kf.js';
+import { kfReplyTo, readKfMessage, SyncMsgAnswer, type KfEvent } from './parse.js';
 import { tokenApp } from './tokens.js';
 
 /** Pages of one pull (1,000 messages each) at most; what is left waits for the next callback. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DingtalkConfigSchema } from './config.js';
-import { dingtalkReplyTo, MAX_PICTURES_PER_MESSAGE, parseRobotMessage, picturePlaceholders, resolvePictures, sessionWebhookOf } from './message.js';
+import { dingtalkReplyTo, MAX_PICTURES_PER_MESSAGE, parseRobotMessage, picturePlaceholders, resolvePictures, sessionWebhookOf } from './parse.js';
 
 const BOT = '5b0c8f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f';
 const config = DingtalkConfigSchema.parse({ client_id: 'dingappkey', client_secret: 'secret', robot_name: 'Conveyor' });

@@ -9,8 +9,8 @@ import {
   parseInboundRequest,
   preflightInbound,
   type InboundRequestInput,
-} from './inbound.js';
-import { sign } from './signing.js';
+} from './parse.js';
+import { sign } from './verify.js';
 
 const SECRET = 'example-inbound-secret';
 const config = parseAdapterConfig({ inbound_secret: SECRET, callback_url: 'http://cb' });

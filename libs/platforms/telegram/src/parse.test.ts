@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkTelegramInbound } from './inbound-check.js';
-import type { TelegramInbound } from './update.js';
+import { checkTelegramInbound, type TelegramInbound } from './parse.js';
 
 const inbound = (fields: Partial<TelegramInbound> = {}): TelegramInbound => ({
   updateId: 1,

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parsePythonTimestamp, sign, verifyInbound } from './signing.js';
+import { parsePythonTimestamp, sign, verifyInbound } from './verify.js';
 
 const INBOUND = 'example-inbound-secret';
 const OUTBOUND = 'example-outbound-secret';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sign } from 'node:crypto';
-import { keyPairFromSeed, seedOf, signHex, verifyCallback } from './signature.js';
+import { keyPairFromSeed, seedOf, signHex, verifyCallback } from './verify.js';
 
 test('an Ed25519 key from a seed is RFC 8032\'s (test 1: public key and the signature of the empty message)', () => {
   const { privateKey, publicKey } = keyPairFromSeed(Buffer.from('9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60', 'hex'));

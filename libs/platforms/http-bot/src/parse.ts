@@ -4,7 +4,7 @@ import type { AdapterConfig } from './adapter-config.js';
 import { ChainParseError, parseMessageChain } from './components.js';
 import { HttpBotError } from './errors.js';
 import { PythonRecursionError, pyStr, pyTruthy, pyTypeName } from './python.js';
-import { HEADER_IDEMPOTENCY, HEADER_SIGNATURE, HEADER_TIMESTAMP, verifyInbound } from './signing.js';
+import { HEADER_IDEMPOTENCY, HEADER_SIGNATURE, HEADER_TIMESTAMP, verifyInbound } from './verify.js';
 
 export { acceptedBody, newAcceptedMessageId, resetOkBody, syncOkBody } from './responses.js';
 export { normalizeBotId } from './bot-id.js';

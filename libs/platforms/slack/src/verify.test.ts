@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { slackSignature, verifySlackRequest } from './signature.js';
+import { slackSignature, verifySlackRequest } from './verify.js';
 
 const secret = '8f742231b10e8888abcd99yyyzzz85a5';
 const body = Buffer.from('token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&command=%2Fweather');

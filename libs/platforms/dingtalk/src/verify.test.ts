@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { dingtalkSign, verifyDingtalkSignature } from './signature.js';
+import { dingtalkSign, verifyDingtalkSignature } from './verify.js';
 
 const SECRET = 'dt-app-secret-0123456789';
 const now = new Date('2026-12-01T10:00:00Z');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseLineBody } from './events.js';
+import { parseLineBody } from './parse.js';
 
 const BOT = 'bot-uuid';
 const U = 'U4af4980629aaaaaaaaaaaaaaaaaaaaaa';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCipheriv, createHash } from 'node:crypto';
-import { decryptWecom, encryptWecom, verifyWecomSignature, wecomSignature } from './crypto.js';
+import { decryptWecom, encryptWecom, verifyWecomSignature, wecomSignature } from './verify.js';
 
 // The sample of WeCom's callback documentation (corp, token, key, a URL check and a message callback).
 const CORP = 'wx5823bf96d3bd56c7';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { agentIdOf, parseWecomMessage, parseXmlFields, wecomReplyTo } from './message.js';
+import { agentIdOf, parseWecomMessage, parseXmlFields, wecomReplyTo } from './parse.js';
 
 const text = (content: string, extra = '') =>
   `<xml><ToUserName><![CDATA[ww1]]></ToUserName><FromUserName><![CDATA[zhang.san]]></FromUserName><CreateTime>1348831860</CreateTime><MsgType><![CDATA[text]]></MsgType><Content><![CDATA[${content}]]></Content><MsgId>1234567890123456789</MsgId><AgentID>1000002</AgentID>${extra}</xml>`;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { lineSignature, verifyLineSignature } from './signature.js';
+import { lineSignature, verifyLineSignature } from './verify.js';
 
 const secret = 'channel-secret';
 const body = Buffer.from('{"destination":"U1","events":[]}');

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSlackBody, slackText } from './events.js';
+import { parseSlackBody, slackText } from './parse.js';
 
 const BOT = 'bot-uuid';
 const callback = (event: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
