@@ -29,6 +29,8 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
    * that died (one Redis write per message). Worth it for long runs; short hops keep process memory.
    */
   linkAttemptsAcrossReplicas?: boolean;
+  /** The consumer's ack wait instead of the topology's (runs that may go long between heartbeats). */
+  ackWaitMs?: number;
 }
 
 /**
@@ -36,7 +38,8 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
  * go to the dead letters under the role's name. Returns the graceful stop for shutdown.
  */
 export async function startRoleConsumer<S extends z.ZodType>(infra: RoleConsumerInfra, opts: RoleConsumerOptions<S>): Promise<() => Promise<void>> {
-  const spec = infra.topology.consumers[opts.role];
+  const base = infra.topology.consumers[opts.role];
+  const spec = opts.ackWaitMs === undefined ? base : { ...base, ackWaitMs: opts.ackWaitMs };
   await ensureConsumers(infra.jsm, [spec]);
   const consumer = await startConsumer({
     js: infra.js,

@@ -1,8 +1,10 @@
-import type { INestApplication } from '@nestjs/common';
-import { IngestJob } from '@conveyor/contracts';
+import { Controller, Inject } from '@nestjs/common';
+import { Ctx, Payload } from '@nestjs/microservices';
 import { ingestDocument, OpenAIClientPool } from '@conveyor/agent';
+import type { ConsumeContext } from '@conveyor/bus';
+import { IngestJob } from '@conveyor/contracts';
 import { KnowledgeStore } from '@conveyor/persistence';
-import { startRoleConsumer } from '@conveyor/service-kit';
+import { INFRA, RoleHandler } from '@conveyor/service-kit';
 import { ModelDirectory } from './model-directory.js';
 import type { RunnerInfra } from './env.js';
 
@@ -10,33 +12,40 @@ import type { RunnerInfra } from './env.js';
 const SWEEP_BATCH = 100;
 
 /**
- * Knowledge base ingestion on the runner (it holds the embedding models' keys): the `ingester`
- * consumer of the ingest stream, and a sweep that publishes the job of every document still pending
- * (documents added by setup, or whose publish was lost). The job's de-duplication id is the document
- * and revision, so replicas sweeping at once publish it once.
+ * Knowledge base ingestion on the runner (it holds the embedding models' keys): the `ingest`
+ * consumer of the ingest stream (settings in main.ts).
  */
-export async function startIngestConsumer(app: INestApplication, infra: RunnerInfra): Promise<() => Promise<void>> {
-  const { env } = infra;
-  const store = new KnowledgeStore(infra.db);
-  const models = app.get(ModelDirectory);
-  const pool = new OpenAIClientPool(16);
-  const spec = infra.topology.consumers.ingest;
-  const stopConsumer = await startRoleConsumer(infra, {
-    role: 'ingest',
-    schema: IngestJob,
-    concurrency: env.INGEST_CONCURRENCY,
-    handler: async (job, ctx) => {
-      try {
-        await ingestDocument(job, { store, model: (id) => models.find(id), pool, logger: infra.logger, signal: ctx.signal });
-      } catch (err) {
-        // The last delivery: the document shows why instead of staying `processing` for good.
-        if (!ctx.signal.aborted && ctx.deliveryCount >= spec.maxDeliver) {
-          await store.fail(job.documentId, job.revision, `ingestion failed on its last delivery (${ctx.deliveryCount} of ${spec.maxDeliver}): ${(err as Error).message}`).catch(() => undefined);
-        }
-        throw err;
+@Controller()
+export class IngestConsumer {
+  private readonly store: KnowledgeStore;
+  private readonly pool = new OpenAIClientPool(16);
+
+  constructor(@Inject(INFRA) private readonly infra: RunnerInfra, private readonly models: ModelDirectory) {
+    this.store = new KnowledgeStore(infra.db);
+  }
+
+  @RoleHandler('ingest')
+  async handle(@Payload() job: IngestJob, @Ctx() ctx: ConsumeContext): Promise<void> {
+    const { maxDeliver } = this.infra.topology.consumers.ingest;
+    try {
+      await ingestDocument(job, { store: this.store, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal });
+    } catch (err) {
+      // The last delivery: the document shows why instead of staying `processing` for good.
+      if (!ctx.signal.aborted && ctx.deliveryCount >= maxDeliver) {
+        await this.store.fail(job.documentId, job.revision, `ingestion failed on its last delivery (${ctx.deliveryCount} of ${maxDeliver}): ${(err as Error).message}`).catch(() => undefined);
       }
-    },
-  });
+      throw err;
+    }
+  }
+}
+
+/**
+ * Publishes the job of every document still pending (documents added by setup, or whose publish was
+ * lost), now and every KNOWLEDGE_SWEEP_MS. The job's de-duplication id is the document and revision,
+ * so replicas sweeping at once publish it once. Returns the stop.
+ */
+export function startKnowledgeSweep(infra: RunnerInfra): () => void {
+  const store = new KnowledgeStore(infra.db);
   let sweeping = false;
   const sweep = async () => {
     if (sweeping) return;
@@ -52,10 +61,7 @@ export async function startIngestConsumer(app: INestApplication, infra: RunnerIn
     }
   };
   void sweep();
-  const timer = setInterval(() => void sweep(), env.KNOWLEDGE_SWEEP_MS);
+  const timer = setInterval(() => void sweep(), infra.env.KNOWLEDGE_SWEEP_MS);
   timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await stopConsumer();
-  };
+  return () => clearInterval(timer);
 }

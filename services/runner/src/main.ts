@@ -1,6 +1,7 @@
+import { IngestJob, RunRequest } from '@conveyor/contracts';
 import { runService } from '@conveyor/service-kit';
+import { startRunnerBackground } from './background.js';
 import { RunnerModule } from './runner.module.js';
-import { startRunConsumer } from './run.consumer.js';
 import { RunnerEnv } from './env.js';
 
 await runService({
@@ -8,5 +9,15 @@ await runService({
   defaultPort: 8082,
   env: RunnerEnv,
   module: () => RunnerModule.register(),
-  start: startRunConsumer,
+  consumers: ({ env }) => ({
+    runner: {
+      schema: RunRequest,
+      concurrency: env.RUNNER_CONCURRENCY,
+      prefetch: 1,
+      linkAttemptsAcrossReplicas: true,
+      ...(env.RUNNER_ACK_WAIT_MS === undefined ? {} : { ackWaitMs: env.RUNNER_ACK_WAIT_MS }),
+    },
+    ingest: { schema: IngestJob, concurrency: env.INGEST_CONCURRENCY },
+  }),
+  start: startRunnerBackground,
 });

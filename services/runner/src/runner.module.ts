@@ -1,4 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { IngestConsumer } from './ingest.consumer.js';
+import { RunConsumer } from './run.consumer.js';
 import { RunHandler } from './run.handler.js';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
@@ -7,6 +9,6 @@ import { ExternalRunners } from './external-runners.js';
 @Module({})
 export class RunnerModule {
   static register(): DynamicModule {
-    return { module: RunnerModule, providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners] };
+    return { module: RunnerModule, controllers: [RunConsumer, IngestConsumer], providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners] };
   }
 }
