@@ -14,4 +14,5 @@ export {
 } from './reply-queue.js';
 export type { QueuedPart, BatchEntry } from './reply-parts.js';
 export { StreamedFlag } from './streamed-flag.js';
+export { ReplyTurns } from './reply-turn.js';
 export { ScriptResultError } from './results.js';

@@ -1,5 +1,4 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LRUCache } from 'lru-cache';
 import type { RunnerEvent } from '@conveyor/contracts';
 import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { KeyedSerial, PermanentError, type ConsumeContext } from '@conveyor/bus';
@@ -11,7 +10,7 @@ import {
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
 import { InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
-import { DEFAULT_LEASE_OPTIONS, SessionLeases, StreamedFlag } from '@conveyor/message-state';
+import { DEFAULT_LEASE_OPTIONS, ReplyTurns, SessionLeases, StreamedFlag } from '@conveyor/message-state';
 import type { DispatcherInfra } from './env.js';
 
 const staleEvents = meter.createCounter('conveyor_dispatch_stale_events', { description: 'Events dropped because a newer attempt of their run exists' });
@@ -44,11 +43,10 @@ export class EventHandler {
   private readonly replyTimeline: ReplyTimeline;
   /** One session's replies go out in order; events arrive in stream order, so chaining per session keeps it. */
   private readonly perSession = new KeyedSerial();
-  private readonly leases: SessionLeases;
-  private readonly streamed: StreamedFlag;
+  /** The session stays held while the reply streams, and is freed when the reply cannot go out. */
+  private readonly turns: ReplyTurns;
   private readonly settings: InstanceSettingsSource;
   private readonly env: DispatcherInfra['env'];
-  private readonly recentlyExtended: LRUCache<string, true>;
 
   constructor(
     @Inject(INFRA) private readonly infra: DispatcherInfra,
@@ -58,11 +56,10 @@ export class EventHandler {
     this.env = infra.env;
     this.queryLog = infra.queryLog;
     this.replyTimeline = new ReplyTimeline(infra.queryLog);
-    this.leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
-    this.streamed = new StreamedFlag(infra.redis, infra.topology.prefix);
+    const leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
+    this.turns = new ReplyTurns(leases, new StreamedFlag(infra.redis, infra.topology.prefix), this.env.SESSION_LEASE_TTL_MS);
     // Only the ban words matter here (commands end in the orchestrator); the command defaults are unused.
     this.settings = new InstanceSettingsSource(infra, { commandEnable: false, commandPrefix: [], banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
-    this.recentlyExtended = new LRUCache({ max: 10_000, ttl: this.env.SESSION_LEASE_TTL_MS / 10 });
   }
 
   async handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
@@ -85,7 +82,7 @@ export class EventHandler {
     }
     const bot = await this.infra.config.botPipeline(event.route.botId);
     if (!bot?.ok) {
-      await this.release(event);
+      await this.turns.abandon(event.route, event.queryId);
       throw new PermanentError(unusableReason(event.route.botId, bot) ?? 'pipeline unavailable');
     }
     const { pipeline } = bot;
@@ -96,8 +93,8 @@ export class EventHandler {
       await runStages(instantiate(pipeline, deps, pipeline.boundary + 1), 0, q, deps);
       // Read only by a later notice of a reply that streams (see noticeSink): a whole reply, or the
       // run's last event, after which nothing of the reply follows, costs no write.
-      if (item.kind === 'chunk' && q.streamOutput && event.last !== true) await this.streamed.set(event.queryId);
-      if (!isFinalItem(item)) await this.keepSession(event);
+      if (item.kind === 'chunk' && q.streamOutput && event.last !== true) await this.turns.streamed(event.queryId);
+      if (!isFinalItem(item)) await this.turns.keep(event.route, event.queryId);
       return;
     }
     if (event.kind === 'error') {
@@ -107,22 +104,8 @@ export class EventHandler {
     } else if (event.kind === 'notice') {
       await checkOutput(q, interrupt({ userNotice: event.text }), deps);
     } else {
-      await this.keepSession(event);
+      await this.turns.keep(event.route, event.queryId);
     }
-  }
-
-  /**
-   * Keeps the session's lease while the reply streams. Once per tenth of the lease's TTL is plenty, so a
-   * reply of hundreds of chunks does not cost a Redis call per chunk.
-   */
-  private async keepSession(event: RunnerEvent): Promise<void> {
-    if (this.recentlyExtended.has(event.queryId)) return;
-    this.recentlyExtended.set(event.queryId, true);
-    await this.leases.extend(event.route, event.queryId, this.env.SESSION_LEASE_TTL_MS);
-  }
-
-  private release(event: RunnerEvent): Promise<boolean> {
-    return this.leases.release(event.route, event.queryId);
   }
 
   private async deps(event: RunnerEvent): Promise<PipelineDeps> {
@@ -153,7 +136,7 @@ export class EventHandler {
   private noticeSink(event: RunnerEvent): NoticeSink {
     return {
       userNotice: async (q, message) => {
-        const stream = q.streamOutput && (await this.streamed.get(q.queryId));
+        const stream = q.streamOutput && (await this.turns.hasStreamed(q.queryId));
         const result = await this.timedSend(event, q.route, { message, isFinal: true, stream });
         if (!result.delivered) {
           sendFailures.add(1, { adapter: q.route.adapter });
