@@ -1,23 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { QueryEnvelope, type LauncherType, type MessageChain } from '@conveyor/contracts';
+import { QueryEnvelope } from '@conveyor/contracts';
+import type { InboundMessage } from '@conveyor/platform-kit';
 import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/message-state';
 import type { Infra } from './infra.js';
 
 /** A message a platform handed over (a webhook at the ingress, a held connection at the gateway). */
-export interface InboundQueryMessage {
+export interface InboundQueryMessage extends InboundMessage {
   botId: string;
   adapter: string;
-  /** LangBot's launcher id: the group for group chats, the person otherwise; the session is the same. */
-  sessionId: string;
-  launcherType: LauncherType;
-  senderId: string;
-  senderName: string;
-  groupName?: string;
   /** What the platform calls the message, for the replies (HTTP-bot's accepted_message_id). */
   replyTo: string;
   /** Whether replies stream to this platform; absent lets the pipeline decide. */
   stream?: boolean;
-  messageChain: MessageChain;
   /**
    * JetStream's de-duplication id: the platform's own message id or the caller's idempotency key, so a
    * redelivered message becomes one query on any replica; absent, the new query id.
