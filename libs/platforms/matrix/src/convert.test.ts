@@ -76,6 +76,8 @@ test('outbound: At as the MXID listed in m.mentions, a reply relation, edits as 
   const { body, mentions } = chainToContent([{ type: 'At', target: '@alice:hs.test', display: '' }, { type: 'Plain', text: ' done' }]);
   assert.equal(body, '@alice:hs.test done');
   assert.deepEqual(mentions, ['@alice:hs.test']);
+  assert.equal(chainToContent([{ type: 'At', target: '@alice:hs.test', display: '' }, { type: 'Plain', text: 'Echo: hi' }]).body, '@alice:hs.test Echo: hi', 'text right after a user id is set apart from it');
+  assert.equal(chainToContent([{ type: 'Plain', text: 'to ' }, { type: 'At', target: '@alice:hs.test', display: '' }]).body, 'to @alice:hs.test', 'no space after a closing mention');
   assert.deepEqual(textContent('hi', { replyTo: '$q', mentions }), { msgtype: 'm.text', body: 'hi', 'm.mentions': { user_ids: ['@alice:hs.test'] }, 'm.relates_to': { 'm.in_reply_to': { event_id: '$q' } } });
   assert.deepEqual(editContent('$first', 'whole text'), {
     msgtype: 'm.text', body: '* whole text', 'm.new_content': { msgtype: 'm.text', body: 'whole text', 'm.mentions': { user_ids: [] } }, 'm.mentions': {}, 'm.relates_to': { rel_type: 'm.replace', event_id: '$first' },

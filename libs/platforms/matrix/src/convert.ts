@@ -120,10 +120,19 @@ export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self
   };
 }
 
-/** The text and intentional mentions of a reply: an At is written as the user's id and listed in `m.mentions`. */
+/**
+ * The text and intentional mentions of a reply: an At is written as the user's id and listed in
+ * `m.mentions`. A user id holds `:` and `.`, so text right after it would read as part of the id
+ * (`@alice:hs.testEcho`): a space separates them unless the text starts with one.
+ */
 export function chainToContent(chain: readonly MessageComponent[]): { body: string; mentions: string[] } {
   const mentions = new Set<string>();
-  const body = chainToMessageText(chain, {
+  const spaced = chain.flatMap((c, i): MessageComponent[] => {
+    const next = chain[i + 1];
+    const separated = !next || (next.type === 'Plain' && /^\s/.test(next.text));
+    return (c.type === 'At' || c.type === 'AtAll') && !separated ? [c, { type: 'Plain', text: ' ' }] : [c];
+  });
+  const body = chainToMessageText(spaced, {
     at: (id) => {
       if (/^@[^:\s]+:\S+$/.test(id)) mentions.add(id);
       return id;
