@@ -1,27 +1,21 @@
-export * from './defaults.js';
-export * from './config/coerce.js';
-export * from './config/schema.js';
-export * from './config/load.js';
-export * from './pipeline.js';
-export * from './engine/result.js';
-export * from './engine/query.js';
-export * from './engine/ports.js';
-export * from './engine/stage.js';
-export * from './engine/execute.js';
-export * from './engine/run.js';
-export * from './engine/timed-stages.js';
-export * from './engine/new-query.js';
-export * from './engine/instance-settings.js';
-export * from './regex/safe-regex.js';
-export * from './text/chain.js';
-export * from './stages/registry.js';
-export * from './stages/rate-limit.js';
-export * from './stages/message-processor.js';
-export * from './stages/send-response-back.js';
-export * from './stages/commands.js';
-export * from './filters/ban-words.js';
-export * from './filters/ban-word-file.js';
-export * from './engine/dispatch-query.js';
-export * from './pipeline-directory.js';
-export * from './plugins/events.js';
-export * from './aggregation.js';
+// The pipeline's public surface: what the orchestrator, the dispatcher, the admin and the config
+// loader use. Stages, filters and engine internals stay inside; the package's own tests import them directly.
+export { DEFAULT_PIPELINE_STAGES, defaultPipelineStages, isPipelineStageName, withPipelineDefaults, type PipelineConfig, type PipelineStageName } from './defaults.js';
+export { PipelineConfigSchema } from './config/schema.js';
+export { parsePipelineConfig, type ConfigIssue } from './config/load.js';
+export { boundMcpServers, instantiate, loadPipeline, type PipelineDefinition } from './pipeline.js';
+export { CONTINUE, interrupt } from './engine/result.js';
+export { isFinalItem, type PipelineQuery, type RespItem } from './engine/query.js';
+export { type CommandPort, type HandoffPort, type HistoryPort, type LeasePort, type ModelInfoPort, type NoticeSink, type PipelineDeps, type PluginPort } from './engine/ports.js';
+export { type Stage } from './engine/stage.js';
+export { checkOutput } from './engine/execute.js';
+export { runStages } from './engine/run.js';
+export { timedStages, type StageTime } from './engine/timed-stages.js';
+export { newQuery } from './engine/new-query.js';
+export { effectiveInstanceSettings, type EffectiveInstanceSettings, type InstanceDefaults } from './engine/instance-settings.js';
+export { loadBanWords } from './filters/ban-word-file.js';
+export { itemQuery } from './engine/dispatch-query.js';
+export { botPipelineOf, unusableReason, type BotPipeline } from './pipeline-directory.js';
+export { emitMessageReceived } from './plugins/events.js';
+export { aggregationSettings, mergeEnvelopes } from './aggregation.js';
+
