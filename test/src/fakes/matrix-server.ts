@@ -181,6 +181,8 @@ export async function startFakeMatrix(opts: { users: MatrixBotUser[]; serverName
       const s = stats(token);
       s.open++;
       s.maxOpen = Math.max(s.maxOpen, s.open);
+      // A poll opening is no call answered, yet `polls` changed: waiters on it look again now.
+      waiters.notify();
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -196,7 +198,7 @@ export async function startFakeMatrix(opts: { users: MatrixBotUser[]; serverName
         res.once('close', done);
       });
       s.open--;
-      if (res.destroyed || req.destroyed) return;
+      if (res.destroyed || req.destroyed) return waiters.notify();
       return answer(from);
     }
     if (req.method === 'GET' && rest[1] === 'rooms' && rest[3] === 'joined_members') {

@@ -11,9 +11,6 @@ const coalesced = meter.createCounter('conveyor_dispatch_parts_coalesced', { des
 const failed = meter.createCounter('conveyor_dispatch_parts_failed', { description: 'Reply parts the platform did not take after all retries' });
 const skipped = meter.createCounter('conveyor_dispatch_events_lost', { description: 'Reply events or whole replies given up as lost after their gap or stall bound' });
 
-/** Past the redelivery of an event whose replica died: the nak backoff of one more failed attempt. */
-const GAP_MARGIN_MS = 15_000;
-
 /** Builds the one Deliverer of this replica with every registered platform's outbound adapter (by `route.adapter`). */
 export function createDeliverer(infra: Infra): Deliverer {
   const configs: BotConfigs = { get: (botId) => infra.config.bot(botId) };
@@ -29,9 +26,6 @@ export function createDeliverer(infra: Infra): Deliverer {
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
     // Best effort (core NATS): a notice that does not arrive leaves the handling replica asking Redis.
     announceSent: (events) => infra.nc.publish(infra.topology.subjects.dispatchSent, JSON.stringify({ v: 1, events } satisfies SentNotice)),
-    // An event a killed replica had pulled but not yet stored comes back only after the consumer's ack
-    // wait, while the run's later events arrive at once: waiting less would give it up as lost.
-    gapMs: infra.topology.consumers.dispatcher.ackWaitMs + GAP_MARGIN_MS,
   });
 }
 
