@@ -143,6 +143,16 @@ export function assertPrefix(prefix: string): void {
   }
 }
 
+/**
+ * How long a missing reply event may hold back the events after it before the dispatcher takes it as
+ * lost: one and a half of the dispatcher consumer's ack wait, time for an event a killed replica had
+ * pulled to be redelivered and stored, and no longer, since a reply whose Redis state was lost holds
+ * its session's next message that long.
+ */
+export function replyEventGapMs(t: Pick<Topology, 'consumers'>): number {
+  return Math.ceil(t.consumers.dispatcher.ackWaitMs * 1.5);
+}
+
 export function topology(prefix = 'conveyor'): Topology {
   assertPrefix(prefix);
   const base = `${prefix}.${CONTRACT_VERSION}`;
@@ -224,7 +234,9 @@ export function topology(prefix = 'conveyor'): Topology {
       orchestrator: consumer(streams.queries, 'orchestrator', 30_000, 1_000),
       // A run may take minutes; the runner sends working() heartbeats well inside this window.
       runner: consumer(streams.runs, 'runner', 60_000, 10_000),
-      dispatcher: consumer(streams.events, 'dispatcher', 30_000, 10_000),
+      // Short, so an event a killed dispatcher had pulled comes back well inside the deliverer's gap
+      // (the time a missing event may hold back the ones after it); handlers send heartbeats meanwhile.
+      dispatcher: consumer(streams.events, 'dispatcher', 10_000, 10_000),
       runAdvisories: consumer(streams.runAdvisories, 'runner-advisories', 60_000, 1_000),
       // Embedding a large document takes minutes; the handler sends heartbeats.
       ingest: consumer(streams.ingest, 'ingester', 60_000, 1_000),

@@ -16,3 +16,6 @@ export type { QueuedPart, BatchEntry } from './reply-parts.js';
 export { StreamedFlag } from './streamed-flag.js';
 export { ReplyTurns } from './reply-turn.js';
 export { ScriptResultError } from './results.js';
+export type { PublishPort } from './publish-port.js';
+export { RunEvents, EVENT_PUBLISH_RETRY_MS, type RunEventsDeps, type EventSource, type EventNumber } from './run-events.js';
+export { QueryIntake, INTAKE_UNAVAILABLE_RETRY_MS, type InboundQueryMessage, type IntakeResult, type QueryIntakeDeps } from './query-intake.js';

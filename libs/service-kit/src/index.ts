@@ -17,6 +17,3 @@ export { OPEN_ROUTE, OpenRoute } from './open-route.js';
 
 // Shared by several roles until they find a home of their own.
 export { PluginRuntime } from './plugin-runtime.js';
-export { InstanceSettingsSource } from './instance-settings.js';
-export { QueryIntake, type InboundQueryMessage, type IntakeResult } from './query-intake.js';
-export { RunEvents } from './run-events.js';

@@ -9,7 +9,8 @@ import {
   type NoticeSink, type PipelineDefinition, type PipelineDeps, type RespItem,
 } from '@conveyor/pipeline';
 import { PlatformOutbound } from './platform.outbound.js';
-import { InstanceSettingsSource, PluginRuntime } from '@conveyor/service-kit';
+import { InstanceSettingsSource } from '@conveyor/config-read-model';
+import { PluginRuntime } from '@conveyor/service-kit';
 import { DEFAULT_LEASE_OPTIONS, ReplyTurns, SessionLeases, StreamedFlag } from '@conveyor/message-state';
 import type { DispatcherInfra } from './env.js';
 

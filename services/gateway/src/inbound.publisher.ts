@@ -2,7 +2,8 @@ import { SpanKind } from '@opentelemetry/api';
 import { PayloadValidationError } from '@conveyor/bus';
 import { isLeaseLost, type ConnectionLease } from '@conveyor/gateway';
 import type { InboundQuery } from '@conveyor/platform-kit';
-import { QueryIntake, type Infra } from '@conveyor/service-kit';
+import { QueryIntake } from '@conveyor/message-state';
+import type { Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 
 const inbound = meter.createCounter('conveyor_gateway_inbound_messages', { description: 'Inbound messages from held platform connections, by outcome' });

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { ReplyRoute } from '@conveyor/contracts';
 import type { InboundMessage as PlatformInboundMessage } from '@conveyor/platform-kit';
-import { INFRA, QueryIntake, type Infra } from '@conveyor/service-kit';
+import { QueryIntake } from '@conveyor/message-state';
+import { INFRA, type Infra } from '@conveyor/service-kit';
 import { meter } from '@conveyor/telemetry';
 
 /** A platform's message as the ingress publishes it: who sent what, for which bot, answering which id. */

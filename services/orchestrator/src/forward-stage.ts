@@ -1,5 +1,5 @@
 import { CONTINUE, type Stage } from '@conveyor/pipeline';
-import type { RunEvents } from '@conveyor/service-kit';
+import type { RunEvents } from '@conveyor/message-state';
 
 /**
  * The orchestrator's last stage: each item MessageProcessor yields in place (a command or plugin reply) leaves

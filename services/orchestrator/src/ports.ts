@@ -1,5 +1,6 @@
 import { LIMITS, RunRequest } from '@conveyor/contracts';
-import { type Infra, type RunEvents } from '@conveyor/service-kit';
+import type { RunEvents } from '@conveyor/message-state';
+import type { Infra } from '@conveyor/service-kit';
 import { ConversationStore, QueryLog } from '@conveyor/persistence';
 import type { CommandPort, HandoffPort, HistoryPort, ModelInfoPort, NoticeSink, PipelineQuery, LeasePort } from '@conveyor/pipeline';
 import type { SessionLeases } from '@conveyor/message-state';

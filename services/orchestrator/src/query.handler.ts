@@ -1,23 +1,24 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { LIMITS, QueryEnvelope } from '@conveyor/contracts';
+import { LIMITS, QueryEnvelope, replyEventGapMs } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
   type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
 } from '@conveyor/pipeline';
-import { QueryTurns, RedisFixedWindow, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
+import { QueryTurns, RedisFixedWindow, RunEvents, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
-import { InstanceSettingsSource, PluginRuntime, RunEvents } from '@conveyor/service-kit';
+import { InstanceSettingsSource } from '@conveyor/config-read-model';
+import { PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { checkPipelineShards, type OrchestratorInfra } from './env.js';
 
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
-/** A reply's gap bound (the delivery's `gapMs`) and a margin: by then a live holder's reply has ended. */
-const STALE_HOLDER_AFTER_MS = 20_000;
+/** Past a reply's gap bound, a live holder's reply has ended. */
+const STALE_HOLDER_MARGIN_MS = 5_000;
 /** How often one process asks Postgres about one holder. */
 const HOLDER_CHECK_EVERY_MS = 5_000;
 /** Envelopes kept for aggregation per session; past that a message runs on its own. */
@@ -58,7 +59,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     // A holder whose run ended in Postgres longer ago than a reply's gap bound has had its reply sent
     // (or given up): a lease Redis still shows for it came back with a failover's lost writes.
     const holders = throttledHolderCheck(
-      (holder) => this.queryLog.runEndedBefore(holder, STALE_HOLDER_AFTER_MS),
+      (holder) => this.queryLog.runEndedBefore(holder, replyEventGapMs(infra.topology) + STALE_HOLDER_MARGIN_MS),
       HOLDER_CHECK_EVERY_MS,
       (holder) => this.infra.logger.warn({ queryId: holder }, 'a session was still held by a query whose run ended long ago (Redis lost its release); its turn is ended'),
     );

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
-import { INFRA, isDependencyOutage, RunEvents } from '@conveyor/service-kit';
+import { RunEvents } from '@conveyor/message-state';
+import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
 import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { SentNotice } from '@conveyor/contracts';
+import { replyEventGapMs, SentNotice } from '@conveyor/contracts';
 import { Deliverer, type BotConfigs } from '@conveyor/delivery';
 import { platforms } from '@conveyor/platforms';
 import { INFRA, type Infra } from '@conveyor/service-kit';
@@ -21,6 +21,7 @@ export function createDeliverer(infra: Infra): Deliverer {
     redis: infra.redis,
     prefix: infra.topology.prefix,
     logger: infra.logger,
+    gapMs: replyEventGapMs(infra.topology),
     adapters: platforms.all().map((p) => p.outbound({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger })),
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),

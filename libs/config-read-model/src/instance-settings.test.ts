@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AdminApi } from '@conveyor/contracts';
 import { useTempDatabase } from '@conveyor/persistence/testing';
-import { ConfigReadModel } from '@conveyor/config-read-model';
+import { ConfigReadModel } from './read-model.js';
 import { InstanceSettingsSource } from './instance-settings.js';
 
 const database = useTempDatabase();

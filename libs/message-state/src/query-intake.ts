@@ -1,8 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { QueryEnvelope } from '@conveyor/contracts';
+import { QueryEnvelope, type RedisKeyLayout, type Topology } from '@conveyor/contracts';
 import type { InboundMessage } from '@conveyor/platform-kit';
-import { DEFAULT_LEASE_OPTIONS, SessionLeases } from '@conveyor/message-state';
-import type { Infra } from './infra.js';
+import type { RedisClient } from '@conveyor/redis-scripts';
+import type { PublishPort } from './publish-port.js';
+import { DEFAULT_LEASE_OPTIONS, SessionLeases } from './session-leases.js';
+
+/** What intake needs of the service: the bus, its subjects, the Redis of the session queues. */
+export interface QueryIntakeDeps {
+  publisher: PublishPort;
+  topology: Pick<Topology, 'prefix' | 'subjects'>;
+  redis: RedisClient;
+  keyLayout?: RedisKeyLayout;
+  logger: { warn(obj: object, msg: string): void };
+}
 
 /** A message a platform handed over (a webhook at the ingress, a held connection at the gateway). */
 export interface InboundQueryMessage extends InboundMessage {
@@ -42,7 +52,7 @@ export const INTAKE_UNAVAILABLE_RETRY_MS = 10_000;
 export class QueryIntake {
   private readonly leases: SessionLeases;
 
-  constructor(private readonly infra: Infra) {
+  constructor(private readonly infra: QueryIntakeDeps) {
     this.leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
   }
 

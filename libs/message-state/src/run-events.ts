@@ -1,6 +1,12 @@
 import type { z } from 'zod';
-import { RunnerEvent, type ReplyRoute, type RunnerEventBody } from '@conveyor/contracts';
-import type { Infra } from './infra.js';
+import { RunnerEvent, type ReplyRoute, type RunnerEventBody, type Topology } from '@conveyor/contracts';
+import type { PublishPort } from './publish-port.js';
+
+/** What the publisher needs of the service: the bus and its subjects. */
+export interface RunEventsDeps {
+  publisher: PublishPort;
+  topology: Pick<Topology, 'subjects'>;
+}
 
 /** How long an event publish keeps trying through a broker outage (same dedup id each time). */
 export const EVENT_PUBLISH_RETRY_MS = 120_000;
@@ -30,7 +36,7 @@ export class RunEvents {
   private readonly firstSeq: number;
 
   constructor(
-    private readonly infra: Pick<Infra, 'publisher' | 'topology'>,
+    private readonly infra: RunEventsDeps,
     private readonly query: { queryId: string; route: ReplyRoute },
     readonly attempt: number,
     private readonly source: EventSource,
