@@ -1,17 +1,22 @@
-export * from './model.js';
-export * from './client-pool.js';
-export * from './metrics.js';
-export * from './think.js';
-export * from './stream-accumulator.js';
-export * from './llm-call.js';
-export * from './providers/index.js';
-export * from './usage.js';
-export * from './fallback.js';
-export * from './tools.js';
-export * from './agent-loop.js';
-export * from './events.js';
-export * from './mcp/index.js';
-export * from './external/index.js';
-export * from './knowledge/index.js';
-export * from './attachments/index.js';
-export * from './genai-semconv.js';
+// The package's public surface, by name: what the other packages and the tests use. Modules not
+// named here are internal.
+export { type ResolvedModel } from './model.js';
+export { OpenAIClientPool } from './client-pool.js';
+export { providerFor } from './providers/index.js';
+export { UsageTally } from './usage.js';
+export { ContentResult, ToolNotFoundError, emptyToolBox, filterToolBox, type ToolBox } from './tools.js';
+export {
+  runLocalAgent, runTelemetry, userFacingError, type AgentItem, type AgentOutcome,
+} from './agent-loop.js';
+export { FinalAnswerHold, toEventBody } from './events.js';
+export { McpPool, McpSession, McpToolError, type McpServerConfig } from './mcp/index.js';
+export {
+  ExternalRunnerError, MAX_TBOX_RESPONSE_CHARS, RUNNER_SECRET_SETTINGS, deerflowText, isExternalRunner,
+  langflowAnswer, runCoze, runDashscope, runDeerflow, runDify, runExternalRunner, runLangflow, runN8n,
+  runTbox, runWeknora, str, type ExternalImage, type ExternalInput, type ExternalResult,
+  type RunnerSettings, type TboxConfig,
+} from './external/index.js';
+export {
+  RAG_COMBINED_PROMPT_TEMPLATE, ingestDocument, unitVector, withKnowledge,
+} from './knowledge/index.js';
+export { ImageFetcher, inlineImages, type ImageSource } from './attachments/index.js';

@@ -1,16 +1,37 @@
-export * from './limits.js';
-export * from './topology.js';
-export * from './headers.js';
-export * from './message-chain.js';
-export * from './storable-text.js';
-export * from './llm-message.js';
-export * from './model-providers.js';
-export * from './messages.js';
-export * from './redis-keys.js';
-export * from './chat-key.js';
-export * from './plugins.js';
-export * from './handler-errors.js';
-export * from './gateway.js';
-export * from './config-events.js';
+// The package's public surface, by name: what the other packages and the tests use. Modules not
+// named here are internal.
+export { LIMITS } from './limits.js';
+export {
+  pluginSubjects, replyEventGapMs, subjectToken, topology, type ConsumerSpec, type PluginSubjects,
+  type StreamSpec, type Topology,
+} from './topology.js';
+export { HEADERS } from './headers.js';
+export {
+  MessageChainSchema, plainText, type ForwardComponentT, type ForwardNodeT, type MessageChain,
+  type MessageComponent,
+} from './message-chain.js';
+export { storableChain, storableEventBody, storableMessages, storableText } from './storable-text.js';
+export { ContentPart, LlmMessage, ReasoningBlock, ToolCall, messageText } from './llm-message.js';
+export { MODEL_PRESETS, MODEL_PRESET_IDS, ModelProviderKind, modelPreset } from './model-providers.js';
+export {
+  ADAPTER_NAME_RE, AdapterName, DeadLetter, IngestJob, LauncherType, MaxDeliveriesAdvisory,
+  ModelSelection, QueryEnvelope, ReasoningLevel, ReplyRoute, RunRequest, RunnerEvent, RunnerKind,
+  SentNotice, ToolBinding, type RunnerEventBody,
+} from './messages.js';
+export {
+  DEFAULT_KEY_LAYOUT, pipelineShardCap, redisKeys, type RedisKeyLayout, type RedisKeys,
+  type ReplySessionKey,
+} from './redis-keys.js';
+export { chatKey, type ChatKey, type ChatRef } from './chat-key.js';
+export {
+  PLUGIN_LIMITS, PluginDiscover, PluginEventName, PluginEventPayload, PluginEventReply,
+  PluginEventRequest, PluginName, PluginRegistration, foldPluginReply, noPluginOutcome,
+  type PluginBinding, type PluginEventOutcome,
+} from './plugins.js';
+export { PermanentError, RetryableError } from './handler-errors.js';
+export {
+  GatewaySendFailure, GatewaySendReply, GatewaySendRequest, isPassingGatewayFailure,
+} from './gateway.js';
+export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './config-events.js';
 export * as AdminApi from './admin-api.js';
 export * as DebugChat from './debug-chat.js';

@@ -1,4 +1,5 @@
-export * from './config.js';
+// The package's public surface, by name: what the other packages and the tests use. Modules not
+// named here are internal.
 export { parseFrame, type Frame, type MessageEvent, type Segment } from './parse.js';
 export { segmentsToChain, chainToSegments, type InboundContext } from './convert.js';
 export { parseCqString } from './cq-code.js';

@@ -1,6 +1,4 @@
-export * from './config.js';
-export * from './parse.js';
-export * from './verify.js';
-export * from './bot-api.js';
-export * from './adapter.js';
-export * from './platform.js';
+// The package's public surface, by name: what the other packages and the tests use. Modules not
+// named here are internal.
+export { TelegramAdapter } from './adapter.js';
+export { telegramPlatform } from './platform.js';

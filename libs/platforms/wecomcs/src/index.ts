@@ -1,5 +1,3 @@
-export * from './config.js';
-export * from './parse.js';
-export * from './pull.js';
-export * from './adapter.js';
-export * from './platform.js';
+// The package's public surface, by name: what the other packages and the tests use. Modules not
+// named here are internal.
+export { wecomCsPlatform } from './platform.js';
