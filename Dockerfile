@@ -10,6 +10,7 @@ FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY libs/contracts/package.json libs/contracts/
+COPY libs/test-support/package.json libs/test-support/
 COPY libs/telemetry/package.json libs/telemetry/
 COPY libs/pipeline/package.json libs/pipeline/
 COPY libs/platform-kit/package.json libs/platform-kit/

@@ -36,13 +36,14 @@ let files = dists.flatMap(testFiles).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 if (files.length === 0) { console.error('no test files found'); process.exit(1); }
 
-// Multi-process tests start several services each; on two cores they run one file at a time. The
-// usual report (spec on a terminal, TAP otherwise), then the slowest files.
+// Test files run CONVEYOR_TEST_CONCURRENCY at a time (default 1). The usual report (spec on a
+// terminal, TAP otherwise), then the slowest files.
 const reporters = [
   `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
   `--test-reporter=${path.join(root, 'scripts', 'slowest-files.mjs')}`, '--test-reporter-destination=stdout',
 ];
-const res = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=600000', ...reporters, ...files], {
+const concurrency = Number(process.env.CONVEYOR_TEST_CONCURRENCY) || 1;
+const res = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...reporters, ...files], {
   cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' },
 });
 process.exit(res.status ?? 1);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectBus, natsServers, redactUrl } from './connect.js';
-import { memoryLogger, NATS_URL, waitFor } from './test-support.js';
+import { memoryLogger, NATS_URL, waitFor } from '@conveyor/test-support';
 
 test('connectBus connects under the service name and logs status changes', async () => {
   const logger = memoryLogger();

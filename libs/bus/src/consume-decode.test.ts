@@ -6,7 +6,7 @@ import { startConsumer } from './consume.js';
 import { deadLetterPayload, readDeadLetters } from './dead-letter.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
-import { memoryLogger, streamMessages, testBus, waitFor } from './test-support.js';
+import { memoryLogger, streamMessages, testBus, waitFor } from '@conveyor/test-support';
 
 /** A recursive schema with no depth bound: zod recurses once per level and overflows the stack on deep input. */
 interface Node {

@@ -7,7 +7,7 @@ import { deadLetterPayload, readDeadLetters } from './dead-letter.js';
 import { PermanentError, RetryableError } from './errors.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
-import { memoryLogger, sleep, streamMessages, testBus, waitFor } from './test-support.js';
+import { memoryLogger, sleep, streamMessages, testBus, waitFor } from '@conveyor/test-support';
 
 const Ping = z.object({ v: z.literal(1), n: z.number().int(), text: z.string() });
 type Ping = z.infer<typeof Ping>;

@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PluginEventPayload, PluginRegistration } from '@conveyor/contracts';
 import { PluginHost } from './plugin-host.js';
-import { memoryLogger, testBus, waitFor } from './test-support.js';
-import { installTestTracing } from './test-tracing.js';
+import { installTestTracing, memoryLogger, testBus, waitFor } from '@conveyor/test-support';
 
 const spans = installTestTracing();
 

@@ -7,7 +7,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import { awaitStreams, ensureConsumers, ensureStreams } from './provision.js';
 import { isBrokerUnavailable } from './errors.js';
-import { testBus } from './test-support.js';
+import { testBus } from '@conveyor/test-support';
 
 test('provisioning creates file streams and explicit-ack pull consumers, idempotently', async (t) => {
   const bus = await testBus();

@@ -5,7 +5,7 @@ import { HEADERS } from '@conveyor/contracts';
 import { PayloadTooLargeError, PayloadValidationError } from './errors.js';
 import { ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
-import { streamMessages, testBus } from './test-support.js';
+import { streamMessages, testBus } from '@conveyor/test-support';
 
 const Ping = z.object({ v: z.literal(1), n: z.number().int(), text: z.string() });
 

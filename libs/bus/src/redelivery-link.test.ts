@@ -7,8 +7,7 @@ import { startConsumer } from './consume.js';
 import { RetryableError } from './errors.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
-import { testBus, waitFor } from './test-support.js';
-import { installTestTracing } from './test-tracing.js';
+import { installTestTracing, testBus, waitFor } from '@conveyor/test-support';
 
 const exporter = installTestTracing();
 

@@ -6,8 +6,7 @@ import { startConsumer } from './consume.js';
 import { readDeadLetters } from './dead-letter.js';
 import { ensureConsumers, ensureStreams } from './provision.js';
 import { BusPublisher } from './publish.js';
-import { testBus, waitFor } from './test-support.js';
-import { installTestTracing } from './test-tracing.js';
+import { installTestTracing, testBus, waitFor } from '@conveyor/test-support';
 
 const exporter = installTestTracing();
 

@@ -1,20 +1,19 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisKeys, type ReplyRoute } from '@conveyor/contracts';
 import { Deliverer } from './deliverer.js';
 import { planBatch } from './coalesce.js';
 import type { OutboundReply, PlatformAdapter, ReplyRef } from './types.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
-before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+before(() => {
+  redis = testRedis.redis();
 });
 
 const route = (sessionId: string): ReplyRoute => ({ botId: 'b1', adapter: 'http-bot', sessionId, launcherType: 'person', launcherId: sessionId, senderId: sessionId, replyTo: 'in_x' });

@@ -1,27 +1,26 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { topology, type MessageChain, type ReplyRoute } from '@conveyor/contracts';
 import { PlatformRejectedError, type DeliveryContext, type OpenConnection } from '@conveyor/platform-kit';
 import { ConnectionLease } from './lease.js';
 import { GatewayRelayAdapter, serveGatewaySends } from './relay.js';
+import { NATS_URL, useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 const topo = topology(prefix);
 let redis: Redis;
 let nc: NatsConnection;
 const subs: Subscription[] = [];
 before(async () => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  nc = await connect({ servers: process.env.NATS_URL ?? 'nats://127.0.0.1:4222' });
+  redis = testRedis.redis();
+  nc = await connect({ servers: NATS_URL });
 });
 after(async () => {
   for (const s of subs) s.unsubscribe();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
   await nc.close();
 });
 

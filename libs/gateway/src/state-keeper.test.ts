@@ -1,26 +1,22 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { ConnectionState } from '@conveyor/platform-kit';
 import { ConnectionLease, isLeaseLost } from './lease.js';
 import { ConnectionStateStore } from './state.js';
 import { ConnectionStateKeeper, SESSION_STORE_EVERY_MS } from './state-keeper.js';
+import { useTestRedis } from '@conveyor/test-support';
 
 /** A session as a platform would keep it: an id and the last sequence number handled. */
 const Session = z.object({ sessionId: z.string(), seq: z.number().int().nullable(), resumeUrl: z.string(), botUserId: z.string() });
 type Session = z.infer<typeof Session>;
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
 before(() => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-});
-after(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
-  redis.disconnect();
+  redis = testRedis.redis();
 });
 
 const session = (seq: number | null): Session => ({ sessionId: 'session-1', seq, resumeUrl: 'wss://gateway.example/', botUserId: '900' });

@@ -1,22 +1,18 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { redisKeys } from '@conveyor/contracts';
 import { CONNECTION_STATE_GRACE_MS, ConnectionLease, isLeaseLost } from './lease.js';
 import { ConnectionStateStore, MAX_CONNECTION_STATE_BYTES } from './state.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 const keys = redisKeys(prefix);
 let redis: Redis;
 before(() => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-});
-after(async () => {
-  const found = await redis.keys(`${prefix}:*`);
-  if (found.length) await redis.del(...found);
-  redis.disconnect();
+  redis = testRedis.redis();
 });
 
 const Session = z.object({ sessionId: z.string(), seq: z.number().int() });

@@ -1,19 +1,15 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { ConnectionSupervisor, type ConnectionTarget, type LiveConnection } from './supervisor.js';
 import { ConnectionLease } from './lease.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
 before(() => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-});
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+  redis = testRedis.redis();
 });
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -1,13 +1,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { PermanentError, redisKeys, RetryableError, type ReplyRoute } from '@conveyor/contracts';
 import { SessionLeases } from './session-leases.js';
 import { TurnWakeups } from './session-turn.js';
 import { QueryTurns, type QueryTurnRequest, type TurnEnd } from './query-turn.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 const keys = redisKeys(prefix);
 const TTL_MS = 1_500;
 let redis: Redis;
@@ -16,7 +18,7 @@ let wakeups: TurnWakeups;
 let turns: QueryTurns;
 
 before(async () => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  redis = testRedis.redis();
   leases = new SessionLeases(redis, prefix, { ttlMs: TTL_MS, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
   wakeups = new TurnWakeups(redis.duplicate(), prefix);
   await wakeups.start();
@@ -24,9 +26,6 @@ before(async () => {
 });
 after(async () => {
   wakeups.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
 });
 
 let seq = 0;

@@ -1,18 +1,17 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ReplyRoute } from '@conveyor/contracts';
 import { ReplyQueue } from './reply-queue.js';
 import type { QueuedPart } from './reply-parts.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
-before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+before(() => {
+  redis = testRedis.redis();
 });
 
 const TAKE = { leaseMs: 5_000, maxEntries: 64, gapMs: 15_000, stallMs: 60_000 };

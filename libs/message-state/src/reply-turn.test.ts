@@ -1,19 +1,17 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { ReplyTurns } from './reply-turn.js';
 import { SessionLeases } from './session-leases.js';
 import { StreamedFlag } from './streamed-flag.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
-before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+before(() => {
+  redis = testRedis.redis();
 });
 
 const session = (id: string) => ({ botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: id });

@@ -1,18 +1,14 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RunAttempts } from './run-attempts.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
 before(() => {
-  redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-});
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+  redis = testRedis.redis();
 });
 
 test('attempt numbers rise with every start of a run, per query, across replicas', async () => {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { BusPublisher, ensureStreams } from '@conveyor/bus';
-import { testBus } from '@conveyor/bus/testing';
+import { testBus } from '@conveyor/test-support';
 import { RunnerEvent, type ReplyRoute } from '@conveyor/contracts';
 import { RunEvents } from './run-events.js';
 

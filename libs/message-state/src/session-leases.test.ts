@@ -1,18 +1,17 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisFixedWindow } from './rate-window.js';
 import { redisKeys } from '@conveyor/contracts';
 import { SessionLeases } from './session-leases.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 let redis: Redis;
-before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
+before(() => {
+  redis = testRedis.redis();
 });
 
 test('fixed window: the limit holds within a window, denied requests do not count, the wait ends at the boundary', async () => {

@@ -1,22 +1,20 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { SessionLeases } from './session-leases.js';
 import { throttledHolderCheck, TurnWakeups, waitForTurn } from './session-turn.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
+const testRedis = useTestRedis();
+const { prefix } = testRedis;
 /** Longer than any test here may take: a wait that ends did so because of a notice, not its timer. */
 const NEVER_MS = 10 * 60_000;
 let redis: Redis;
 const wakeupsToClose: TurnWakeups[] = [];
-before(() => { redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'); });
+before(() => { redis = testRedis.redis(); });
 after(async () => {
   for (const w of wakeupsToClose) w.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  redis.disconnect();
 });
 
 const session = (id: string) => ({ botId: 'b', adapter: 'http-bot' as const, launcherType: 'person' as const, launcherId: id, sessionId: id, senderId: id, replyTo: 'm' });

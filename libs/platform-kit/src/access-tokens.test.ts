@@ -1,26 +1,16 @@
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { appKey, SharedAccessTokens } from './access-tokens.js';
+import { useTestRedis } from '@conveyor/test-support';
 
-const prefix = `t${randomBytes(5).toString('hex')}`;
-const clients: Redis[] = [];
-const client = () => {
-  const r = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  clients.push(r);
-  return r;
-};
+const testRedis = useTestRedis();
+const { prefix, client } = testRedis;
 let redis: Redis;
 before(() => {
-  redis = client();
-});
-after(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  for (const c of clients) c.disconnect();
+  redis = testRedis.redis();
 });
 
 /** A token endpoint that takes a while, counting its calls. */

@@ -7,7 +7,7 @@ import { Ctx, Payload, type MicroserviceOptions } from '@nestjs/microservices';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { BusPublisher, ensureStreams, PermanentError, readDeadLetters, RetryableError, type ConsumeContext } from '@conveyor/bus';
-import { memoryLogger, streamMessages, testBus, waitFor } from '@conveyor/bus/testing';
+import { memoryLogger, streamMessages, testBus, waitFor } from '@conveyor/test-support';
 import { JetStreamTransport, RoleHandler, type RoleConsumers } from './jetstream-transport.js';
 
 const Ping = z.object({ n: z.number().int(), then: z.enum(['return', 'retry-once', 'reject', 'wait']) });

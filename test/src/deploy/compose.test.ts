@@ -156,9 +156,14 @@ describe('docker-compose.yml', () => {
     const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
     const workspaces = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { workspaces: string[] }).workspaces;
     const prodInstall = dockerfile.slice(dockerfile.indexOf('AS prod-deps'), dockerfile.indexOf('AS runtime'));
+    const manifest = (ws: string) => JSON.parse(readFileSync(path.join(repoRoot, ws, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
+    // A library some package needs at run time; one that is only ever a dev dependency (the test helpers) stays out.
+    const runtimeNames = new Set(workspaces.flatMap((ws) => Object.keys(manifest(ws).dependencies ?? {})));
     for (const ws of workspaces) {
       assert.ok(dockerfile.includes(`COPY ${ws}/package.json ${ws}/`), `${ws}/package.json is copied before npm ci (the lockfile names it)`);
-      if (/^(libs|services)\//.test(ws)) assert.ok(prodInstall.includes(`-w ${ws} `) || prodInstall.includes(`-w ${ws}\n`), `${ws} is in the production install`);
+      const installed = prodInstall.includes(`-w ${ws} `) || prodInstall.includes(`-w ${ws}\n`);
+      if (ws.startsWith('services/') || (ws.startsWith('libs/') && runtimeNames.has(manifest(ws).name))) assert.ok(installed, `${ws} is in the production install`);
+      else if (ws.startsWith('libs/')) assert.ok(!installed, `${ws} is needed by tests only and stays out of the production install`);
     }
   });
 });

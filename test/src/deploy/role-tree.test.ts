@@ -31,7 +31,7 @@ describe('role trees', () => {
       const own = files(tree(role)).filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)).map((f) => path.relative(tree(role), f));
       assert.ok(own.length > 10, `${role}: ${own.length} files of its own`);
       const offending = own.filter((f) => /\.ts$|\.test\.js$|\.tsbuildinfo$/.test(f) || /^(test|bench|examples)\//.test(f) || f.includes(`${path.sep}src${path.sep}`));
-      // Test helpers stay out too: a package's testing entry, the bus's test support and tracing.
+      // Test helpers stay out too: a package's testing entry (the shared ones are in libs/test-support, which no role loads).
       const helpers = own.filter((f) => /[\\/]dist[\\/](testing([\\/]|\.js)|test-[^\\/]*\.js)/.test(f));
       assert.deepEqual(helpers, [], `${role}: test helpers`);
       assert.deepEqual(offending, [], role);

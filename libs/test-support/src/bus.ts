@@ -1,16 +1,12 @@
-/**
- * Helpers for this package's tests (and other packages' integration tests): a real NATS connection,
- * a topology under a fresh random prefix, and cleanup of its streams. Not part of the public API.
- */
+// A real NATS connection and a topology under a fresh prefix, with cleanup of its streams.
 import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { topology, type Topology } from '@conveyor/contracts';
-import { connectBus } from './connect.js';
-import type { BusLogger } from './logger.js';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
+/** A name no other test run uses, for stream, subject and key prefixes. */
 export function randomPrefix(): string {
   return 't' + randomBytes(5).toString('hex');
 }
@@ -26,7 +22,7 @@ export interface TestBus {
 
 /** A connection plus a topology under `prefix` (default: a fresh random one). */
 export async function testBus(name = 'bus-test', prefix = randomPrefix()): Promise<TestBus> {
-  const nc = await connectBus({ url: NATS_URL, name });
+  const nc = await connect({ servers: NATS_URL, name, maxReconnectAttempts: -1 });
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   const topo = topology(prefix);
@@ -48,23 +44,6 @@ export async function testBus(name = 'bus-test', prefix = randomPrefix()): Promi
   };
 }
 
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(25);
-  }
-}
-
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 export async function streamMessages(jsm: JetStreamManager, stream: string): Promise<number> {
   return (await jsm.streams.info(stream)).state.messages;
-}
-
-/** A logger that keeps what it was given, for assertions. */
-export function memoryLogger(): BusLogger & { lines: Array<{ level: string; obj: object; msg?: string }> } {
-  const lines: Array<{ level: string; obj: object; msg?: string }> = [];
-  const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, obj, msg });
-  return { lines, info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug') };
 }
