@@ -98,7 +98,7 @@ export async function runAgentLoop(models: ResolvedModel[], input: AgentInput, d
       break;
     }
     for (const call of pending) {
-      const result = await executeToolCall(box, call, deps.signal);
+      const result = await executeToolCall(box, call, deps.signal, { captureContent: input.telemetry?.captureContent === true });
       await deps.emit({ kind: 'tool_result', toolCallId: call.id, name: call.function.name, content: typeof result.content === 'string' ? result.content : messageText(result) });
       push(result);
     }

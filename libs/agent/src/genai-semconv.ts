@@ -219,6 +219,21 @@ export function outputContentAttributes(message: LlmMessage, finishReason: strin
   return { 'gen_ai.output.messages': boundedJson([{ ...chatMessage(message), finish_reason: finishReason ?? '' }]) };
 }
 
+/** Cut to the bound, marked where it was cut. */
+function boundedText(text: string): string {
+  return text.length <= MAX_CONTENT_ATTRIBUTE_CHARS ? text : `${text.slice(0, MAX_CONTENT_ATTRIBUTE_CHARS)}…(truncated)`;
+}
+
+/**
+ * `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` of a tool call (opt-in content, like
+ * the messages): the arguments as the model sent them, the result as the model reads it, images by
+ * their media type only.
+ */
+export function toolContentAttributes(argumentsText: string, result: LlmMessage['content']): Attributes {
+  const shown = typeof result === 'string' || result == null ? (result ?? '') : JSON.stringify(contentParts(result));
+  return { 'gen_ai.tool.call.arguments': boundedText(argumentsText), 'gen_ai.tool.call.result': boundedText(shown) };
+}
+
 // ------------------------------------------------------------------------------------ identity
 
 /**

@@ -7,7 +7,7 @@ import type { ResolvedModel } from './model.js';
 import { agentMetrics } from './metrics.js';
 import type { StreamDelta } from './stream-accumulator.js';
 import { genAiProviderNameOf, providerFor, type ProviderStreamItem, type TokenUsage } from './providers/index.js';
-import type { UsageTally } from './usage.js';
+import { costOf, type UsageTally } from './usage.js';
 import { scopedSignal } from './scoped-signal.js';
 import {
   contextMetricAttributes,
@@ -129,6 +129,8 @@ class ModelCallTelemetry {
     if (this.usage) {
       agentMetrics.tokenUsage.record(this.usage.prompt_tokens, { ...attributes, 'gen_ai.token.type': 'input' });
       agentMetrics.tokenUsage.record(this.usage.completion_tokens, { ...attributes, 'gen_ai.token.type': 'output' });
+      const cost = costOf(this.model, this.usage);
+      if (cost !== null) agentMetrics.cost.add(cost, attributes);
     }
     this.span.end();
   }

@@ -26,6 +26,7 @@ export const agentMetrics = {
     unit: 's',
     advice: { explicitBucketBoundaries: LLM_CALL_DURATION_BUCKETS_SECONDS },
   }),
+  cost: meter.createCounter(METRIC_NAMES.llmCost, { description: 'What model calls cost at the prices set on their model, in the prices\' currency' }),
   fallbacks: meter.createCounter(METRIC_NAMES.llmFallbacks, { description: 'Model calls that failed and moved on to the next model' }),
   toolRounds: meter.createHistogram('conveyor_agent_tool_rounds', {
     description: 'Tool rounds per agent run',

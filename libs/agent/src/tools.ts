@@ -3,6 +3,7 @@ import type { ContentPart, LlmMessage, ToolCall } from '@conveyor/contracts';
 import { inSpan } from '@conveyor/telemetry';
 import type { ToolDefinition } from './llm-call.js';
 import { agentMetrics } from './metrics.js';
+import { toolContentAttributes } from './genai-semconv.js';
 
 /**
  * A tool result that is already message content (text and images, e.g. from MCP): it goes to the
@@ -58,23 +59,32 @@ function toContent(result: unknown): string | ContentPart[] {
  * own error) becomes an `err: ...` tool message for the model, never an exception: the model may
  * recover, and the loop continues (LangBot's agent loop does the same).
  */
-export function executeToolCall(box: ToolBox, call: ToolCall, signal?: AbortSignal): Promise<LlmMessage & { role: 'tool' }> {
+export function executeToolCall(
+  box: ToolBox,
+  call: ToolCall,
+  signal?: AbortSignal,
+  opts: { captureContent?: boolean } = {},
+): Promise<LlmMessage & { role: 'tool' }> {
   const name = call.function.name;
   return inSpan(
     `execute_tool ${name}`,
     { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.type': 'function', 'gen_ai.tool.call.id': call.id },
     async (span) => {
+      const answered = (content: LlmMessage['content']): LlmMessage & { role: 'tool' } => {
+        if (opts.captureContent) span.setAttributes(toolContentAttributes(call.function.arguments, content));
+        return { role: 'tool', tool_call_id: call.id, content };
+      };
       try {
         const result = await box.call(name, parseArguments(call.function.arguments), signal);
         agentMetrics.toolCalls.add(1, { outcome: 'ok' });
-        return { role: 'tool', tool_call_id: call.id, content: toContent(result) };
+        return answered(toContent(result));
       } catch (err) {
         if (signal?.aborted) throw err;
         const outcome = err instanceof ToolNotFoundError ? 'not_found' : err instanceof SyntaxError ? 'bad_arguments' : 'error';
         agentMetrics.toolCalls.add(1, { outcome });
         span.setAttribute('error.type', outcome);
         span.setAttribute('conveyor.tool.error', (err as Error).message);
-        return { role: 'tool', tool_call_id: call.id, content: `err: ${(err as Error).message}` };
+        return answered(`err: ${(err as Error).message}`);
       }
     },
     SpanKind.INTERNAL,

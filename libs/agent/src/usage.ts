@@ -19,7 +19,13 @@ export class UsageTally {
     if (!usage) return;
     this.inputTokens += usage.prompt_tokens;
     this.outputTokens += usage.completion_tokens;
-    const price = model.pricing;
-    if (price) this.cost = (this.cost ?? 0) + (usage.prompt_tokens * price.inputPerMTok + usage.completion_tokens * price.outputPerMTok) / 1_000_000;
+    const cost = costOf(model, usage);
+    if (cost !== null) this.cost = (this.cost ?? 0) + cost;
   }
+}
+
+/** What a call's tokens cost at the model's prices (per 1M tokens); null for a model with none set. */
+export function costOf(model: Pick<ResolvedModel, 'pricing'>, usage: { prompt_tokens: number; completion_tokens: number }): number | null {
+  const price = model.pricing;
+  return price ? (usage.prompt_tokens * price.inputPerMTok + usage.completion_tokens * price.outputPerMTok) / 1_000_000 : null;
 }

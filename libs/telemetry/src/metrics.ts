@@ -30,6 +30,12 @@ export const METRIC_NAMES = {
   genAiTimeToFirstChunk: 'gen_ai.client.operation.time_to_first_chunk',
   /** runner: model calls that failed over to the next model. */
   llmFallbacks: 'conveyor_llm_fallbacks',
+  /**
+   * runner: what chat calls cost at the prices set on their model (per 1M input and output tokens, in
+   * whatever currency the prices are in); calls of unpriced models add nothing. Attributes as on the
+   * GenAI metrics (bot, pipeline, model).
+   */
+  llmCost: 'conveyor_llm_cost',
   /** runner: tool calls, label outcome. */
   toolCalls: 'conveyor_agent_tool_calls',
   /** dispatcher: replies the platform did not accept after all retries, label adapter. */

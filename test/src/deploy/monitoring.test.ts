@@ -169,7 +169,8 @@ describe('monitoring: dashboards and alerts', () => {
     const ONEBOT_TOKEN = 'monitoring-onebot-token';
 
     before(async () => {
-      sys = await startTestSystem({ startServices: false });
+      // A priced model, so the calls' cost is counted.
+      sys = await startTestSystem({ startServices: false, modelPrices: { inputPricePerMTok: 0.5, outputPricePerMTok: 1.5 } });
       [onebot, refusingIntegrator] = await Promise.all([
         startFakeOneBot({ accessToken: ONEBOT_TOKEN }),
         // An integrator that refuses every callback: the dispatcher's sends to it fail.

@@ -58,6 +58,8 @@ export interface TestSystemOptions {
   modelAbilities?: string[];
   /** The fake model's extra arguments, sent with every request (temperature, max_tokens, ...). */
   modelExtraArgs?: Record<string, unknown>;
+  /** The fake model's prices per 1M input and output tokens (default: none, so calls cost nothing). */
+  modelPrices?: { inputPricePerMTok: number; outputPricePerMTok: number };
   /** Start the four services (default) or leave that to the test. */
   startServices?: boolean;
   serviceEnv?: NodeJS.ProcessEnv;
@@ -92,7 +94,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-e2e-'));
   const configFile = path.join(dir, 'conveyor.yaml');
   const config = {
-    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'], ...(options.modelExtraArgs ? { extraArgs: options.modelExtraArgs } : {}) }],
+    models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'], ...(options.modelExtraArgs ? { extraArgs: options.modelExtraArgs } : {}), ...options.modelPrices }],
     // Every enabled MCP server, as the tests that add one expect; a new pipeline binds none unless it says so.
     pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}), extensionsPreferences: { enable_all_mcp_servers: true } }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],

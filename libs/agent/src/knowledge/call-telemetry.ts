@@ -2,7 +2,8 @@ import { SpanKind, SpanStatusCode, type Attributes, type Span } from '@opentelem
 import { tracer } from '@conveyor/telemetry';
 import type { ResolvedModel } from '../model.js';
 import { agentMetrics } from '../metrics.js';
-import { contextMetricAttributes, contextSpanAttributes, errorType, providerName, serverAttributes, type GenAiCallContext } from '../genai-semconv.js';
+import { contextMetricAttributes, contextSpanAttributes, errorType, serverAttributes, type GenAiCallContext } from '../genai-semconv.js';
+import { genAiProviderNameOf } from '../providers/index.js';
 
 /**
  * `embeddings` is the GenAI conventions' operation; rerank has none there, and the conventions allow
@@ -32,7 +33,8 @@ export async function inKnowledgeModelCall<T>(
 ): Promise<T> {
   const common: Attributes = {
     'gen_ai.operation.name': operation,
-    'gen_ai.provider.name': providerName(model.baseUrl),
+    // As the model's chat spans name it: from its configured API kind, then its endpoint.
+    'gen_ai.provider.name': genAiProviderNameOf(model),
     'gen_ai.request.model': model.modelId,
     ...serverAttributes(model.baseUrl),
   };
