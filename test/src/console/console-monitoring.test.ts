@@ -29,6 +29,12 @@ describe('web console in Chromium: monitoring', () => {
   const chat = `mon-ui-${randomUUID().slice(0, 8)}`;
   const failedId = randomUUID();
 
+  /** A `datetime-local` value (the browser's local time, which is this machine's). */
+  const localInput = (ms: number) => {
+    const d = new Date(ms);
+    const two = (n: number) => String(n).padStart(2, '0');
+    return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}`;
+  };
   const go = (hash: string) => page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
 
   before(async () => {
@@ -87,6 +93,17 @@ describe('web console in Chromium: monitoring', () => {
     await page.selectOption('#dash-range', 'custom');
     await page.locator('#dash-from').waitFor();
     await page.locator('#dash-export[href*="range=custom"]').waitFor();
+    // A custom window a week back holds none of this run's queries; one around now holds them again.
+    await page.fill('#dash-from', localInput(Date.now() - 8 * 86_400_000));
+    await page.fill('#dash-to', localInput(Date.now() - 7 * 86_400_000));
+    await page.locator('#stat-rate', { hasText: /^0$/ }).waitFor();
+    assert.equal(await page.locator('#by-model tr[data-key="fake"]').count(), 0, 'no model calls in a window before the run');
+    const weekBack = new URL(String(await page.locator('#dash-export').getAttribute('href')), admin.url);
+    assert.ok(Date.parse(weekBack.searchParams.get('to') ?? '') < Date.now() - 6 * 86_400_000, `the export asks for the window: ${weekBack.search}`);
+    await page.fill('#dash-from', localInput(Date.now() - 3_600_000));
+    await page.fill('#dash-to', localInput(Date.now() + 3_600_000));
+    await page.locator('#by-model tr[data-key="fake"]').waitFor();
+    assert.ok(Number((await page.locator('#stat-rate').textContent())?.replace(/\D/g, '')) >= 1);
     await page.selectOption('#dash-range', '1h');
     await page.selectOption('#dash-model', '');
   });
