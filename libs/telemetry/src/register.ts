@@ -11,4 +11,4 @@ const include = instrumentedModuleNames(instrumentations);
 // round trip for every module a service loads, which doubled a service's start-up time.
 if (supportsSyncHooks()) registerSyncHooks({ include });
 else register('import-in-the-middle/hook.mjs', import.meta.url, { data: { include } });
-startTelemetry(process.env, instrumentations);
+await startTelemetry(process.env, instrumentations);

@@ -1,19 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NodeSDK } from '@opentelemetry/sdk-node';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { context, diag, DiagConsoleLogger, metrics, propagation, trace, type TextMapPropagator } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { CompositePropagator, diagLogLevelFromString, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { registerInstrumentations, type InstrumentationBase } from '@opentelemetry/instrumentation';
+import { detectResources, envDetector, hostDetector, osDetector, processDetector, resourceFromAttributes, serviceInstanceIdDetector, type ResourceDetector } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPMetricExporter as JsonMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPMetricExporter as ProtobufMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
-import { OTLPMetricExporter as GrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
-import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { MeterProvider, PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import type { InstrumentationBase } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -26,7 +22,7 @@ import { RedactingSpanProcessor } from './redact.js';
  * traceExporters and metricExporters for where traces and metrics go, otlpProtocol for how.
  */
 let prometheus: PrometheusExporter | undefined;
-let sdk: NodeSDK | undefined;
+let providers: { tracer?: BasicTracerProvider; meter?: MeterProvider } | undefined;
 
 export function prometheusExporter(): PrometheusExporter | undefined {
   return prometheus;
@@ -116,31 +112,32 @@ export function metricExportTiming(env: NodeJS.ProcessEnv): { intervalMs: number
 }
 
 // The exporters read their endpoint, headers (OTEL_EXPORTER_OTLP_HEADERS, which may carry a token and is
-// never logged here), compression and TLS settings from the environment themselves.
-function otlpTraceExporter(protocol: OtlpProtocol): SpanExporter {
-  if (protocol === 'grpc') return new GrpcTraceExporter();
-  if (protocol === 'http/protobuf') return new ProtobufTraceExporter();
-  return new JsonTraceExporter();
+// never logged here), compression and TLS settings from the environment themselves. Only the protocol's
+// own package is loaded: the gRPC ones bring a whole gRPC client, which a service not using it should
+// not pay for at every start.
+async function otlpTraceExporter(protocol: OtlpProtocol): Promise<SpanExporter> {
+  if (protocol === 'grpc') return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
+  if (protocol === 'http/protobuf') return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+  return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
 }
 
-function otlpMetricExporter(protocol: OtlpProtocol): PushMetricExporter {
-  if (protocol === 'grpc') return new GrpcMetricExporter();
-  if (protocol === 'http/protobuf') return new ProtobufMetricExporter();
-  return new JsonMetricExporter();
+async function otlpMetricExporter(protocol: OtlpProtocol): Promise<PushMetricExporter> {
+  if (protocol === 'grpc') return new (await import('@opentelemetry/exporter-metrics-otlp-grpc')).OTLPMetricExporter();
+  if (protocol === 'http/protobuf') return new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter();
+  return new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter();
 }
 
-function spanProcessor(exporter: TraceExporterName, env: NodeJS.ProcessEnv): SpanProcessor {
+async function spanProcessor(exporter: TraceExporterName, env: NodeJS.ProcessEnv): Promise<SpanProcessor> {
   // Console output is for looking at spans as they end, so it is not batched.
-  const exporting = exporter === 'console' ? new SimpleSpanProcessor(new ConsoleSpanExporter()) : new BatchSpanProcessor(otlpTraceExporter(otlpProtocol(env, 'traces')));
+  const exporting = exporter === 'console' ? new SimpleSpanProcessor(new ConsoleSpanExporter()) : new BatchSpanProcessor(await otlpTraceExporter(otlpProtocol(env, 'traces')));
   // HTTP client spans record the URL as sent: Telegram's bot token and WeCom's corpsecret are in it.
   return new RedactingSpanProcessor(exporting);
 }
 
 /**
- * Ends spans without sending them anywhere. The SDK registers its tracer provider only when there is a
- * span processor; without one every span is a no-op with an all-zero trace id, and log lines lose the
- * id that ties them to a message. With this, spans are sampled and recorded as configured and simply
- * not exported.
+ * Ends spans without sending them anywhere: with no exporter, spans are still sampled and recorded as
+ * configured (a no-op span would have an all-zero trace id, and log lines would lose the id that ties
+ * them to a message), and simply not exported.
  */
 class UnexportedSpans implements SpanProcessor {
   onStart(): void {}
@@ -209,10 +206,65 @@ export function instrumentedModuleNames(instrumentations: readonly Instrumentati
   return [...new Set(instrumentations.flatMap((i) => i.getModuleDefinitions().map((d) => d.name)))];
 }
 
-export function startTelemetry(env: NodeJS.ProcessEnv = process.env, instrumentations: InstrumentationBase[] = createInstrumentations()): void {
-  if (sdk) return;
+const RESOURCE_DETECTORS = new Map<string, ResourceDetector>([
+  ['env', envDetector],
+  ['host', hostDetector],
+  ['os', osDetector],
+  ['process', processDetector],
+  ['serviceinstance', serviceInstanceIdDetector],
+]);
+
+/** The entries of `known` that `names` names, in their order; the rest are warned about under `variable`. */
+function named<T>(variable: string, names: string[], known: ReadonlyMap<string, T>, extra: string[]): T[] {
+  const ignored = names.filter((n) => !known.has(n));
+  if (ignored.length) console.warn(`${variable}: ignoring unsupported ${ignored.join(', ')} (supported: ${[...known.keys(), ...extra].join(', ')})`);
+  return names.flatMap((n) => {
+    const found = known.get(n);
+    return found === undefined ? [] : [found];
+  });
+}
+
+/**
+ * The resource detectors OTEL_NODE_RESOURCE_DETECTORS names (comma-separated env, host, os, process,
+ * serviceinstance; `all`; `none`), by default env, process and host, as the OpenTelemetry Node.js SDK
+ * chooses them. The env detector reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME.
+ */
+export function resourceDetectors(env: NodeJS.ProcessEnv): ResourceDetector[] {
+  const names = [...new Set((env.OTEL_NODE_RESOURCE_DETECTORS ?? '').split(',').map((n) => n.trim()).filter(Boolean))];
+  if (names.length === 0) return [envDetector, processDetector, hostDetector];
+  if (names.includes('none')) return [];
+  if (names.includes('all')) return [...RESOURCE_DETECTORS.values()];
+  return named('OTEL_NODE_RESOURCE_DETECTORS', names, RESOURCE_DETECTORS, ['all', 'none']);
+}
+
+const PROPAGATORS = new Map<string, () => TextMapPropagator>([
+  ['tracecontext', () => new W3CTraceContextPropagator()],
+  ['baggage', () => new W3CBaggagePropagator()],
+]);
+
+/**
+ * The propagators OTEL_PROPAGATORS names (comma-separated `tracecontext`, `baggage`; `none`), by
+ * default both: W3C trace context is what every hop of Conveyor carries. Other names are ignored with
+ * a warning.
+ */
+export function propagatorsOf(env: NodeJS.ProcessEnv): TextMapPropagator | undefined {
+  const names = [...new Set((env.OTEL_PROPAGATORS ?? 'tracecontext,baggage').split(',').map((n) => n.trim()).filter(Boolean))];
+  if (names.includes('none')) return undefined;
+  return new CompositePropagator({ propagators: named('OTEL_PROPAGATORS', names, PROPAGATORS, ['none']).map((make) => make()) });
+}
+
+/**
+ * Sets up tracing and metrics as the OpenTelemetry Node.js SDK would from the standard OTEL_*
+ * variables (sampler and span limits are read by the tracer provider itself), with only the parts a
+ * service uses loaded: a service's start-up is mostly module loading, and the full SDK package loads
+ * every exporter, logs and configuration file support besides.
+ */
+export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, instrumentations: InstrumentationBase[] = createInstrumentations()): Promise<void> {
+  if (providers) return;
+  const logLevel = env.OTEL_LOG_LEVEL?.trim();
+  if (logLevel) diag.setLogger(new DiagConsoleLogger(), { logLevel: diagLogLevelFromString(logLevel) });
   const exporters = traceExporters(env);
-  const spanProcessors = exporters.length ? exporters.map((e) => spanProcessor(e, env)) : [new UnexportedSpans()];
+  const spanProcessors = exporters.length ? await Promise.all(exporters.map((e) => spanProcessor(e, env))) : [new UnexportedSpans()];
   const metricReaders: IMetricReader[] = [];
   for (const name of metricExporters(env)) {
     if (name === 'prometheus') {
@@ -221,25 +273,34 @@ export function startTelemetry(env: NodeJS.ProcessEnv = process.env, instrumenta
       metricReaders.push(prometheus);
     } else {
       const { intervalMs, timeoutMs } = metricExportTiming(env);
-      metricReaders.push(new PeriodicExportingMetricReader({ exporter: otlpMetricExporter(otlpProtocol(env, 'metrics')), exportIntervalMillis: intervalMs, exportTimeoutMillis: timeoutMs }));
+      metricReaders.push(new PeriodicExportingMetricReader({ exporter: await otlpMetricExporter(otlpProtocol(env, 'metrics')), exportIntervalMillis: intervalMs, exportTimeoutMillis: timeoutMs }));
     }
   }
-  sdk = new NodeSDK({
-    resource: resourceFromAttributes({
-      [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'conveyor',
-      [ATTR_SERVICE_VERSION]: serviceVersion(env),
-      'service.namespace': 'conveyor',
-      'service.instance.id': serviceInstanceId(env),
-    }),
-    spanProcessors,
-    metricReaders,
-    instrumentations,
-  });
-  sdk.start();
+  providers = {};
+  // As the SDK does: OTEL_SDK_DISABLED leaves the API's no-op providers in place.
+  if (env.OTEL_SDK_DISABLED === 'true') return;
+  // The detected attributes (OTEL_RESOURCE_ATTRIBUTES among them) win over these defaults.
+  const resource = resourceFromAttributes({
+    [ATTR_SERVICE_NAME]: env.OTEL_SERVICE_NAME ?? 'conveyor',
+    [ATTR_SERVICE_VERSION]: serviceVersion(env),
+    'service.namespace': 'conveyor',
+    'service.instance.id': serviceInstanceId(env),
+  }).merge(detectResources({ detectors: resourceDetectors(env) }));
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const propagator = propagatorsOf(env);
+  if (propagator) propagation.setGlobalPropagator(propagator);
+  if (metricReaders.length) {
+    providers.meter = new MeterProvider({ resource, readers: metricReaders });
+    metrics.setGlobalMeterProvider(providers.meter);
+  }
+  providers.tracer = new BasicTracerProvider({ resource, spanProcessors });
+  trace.setGlobalTracerProvider(providers.tracer);
+  registerInstrumentations({ instrumentations, tracerProvider: providers.tracer, ...(providers.meter ? { meterProvider: providers.meter } : {}) });
 }
 
 /** Flushes pending spans and pushes the last metrics; called on shutdown so the last message's trace is not lost. */
 export async function shutdownTelemetry(): Promise<void> {
-  await sdk?.shutdown().catch(() => undefined);
-  sdk = undefined;
+  const stopping = providers;
+  providers = undefined;
+  await Promise.all([stopping?.tracer?.shutdown(), stopping?.meter?.shutdown()]).catch(() => undefined);
 }

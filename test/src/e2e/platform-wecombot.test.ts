@@ -43,7 +43,9 @@ describe('WeCom AI bot at /bots/{bot_id}', () => {
 
   test('a single chat\'s text: a stream starts at once, its refreshes show the reply growing until finished; a retry gets the same stream', async () => {
     const words = Array.from({ length: 12 }, (_, i) => `word${i}`);
-    sys.llm.setDefault({ text: words.join(' '), tokensPerSecond: 12 });
+    // The model's stream stays open after its whole text until a refresh has shown the reply unfinished.
+    let written = 0;
+    sys.llm.setDefault({ text: words.join(' '), tickMs: 20, holdOpen: true, onDelta: (i) => { written = i; } });
     const userId = uniqueName('u').replace(/[^\w]/g, '');
     const message = wecomBotTextMessage({ aibotid, userId, content: 'tell me' });
     const started = await readWecomBotStream(await sendWecomBotCallback(url, creds, message), creds);
@@ -52,7 +54,11 @@ describe('WeCom AI bot at /bots/{bot_id}', () => {
     const before = await lastQuerySeq();
     const retried = await readWecomBotStream(await sendWecomBotCallback(url, creds, message), creds);
     assert.equal(retried.id, started.id, 'WeCom\'s retry of the message gets the same stream');
-    const seen = await refreshWecomBotStream(url, creds, { aibotid, userId, streamId: started.id }, { intervalMs: 100 });
+    const seen = await refreshWecomBotStream(url, creds, { aibotid, userId, streamId: started.id }, {
+      intervalMs: 100,
+      timeoutMs: 60_000,
+      onRefresh: (s) => { if (!s.finish && s.content !== '' && written === words.length) sys.llm.release(); },
+    });
     const last = seen.at(-1);
     assert.equal(last?.finish, true);
     assert.equal(last?.content, words.join(' '));

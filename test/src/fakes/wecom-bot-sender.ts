@@ -74,13 +74,14 @@ export function wecomBotTextMessage(m: { aibotid: string; userId: string; conten
  * Refreshes a stream as WeCom's client does (a `msgtype: stream` callback every `intervalMs`) until
  * it is finished or `timeoutMs` passed; returns every content seen, the last one finished.
  */
-export async function refreshWecomBotStream(url: string, creds: WecomBotCredentials, m: { aibotid: string; userId: string; chatId?: string; streamId: string }, opts: { intervalMs?: number; timeoutMs?: number } = {}): Promise<WecomBotStream[]> {
+export async function refreshWecomBotStream(url: string, creds: WecomBotCredentials, m: { aibotid: string; userId: string; chatId?: string; streamId: string }, opts: { intervalMs?: number; timeoutMs?: number; onRefresh?: (s: WecomBotStream) => void } = {}): Promise<WecomBotStream[]> {
   const seen: WecomBotStream[] = [];
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   for (;;) {
     const refresh = { msgid: randomBytes(12).toString('hex'), aibotid: m.aibotid, ...(m.chatId ? { chatid: m.chatId } : {}), chattype: m.chatId ? 'group' : 'single', from: { userid: m.userId }, msgtype: 'stream', stream: { id: m.streamId } };
     const s = await readWecomBotStream(await sendWecomBotCallback(url, creds, refresh), creds);
     seen.push(s);
+    opts.onRefresh?.(s);
     if (s.finish) return seen;
     if (Date.now() > deadline) throw new Error(`stream ${m.streamId} not finished within the timeout (last content ${JSON.stringify(s.content.slice(0, 80))})`);
     await delay(opts.intervalMs ?? 200);
