@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createInstrumentations, instrumentedModuleNames, metricExporters, metricExportTiming, otlpProtocol, TelemetryConfigError, traceExporters } from './sdk.js';
+import { createInstrumentations, instrumentedModuleNames, metricExporters, metricExportTiming, otlpProtocol, propagatorsOf, resourceDetectors, TelemetryConfigError, traceExporters } from './sdk.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -84,6 +84,31 @@ test('unset, spans go over OTLP when an endpoint is configured; otlp,console doe
   const both = await endSpan({ OTEL_TRACES_EXPORTER: 'otlp,console', OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl });
   assert.equal(both.exports.length, 1);
   assert.match(both.stdout, new RegExp(both.spanName));
+});
+
+test('exported spans carry the resource: service name and namespace, OTEL_RESOURCE_ATTRIBUTES over the defaults, host and process', async () => {
+  const { exports } = await endSpan({ OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_SERVICE_NAME: 'conveyor-sdk-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.version=9.9.9' });
+  assert.equal(exports.length, 1);
+  const attributes = new Map<string, unknown>(
+    (JSON.parse(exports[0]!) as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] } }[] }).resourceSpans[0]!.resource.attributes.map((a) => [a.key, a.value.stringValue]),
+  );
+  assert.equal(attributes.get('service.name'), 'conveyor-sdk-test');
+  assert.equal(attributes.get('service.namespace'), 'conveyor');
+  assert.equal(attributes.get('deployment.environment.name'), 'staging');
+  assert.equal(attributes.get('service.version'), '9.9.9', 'the variable wins over the package version');
+  assert.match(String(attributes.get('service.instance.id')), /^[0-9a-f-]{36}$/);
+  assert.ok(attributes.has('host.name'), 'the host detector ran');
+});
+
+test('propagators and resource detectors from OTEL_PROPAGATORS and OTEL_NODE_RESOURCE_DETECTORS', () => {
+  assert.deepEqual(propagatorsOf({})?.fields().sort(), ['baggage', 'traceparent', 'tracestate']);
+  assert.deepEqual(propagatorsOf({ OTEL_PROPAGATORS: 'tracecontext' })?.fields().sort(), ['traceparent', 'tracestate']);
+  assert.equal(propagatorsOf({ OTEL_PROPAGATORS: 'none' }), undefined);
+  assert.deepEqual(propagatorsOf({ OTEL_PROPAGATORS: 'b3,baggage' })?.fields(), ['baggage'], 'an unsupported one is left out');
+  assert.equal(resourceDetectors({}).length, 3);
+  assert.equal(resourceDetectors({ OTEL_NODE_RESOURCE_DETECTORS: 'none' }).length, 0);
+  assert.equal(resourceDetectors({ OTEL_NODE_RESOURCE_DETECTORS: 'env,gcp' }).length, 1);
+  assert.equal(resourceDetectors({ OTEL_NODE_RESOURCE_DETECTORS: 'all' }).length, 5);
 });
 
 test('exporter selection: none wins, unsupported names are ignored, no endpoint means no default export', () => {
