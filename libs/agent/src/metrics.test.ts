@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 // The SDK must be running before the instruments are created, as `--import @conveyor/telemetry/register`
 // arranges in a service; hence the imports in this order.
 await import('@conveyor/telemetry/register');
-const { prometheusExporter, shutdownTelemetry } = await import('@conveyor/telemetry');
+const { prometheusExporter, shutdownTelemetry } = await import('@conveyor/telemetry/sdk');
 const { agentMetrics } = await import('./metrics.js');
 const { METRIC_NAMES } = await import('@conveyor/telemetry');
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { prometheusExporter } from '@conveyor/telemetry';
+import { prometheusExporter } from '@conveyor/telemetry/sdk';
 import { INFRA } from './infra.module.js';
 import type { Infra } from './infra.js';
 import { lifecycle } from './lifecycle.js';

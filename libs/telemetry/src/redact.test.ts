@@ -34,7 +34,7 @@ test('Telegram bot tokens in the path, credential query parameters and user info
 const script = `
 import http from 'node:http';
 import { trace } from '@opentelemetry/api';
-import { shutdownTelemetry } from '@conveyor/telemetry';
+import { shutdownTelemetry } from '@conveyor/telemetry/sdk';
 const base = process.env.TARGET;
 const canary = process.env.CANARY;
 const get = (url) => new Promise((resolve, reject) => http.get(url, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject));

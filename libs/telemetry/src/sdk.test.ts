@@ -13,7 +13,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 // A process started the way services are (telemetry preloaded) that ends one span and shuts down.
 const script = `
 import { trace } from '@opentelemetry/api';
-import { shutdownTelemetry } from '@conveyor/telemetry';
+import { shutdownTelemetry } from '@conveyor/telemetry/sdk';
 const span = trace.getTracer('sdk-test').startSpan(process.env.SPAN_NAME);
 console.log('SPAN ' + JSON.stringify({ traceId: span.spanContext().traceId, recording: span.isRecording() }));
 span.end();

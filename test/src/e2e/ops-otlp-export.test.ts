@@ -13,7 +13,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 // shutdown a stopping service does, which flushes the spans and pushes the last metrics.
 const script = `
 import { trace, metrics } from '@opentelemetry/api';
-import { shutdownTelemetry } from '@conveyor/telemetry';
+import { shutdownTelemetry } from '@conveyor/telemetry/sdk';
 const name = process.env.PROBE_NAME;
 trace.getTracer('otlp-export-test').startSpan(name, { attributes: { 'probe.kind': 'span' } }).end();
 metrics.getMeter('otlp-export-test').createCounter(name).add(3, { 'probe.kind': 'counter' });
@@ -28,7 +28,7 @@ import http from 'node:http';
 import { trace } from '@opentelemetry/api';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { shutdownTelemetry } from '@conveyor/telemetry';
+import { shutdownTelemetry } from '@conveyor/telemetry/sdk';
 await trace.getTracer('otlp-export-test').startActiveSpan(process.env.PROBE_NAME, async (span) => {
   const redis = new Redis(process.env.PROBE_REDIS_URL);
   await redis.ping();
