@@ -2,7 +2,6 @@
 // Unit tests sit next to their code (`*.test.ts`); multi-process tests live under test/.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from './ensure-built.mjs';
@@ -45,8 +44,6 @@ const reporters = [
 ];
 const concurrency = Number(process.env.CONVEYOR_TEST_CONCURRENCY) || 1;
 const res = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=600000', ...reporters, ...files], {
-  // The suite starts a few hundred service processes; Node's on-disk compile cache (checked against
-  // each file's contents) spares each of them compiling the same modules again.
-  cwd: root, stdio: 'inherit', env: { NODE_COMPILE_CACHE: path.join(tmpdir(), 'conveyor-node-compile-cache'), ...process.env, NODE_ENV: 'test' },
+  cwd: root, stdio: 'inherit', env: { ...process.env, NODE_ENV: 'test' },
 });
 process.exit(res.status ?? 1);
