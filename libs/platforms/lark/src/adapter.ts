@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Client, Logger } from '@larksuiteoapi/node-sdk';
+import { Client, defaultHttpInstance, type Logger } from '@larksuiteoapi/node-sdk';
 import { plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { LarkConfigSchema, larkApiBase, type LarkConfig } from './config.js';
@@ -40,24 +40,8 @@ interface LarkResult {
 }
 const failed = (res: LarkResult) => `lark: code ${res.code ?? '?'} ${res.msg ?? ''}`.trim();
 
-let sdk: Promise<typeof import('@larksuiteoapi/node-sdk')> | undefined;
-
-/**
- * The SDK, loaded with the first Lark bot's first call: it takes about 0.4 s of CPU to load,
- * and every ingress, dispatcher and gateway carries this package whether or not it serves a Lark bot.
- */
-function larkSdk(): Promise<typeof import('@larksuiteoapi/node-sdk')> {
-  sdk ??= import('@larksuiteoapi/node-sdk').then((loaded) => {
-    // The SDK's HTTP client (axios) waits for ever by default; a hung Open API call must fail the part.
-    if (!loaded.defaultHttpInstance.defaults.timeout) loaded.defaultHttpInstance.defaults.timeout = HTTP_TIMEOUT_MS;
-    return loaded;
-  });
-  return sdk;
-}
-
 /** An Open API client of one app; the SDK obtains and caches its tenant token. */
-export async function larkClient(config: LarkConfig): Promise<Client> {
-  const { Client } = await larkSdk();
+export function larkClient(config: LarkConfig): Client {
   return new Client({ appId: config.app_id, appSecret: config.app_secret, domain: larkApiBase(config), logger: silent });
 }
 
@@ -106,19 +90,22 @@ export class LarkAdapter implements PlatformAdapter {
   readonly name = LARK;
   private readonly clients = new Map<string, Client>();
 
-  constructor(private readonly configs: BotConfigs) {}
+  constructor(private readonly configs: BotConfigs) {
+    // The SDK's HTTP client (axios) waits for ever by default; a hung Open API call must fail the part.
+    if (!defaultHttpInstance.defaults.timeout) defaultHttpInstance.defaults.timeout = HTTP_TIMEOUT_MS;
+  }
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.configs.get(route.botId);
     if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
     const parsed = LarkConfigSchema.safeParse(bot.adapterConfig ?? {});
     if (!parsed.success) return { delivered: false, reason: `lark bot ${route.botId} misconfigured: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
+    const client = this.client(parsed.data);
     const text = truncate(plainText(reply.message));
     const streaming = reply.stream && parsed.data['enable-stream-reply'];
     try {
       // Stream off: only the final part of a streamed reply shows.
       if (!text || (reply.stream && !reply.isFinal && !streaming)) return { delivered: true };
-      const client = await this.client(parsed.data);
       const cardId = await ctx.state.get('lark:mid');
       if (cardId) {
         const res = await client.im.message.patch({ path: { message_id: cardId }, data: { content: larkCard(text) } });
@@ -143,7 +130,7 @@ export class LarkAdapter implements PlatformAdapter {
     }
   }
 
-  private async client(config: LarkConfig): Promise<Client> {
+  private client(config: LarkConfig): Client {
     const domain = larkApiBase(config);
     const key = createHash('sha256').update(`${config.app_id}\n${config.app_secret}\n${domain}`).digest('hex');
     const cached = this.clients.get(key);
@@ -152,7 +139,7 @@ export class LarkAdapter implements PlatformAdapter {
       const oldest = this.clients.keys().next();
       if (!oldest.done) this.clients.delete(oldest.value);
     }
-    const client = await larkClient(config);
+    const client = larkClient(config);
     this.clients.set(key, client);
     return client;
   }

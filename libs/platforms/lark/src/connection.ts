@@ -73,7 +73,7 @@ export const larkConnection: PlatformConnection<LarkConfig> = {
       onMalformed: (reason) => deps.malformed(reason),
     });
     deps.logger.info({ botId: deps.botId, pingIntervalMs: endpoint.pingIntervalMs }, 'Lark long connection open');
-    const client = await larkClient(config);
+    const client = larkClient(config);
     return {
       ended: socket.ended,
       close: (reason) => socket.close(reason),
