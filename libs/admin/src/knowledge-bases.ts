@@ -153,9 +153,12 @@ export class KnowledgeBases {
   }
 
   private async checkModel(field: string, id: string, ability: 'embedding' | 'rerank'): Promise<void> {
-    const model = await this.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true } });
+    const model = await this.prisma.llmModel.findUnique({ where: { id }, select: { abilities: true, provider: true } });
     if (!model) throw AdminApiError.invalid(field, `model ${JSON.stringify(id)} does not exist`);
     if (!model.abilities.includes(ability)) throw AdminApiError.invalid(field, `model ${JSON.stringify(id)} lacks the ${ability} ability`);
+    // Embeddings: OpenAI-compatible /embeddings, Ollama's /api/embed, Gemini's batchEmbedContents; reranking: an OpenAI-compatible /rerank.
+    const speaks = ability === 'embedding' ? ['openai', 'ollama', 'gemini'] : ['openai'];
+    if (!speaks.includes(model.provider)) throw AdminApiError.invalid(field, `model ${JSON.stringify(id)} speaks the ${model.provider} API, which has no ${ability === 'embedding' ? 'embeddings' : 'rerank'} endpoint; choose a model of ${speaks.join(', ')}`);
   }
 
   private async withCounts(rows: Array<Prisma.KnowledgeBaseGetPayload<object>>): Promise<AdminApi.KnowledgeBase[]> {

@@ -52,7 +52,7 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     db = createDatabase(sys.db.url, 2);
     redis = new Redis(REDIS_URL);
     const model = (id: string, ability: string) => ({ id, name: id, baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: `fake-${id}`, abilities: [ability] });
-    await db.prisma.llmModel.createMany({ data: [model('embed', 'embedding'), model('chat', 'func_call')] });
+    await db.prisma.llmModel.createMany({ data: [model('embed', 'embedding'), model('chat', 'func_call'), { ...model('claude', 'embedding'), provider: 'anthropic' }] });
     const reader = uniqueName('reader');
     assert.equal((await api.call('POST', '/users', { username: reader, password: ADMIN_PASSWORD, role: 'viewer' })).status, 201);
     viewer = new AdminClient(admin.url);
@@ -70,6 +70,9 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     const wrong = await api.call('POST', '/knowledge-bases', { id: kbId, name: 'Handbook', embeddingModelId: 'chat' });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.field, 'body.embeddingModelId');
+    const claude = await api.call('POST', '/knowledge-bases', { id: kbId, name: 'Handbook', embeddingModelId: 'claude' });
+    assert.equal(claude.status, 400, 'the Anthropic API has no embeddings');
+    assert.match(claude.body.message, /speaks the anthropic API, which has no embeddings endpoint/);
     const overlap = await api.call('POST', '/knowledge-bases', { id: kbId, name: 'Handbook', embeddingModelId: 'embed', chunkSize: 10, chunkOverlap: 10 });
     assert.equal(overlap.status, 400);
     const created = await api.call('POST', '/knowledge-bases', { id: kbId, name: 'Handbook', embeddingModelId: 'embed', chunkSize: 40, chunkOverlap: 0, topK: 2 });
@@ -257,7 +260,7 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.ok(packages.length > 0, platformsDir);
     assert.deepEqual(list.map((p) => p.name).sort(), packages.sort());
     // The WeChat family: webhooks, each setting titled for the console's form, the keys secret.
-    for (const [name, secrets] of [['officialaccount', ['token', 'EncodingAESKey', 'AppSecret']], ['wecomcs', ['secret', 'token', 'EncodingAESKey']], ['wecombot', ['Token', 'EncodingAESKey']]] as const) {
+    for (const [name, secrets] of [['officialaccount', ['token', 'EncodingAESKey', 'AppSecret']], ['wecomcs', ['secret', 'token', 'EncodingAESKey']], ['wecombot', ['Token', 'EncodingAESKey', 'Secret']]] as const) {
       const p = list.find((x) => x.name === name);
       assert.equal(p?.webhook, true, name);
       const props = (p?.configSchema.properties ?? {}) as Record<string, { title?: string; secret?: boolean }>;

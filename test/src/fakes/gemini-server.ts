@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { closeServer, listen, readBody } from './http-util.js';
-import { NativeScript, pace, textPieces, wordCount, type NativeModelFake } from './native-model-script.js';
+import { NativeScript, pace, textPieces, wordCount, type NativeEmbeddingFake, type NativeModelFake } from './native-model-script.js';
+import { fakeEmbedding } from './openai-server.js';
 
 /**
  * A fake Gemini API (`POST /v1beta/models/{model}:generateContent` and
@@ -9,6 +10,8 @@ import { NativeScript, pace, textPieces, wordCount, type NativeModelFake } from 
  * `thoughtSignature`, `finishReason` and `usageMetadata` on the last chunk. Like the real API it
  * checks `x-goog-api-key` (400 `API_KEY_INVALID`) and refuses (400) a request whose model turn
  * brings back one of its function calls without that call's thought signature.
+ * `:batchEmbedContents` answers `{embeddings: [{values}]}` in the requests' order, each request
+ * naming the model of the path (400 otherwise), `outputDimensionality` cutting the vector.
  */
 
 interface Part {
@@ -19,10 +22,11 @@ interface Part {
   [k: string]: unknown;
 }
 
-export interface FakeGemini extends NativeModelFake {}
+export interface FakeGemini extends NativeModelFake, NativeEmbeddingFake {}
 
 export async function startFakeGemini(opts: { apiKey?: string } = {}): Promise<FakeGemini> {
   const script = new NativeScript();
+  const embeddingRequests: FakeGemini['embeddingRequests'] = [];
   /** JSON of a function call handed out → its thought signature. */
   const signatures = new Map<string, string>();
   let ids = 0;
@@ -49,10 +53,23 @@ export async function startFakeGemini(opts: { apiKey?: string } = {}): Promise<F
 
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const [path, query = ''] = (req.url ?? '').split('?');
-    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path);
+    const match = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$/.exec(path);
     if (req.method !== 'POST' || !match) return error(res, 404, 'NOT_FOUND', `no route ${req.method} ${req.url}`);
     const body = JSON.parse((await readBody(req)).toString('utf8') || '{}');
     if (opts.apiKey && req.headers['x-goog-api-key'] !== opts.apiKey) return error(res, 400, 'INVALID_ARGUMENT', 'API key not valid. Please pass a valid API key.', 'API_KEY_INVALID');
+    if (match[2] === 'batchEmbedContents') {
+      embeddingRequests.push(body);
+      const requests: Array<{ model?: unknown; content?: { parts?: Part[] }; outputDimensionality?: unknown }> = Array.isArray(body.requests) ? body.requests : [];
+      const model = `models/${decodeURIComponent(match[1])}`;
+      const wrong = requests.findIndex((r) => r.model !== model);
+      if (wrong >= 0) return error(res, 400, 'INVALID_ARGUMENT', `* BatchEmbedContentsRequest.requests[${wrong}].model: the model must be ${model}`);
+      return send(res, 200, {
+        embeddings: requests.map((r) => {
+          const v = fakeEmbedding((r.content?.parts ?? []).map((p) => p.text ?? '').join(''));
+          return { values: typeof r.outputDimensionality === 'number' ? v.slice(0, r.outputDimensionality) : v };
+        }),
+      });
+    }
     const problem = signatureProblem(body);
     if (problem) {
       script.record(path, req.headers, body);
@@ -96,5 +113,5 @@ export async function startFakeGemini(opts: { apiKey?: string } = {}): Promise<F
     res.end();
   });
   const url = await listen(server);
-  return { url: `${url}/v1beta`, requests: script.requests, script: (...r) => script.script(...r), setDefault: (r) => script.setDefault(r), close: () => closeServer(server) };
+  return { url: `${url}/v1beta`, requests: script.requests, embeddingRequests, script: (...r) => script.script(...r), setDefault: (r) => script.setDefault(r), close: () => closeServer(server) };
 }

@@ -36,6 +36,12 @@ export interface NativeModelFake {
   close(): Promise<void>;
 }
 
+/** A native fake that also embeds (Ollama, Gemini): each text gets `fakeEmbedding`'s vector, so searches are predictable. */
+export interface NativeEmbeddingFake {
+  /** Bodies of embedding requests, in order (not counted among `requests`). */
+  embeddingRequests: Array<Record<string, unknown>>;
+}
+
 /** The queue of scripted answers and the default, shared by the three fakes. */
 export class NativeScript {
   private readonly queue: Array<NativeFakeResponse | NativeFakeResponder> = [];

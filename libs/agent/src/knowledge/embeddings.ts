@@ -1,6 +1,7 @@
-import type OpenAI from 'openai';
 import { LIMITS } from '@conveyor/contracts';
 import type { ResolvedModel } from '../model.js';
+import type { OpenAIClientPool } from '../client-pool.js';
+import { ProviderAnswerError, providerFor, type ProviderEmbeddings } from '../providers/index.js';
 import type { GenAiCallContext } from '../genai-semconv.js';
 import { inKnowledgeModelCall } from './call-telemetry.js';
 
@@ -24,43 +25,47 @@ export function unitVector(values: readonly number[]): Float32Array {
 }
 
 /**
- * Embeds `texts` through the model's OpenAI-compatible `/embeddings`, `LIMITS.embeddingBatch` texts
- * per request, and returns unit vectors in the texts' order. `onBatch` reports progress. Each request
- * is an `embeddings <model>` span and counts in the GenAI metrics, with `telemetry`'s bot and pipeline.
+ * Embeds `texts` through the model's API (an OpenAI-compatible `/embeddings`, Ollama's `/api/embed`,
+ * Gemini's `batchEmbedContents`), `LIMITS.embeddingBatch` texts per request, and returns unit vectors
+ * in the texts' order. `onBatch` reports progress. Each request is an `embeddings <model>` span and
+ * counts in the GenAI metrics, with `telemetry`'s bot and pipeline.
  */
 export async function embedTexts(
-  client: OpenAI,
+  pool: OpenAIClientPool,
   model: ResolvedModel,
   texts: readonly string[],
   options: { signal?: AbortSignal; onBatch?: (done: number) => Promise<void> | void; telemetry?: GenAiCallContext } = {},
 ): Promise<Float32Array[]> {
+  const provider = providerFor(model);
+  const embed = provider.embed;
+  if (!embed) throw new KnowledgeError('embedding_failed', `embedding model ${model.id}: the ${provider.kind} API has no embeddings; choose an OpenAI-compatible, Gemini or Ollama model`);
   const out: Float32Array[] = [];
   for (let start = 0; start < texts.length; start += LIMITS.embeddingBatch) {
     const input = texts.slice(start, start + LIMITS.embeddingBatch);
-    const response = await inKnowledgeModelCall('embeddings', model, options.telemetry, { 'gen_ai.request.encoding_formats': ['float'], 'conveyor.embeddings.inputs': input.length }, async (call) => {
-      let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
+    const vectors = await inKnowledgeModelCall('embeddings', model, options.telemetry, { 'gen_ai.request.encoding_formats': ['float'], 'conveyor.embeddings.inputs': input.length }, async (call) => {
+      let answer: ProviderEmbeddings;
       try {
-        answer = await client.embeddings.create({ model: model.modelId, input, encoding_format: 'float' }, { signal: options.signal });
+        answer = await embed({ pool, model, texts: input, signal: options.signal });
       } catch (err) {
         if (options.signal?.aborted) throw err;
+        if (err instanceof ProviderAnswerError) throw new KnowledgeError('embedding_invalid', `embedding model ${model.id}: ${err.message}`, { cause: err });
         throw new KnowledgeError('embedding_failed', `embedding model ${model.id} failed: ${(err as Error).message}`, { cause: err });
       }
-      call.inputTokens(answer.usage?.prompt_tokens);
-      call.responseModel(answer.model);
-      const dims = answer.data?.[0]?.embedding?.length;
+      call.inputTokens(answer.inputTokens);
+      call.responseModel(answer.responseModel);
+      const dims = answer.vectors[0]?.length;
       if (dims) call.span.setAttribute('gen_ai.embeddings.dimension.count', dims);
-      return answer;
+      return answer.vectors;
     });
-    const byIndex = [...(response.data ?? [])].sort((a, b) => a.index - b.index);
-    if (byIndex.length !== input.length || byIndex.some((d, i) => d.index !== i || !Array.isArray(d.embedding))) {
-      throw new KnowledgeError('embedding_invalid', `embedding model ${model.id} answered ${byIndex.length} embeddings for ${input.length} texts`);
+    if (vectors.length !== input.length) {
+      throw new KnowledgeError('embedding_invalid', `embedding model ${model.id} answered ${vectors.length} embeddings for ${input.length} texts`);
     }
-    const dims = byIndex[0].embedding.length;
-    for (const d of byIndex) {
-      if (d.embedding.length !== dims || (out.length > 0 && d.embedding.length !== out[0].length)) {
+    const dims = vectors[0].length;
+    for (const v of vectors) {
+      if (v.length !== dims || (out.length > 0 && v.length !== out[0].length)) {
         throw new KnowledgeError('embedding_invalid', `embedding model ${model.id} answered vectors of different lengths`);
       }
-      out.push(unitVector(d.embedding));
+      out.push(unitVector(v));
     }
     await options.onBatch?.(out.length);
   }

@@ -107,7 +107,7 @@ export async function ingestDocument(job: { documentId: string; revision: number
       const embeddings: Float32Array[] = [];
       for (let start = 0; start < pieces.length; start += LIMITS.embeddingBatch) {
         const batch = pieces.slice(start, start + LIMITS.embeddingBatch);
-        embeddings.push(...(await withRetries(() => embedTexts(deps.pool.get(model), model, batch, { signal: deps.signal }), deps)));
+        embeddings.push(...(await withRetries(() => embedTexts(deps.pool, model, batch, { signal: deps.signal }), deps)));
         await deps.store.setProgress(doc.id, doc.revision, (embeddings.length / pieces.length) * 100);
       }
       if (embeddings.length) await deps.store.ensureVectorIndex(doc.knowledgeBaseId, embeddings[0].length);

@@ -90,7 +90,7 @@ async function retrieve(question: string, binding: NonNullable<RunRequest['knowl
     if (!embedding) {
       const model = await deps.model(kb.embeddingModelId);
       if (!model) throw new KnowledgeError('model_missing', `embedding model ${kb.embeddingModelId} of knowledge base ${id} not found`);
-      [embedding] = await embedTexts(deps.pool.get(model), model, [question], { signal: deps.signal, telemetry: deps.telemetry });
+      [embedding] = await embedTexts(deps.pool, model, [question], { signal: deps.signal, telemetry: deps.telemetry });
       embeddings.set(kb.embeddingModelId, embedding);
     }
     for (const hit of await deps.source.search(id, embedding, kb.topK)) hits.push(hit.text);

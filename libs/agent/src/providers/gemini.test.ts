@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LlmMessage } from '@conveyor/contracts';
-import { geminiContents, geminiFinishReason, geminiRequest } from './gemini.js';
+import { geminiContents, geminiEmbedRequest, geminiFinishReason, geminiRequest } from './gemini.js';
 import type { ResolvedModel } from '../model.js';
 
 const model: ResolvedModel = { id: 'g', provider: 'gemini', baseUrl: 'https://generativelanguage.googleapis.com/v1beta', apiKey: 'k', modelId: 'gemini-x', abilities: ['func_call'], extraArgs: {}, timeoutMs: 1000 };
@@ -51,4 +51,14 @@ test('finish reasons: a turn that called functions ends in tool_calls', () => {
   assert.equal(geminiFinishReason('MAX_TOKENS', false), 'length');
   assert.equal(geminiFinishReason('SAFETY', false), 'content_filter');
   assert.equal(geminiFinishReason(undefined, false), null);
+});
+
+test('embed request: one EmbedContentRequest per text naming the model, task type and dimensions from the extra arguments', () => {
+  const r = geminiEmbedRequest({ model: { ...model, modelId: 'models/gemini-embedding-001', extraArgs: { taskType: 'RETRIEVAL_QUERY', dimensions: 768, temperature: 1 } }, texts: ['a', 'b'] });
+  assert.deepEqual(r, {
+    requests: [
+      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'a' }] }, taskType: 'RETRIEVAL_QUERY', outputDimensionality: 768 },
+      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'b' }] }, taskType: 'RETRIEVAL_QUERY', outputDimensionality: 768 },
+    ],
+  });
 });

@@ -4,8 +4,8 @@ import type { ToolDefinition } from '../llm-call.js';
 import type { StreamDelta } from '../stream-accumulator.js';
 import { withReasoning } from '../think.js';
 import { geminiThinkingConfig } from './reasoning.js';
-import { apiRoot, assistantText, dataUrl, lines, partsOf, postJson, systemText, toolArguments, toolNamesById, toolResultText } from './shared.js';
-import type { ModelProvider, ProviderCall, ProviderCompletion, ProviderStreamItem, TokenUsage } from './types.js';
+import { apiRoot, assistantText, boundedJson, dataUrl, lines, MAX_EMBEDDINGS_ANSWER_BYTES, partsOf, postJson, systemText, toolArguments, toolNamesById, toolResultText, vectorsOf } from './shared.js';
+import { ProviderAnswerError, type EmbeddingCall, type ModelProvider, type ProviderCall, type ProviderCompletion, type ProviderEmbeddings, type ProviderStreamItem, type TokenUsage } from './types.js';
 
 // Google's Generative Language API (`generateContent`, `streamGenerateContent?alt=sse`) over its
 // REST wire format: the shapes below are the parts of it Conveyor sends and reads.
@@ -150,13 +150,31 @@ function usageOf(u: NonNullable<GeminiResponse['usageMetadata']>): TokenUsage {
   return { prompt_tokens: u.promptTokenCount ?? 0, completion_tokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0) };
 }
 
-function endpoint(call: ProviderCall, method: 'generateContent' | 'streamGenerateContent'): string {
+function endpoint(call: Pick<ProviderCall, 'model'>, method: 'generateContent' | 'streamGenerateContent' | 'batchEmbedContents'): string {
   const root = apiRoot(call.model.baseUrl, ['/openai']);
-  const model = call.model.modelId.replace(/^models\//, '');
-  return `${root}/models/${encodeURIComponent(model)}:${method}${method === 'streamGenerateContent' ? '?alt=sse' : ''}`;
+  return `${root}/models/${encodeURIComponent(modelName(call))}:${method}${method === 'streamGenerateContent' ? '?alt=sse' : ''}`;
 }
 
-function headers(call: ProviderCall): Record<string, string> {
+function modelName(call: Pick<ProviderCall, 'model'>): string {
+  return call.model.modelId.replace(/^models\//, '');
+}
+
+/**
+ * The `batchEmbedContents` request: one `EmbedContentRequest` per text, each naming the model, with
+ * `taskType`, `title` and `outputDimensionality` (or `dimensions`) from the model's extra arguments.
+ */
+export function geminiEmbedRequest(call: Pick<EmbeddingCall, 'model' | 'texts'>) {
+  const { extraArgs } = call.model;
+  const extra: Record<string, unknown> = {};
+  if (typeof extraArgs.taskType === 'string') extra.taskType = extraArgs.taskType;
+  if (typeof extraArgs.title === 'string') extra.title = extraArgs.title;
+  const dimensions = extraArgs.outputDimensionality ?? extraArgs.dimensions;
+  if (typeof dimensions === 'number') extra.outputDimensionality = dimensions;
+  const model = `models/${modelName(call)}`;
+  return { requests: call.texts.map((text) => ({ model, content: { parts: [{ text }] }, ...extra })) };
+}
+
+function headers(call: Pick<ProviderCall, 'model'>): Record<string, string> {
   return call.model.apiKey ? { 'x-goog-api-key': call.model.apiKey } : {};
 }
 
@@ -247,5 +265,15 @@ export const geminiProvider: ModelProvider = {
       if (usage) yield { kind: 'usage', usage };
       yield { kind: 'delta', delta };
     }
+  },
+
+  // `batchEmbedContents`: `{embeddings: [{values: [...]}]}`, in the requests' order; it reports no token count.
+  async embed(call): Promise<ProviderEmbeddings> {
+    const res = await postJson(endpoint(call, 'batchEmbedContents'), headers(call), geminiEmbedRequest(call), call);
+    const body = await boundedJson(res, MAX_EMBEDDINGS_ANSWER_BYTES);
+    const embeddings = typeof body === 'object' && body !== null ? (body as { embeddings?: unknown }).embeddings : undefined;
+    if (!Array.isArray(embeddings)) throw new ProviderAnswerError('gemini batchEmbedContents: no embeddings in the answer');
+    const values = embeddings.map((e: unknown) => (typeof e === 'object' && e !== null ? (e as { values?: unknown }).values : undefined));
+    return { vectors: vectorsOf(values, call.texts.length, 'gemini batchEmbedContents') };
   },
 };

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ollamaMessages, ollamaRequest } from './ollama.js';
+import { ollamaEmbedRequest, ollamaMessages, ollamaRequest } from './ollama.js';
 import type { ResolvedModel } from '../model.js';
 
 const model: ResolvedModel = { id: 'o', provider: 'ollama', baseUrl: 'http://127.0.0.1:11434', apiKey: '', modelId: 'qwen3', abilities: ['func_call'], extraArgs: {}, timeoutMs: 1000 };
@@ -25,4 +25,9 @@ test('request: sampling arguments become options, request-level keys stay on top
   assert.deepEqual({ ...r, messages: undefined }, { keep_alive: '5m', model: 'qwen3', messages: undefined, stream: true, options: { seed: 1, temperature: 0.1, num_ctx: 8192, num_predict: 64 }, think: false });
   assert.equal(ollamaRequest({ model: { ...model, reasoning: 'medium' }, messages: [{ role: 'user', content: 'hi' }] }, false).think, 'medium');
   assert.equal('think' in ollamaRequest({ model, messages: [{ role: 'user', content: 'hi' }] }, false), false);
+});
+
+test('embed request: every text in one input list, only /api/embed keys of the extra arguments', () => {
+  const r = ollamaEmbedRequest({ model: { ...model, modelId: 'nomic-embed-text', extraArgs: { truncate: false, dimensions: 256, temperature: 0.3 } }, texts: ['a', 'b'] });
+  assert.deepEqual(r, { truncate: false, dimensions: 256, model: 'nomic-embed-text', input: ['a', 'b'] });
 });

@@ -3,8 +3,8 @@ import type { LlmMessage } from '@conveyor/contracts';
 import type { StreamDelta } from '../stream-accumulator.js';
 import { withReasoning } from '../think.js';
 import { ollamaThink } from './reasoning.js';
-import { apiRoot, assistantText, dataUrl, lines, partsOf, postJson, toolArguments, toolNamesById, toolResultText } from './shared.js';
-import type { ModelProvider, ProviderCall, ProviderCompletion, ProviderStreamItem, TokenUsage } from './types.js';
+import { apiRoot, assistantText, boundedJson, dataUrl, lines, MAX_EMBEDDINGS_ANSWER_BYTES, partsOf, postJson, toolArguments, toolNamesById, toolResultText, vectorsOf } from './shared.js';
+import type { EmbeddingCall, ModelProvider, ProviderCall, ProviderCompletion, ProviderEmbeddings, ProviderStreamItem, TokenUsage } from './types.js';
 
 // Ollama's own chat API, `POST /api/chat`: NDJSON when streaming, one JSON object otherwise.
 
@@ -116,11 +116,18 @@ class OllamaReader {
   }
 }
 
-function endpoint(call: ProviderCall): string {
-  return `${apiRoot(call.model.baseUrl, ['/v1', '/api'])}/api/chat`;
+function endpoint(call: Pick<ProviderCall, 'model'>, path: '/api/chat' | '/api/embed'): string {
+  return `${apiRoot(call.model.baseUrl, ['/v1', '/api'])}${path}`;
 }
 
-function headers(call: ProviderCall): Record<string, string> {
+/** The `/api/embed` request: every text in one call; `truncate`, `dimensions`, `keep_alive` and `options` from the model's extra arguments. */
+export function ollamaEmbedRequest(call: Pick<EmbeddingCall, 'model' | 'texts'>) {
+  const extra: Record<string, unknown> = {};
+  for (const key of ['truncate', 'dimensions', 'keep_alive', 'options']) if (call.model.extraArgs[key] !== undefined) extra[key] = call.model.extraArgs[key];
+  return { ...extra, model: call.model.modelId, input: [...call.texts] };
+}
+
+function headers(call: Pick<ProviderCall, 'model'>): Record<string, string> {
   // A local Ollama needs no key; Ollama's cloud and proxies in front of it take a bearer token.
   return call.model.apiKey ? { authorization: `Bearer ${call.model.apiKey}` } : {};
 }
@@ -131,7 +138,7 @@ export const ollamaProvider: ModelProvider = {
   genAiProviderName: () => 'ollama',
 
   async complete(call): Promise<ProviderCompletion> {
-    const res = await postJson(endpoint(call), headers(call), ollamaRequest(call, false), call);
+    const res = await postJson(endpoint(call, '/api/chat'), headers(call), ollamaRequest(call, false), call);
     const line = (await res.json()) as OllamaChatLine;
     const reader = new OllamaReader();
     const d = reader.read({ ...line, done: true });
@@ -151,7 +158,7 @@ export const ollamaProvider: ModelProvider = {
   },
 
   async *stream(call): AsyncGenerator<ProviderStreamItem> {
-    const res = await postJson(endpoint(call), headers(call), ollamaRequest(call, true), call);
+    const res = await postJson(endpoint(call, '/api/chat'), headers(call), ollamaRequest(call, true), call);
     const reader = new OllamaReader();
     let first = true;
     for await (const text of lines(res.body!)) {
@@ -166,5 +173,17 @@ export const ollamaProvider: ModelProvider = {
       if (line.done) return;
     }
     throw new Error('ollama: the stream ended before its last line (done)');
+  },
+
+  // `POST /api/embed`: `{model, embeddings: [[...]], prompt_eval_count}`.
+  async embed(call): Promise<ProviderEmbeddings> {
+    const res = await postJson(endpoint(call, '/api/embed'), headers(call), ollamaEmbedRequest(call), call);
+    const body = await boundedJson(res, MAX_EMBEDDINGS_ANSWER_BYTES);
+    const answer = typeof body === 'object' && body !== null ? (body as { model?: unknown; embeddings?: unknown; prompt_eval_count?: unknown }) : {};
+    return {
+      vectors: vectorsOf(answer.embeddings, call.texts.length, 'ollama /api/embed'),
+      ...(typeof answer.prompt_eval_count === 'number' ? { inputTokens: answer.prompt_eval_count } : {}),
+      ...(typeof answer.model === 'string' ? { responseModel: answer.model } : {}),
+    };
   },
 };

@@ -5,7 +5,7 @@ import type { StreamDelta } from '../stream-accumulator.js';
 import { withReasoning } from '../think.js';
 import { providerName } from '../genai-semconv.js';
 import { openAiReasoningEffort } from './reasoning.js';
-import type { ModelProvider, ProviderCall, ProviderCompletion, ProviderStreamItem } from './types.js';
+import { ProviderAnswerError, type ModelProvider, type ProviderCall, type ProviderCompletion, type ProviderEmbeddings, type ProviderStreamItem } from './types.js';
 
 /** The history as Chat Completions takes it: reasoning blocks are a native provider's and stay out. */
 export function openAiMessages(messages: readonly LlmMessage[]): OpenAI.ChatCompletionMessageParam[] {
@@ -73,5 +73,12 @@ export const openAiProvider: ModelProvider = {
       };
       yield { kind: 'delta', delta };
     }
+  },
+
+  async embed({ pool, model, texts, signal }): Promise<ProviderEmbeddings> {
+    const answer = await pool.get(model).embeddings.create({ model: model.modelId, input: [...texts], encoding_format: 'float' }, { signal });
+    const byIndex = [...(answer.data ?? [])].sort((a, b) => a.index - b.index);
+    if (byIndex.some((d, i) => d.index !== i || !Array.isArray(d.embedding))) throw new ProviderAnswerError(`embeddings answered out of order or without vectors`);
+    return { vectors: byIndex.map((d) => d.embedding), inputTokens: answer.usage?.prompt_tokens, responseModel: answer.model };
   },
 };

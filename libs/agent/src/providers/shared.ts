@@ -1,6 +1,6 @@
 import type { ContentPart, LlmMessage, ToolCall } from '@conveyor/contracts';
 import { stripThink } from '../think.js';
-import { ProviderHttpError, ProviderTimeoutError, type ProviderCall } from './types.js';
+import { ProviderAnswerError, ProviderHttpError, ProviderTimeoutError, type ProviderCall } from './types.js';
 
 // What the native providers' mappings share: reading the loop's OpenAI-shaped history.
 
@@ -114,4 +114,35 @@ export function apiRoot(baseUrl: string, suffixes: readonly string[]): string {
   let root = baseUrl.replace(/\/+$/, '');
   for (const s of suffixes) if (root.endsWith(s)) root = root.slice(0, -s.length);
   return root;
+}
+
+/** An answer's JSON body, read no further than `maxBytes` (a misbehaving endpoint cannot fill the memory). */
+export async function boundedJson(res: Response, maxBytes: number): Promise<unknown> {
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for await (const chunk of res.body!) {
+    bytes += chunk.byteLength;
+    if (bytes > maxBytes) throw new ProviderAnswerError(`an answer over ${maxBytes} bytes`);
+    text += decoder.decode(chunk, { stream: true });
+  }
+  text += decoder.decode();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ProviderAnswerError('an answer that is not JSON');
+  }
+}
+
+/** Answers to one embedding request are read up to this size: 64 texts of 3072 dimensions are about 5 MB. */
+export const MAX_EMBEDDINGS_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** `value` as vectors of finite numbers, or the reason it is not. */
+export function vectorsOf(value: unknown, count: number, what: string): number[][] {
+  if (!Array.isArray(value)) throw new ProviderAnswerError(`${what}: no vectors in the answer`);
+  if (value.length !== count) throw new ProviderAnswerError(`${what}: ${value.length} vectors for ${count} texts`);
+  return value.map((v, i) => {
+    if (!Array.isArray(v) || !v.every((x): x is number => typeof x === 'number')) throw new ProviderAnswerError(`${what}: vector ${i} is not a list of numbers`);
+    return v;
+  });
 }

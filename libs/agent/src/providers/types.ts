@@ -37,6 +37,22 @@ export type ProviderStreamItem =
   | { kind: 'usage'; usage: TokenUsage }
   | { kind: 'delta'; delta: StreamDelta };
 
+/** One embedding request as the knowledge code asks for it, whatever the API. */
+export interface EmbeddingCall {
+  pool: OpenAIClientPool;
+  model: ResolvedModel;
+  texts: readonly string[];
+  signal?: AbortSignal;
+}
+
+/** The provider's answer to an embedding request: one vector per text, in the texts' order. */
+export interface ProviderEmbeddings {
+  vectors: number[][];
+  /** What the provider counted, when it says. */
+  inputTokens?: number;
+  responseModel?: string;
+}
+
 /**
  * One model API behind the agent loop: it maps the loop's OpenAI-shaped history, tools and the
  * pipeline's reasoning level onto its wire format and the answer back. The loop, the fallback chain
@@ -48,6 +64,8 @@ export interface ModelProvider {
   genAiProviderName(model: ResolvedModel): string;
   complete(call: ProviderCall): Promise<ProviderCompletion>;
   stream(call: ProviderCall): AsyncIterable<ProviderStreamItem>;
+  /** Absent where the API has no embeddings (Anthropic's). */
+  embed?(call: EmbeddingCall): Promise<ProviderEmbeddings>;
 }
 
 /** An HTTP answer other than success from a provider reached without an SDK; `status` is what `error.type` records. */
@@ -55,6 +73,14 @@ export class ProviderHttpError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
     this.name = 'ProviderHttpError';
+  }
+}
+
+/** A 2xx answer that does not hold what the API promises (vectors missing, out of order); callers treat it as invalid, not as a failed call. */
+export class ProviderAnswerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderAnswerError';
   }
 }
 
