@@ -22,3 +22,4 @@ export * from './qqofficial-server.js';
 export * from './satori-server.js';
 export * from './wecom-bot-sender.js';
 export { startFakeMatrix, type FakeMatrix, type MatrixBotUser, type MatrixCall, type MatrixSentEvent, type MatrixShownMessage } from './matrix-server.js';
+export * from './wecom-bot-ws-server.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { storableChain, storableText, type MessageComponent } from '@conveyor/contracts';
+import type { InboundMessage } from '@conveyor/platform-kit';
 
 /** The callback body: the encrypted JSON. */
 export const EncryptedJson = z.object({ encrypt: z.string().min(1, 'encrypt is empty') });
@@ -43,6 +44,11 @@ export function parseWecomBotCallback(json: string): { ok: true; callback: Wecom
   } catch {
     return { ok: false, error: 'not JSON' };
   }
+  return readWecomBotCallback(raw);
+}
+
+/** A callback body already parsed (the long connection's frames carry it as JSON, not encrypted). */
+export function readWecomBotCallback(raw: unknown): { ok: true; callback: WecomBotCallback } | { ok: false; error: string } {
   const type = z.object({ msgtype: z.string().max(50) }).loose().safeParse(raw);
   if (!type.success) return { ok: false, error: issues(type.error) };
   if (type.data.msgtype === 'stream') {
@@ -64,6 +70,18 @@ export function wecomBotChain(m: WecomBotText, botId: string, robotName: string)
   const text = (robotName ? storableText(m.text).split(`@${robotName}`).join('') : storableText(m.text)).trim();
   if (text) chain.push({ type: 'Plain', text });
   return storableChain(chain);
+}
+
+/** Who wrote and what, as a query takes it: a group's session is the chat, a single chat's the member. */
+export function wecomBotMessage(m: WecomBotText, botId: string, robotName: string): InboundMessage {
+  const group = m.chatType === 'group' && m.chatId !== undefined;
+  return {
+    sessionId: group && m.chatId !== undefined ? m.chatId : m.userId,
+    launcherType: group ? 'group' : 'person',
+    senderId: m.userId,
+    senderName: m.userId,
+    messageChain: wecomBotChain(m, botId, robotName),
+  };
 }
 
 /**

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WebhookOutcome, WebhookRequest } from '@conveyor/platform-kit';
 import { decryptWecom, encryptWecom, sortedSha1 } from '@conveyor/wecom';
-import { WecomBotConfigSchema } from './config.js';
+import { usesWebhook, WecomBotConfigSchema } from './config.js';
 import { parseWecomBotCallback, streamIdOf } from './parse.js';
 import { encryptedAnswer, wecomBotInbound } from './platform.js';
 
@@ -60,4 +60,21 @@ test('callback parsing names the field that is wrong', () => {
   const r = parseWecomBotCallback(JSON.stringify(text({ chattype: 'group' })));
   assert.deepEqual(r, { ok: false, error: 'chatid: a group message names its chat' });
   assert.match((parseWecomBotCallback(JSON.stringify({ msgtype: 'stream' })) as { error: string }).error, /^stream/);
+});
+
+test('the mode: webhook when enable-webhook says so or, unset, when Token and EncodingAESKey are set; each mode asks for its own keys', () => {
+  assert.equal(usesWebhook(config), true, 'a bot set up before the long connection existed stays in webhook mode');
+  const longConnection = WecomBotConfigSchema.parse({ BotId: 'aib1', Secret: 's3cret' });
+  assert.equal(usesWebhook(longConnection), false);
+  assert.equal(longConnection.ws_url, 'wss://openws.work.weixin.qq.com');
+  assert.equal(usesWebhook(WecomBotConfigSchema.parse({ ...config, 'enable-webhook': false, Secret: 's' })), false, 'enable-webhook decides when set');
+  const problems = (input: object) => { const r = WecomBotConfigSchema.safeParse(input); return r.success ? [] : r.error.issues.map((i) => i.path.join('.')).sort(); };
+  assert.deepEqual(problems({ BotId: 'aib1' }), ['Secret']);
+  assert.deepEqual(problems({ 'enable-webhook': true, BotId: 'aib1' }), ['EncodingAESKey', 'Token']);
+  assert.deepEqual(problems({ Secret: 's', ws_url: 'http://x' }), ['BotId', 'ws_url']);
+});
+
+test('a callback to a bot on the long connection is refused (403), nothing published', () => {
+  const o = wecomBotInbound.handle(callback(text()), WecomBotConfigSchema.parse({ ...config, 'enable-webhook': false, Secret: 's' }));
+  assert.deepEqual(status(o), [403, 'enable-webhook is off for this bot: its messages come over the long connection the gateway holds']);
 });

@@ -1,9 +1,10 @@
 import { randomInt } from 'node:crypto';
-import { webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { inboundQuery, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { decryptWecom, encryptWecom, wecomSignedParams, sortedSha1, verifySortedSha1, WECOM_CALLBACK_BODY_LIMIT } from '@conveyor/wecom';
 import { WecomBotAdapter } from './adapter.js';
-import { WecomBotConfigSchema, type WecomBotConfig } from './config.js';
-import { EncryptedJson, parseWecomBotCallback, streamIdOf, wecomBotChain } from './parse.js';
+import { usesWebhook, WecomBotConfigSchema, type WecomBotConfig } from './config.js';
+import { wecomBotConnection } from './connection.js';
+import { EncryptedJson, parseWecomBotCallback, streamIdOf, wecomBotMessage } from './parse.js';
 import { WECOM_BOT } from './name.js';
 import { readStream } from './stream.js';
 
@@ -45,6 +46,7 @@ const streamMessage = (id: string, content: string, finish: boolean) => ({ msgty
 export const wecomBotInbound: PlatformInbound<WecomBotConfig> = {
   bodyLimitBytes: WECOM_CALLBACK_BODY_LIMIT,
   handle(req, config): WebhookOutcome {
+    if (!usesWebhook(config)) return refuse(403, 'enable-webhook is off for this bot: its messages come over the long connection the gateway holds');
     if (req.method !== 'GET' && req.method !== 'POST') return { kind: 'answer', answer: { status: 405, body: 'method not allowed: GET (URL check) or POST (callbacks)', type: 'text', headers: { Allow: 'GET, POST' } } };
     const p = wecomSignedParams(req);
     if (!p.ok) return p.outcome;
@@ -84,26 +86,14 @@ export const wecomBotInbound: PlatformInbound<WecomBotConfig> = {
       };
     }
     if (config.BotId && cb.botId && cb.botId !== config.BotId) return refuse(400, 'bad aibotid: the callback is for another bot');
-    const chain = wecomBotChain(cb, req.botId, config.robot_name);
-    if (!chain.some((c) => c.type !== 'At')) return { kind: 'drop', reason: 'no content', ref: { msgId: cb.msgId } };
+    const message = wecomBotMessage(cb, req.botId, config.robot_name);
+    if (!message.messageChain.some((c) => c.type !== 'At')) return { kind: 'drop', reason: 'no content', ref: { msgId: cb.msgId } };
     const streamId = streamIdOf(req.botId, cb.msgId);
-    const group = cb.chatType === 'group' && cb.chatId !== undefined;
     return {
       kind: 'publish',
       ref: { msgId: cb.msgId },
       accepted: encryptedAnswer(config, opened.receiver, streamMessage(streamId, '', false)),
-      queries: [
-        {
-          sessionId: group && cb.chatId !== undefined ? cb.chatId : cb.userId,
-          launcherType: group ? 'group' : 'person',
-          senderId: cb.userId,
-          senderName: cb.userId,
-          messageChain: chain,
-          replyTo: streamId,
-          dedupId: cb.msgId,
-          stream: true,
-        },
-      ],
+      queries: [inboundQuery(message, { replyTo: streamId, dedupId: cb.msgId, stream: true })],
     };
   },
   // Not answered with 200 within 5 s, WeCom sends the callback again.
@@ -116,5 +106,6 @@ export const wecomBotPlatform: Platform<WecomBotConfig> = {
   configurable: true,
   streamsByDefault: true,
   inbound: wecomBotInbound,
-  outbound: (deps) => new WecomBotAdapter({ redis: deps.redis, prefix: deps.prefix, configs: deps.configs }),
+  connection: wecomBotConnection,
+  outbound: (deps) => new WecomBotAdapter(deps),
 };
