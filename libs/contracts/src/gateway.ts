@@ -13,6 +13,13 @@ export const GatewaySendRequest = z.object({
   partId: z.string().min(1).max(400),
   route: ReplyRoute,
   message: MessageChainSchema,
+  /**
+   * A snapshot of a reply streamed in place (only for a platform that asked its relay for them):
+   * the stream's id, the same for every snapshot of one reply, and whether this is the last. A
+   * gateway that predates it sends the snapshot as a whole message, so gateways are updated before
+   * dispatchers.
+   */
+  stream: z.object({ id: z.string().min(1).max(200), final: z.boolean() }).optional(),
 }).meta({ id: 'GatewaySendRequest/1' });
 export type GatewaySendRequest = z.infer<typeof GatewaySendRequest>;
 

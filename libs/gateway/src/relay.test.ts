@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { topology, type MessageChain, type ReplyRoute } from '@conveyor/contracts';
-import { PlatformRejectedError, type DeliveryContext, type OpenConnection } from '@conveyor/platform-kit';
+import { PlatformRejectedError, type DeliveryContext, type OpenConnection, type StreamSnapshot } from '@conveyor/platform-kit';
 import { ConnectionLease } from './lease.js';
-import { GatewayRelayAdapter, serveGatewaySends } from './relay.js';
+import { GatewayRelayAdapter, relayStreamId, serveGatewaySends } from './relay.js';
 import { NATS_URL, useTestRedis } from '@conveyor/test-support';
 
 const testRedis = useTestRedis();
@@ -29,17 +29,19 @@ const quiet = { warn: () => undefined };
 /** A connection as the gateway holds it, recording what it was asked to send. */
 function connection(behaviour: (message: MessageChain) => Promise<void> = async () => undefined) {
   const sent: MessageChain[] = [];
+  const streams: Array<StreamSnapshot | undefined> = [];
   const open: OpenConnection = {
     ended: new Promise(() => undefined),
     close: async () => undefined,
-    async send(_route, message, onWritten) {
+    async send(_route, message, onWritten, stream) {
       onWritten?.();
       await behaviour(message);
       sent.push(message);
+      streams.push(stream);
       return { messageId: String(sent.length) };
     },
   };
-  return { open, sent };
+  return { open, sent, streams };
 }
 
 async function owner(botId: string, ownerId = 'gw-a') {
@@ -82,6 +84,23 @@ test('streamed snapshots before the final part and empty replies are not sent (O
   assert.deepEqual(await adapter().deliver(routeOf(botId), { message: text(''), isFinal: true, stream: false }, ctx('1:1:0')), { delivered: true });
   assert.deepEqual(await adapter().deliver(routeOf(botId), { message: text('partial, whole'), isFinal: true, stream: true }, ctx('1:2:0')), { delivered: true });
   assert.deepEqual(sent, [text('partial, whole')]);
+});
+
+test('a platform that streams in place gets every snapshot of a reply, marked with one stream id and the last as final', async () => {
+  const botId = randomUUID();
+  const { open, sent, streams } = connection();
+  serve(botId, await owner(botId), open);
+  await nc.flush();
+  const streaming = new GatewayRelayAdapter('wecombot', { nc, topology: topo, logger: quiet, requestTimeoutMs: 2_000, retryBudgetMs: 20_000, streamSnapshots: true });
+  const queryId = randomUUID();
+  const part = (partKey: string) => ({ ...ctx(partKey), queryId });
+  assert.deepEqual(await streaming.deliver(routeOf(botId), { message: text(''), isFinal: false, stream: true }, part('1:0:0')), { delivered: true });
+  assert.deepEqual(await streaming.deliver(routeOf(botId), { message: text('par'), isFinal: false, stream: true }, part('1:1:0')), { delivered: true });
+  assert.deepEqual(await streaming.deliver(routeOf(botId), { message: text('partial'), isFinal: true, stream: true }, part('1:2:0')), { delivered: true });
+  assert.deepEqual(await streaming.deliver(routeOf(botId), { message: text('whole'), isFinal: true, stream: false }, ctx('1:0:0')), { delivered: true });
+  assert.deepEqual(sent, [text('par'), text('partial'), text('whole')], 'an empty snapshot before the end is not sent');
+  const id = relayStreamId(queryId);
+  assert.deepEqual(streams, [{ id, final: false }, { id, final: true }, undefined]);
 });
 
 test('with no owner the part waits for one (a takeover), and a replica that lost the bot sends nothing', async () => {

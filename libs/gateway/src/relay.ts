@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
@@ -31,6 +32,17 @@ export interface GatewayRelayAdapterOptions {
   requestTimeoutMs?: number;
   /** How long a part waits for a bot's connection to have an owner again (takeover, reconnection). */
   retryBudgetMs?: number;
+  /**
+   * The platform streams a reply in place over its connection (WeCom's AI bot): every snapshot of a
+   * streamed reply goes to the gateway, marked with the reply's stream id. Otherwise a streamed reply
+   * goes once, whole, with its final part.
+   */
+  streamSnapshots?: boolean;
+}
+
+/** One id for every snapshot of a query's reply, also when a redelivered run streams it again. */
+export function relayStreamId(queryId: string): string {
+  return createHash('sha256').update(queryId).digest('hex').slice(0, 32);
 }
 
 /**
@@ -38,16 +50,25 @@ export interface GatewayRelayAdapterOptions {
  * request/reply to the gateway replica that holds the bot's connection. No owner yet (a takeover in
  * progress), a stale owner or a connection being re-established answers at once, and the part is
  * tried again with a growing pause within a bounded budget; then it fails with the reason, like a
- * callback that never got through. The platform cannot edit a message, so a streamed reply is sent
- * once, whole, with its final part.
+ * callback that never got through. Unless the platform streams in place over its connection
+ * (`streamSnapshots`), a streamed reply is sent once, whole, with its final part.
  */
 export class GatewayRelayAdapter implements PlatformAdapter {
   constructor(readonly name: string, private readonly o: GatewayRelayAdapterOptions) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
-    if (reply.stream && !reply.isFinal) return { delivered: true };
-    if (reply.message.length === 0 || (reply.message.every((c) => c.type === 'Plain') && !plainText(reply.message))) return { delivered: true };
-    const request: GatewaySendRequest = { v: 1, partId: `${ctx.queryId}:${ctx.partKey}`, route, message: reply.message };
+    const snapshot = reply.stream && this.o.streamSnapshots === true;
+    if (reply.stream && !reply.isFinal && !snapshot) return { delivered: true };
+    const empty = reply.message.length === 0 || (reply.message.every((c) => c.type === 'Plain') && !plainText(reply.message));
+    // A final snapshot without text still ends the stream the platform shows.
+    if (empty && !(snapshot && reply.isFinal)) return { delivered: true };
+    const request: GatewaySendRequest = {
+      v: 1,
+      partId: `${ctx.queryId}:${ctx.partKey}`,
+      route,
+      message: reply.message,
+      ...(snapshot ? { stream: { id: relayStreamId(ctx.queryId), final: reply.isFinal } } : {}),
+    };
     const body = JSON.stringify(request);
     const subject = this.o.topology.subjects.gatewaySend(route.botId);
     const timeout = this.o.requestTimeoutMs ?? 10_000;
@@ -150,7 +171,7 @@ export function serveGatewaySends(o: GatewaySendServerOptions): Subscription {
         let marked: Promise<unknown> | undefined;
         const markSent = () => void (marked = o.redis.set(key, 'sent', 'PX', SENT_MS).catch(() => undefined));
         try {
-          const sent = await o.connection.send(req.route, req.message, markSent);
+          const sent = await o.connection.send(req.route, req.message, markSent, req.stream);
           await (marked ?? o.redis.set(key, 'sent', 'PX', SENT_MS));
           return answer(msg, { v: 1, ok: true, ...(sent.messageId !== undefined ? { messageId: sent.messageId } : {}) });
         } catch (err) {

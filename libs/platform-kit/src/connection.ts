@@ -65,6 +65,12 @@ export class PlatformRejectedError extends Error {
   }
 }
 
+/** Which streamed reply a snapshot belongs to (one id for all its snapshots) and whether it is the last. */
+export interface StreamSnapshot {
+  id: string;
+  final: boolean;
+}
+
 /** An open connection of one bot. */
 export interface OpenConnection {
   /** Resolves with the reason once the connection ended by itself. */
@@ -73,8 +79,10 @@ export interface OpenConnection {
    * Sends one whole reply to the chat the route names; resolves with the platform's message id.
    * `onWritten` is called once the request left for the platform (written to the socket), before its
    * answer: from then on the part may have been shown, so it must not be sent a second time.
+   * `stream` is set for the snapshots of a reply streamed in place, where the platform's relay asked
+   * for them (`GatewayRelayAdapterOptions.streamSnapshots`): the message is the reply so far.
    */
-  send(route: ReplyRoute, message: MessageChain, onWritten?: () => void): Promise<{ messageId?: string }>;
+  send(route: ReplyRoute, message: MessageChain, onWritten?: () => void, stream?: StreamSnapshot): Promise<{ messageId?: string }>;
   close(reason: string): Promise<void>;
 }
 

@@ -13,7 +13,7 @@ export {
 export { type BotConfig, type BotConfigs } from './bot-configs.js';
 export {
   PlatformRejectedError, type ConnectionDeps, type ConnectionState, type ConnectionStateSchema,
-  type OpenConnection, type PlatformConnection,
+  type OpenConnection, type PlatformConnection, type StreamSnapshot,
 } from './connection.js';
 export { closeWebSocket } from './websocket.js';
 export {

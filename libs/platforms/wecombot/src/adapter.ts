@@ -6,8 +6,8 @@ import { WECOM_BOT } from './name.js';
 import { writeStream } from './stream.js';
 
 /**
- * WeCom AI bot outbound. Over the long connection the reply goes whole, through the gateway relay,
- * to the replica holding the bot's WebSocket. In webhook mode nothing is sent to WeCom: WeCom asks
+ * WeCom AI bot outbound. Over the long connection every snapshot of a streamed reply (or a whole
+ * reply) goes through the gateway relay to the replica holding the bot's WebSocket. In webhook mode nothing is sent to WeCom: WeCom asks
  * for the reply's stream (refresh callbacks to the ingress) until it is finished; each part stores
  * the reply's content so far and whether it is the final one where the ingress reads it (Redis), by
  * the stream id the route carries.
@@ -17,7 +17,7 @@ export class WecomBotAdapter implements PlatformAdapter {
   private readonly relay: GatewayRelayAdapter;
 
   constructor(private readonly deps: Pick<OutboundDeps, 'redis' | 'prefix' | 'configs' | 'nc' | 'topology' | 'logger'>) {
-    this.relay = new GatewayRelayAdapter(WECOM_BOT, { nc: deps.nc, topology: deps.topology, logger: deps.logger });
+    this.relay = new GatewayRelayAdapter(WECOM_BOT, { nc: deps.nc, topology: deps.topology, logger: deps.logger, streamSnapshots: true });
   }
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {

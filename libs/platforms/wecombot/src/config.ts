@@ -31,6 +31,8 @@ export const WecomBotConfigSchema = z.object({
    * this corp id is taken too (LangBot's configs carry it).
    */
   Corpid: z.string().max(100).default('').meta({ title: 'Corpid', description: 'The corp id (企业ID)' }),
+  /** The long connection: stream a reply into WeCom's stream message as it grows; off, it goes whole once finished. */
+  'enable-stream-reply': z.boolean().default(true).meta({ title: 'enable-stream-reply', description: 'Long connection: stream replies as they grow' }),
   /** Not a LangBot setting (its client's fixed address): the long connection's URL, for a proxy. */
   ws_url: z.string().regex(/^wss?:\/\//, 'ws_url must start with ws:// or wss://').default(WECOM_BOT_WS_URL).meta({ title: 'ws_url', description: 'The long connection\'s WebSocket URL (WeCom\'s by default)' }),
 }).superRefine((c, ctx) => {

@@ -1,24 +1,34 @@
 import { plainText, type MessageChain, type ReplyRoute } from '@conveyor/contracts';
-import { inboundQuery, PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
+import { inboundQuery, PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection, type StreamSnapshot } from '@conveyor/platform-kit';
 import { usesWebhook, type WecomBotConfig } from './config.js';
 import { readWecomBotCallback, wecomBotMessage } from './parse.js';
+import { streamContent } from './stream.js';
 import { WECOM_BOT_CMD, WecomBotRefusedError, WecomBotSocket, type WecomBotReceived } from './socket.js';
 
 /** Callbacks of one connection waiting to be published; past this a burst is refused, not buffered without bound. */
 const MAX_QUEUED_INBOUND = 1_000;
 
-/** The markdown reply WeCom shows, as LangBot's client sends a whole (non-streamed) reply. */
-export function markdownReply(message: MessageChain): { msgtype: 'markdown'; markdown: { content: string } } {
-  return { msgtype: 'markdown', markdown: { content: plainText(message) } };
+/**
+ * The reply body WeCom shows: a snapshot of a streamed reply as its stream message (the whole
+ * content so far each time: WeCom replaces what it shows), a whole reply as markdown, as LangBot's
+ * client sends them.
+ */
+export function replyBody(message: MessageChain, stream?: StreamSnapshot) {
+  const content = plainText(message);
+  if (stream) return { msgtype: 'stream' as const, stream: { id: stream.id, finish: stream.final, content: streamContent(content) } };
+  return { msgtype: 'markdown' as const, markdown: { content } };
 }
 
 /**
- * Sends one whole reply: under the callback's req_id (`aibot_respond_msg`) when the route carries
- * one, else to the chat (`aibot_send_msg`). A refusal by WeCom is a PlatformRejectedError.
+ * Sends one reply or snapshot: under the callback's req_id (`aibot_respond_msg`) when the route
+ * carries one, else to the chat (`aibot_send_msg`, whole replies only). A refusal by WeCom is a
+ * PlatformRejectedError.
  */
-async function sendOn(socket: WecomBotSocket, route: ReplyRoute, message: MessageChain, onWritten?: () => void): Promise<{ messageId?: string }> {
-  const reply = markdownReply(message);
-  if (!reply.markdown.content) return {};
+async function sendOn(socket: WecomBotSocket, route: ReplyRoute, message: MessageChain, onWritten?: () => void, stream?: StreamSnapshot): Promise<{ messageId?: string }> {
+  // Without a callback to answer there is no stream to show: the reply goes whole with its final part.
+  if (!route.replyTo && stream && !stream.final) return {};
+  const reply = replyBody(message, route.replyTo ? stream : undefined);
+  if (reply.msgtype === 'markdown' && !reply.markdown.content) return {};
   try {
     if (route.replyTo) await socket.request(WECOM_BOT_CMD.respond, reply, route.replyTo, onWritten);
     else await socket.request(WECOM_BOT_CMD.send, { chatid: route.sessionId, ...reply }, undefined, onWritten);
@@ -53,8 +63,7 @@ function inbound(deps: ConnectionDeps<WecomBotConfig>) {
     if (!message.messageChain.some((c) => c.type !== 'At')) return;
     if (queued >= MAX_QUEUED_INBOUND) return deps.malformed('inbound queue full; message dropped', { msgId: cb.msgId });
     queued++;
-    // The reply goes whole (the relay sends a reply's final part), so the query does not stream.
-    chain = chain.then(() => deps.publish(inboundQuery(message, { replyTo: reqId, dedupId: cb.msgId, stream: false }))).catch((err: unknown) => {
+    chain = chain.then(() => deps.publish(inboundQuery(message, { replyTo: reqId, dedupId: cb.msgId, stream: deps.config['enable-stream-reply'] }))).catch((err: unknown) => {
       deps.logger.warn({ err, botId: deps.botId, msgId: cb.msgId }, 'WeCom AI bot message not published');
     }).finally(() => void queued--);
   };
@@ -63,7 +72,7 @@ function inbound(deps: ConnectionDeps<WecomBotConfig>) {
 /**
  * The WeCom AI bot's long connection (LangBot's default mode): the gateway signs in with the bot's
  * BotId and Secret and holds the WebSocket; replies travel from the dispatcher to that replica and
- * go out under the callback's req_id.
+ * go out under the callback's req_id, streamed (`enable-stream-reply`, on by default) or whole.
  */
 export const wecomBotConnection: PlatformConnection<WecomBotConfig> = {
   holds: (config) => !usesWebhook(config),
@@ -73,7 +82,7 @@ export const wecomBotConnection: PlatformConnection<WecomBotConfig> = {
     return {
       ended: socket.ended,
       close: (reason) => socket.close(reason),
-      send: (route, message, onWritten) => sendOn(socket, route, message, onWritten),
+      send: (route, message, onWritten, stream) => sendOn(socket, route, message, onWritten, stream),
     };
   },
 };

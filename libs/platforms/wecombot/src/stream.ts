@@ -17,9 +17,14 @@ export async function readStream(redis: RedisClient, prefix: string, botId: stri
   return parsed?.success ? parsed.data : { content: '', finish: false };
 }
 
+/** A stream's content cut to what WeCom shows (whole characters). */
+export function streamContent(content: string): string {
+  if (Buffer.byteLength(content, 'utf8') <= STREAM_CONTENT_BYTES) return content;
+  return Buffer.from(content, 'utf8').subarray(0, STREAM_CONTENT_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+}
+
 /** Stores the reply's content so far (the dispatcher, per part), cut to what WeCom shows. */
 export async function writeStream(redis: RedisClient, prefix: string, botId: string, streamId: string, state: StreamState): Promise<void> {
-  let content = state.content;
-  if (Buffer.byteLength(content, 'utf8') > STREAM_CONTENT_BYTES) content = Buffer.from(content, 'utf8').subarray(0, STREAM_CONTENT_BYTES).toString('utf8').replace(/\uFFFD$/, '');
+  const content = streamContent(state.content);
   await redis.set(redisKeys(prefix).wecomBotStream(botId, streamId), JSON.stringify({ content, finish: state.finish }), 'PX', STREAM_TTL_MS);
 }
