@@ -23,7 +23,7 @@ describe('Matrix through the gateway', () => {
   const env = { GATEWAY_LEASE_TTL_MS: String(LEASE_TTL_MS) };
 
   before(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ modelAbilities: ['func_call', 'vision'] });
     hs = await startFakeMatrix({ users: [WHOLE, STREAM] });
     sys.llm.setDefault(async (body, n) => {
       const echo = await echoResponder(body, n);
@@ -101,6 +101,25 @@ describe('Matrix through the gateway', () => {
       assert.equal(e.content.body, `* ${e.content['m.new_content'].body}`);
     }
     assert.equal(edits.at(-1)!.content['m.new_content'].body, whole);
+  });
+
+  test('an image is read through the authenticated media download and reaches the model inline; one too large becomes [Image]', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const small = hs.uploadMedia(png, 'image/png');
+    const before = sys.llm.requests.length;
+    hs.emitImage(dm, ALICE, small, 'cat.png');
+    await answered(dm, 'cat.png');
+    const request = sys.llm.requests.slice(before).find((r) => JSON.stringify(r.body.messages).includes('image_url'));
+    const user = request?.body.messages?.findLast((m: { role: string }) => m.role === 'user');
+    assert.deepEqual(user?.content, [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }, { type: 'text', text: 'cat.png' }]);
+    assert.ok(hs.calls.some((c) => c.path.startsWith('/_matrix/client/v1/media/download/') && c.token === WHOLE.token), 'downloaded with the bot\'s token');
+
+    const large = hs.uploadMedia(Buffer.alloc(600 * 1024, 1), 'image/jpeg');
+    hs.emitImage(dm, ALICE, large, 'huge.jpg');
+    await hs.waitFor(() => hs.shown(dm).some((m) => m.body.startsWith('Echo: [Image]')), 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}; shown: ${JSON.stringify(hs.shown(dm).map((m) => m.body))}\n${failureLogs()}`);
+    });
+    assert.ok(gatewayLogs().some((l) => l.includes('Matrix image not read') && l.includes(wholeBot) && l.includes('over 524288')));
   });
 
   test('bad input in a sync: malformed events are logged with the reason and skipped, the next message is answered', async () => {

@@ -51,6 +51,10 @@ export interface FakeMatrix {
   emitMessage(roomId: string, sender: string, body: string, opts?: { mentions?: string[]; formattedBody?: string }): string;
   /** Puts an event as it is into the room's timeline (for events that are not well-formed messages). */
   emitEvent(roomId: string, event: object): void;
+  /** Stores media as the content repository does; returns its `mxc://` URL. */
+  uploadMedia(bytes: Buffer, contentType: string): string;
+  /** Puts an `m.image` of `sender` with that media into the room's timeline; returns its event id. */
+  emitImage(roomId: string, sender: string, mxc: string, body: string): string;
   /** Invites a user into a room: their next sync lists it under `rooms.invite`; a join makes them a member. */
   invite(roomId: string, userId: string): void;
   members(roomId: string): string[];
@@ -84,12 +88,16 @@ const TIMELINE_LIMIT = 100;
  * event of each room; an unknown `since` is 400 M_UNKNOWN_POS), `/rooms/{room}/joined_members`,
  * `/rooms/{room}/state/m.room.name` (404 M_NOT_FOUND without a name), `/join/{room}` for an invited
  * user, and `PUT /rooms/{room}/send/m.room.message/{txnId}`, idempotent per access token and
- * transaction id as Synapse is. `Authorization: Bearer` is checked (401 M_UNKNOWN_TOKEN). What a bot
+ * transaction id as Synapse is. Media is served by the authenticated
+ * `/_matrix/client/v1/media/download/{server}/{mediaId}` (404 M_NOT_FOUND for media it does not
+ * hold). `Authorization: Bearer` is checked (401 M_UNKNOWN_TOKEN). What a bot
  * sends enters the timeline too, so its own messages come back in its syncs, as on a real server.
  */
 export async function startFakeMatrix(opts: { users: MatrixBotUser[]; serverName?: string }): Promise<FakeMatrix> {
   const server_name = opts.serverName ?? 'hs.test';
   const users = new Map(opts.users.map((u) => [u.token, u]));
+  const media = new Map<string, { bytes: Buffer; contentType: string }>();
+  let nextMedia = 1;
   const displayNames = new Map(opts.users.map((u) => [u.userId, u.displayName]));
   const calls: MatrixCall[] = [];
   const waiters = new Waiters(() => calls, 'Matrix API calls');
@@ -147,6 +155,14 @@ export async function startFakeMatrix(opts: { users: MatrixBotUser[]; serverName
     const error = (status: number, errcode: string, message: string) => reply(status, { errcode, error: message });
     const user = users.get(token);
     if (!user) return error(401, 'M_UNKNOWN_TOKEN', 'Invalid access token passed.');
+    const download = /^\/_matrix\/client\/v1\/media\/download\/([^/]+)\/([^/]+)$/.exec(path);
+    if (req.method === 'GET' && download) {
+      const file = media.get(`mxc://${decodeURIComponent(download[1]!)}/${decodeURIComponent(download[2]!)}`);
+      if (!file) return error(404, 'M_NOT_FOUND', 'Not found');
+      calls.push({ method: 'GET', path, query, body, token, status: 200, at: Date.now() });
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) }).end(file.bytes);
+      return waiters.notify();
+    }
     if (!path.startsWith(API)) return error(404, 'M_UNRECOGNIZED', 'Unrecognized request');
     const rest = path.slice(API.length).split('/').map(decodeURIComponent);
     const roomOf = (id: string | undefined) => (id ? rooms.get(id) : undefined);
@@ -257,6 +273,16 @@ export async function startFakeMatrix(opts: { users: MatrixBotUser[]; serverName
     },
     emitEvent(roomId, event) {
       append(roomId, event as Record<string, any>);
+    },
+    uploadMedia(bytes, contentType) {
+      const mxc = `mxc://${server_name}/media${nextMedia++}`;
+      media.set(mxc, { bytes, contentType });
+      return mxc;
+    },
+    emitImage(roomId, sender, mxc, body) {
+      const id = eventId();
+      append(roomId, { type: 'm.room.message', event_id: id, sender, origin_server_ts: Date.now(), content: { msgtype: 'm.image', body, url: mxc, info: { mimetype: media.get(mxc)?.contentType ?? 'image/png' } } });
+      return id;
     },
     invite(roomId, userId) {
       rooms.get(roomId)?.invited.add(userId);

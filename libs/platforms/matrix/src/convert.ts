@@ -20,6 +20,8 @@ export const MatrixMessageEvent = z.looseObject({
     formatted_body: z.string().max(MAX_BODY_CHARS * 2).optional(),
     'm.mentions': z.looseObject({ user_ids: z.array(z.string().max(255)).max(1_000).default([]), room: z.boolean().default(false) }).optional(),
     'm.relates_to': z.looseObject({ rel_type: z.string().max(255).optional(), event_id: z.string().max(255).optional() }).optional(),
+    /** An `m.image`'s media (unencrypted rooms: encrypted media comes as `file`, which the bot cannot read). */
+    url: z.string().max(1_000).optional(),
   }),
 });
 export type MatrixMessageEvent = z.output<typeof MatrixMessageEvent>;
@@ -44,8 +46,28 @@ export function skipReason(e: MatrixMessageEvent, self: MatrixSelf): string | un
   if (e.sender === self.userId) return 'own';
   // An edit repeats a message already handled; answering it would answer the message twice.
   if (e.content['m.relates_to']?.rel_type === 'm.replace') return 'edit';
+  if (e.content.msgtype === 'm.image') return e.content.url?.startsWith('mxc://') ? undefined : 'image without media';
   if (e.content.msgtype !== 'm.text' && e.content.msgtype !== 'm.notice' && e.content.msgtype !== 'm.emote') return 'not text';
   return undefined;
+}
+
+/** What stands for an image that could not be read (too large, the download failed). */
+export const IMAGE_PLACEHOLDER = '[Image]';
+
+/**
+ * The image of an `m.image` event as a data URL, as LangBot passes it on; `undefined` for other
+ * events; the placeholder text when `download` fails (it is told why).
+ */
+export async function imageOf(e: MatrixMessageEvent, download: (mxc: string) => Promise<{ bytes: Buffer; contentType: string }>, failed: (reason: string) => void): Promise<string | undefined> {
+  if (e.content.msgtype !== 'm.image' || !e.content.url) return undefined;
+  try {
+    const { bytes, contentType } = await download(e.content.url);
+    const type = contentType.startsWith('image/') ? contentType : 'image/png';
+    return `data:${type};base64,${bytes.toString('base64')}`;
+  } catch (err) {
+    failed(err instanceof Error ? err.message : String(err));
+    return IMAGE_PLACEHOLDER;
+  }
 }
 
 /**
@@ -89,10 +111,13 @@ const cut = (s: string) => storableText(s).slice(0, LIMITS.nameChars);
  * the bot (what the at-bot rule looks for), then the body as Plain with the bot's user id taken out
  * (as LangBot does) and a reply's quoted fallback dropped.
  */
-export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: string): MessageChain {
+export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: string, image?: string): MessageChain {
   const chain: MessageChain = [{ type: 'Source', id: e.event_id, timestamp: Math.floor(e.origin_server_ts / 1000) }];
   const at = mentionsBot(e, self);
   if (at) chain.push({ type: 'At', target: botId, display: self.displayName });
+  // An image's body is its file name or caption: LangBot keeps it as text after the image.
+  if (image === IMAGE_PLACEHOLDER) chain.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
+  else if (image !== undefined) chain.push({ type: 'Image', image_id: e.content.url ?? '', url: '', path: '', base64: image });
   let text = stripReplyFallback(e.content.body);
   if (at) text = text.split(self.userId).join('').trim();
   if (text) chain.push({ type: 'Plain', text });
@@ -105,7 +130,7 @@ export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: s
  * the reply goes. The de-duplication id is the event id, unique per homeserver, so a batch synced
  * again after a takeover is one query per message.
  */
-export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self: MatrixSelf, botId: string, stream: boolean): InboundQuery {
+export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self: MatrixSelf, botId: string, stream: boolean, image?: string): InboundQuery {
   const direct = isDirectRoom(room, self);
   return {
     sessionId: room.roomId,
@@ -113,7 +138,7 @@ export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self
     senderId: e.sender,
     senderName: cut(room.members.get(e.sender) || e.sender),
     ...(direct ? {} : { groupName: cut(room.name || room.roomId) }),
-    messageChain: storableChain(messageToChain(e, self, botId)),
+    messageChain: storableChain(messageToChain(e, self, botId, image)),
     replyTo: e.event_id,
     dedupId: e.event_id,
     stream,

@@ -103,6 +103,35 @@ export class MatrixRest {
     return Sent.parse(await this.call('PUT', path, content, { onWritten })).event_id;
   }
 
+  /**
+   * A media file by its `mxc://server/media-id` URL, through the authenticated download endpoint
+   * (the access token as for every call). Larger than `maxBytes` is refused rather than read whole.
+   */
+  async download(mxc: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string }> {
+    const m = /^mxc:\/\/([^/]+)\/([A-Za-z0-9_-]+)$/.exec(mxc);
+    if (!m) throw new MatrixApiError(400, 'M_INVALID_MXC', 'not an mxc:// media URL');
+    const path = `/_matrix/client/v1/media/download/${encodeURIComponent(m[1]!)}/${encodeURIComponent(m[2]!)}`;
+    const signals = [AbortSignal.timeout(REQUEST_TIMEOUT_MS), ...(this.o.signal ? [this.o.signal] : [])];
+    const res = await (this.o.fetchImpl ?? fetch)(`${this.o.homeserverUrl}${path}`, { headers: { authorization: `Bearer ${this.o.accessToken}` }, signal: AbortSignal.any(signals) });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new MatrixApiError(res.status, 'M_MEDIA', `Matrix media download failed with ${res.status}`);
+    }
+    const declared = Number(res.headers.get('content-length'));
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new MatrixApiError(413, 'M_TOO_LARGE', `Matrix media of ${declared} bytes, over ${maxBytes}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body ?? []) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw new MatrixApiError(413, 'M_TOO_LARGE', `Matrix media over ${maxBytes} bytes`);
+      chunks.push(Buffer.from(chunk));
+    }
+    return { bytes: Buffer.concat(chunks), contentType: (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim() };
+  }
+
   private async call(method: string, path: string, body?: unknown, opts: { timeoutMs?: number; signal?: AbortSignal; onWritten?: (() => void) | undefined } = {}): Promise<unknown> {
     const signals = [AbortSignal.timeout(opts.timeoutMs ?? REQUEST_TIMEOUT_MS), ...(opts.signal ? [opts.signal] : []), ...(this.o.signal ? [this.o.signal] : [])];
     const pending = (this.o.fetchImpl ?? fetch)(`${this.o.homeserverUrl}${path}`, {
