@@ -4,6 +4,12 @@ export const LIMITS = {
   inboundBodyBytes: 1_048_576,
   /** NATS' default max_payload is 1 MiB; envelopes carry the inbound chain plus routing, so they get the same bound. */
   busPayloadBytes: 1_048_576,
+  /**
+   * Bytes of one image a platform passes on inline (base64) because its media needs the bot's
+   * credentials to read (Matrix, WeChat customer service): room is left in a bus message for the
+   * rest of the query. A larger one becomes `[Image]`.
+   */
+  inlineImageBytes: 512 * 1024,
   /** Dead letters keep at most this much of the offending payload (base64 of the raw bytes). */
   deadLetterPayloadBytes: 64 * 1024,
   /** Deliveries of one bus message before it goes to the dead letters. */

@@ -2,7 +2,7 @@
 // named here are internal.
 export { holdsConnection, type Platform } from './platform.js';
 export {
-  headerOf, inboundQuery, queryOf, webhookAnswers, type HttpAnswer, type InboundMessage,
+  IMAGE_PLACEHOLDER, headerOf, inboundQuery, queryOf, webhookAnswers, type HttpAnswer, type InboundMessage,
   type InboundPullContext, type InboundQuery, type LogRef, type OnceCredential, type PlatformInbound,
   type WebhookOutcome, type WebhookRequest,
 } from './inbound.js';

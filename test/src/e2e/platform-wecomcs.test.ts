@@ -30,7 +30,7 @@ describe('WeCom customer service at /bots/{bot_id}', () => {
   const announce = (token: string, openKfId: string) => sendWecomCallback(url, creds, wecomKfEventXml({ corpId, token, openKfId }));
 
   before(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ modelAbilities: ['func_call', 'vision'] });
     nc = await connect({ servers: NATS_URL });
     wecom = await startFakeWecom({ corpId, secret });
     await addBot(sys, 'WeCom customer service', 'wecomcs', { corpid: corpId, secret, token: creds.token, EncodingAESKey: creds.encodingAesKey, api_base_url: wecom.apiBaseUrl }, botId);
@@ -74,6 +74,29 @@ describe('WeCom customer service at /bots/{bot_id}', () => {
     assert.ok(newCursors.length >= 2 && !newCursors.includes(''), `every later pull starts at the stored cursor (${newCursors.join(',')})`);
     assert.equal(newCursors[0], 'c1', 'the first later pull goes on after the first message');
     assert.deepEqual(wecom.kfDelivered.filter((m) => m.openKfId === kf).map((m) => m.touser).sort(), [alice, alice, alice, bob, bob].sort(), 'one answer per message, through the account they wrote to');
+  });
+
+  test('a customer\'s image is downloaded with the access token (media/get) and reaches the model inline; one too large becomes [Image]', async () => {
+    const answer = `kf image ${uniqueName('i')}`;
+    sys.llm.setDefault({ text: answer });
+    const kf = account();
+    const carol = customer();
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const before = sys.llm.requests.length;
+    const sent = wecom.kfCustomerSendsImage({ openKfId: kf, customer: carol, bytes: png, contentType: 'image/png' });
+    assert.equal((await announce(sent.token, kf)).status, 200);
+    await wecom.kfWaitFor((d) => d.some((m) => m.touser === carol && m.content === answer), 30_000);
+    assert.deepEqual(wecom.mediaDownloads.filter((id) => id === sent.mediaId), [sent.mediaId]);
+    const user = sys.llm.requests.slice(before).map((r) => r.body.messages?.findLast((m: { role: string }) => m.role === 'user')).find((m) => JSON.stringify(m).includes('image_url'));
+    assert.deepEqual(user?.content, [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }]);
+
+    const large = wecom.kfCustomerSendsImage({ openKfId: kf, customer: carol, bytes: Buffer.alloc(600 * 1024, 7), contentType: 'image/jpeg' });
+    const seen = sys.llm.requests.length;
+    assert.equal((await announce(large.token, kf)).status, 200);
+    await wecom.kfWaitFor((d) => d.filter((m) => m.touser === carol && m.content === answer).length === 2, 30_000);
+    const placeholder = sys.llm.requests.slice(seen).map((r) => r.body.messages?.findLast((m: { role: string }) => m.role === 'user')?.content);
+    assert.ok(placeholder.some((c) => JSON.stringify(c).includes('[Image]')), `the model got [Image]: ${JSON.stringify(placeholder)}`);
+    assert.ok(sys.services.allLogs().split('\n').some((l) => l.includes('an image was not downloaded') && l.includes(botId) && l.includes('over 524288')));
   });
 
   test('on an account\'s first pull old history is not answered; servicers\' messages never are', async () => {

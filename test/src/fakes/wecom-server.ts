@@ -38,6 +38,10 @@ export interface FakeWecom extends FakeTextApi<WecomDelivered> {
    * returned (the test sends that callback).
    */
   kfCustomerSays(m: { openKfId: string; customer: string; content: string; sendTime?: number; msgId?: string; origin?: number }): { token: string; msgId: string };
+  /** A WeChat customer sends an image: stored as temporary media (`media/get`), its message joins the list as `kfCustomerSays`. */
+  kfCustomerSendsImage(m: { openKfId: string; customer: string; bytes: Buffer; contentType: string }): { token: string; msgId: string; mediaId: string };
+  /** `media/get` calls answered with a file. */
+  mediaDownloads: string[];
   kfDelivered: KfDelivered[];
   kfWaitFor(predicate: (delivered: KfDelivered[]) => boolean, timeoutMs?: number): Promise<KfDelivered[]>;
   /** How many `kf/sync_msg` calls were answered, and the cursors they came with ('' for none). */
@@ -73,7 +77,8 @@ const KF_PAGE = 3;
  * over 2,048 bytes) and records it. Errors are HTTP 200 with an `errcode`, as WeCom answers.
  * Customer service: `POST /cgi-bin/kf/sync_msg` pages (3 at a time here, `has_more`, an opaque
  * `next_cursor`) through an account's messages from the cursor on, with a callback's token (95007
- * for one it did not issue); `POST /cgi-bin/kf/send_msg` records a text to a customer (95000 for
+ * for one it did not issue; images as `msgtype: image` with a `media_id`, served by `GET
+ * /cgi-bin/media/get`, 40007 for an unknown id); `POST /cgi-bin/kf/send_msg` records a text to a customer (95000 for
  * an unknown account, 45002 over 2,048 bytes).
  */
 export async function startFakeWecom(opts: { corpId: string; secret: string }): Promise<FakeWecom> {
@@ -87,6 +92,8 @@ export async function startFakeWecom(opts: { corpId: string; secret: string }): 
   const kfDelivered: KfDelivered[] = [];
   const kfSyncCursors: string[] = [];
   const kfWaiters = new Waiters(() => kfDelivered, 'WeCom customer-service messages');
+  const media = new Map<string, { bytes: Buffer; contentType: string }>();
+  const mediaDownloads: string[] = [];
   const token = (url: URL) => {
     const t = url.searchParams.get('access_token') ?? '';
     if (expired.has(t)) return { errcode: 42001, errmsg: 'access_token expired' };
@@ -146,6 +153,15 @@ export async function startFakeWecom(opts: { corpId: string; secret: string }): 
       const next = from + page.length;
       return answer({ errcode: 0, errmsg: 'ok', next_cursor: `c${next}`, has_more: next < list.length ? 1 : 0, msg_list: page });
     }
+    if (req.method === 'GET' && url.pathname === '/cgi-bin/media/get') {
+      const refused = token(url);
+      if (refused) return answer(refused);
+      const file = media.get(url.searchParams.get('media_id') ?? '');
+      if (!file) return answer({ errcode: 40007, errmsg: 'invalid media_id' });
+      mediaDownloads.push(url.searchParams.get('media_id') ?? '');
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length), 'content-disposition': 'attachment; filename="image.jpg"' });
+      return res.end(file.bytes);
+    }
     if (req.method === 'POST' && url.pathname === '/cgi-bin/kf/send_msg') {
       const refused = token(url);
       if (refused) return answer(refused);
@@ -160,16 +176,28 @@ export async function startFakeWecom(opts: { corpId: string; secret: string }): 
     res.writeHead(404).end();
   });
   const url = await listen(server);
+  const kfAdd = (openKfId: string, message: Record<string, unknown>) => {
+    const list = kfMessages.get(openKfId) ?? [];
+    kfMessages.set(openKfId, list);
+    list.push(message);
+    const t = randomBytes(16).toString('hex');
+    kfTokens.add(t);
+    return t;
+  };
   return {
     kfCustomerSays: (m) => {
       const msgId = m.msgId ?? randomBytes(12).toString('hex');
-      const list = kfMessages.get(m.openKfId) ?? [];
-      kfMessages.set(m.openKfId, list);
-      list.push({ msgid: msgId, open_kfid: m.openKfId, external_userid: m.customer, send_time: m.sendTime ?? Math.floor(Date.now() / 1000), origin: m.origin ?? 3, msgtype: 'text', text: { content: m.content } });
-      const t = randomBytes(16).toString('hex');
-      kfTokens.add(t);
+      const t = kfAdd(m.openKfId, { msgid: msgId, open_kfid: m.openKfId, external_userid: m.customer, send_time: m.sendTime ?? Math.floor(Date.now() / 1000), origin: m.origin ?? 3, msgtype: 'text', text: { content: m.content } });
       return { token: t, msgId };
     },
+    kfCustomerSendsImage: (m) => {
+      const msgId = randomBytes(12).toString('hex');
+      const mediaId = `3${randomBytes(20).toString('hex')}`;
+      media.set(mediaId, { bytes: m.bytes, contentType: m.contentType });
+      const t = kfAdd(m.openKfId, { msgid: msgId, open_kfid: m.openKfId, external_userid: m.customer, send_time: Math.floor(Date.now() / 1000), origin: 3, msgtype: 'image', image: { media_id: mediaId } });
+      return { token: t, msgId, mediaId };
+    },
+    mediaDownloads,
     kfDelivered,
     kfWaitFor: (p, t) => kfWaiters.waitFor(p, t),
     kfSyncCursors,

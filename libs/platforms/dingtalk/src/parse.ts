@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type MessageComponent } from '@conveyor/contracts';
-import type { InboundQuery } from '@conveyor/platform-kit';
+import { IMAGE_PLACEHOLDER, type InboundQuery } from '@conveyor/platform-kit';
 import type { DingtalkConfig } from './config.js';
 
 /** DingTalk's ids (staff ids, `$:LWCP_v1:$…` user ids, `cid…` conversation ids, msgIds) are short; bounded loosely. */
@@ -150,8 +150,6 @@ function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): Messag
 /** A picture still to be downloaded: its download code, no URL. */
 const picture = (downloadCode: string | undefined): MessageComponent => ({ type: 'Image', image_id: downloadCode ?? '', url: '', path: '', base64: '' });
 const isPending = (c: MessageComponent) => c.type === 'Image' && c.url === '' && c.base64 === '';
-/** What stands for a picture that was not downloaded. */
-export const IMAGE_PLACEHOLDER = '[Image]';
 
 /** The chain with every picture not downloaded replaced by `[Image]` (an HTTP callback is answered before anything is downloaded). */
 export function picturePlaceholders(chain: MessageComponent[]): MessageComponent[] {

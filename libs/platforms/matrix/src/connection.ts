@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { MessageChain, ReplyRoute } from '@conveyor/contracts';
+import { LIMITS, type MessageChain, type ReplyRoute } from '@conveyor/contracts';
 import { ConnectionStateKeeper } from '@conveyor/gateway';
 import { PlatformRejectedError, splitMessageText, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { z } from 'zod';
@@ -33,12 +33,6 @@ export const SYNC_FILTER = JSON.stringify({
     account_data: { not_types: ['*'] },
   },
 });
-/**
- * An image is passed on inline (base64), so it must leave room in a bus message (1 MiB) for the rest
- * of the query: a larger one becomes a placeholder. LangBot reads up to 10 MiB in its one process.
- */
-export const MAX_IMAGE_BYTES = 512 * 1024;
-
 /** The first sync of a bot only learns where "now" is: its backlog is not answered. */
 const INITIAL_FILTER = JSON.stringify({ presence: { not_types: ['*'] }, account_data: { not_types: ['*'] }, room: { timeline: { limit: 1 }, state: { types: [] }, ephemeral: { not_types: ['*'] }, account_data: { not_types: ['*'] } } });
 
@@ -161,7 +155,7 @@ export const matrixConnection: PlatformConnection<MatrixConfig> = {
           }
           const e = parsed.data;
           if (skipReason(e, self)) continue;
-          const image = await imageOf(e, (mxc) => rest.download(mxc, MAX_IMAGE_BYTES), (reason) => deps.logger.warn({ botId: deps.botId, roomId, eventId: e.event_id, reason }, 'Matrix image not read; passed on as a placeholder'));
+          const image = await imageOf(e, (mxc) => rest.download(mxc, LIMITS.inlineImageBytes), (reason) => deps.logger.warn({ botId: deps.botId, roomId, eventId: e.event_id, reason }, 'Matrix image not read; passed on as a placeholder'));
           await deps.publish(messageToQuery(e, await roomInfo(roomId), self, deps.botId, deps.config['enable-stream-reply'], image));
           published++;
         }

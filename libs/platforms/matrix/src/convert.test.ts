@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chainToContent, editContent, imageOf, IMAGE_PLACEHOLDER, isDirectRoom, MatrixMessageEvent, mentionsBot, messageToQuery, skipReason, stripReplyFallback, textContent, type MatrixRoomInfo } from './convert.js';
+import { IMAGE_PLACEHOLDER } from '@conveyor/platform-kit';
+import { chainToContent, editContent, imageOf, isDirectRoom, MatrixMessageEvent, mentionsBot, messageToQuery, skipReason, stripReplyFallback, textContent, type MatrixRoomInfo } from './convert.js';
 import { MatrixConfigSchema } from './config.js';
 import { txnIdOf } from './connection.js';
 import { SyncResponse } from './rest.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type MessageChain, type MessageComponent } from '@conveyor/contracts';
-import { chainToMessageText, type InboundQuery } from '@conveyor/platform-kit';
+import { chainToMessageText, IMAGE_PLACEHOLDER, type InboundQuery } from '@conveyor/platform-kit';
 
 /** A Matrix id (room, user, event): the spec bounds them at 255 bytes. */
 const MatrixId = z.string().min(2).max(255);
@@ -51,8 +51,6 @@ export function skipReason(e: MatrixMessageEvent, self: MatrixSelf): string | un
   return undefined;
 }
 
-/** What stands for an image that could not be read (too large, the download failed). */
-export const IMAGE_PLACEHOLDER = '[Image]';
 
 /**
  * The image of an `m.image` event as a data URL, as LangBot passes it on; `undefined` for other

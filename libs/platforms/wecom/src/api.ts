@@ -94,3 +94,45 @@ export async function wecomGetToken(fetchImpl: typeof fetch, baseUrl: string, co
   if (!answer.access_token) throw new WecomApiError('/gettoken answered without access_token', undefined, false);
   return { token: answer.access_token, expiresInS: answer.expires_in ?? 7200 };
 }
+
+/**
+ * A temporary media file (`media/get?access_token=…&media_id=…`, WeCom's and WeChat customer
+ * service's): its bytes and content type. WeCom answers an error as JSON instead of the file (a
+ * rejected token among them: `isTokenRejected` tells); a file over `maxBytes` is refused rather than
+ * read whole. Errors name the path, never the token.
+ */
+export async function wecomDownloadMedia(fetchImpl: typeof fetch, baseUrl: string, token: string, mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<{ bytes: Buffer; contentType: string }> {
+  const path = '/media/get';
+  const query = new URLSearchParams({ access_token: token, media_id: mediaId });
+  const timeout = AbortSignal.timeout(CALL_TIMEOUT_MS);
+  let res: Response;
+  try {
+    res = await fetchImpl(`${baseUrl.replace(/\/+$/, '')}${path}?${query.toString()}`, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+  } catch (err) {
+    throw new WecomApiError(`${path}: ${err instanceof Error ? err.name : 'network error'}`, undefined, true);
+  }
+  if (!res.ok) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new WecomApiError(`${path}: HTTP ${res.status}`, undefined, res.status === 429 || res.status >= 500);
+  }
+  const contentType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim();
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new WecomApiError(`${path}: a file of ${declared} bytes, over ${maxBytes}`, undefined, false);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new WecomApiError(`${path}: a file over ${maxBytes} bytes`, undefined, false);
+    chunks.push(Buffer.from(chunk));
+  }
+  const bytes = Buffer.concat(chunks);
+  if (contentType === 'application/json' || contentType === 'text/plain') {
+    const answer = ApiAnswer.safeParse((() => { try { return JSON.parse(bytes.toString('utf8')); } catch { return undefined; } })());
+    const errcode = answer.success ? answer.data.errcode : undefined;
+    throw new WecomApiError(`${path}: errcode ${errcode ?? '?'} ${answer.success ? answer.data.errmsg.slice(0, 200) : ''}`.trim(), errcode, errcode === -1);
+  }
+  return { bytes, contentType };
+}

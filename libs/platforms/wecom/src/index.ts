@@ -3,7 +3,7 @@
 export { decryptWecom, encryptWecom, sortedSha1, verifySortedSha1, wecomSignature } from './verify.js';
 export { EncryptedEnvelope, digits, parseWechatFamilyMessage, parseXmlFields } from './parse.js';
 export {
-  ApiAnswer, TokenAnswer, WecomApiError, callWechatApi, isTokenRejected, wecomGetToken,
+  ApiAnswer, TokenAnswer, WecomApiError, callWechatApi, isTokenRejected, wecomDownloadMedia, wecomGetToken,
 } from './api.js';
 export { splitUtf8 } from './adapter.js';
 export {

@@ -34,6 +34,7 @@ const KfMessage = z
     origin: z.number().int(),
     msgtype: z.string().max(50),
     text: z.object({ content: z.string() }).loose().optional(),
+    image: z.object({ media_id: z.string().min(1).max(500) }).loose().optional(),
   })
   .loose();
 export type KfMessage = z.output<typeof KfMessage>;
@@ -52,12 +53,14 @@ export interface KfInbound {
   customerId: string;
   sendTime: number;
   messageChain: MessageComponent[];
+  /** An image's temporary media id: the puller downloads it (with the access token) into the chain. */
+  imageMediaId?: string;
 }
 
 /**
  * A `msg_list` entry as LangBot's wecomcs adapter reads it: a customer's (`origin` 3) text becomes
- * its text; other types (image, voice, file: media to download), events and servicers' messages are
- * skipped with the reason.
+ * its text, an image its media id to download; other types (voice, file), events and servicers'
+ * messages are skipped with the reason.
  */
 export function readKfMessage(raw: unknown): { message: KfInbound } | { skipped: string } {
   const m = KfMessage.safeParse(raw);
@@ -65,10 +68,12 @@ export function readKfMessage(raw: unknown): { message: KfInbound } | { skipped:
   const d = m.data;
   if (d.origin !== FROM_CUSTOMER) return { skipped: `origin ${d.origin}` };
   if (!d.external_userid) return { skipped: 'no external_userid' };
+  const common = { msgId: d.msgid, openKfId: d.open_kfid, customerId: d.external_userid, sendTime: d.send_time };
+  if (d.msgtype === 'image' && d.image) return { message: { ...common, messageChain: [], imageMediaId: d.image.media_id } };
   if (d.msgtype !== 'text' || !d.text) return { skipped: `msgtype ${d.msgtype}` };
   const text = storableText(d.text.content);
   if (!text.trim()) return { skipped: 'empty text' };
-  return { message: { msgId: d.msgid, openKfId: d.open_kfid, customerId: d.external_userid, sendTime: d.send_time, messageChain: storableChain([{ type: 'Plain', text }]) } };
+  return { message: { ...common, messageChain: storableChain([{ type: 'Plain', text }]) } };
 }
 
 /** A query's `replyTo`: the account the customer wrote to and the message id (send_msg needs the account). */

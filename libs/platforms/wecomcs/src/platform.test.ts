@@ -28,11 +28,13 @@ test('a kf_msg_or_event callback becomes a pull; other events are dropped; refus
   assert.deepEqual(parseKfEvent(event('T', 'bad id!')).ok, false);
 });
 
-test('sync_msg entries: a customer text is a message; servicers, events, media and junk are skipped with a reason', () => {
+test('sync_msg entries: a customer text or image is a message; servicers, events, other media and junk are skipped with a reason', () => {
   const base = { msgid: 'm1', open_kfid: 'wkAAA', external_userid: 'wmC', send_time: 1700000000, origin: 3, msgtype: 'text', text: { content: 'hi' } };
   assert.deepEqual(readKfMessage(base), { message: { msgId: 'm1', openKfId: 'wkAAA', customerId: 'wmC', sendTime: 1700000000, messageChain: [{ type: 'Plain', text: 'hi' }] } });
   assert.deepEqual(readKfMessage({ ...base, origin: 5 }), { skipped: 'origin 5' });
-  assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined }), { skipped: 'msgtype image' });
+  assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined }), { skipped: 'msgtype image' }, 'an image without its media id');
+  assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined, image: { media_id: 'MEDIA1' } }), { message: { msgId: 'm1', openKfId: 'wkAAA', customerId: 'wmC', sendTime: 1700000000, messageChain: [], imageMediaId: 'MEDIA1' } });
+  assert.deepEqual(readKfMessage({ ...base, msgtype: 'voice', text: undefined, voice: { media_id: 'V' } }), { skipped: 'msgtype voice' });
   assert.deepEqual(readKfMessage({ ...base, text: { content: ' ' } }), { skipped: 'empty text' });
   assert.match((readKfMessage({ msgid: 1 }) as { skipped: string }).skipped, /^malformed/);
   assert.equal(openKfIdOf(kfReplyTo('wkAAA', 'm1')), 'wkAAA');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { redisKeys } from '@conveyor/contracts';
-import { inboundQuery, releaseIfHeld, type InboundPullContext, type SharedAccessTokens } from '@conveyor/platform-kit';
-import { callWechatApi, isTokenRejected, wecomGetToken } from '@conveyor/wecom';
+import { LIMITS, redisKeys, type MessageComponent } from '@conveyor/contracts';
+import { IMAGE_PLACEHOLDER, inboundQuery, releaseIfHeld, type InboundPullContext, type SharedAccessTokens } from '@conveyor/platform-kit';
+import { callWechatApi, isTokenRejected, wecomDownloadMedia, wecomGetToken } from '@conveyor/wecom';
 import type { WecomCsConfig } from './config.js';
 import { kfReplyTo, readKfMessage, SyncMsgAnswer, type KfEvent } from './parse.js';
 import { tokenApp } from './tokens.js';
@@ -28,7 +28,7 @@ export interface PullDeps {
 
 /**
  * Pulls the messages a `kf_msg_or_event` callback announces (`kf/sync_msg` with the callback's
- * token) and publishes each customer text as a person query of the customer, de-duplicated by
+ * token) and publishes each customer text or image as a person query of the customer, de-duplicated by
  * msgid. The account's cursor is kept in Redis and moved on only once a page's messages are
  * published, so a pull that fails is repeated from where it stood, on any replica. One replica pulls
  * an account at a time (a lock); a callback that finds it pulling asks it to pull once more.
@@ -54,6 +54,21 @@ export async function pullKfMessages(ctx: InboundPullContext, deps: PullDeps): P
       (token) => callWechatApi(fetchImpl, config.api_base_url, `/kf/sync_msg?access_token=${encodeURIComponent(token)}`, { method: 'POST', body: JSON.stringify(body) }, SyncMsgAnswer),
       isTokenRejected,
     );
+  // LangBot downloads a customer's image with the access token and passes it on as base64.
+  const imageComponent = async (mediaId: string, m: { openKfId: string; msgId: string }): Promise<MessageComponent> => {
+    try {
+      const { bytes, contentType } = await deps.tokens.withToken(
+        app,
+        () => wecomGetToken(fetchImpl, config.api_base_url, config.corpid, config.secret),
+        (token) => wecomDownloadMedia(fetchImpl, config.api_base_url, token, mediaId, LIMITS.inlineImageBytes),
+        isTokenRejected,
+      );
+      return { type: 'Image', image_id: mediaId, url: '', path: '', base64: `data:${contentType.startsWith('image/') ? contentType : 'image/jpeg'};base64,${bytes.toString('base64')}` };
+    } catch (err) {
+      ctx.logger.warn({ botId, openKfId: m.openKfId, msgId: m.msgId, reason: err instanceof Error ? err.message : String(err) }, 'wecomcs: an image was not downloaded; passed on as [Image]');
+      return { type: 'Plain', text: IMAGE_PLACEHOLDER };
+    }
+  };
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await ctx.redis.del(again);
@@ -69,7 +84,8 @@ export async function pullKfMessages(ctx: InboundPullContext, deps: PullDeps): P
             ctx.logger.warn({ botId, openKfId: m.openKfId, msgId: m.msgId }, 'wecomcs: a message from before the first pull is not answered');
             continue;
           }
-          const message = { sessionId: m.customerId, launcherType: 'person' as const, senderId: m.customerId, senderName: m.customerId, messageChain: m.messageChain };
+          const messageChain = m.imageMediaId === undefined ? m.messageChain : [await imageComponent(m.imageMediaId, m)];
+          const message = { sessionId: m.customerId, launcherType: 'person' as const, senderId: m.customerId, senderName: m.customerId, messageChain };
           await ctx.publish(inboundQuery(message, { replyTo: kfReplyTo(m.openKfId, m.msgId), dedupId: m.msgId, stream: false }));
         }
         if (answer.next_cursor) {
