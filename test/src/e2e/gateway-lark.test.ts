@@ -43,7 +43,7 @@ describe('Lark long connection through the gateway', () => {
   const gatewayLogs = () => sys.services.services.filter((s) => s.name === 'gateway').flatMap((s) => s.logs);
 
   before(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ modelAbilities: ['func_call', 'vision'] });
     lark = await startFakeLark({ appId, appSecret, pingIntervalSeconds: 1 });
     // No enable-webhook: off by default, as in LangBot, so the gateway holds the bot's long connection.
     botId = await addBot(sys, 'Lark (long connection)', 'lark', { app_id: appId, app_secret: appSecret, bot_name: botName, domain: 'custom', custom_domain: lark.url });
@@ -67,6 +67,20 @@ describe('Lark long connection through the gateway', () => {
     assert.match(acksOf(frameId)[0]!.bizRt, /^\d+$/);
     await lark.waitForWs((w) => w.frames.filter((f) => f.type === 'ping').length >= 2, 30_000);
     assert.ok(lark.ws.frames.every((f) => f.service === lark.ws.frames[0]!.service), 'every frame carries the service id of the endpoint');
+  });
+
+  test('an image over the long connection is downloaded with the app\'s token and reaches the model inline', async () => {
+    const answer = `Lark WS image ${uniqueName('i')}`;
+    sys.llm.setDefault({ text: answer });
+    const jpeg = Buffer.from('/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAEBAQ==', 'base64');
+    const { messageId, body } = messageEvent({ chatType: 'p2p', text: '' });
+    Object.assign(body.event.message, { message_type: 'image', content: JSON.stringify({ image_key: 'img_v3_ws' }) });
+    lark.addResource(messageId, 'img_v3_ws', jpeg, 'image/jpeg');
+    const before = sys.llm.requests.length;
+    lark.emitEvent(body);
+    await lark.waitFor(() => lark.repliesTo(messageId).some((m) => m.text === answer), 60_000);
+    const user = sys.llm.requests.slice(before).map((r) => r.body.messages?.findLast((m: { role: string }) => m.role === 'user')).find((m) => JSON.stringify(m).includes('image_url'));
+    assert.deepEqual(user?.content, [{ type: 'image_url', image_url: { url: `data:image/jpeg;base64,${jpeg.toString('base64')}` } }]);
   });
 
   test('an event split in three frames is joined, answered and acked once', async () => {

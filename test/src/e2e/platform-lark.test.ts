@@ -47,7 +47,7 @@ describe('Lark event subscription at /bots/{bot_id}', () => {
   };
 
   before(async () => {
-    sys = await startTestSystem();
+    sys = await startTestSystem({ modelAbilities: ['func_call', 'vision'] });
     nc = await connect({ servers: NATS_URL });
     lark = await startFakeLark({ appId, appSecret });
     const common = { app_id: appId, app_secret: appSecret, bot_name: botName, 'enable-webhook': true, domain: 'custom', custom_domain: lark.url };
@@ -92,6 +92,31 @@ describe('Lark event subscription at /bots/{bot_id}', () => {
     await lark.waitFor(() => lark.repliesTo(second.messageId).some((m) => m.text === next), 30_000);
     assert.deepEqual(lark.repliesTo(messageId).map((m) => [m.msgType, m.text]), [['text', answer]], 'one reply, the redelivered event answered once');
     assert.ok(lark.tokensIssued() >= 1);
+  });
+
+  test('an image message: the image is downloaded with the app\'s token and reaches the model inline; one Lark does not have becomes [Image]', async () => {
+    const answer = `Lark image ${uniqueName('i')}`;
+    sys.llm.setDefault({ text: answer });
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+    const image = (imageKey: string) => {
+      const e = messageEvent({ chatType: 'p2p', sender: openId(), chatId: `oc_${randomInt(1, 2 ** 40)}`, text: '' });
+      Object.assign(e.body.event.message, { message_type: 'image', content: JSON.stringify({ image_key: imageKey }) });
+      return e;
+    };
+    const kept = image('img_v3_kept');
+    lark.addResource(kept.messageId, 'img_v3_kept', png, 'image/png');
+    const before = sys.llm.requests.length;
+    assert.equal((await sendLarkEvent(`${ingress}/bots/${plainBotId}`, kept.body)).status, 200);
+    await lark.waitFor(() => lark.repliesTo(kept.messageId).some((m) => m.text === answer), 30_000);
+    const user = sys.llm.requests.slice(before).map((r) => r.body.messages?.findLast((m: { role: string }) => m.role === 'user')).find((m) => JSON.stringify(m).includes('image_url'));
+    assert.deepEqual(user?.content, [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }]);
+
+    const gone = image('img_v3_gone');
+    const seen = sys.llm.requests.length;
+    assert.equal((await sendLarkEvent(`${ingress}/bots/${plainBotId}`, gone.body)).status, 200);
+    await lark.waitFor(() => lark.repliesTo(gone.messageId).some((m) => m.text === answer), 30_000);
+    assert.ok(sys.llm.requests.slice(seen).some((r) => JSON.stringify(r.body.messages?.at(-1)).includes('[Image]')), 'the model got [Image]');
+    assert.ok(sys.services.allLogs().split('\n').some((l) => l.includes('Lark image not downloaded') && l.includes(plainBotId) && l.includes('234003')));
   });
 
   test('a group mention is streamed into one card, patched until the whole answer shows', async () => {

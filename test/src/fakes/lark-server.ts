@@ -66,6 +66,8 @@ export interface FakeLark {
   tokensIssued(): number;
   /** Messages answering one inbound message id. */
   repliesTo(messageId: string): LarkMessage[];
+  /** A file a user's message holds (`im/v1/messages/:message_id/resources/:file_key`), as Lark keeps it. */
+  addResource(messageId: string, fileKey: string, bytes: Buffer, contentType: string): void;
   waitFor(predicate: (calls: LarkCall[]) => boolean, timeoutMs?: number): Promise<LarkCall[]>;
   close(): Promise<void>;
 }
@@ -135,7 +137,8 @@ const WS_SERVICE_ID = 7_331;
  * A fake Lark / Feishu Open API speaking the real wire format: the tenant access token from
  * `POST /open-apis/auth/v3/tenant_access_token/internal`, then `Authorization: Bearer` on
  * `im/v1/messages` create, `:message_id/reply` (deduplicated by `uuid`) and `PATCH :message_id`
- * (interactive cards with `update_multi` only, as Lark allows). Answers `{code, msg, data}`.
+ * (interactive cards with `update_multi` only, as Lark allows), and `GET :message_id/resources/:file_key`
+ * serving the files a test added (400 code 234003 for another). Answers `{code, msg, data}`.
  */
 export async function startFakeLark(opts: { appId: string; appSecret: string; pingIntervalSeconds?: number }): Promise<FakeLark> {
   const calls: LarkCall[] = [];
@@ -149,6 +152,7 @@ export async function startFakeLark(opts: { appId: string; appSecret: string; pi
   const tokens = new Set<string>();
   const messages = new Map<string, LarkMessage & { shared: boolean }>();
   const byUuid = new Map<string, string>();
+  const resources = new Map<string, { bytes: Buffer; contentType: string }>();
   let nextId = 1;
   const server = createServer(async (req, res) => {
     const raw = (await readBody(req)).toString('utf8');
@@ -199,6 +203,15 @@ export async function startFakeLark(opts: { appId: string; appSecret: string; pi
       }
       return reply(200, { code: 0, msg: 'success', data: { message_id: messageId, msg_type: msgType, body: { content: body.content } } });
     };
+    const resourceMatch = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/resources\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && resourceMatch) {
+      const file = resources.get(`${decodeURIComponent(resourceMatch[1] ?? '')}/${decodeURIComponent(resourceMatch[2] ?? '')}`);
+      if (url.searchParams.get('type') !== 'image' && url.searchParams.get('type') !== 'file') return reply(400, { code: 234001, msg: 'Invalid request param.' });
+      if (!file) return reply(400, { code: 234003, msg: 'File not in msg.' });
+      res.writeHead(200, { 'content-type': file.contentType, 'content-length': String(file.bytes.length) });
+      res.end(file.bytes);
+      return waiters.notify();
+    }
     const replyMatch = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(url.pathname);
     if (req.method === 'POST' && replyMatch) return send(decodeURIComponent(replyMatch[1] ?? ''));
     if (req.method === 'POST' && url.pathname === '/open-apis/im/v1/messages') {
@@ -265,6 +278,7 @@ export async function startFakeLark(opts: { appId: string; appSecret: string; pi
   };
   const base = await listen(server);
   return {
+    addResource: (messageId, fileKey, bytes, contentType) => void resources.set(`${messageId}/${fileKey}`, { bytes, contentType }),
     url: base,
     calls,
     ws,

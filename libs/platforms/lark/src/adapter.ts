@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { Client, defaultHttpInstance, type Logger } from '@larksuiteoapi/node-sdk';
-import { plainText, type ReplyRoute } from '@conveyor/contracts';
+import { LIMITS, plainText, type ReplyRoute } from '@conveyor/contracts';
 import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
 import { LarkConfigSchema, larkApiBase, type LarkConfig } from './config.js';
 import { LARK } from './name.js';
+import { resolveLarkImages, type LarkInbound } from './parse.js';
 
 /** Lark refuses a text message over 150 KB; cut well below it and say so. */
 const MAX_TEXT = 30_000;
@@ -34,6 +36,27 @@ function describe(err: unknown): string {
   return `HTTP ${status}${lark}`;
 }
 
+/** As `describe`, for a call answered as a stream: Lark's error is JSON in that stream (read up to 4 KiB). */
+async function describeStreamed(err: unknown): Promise<string> {
+  const response = typeof err === 'object' && err !== null && 'response' in err && typeof err.response === 'object' && err.response !== null ? err.response : undefined;
+  const data = response && 'data' in response ? response.data : undefined;
+  if (!(data instanceof Readable)) return describe(err);
+  let text = '';
+  for await (const chunk of data) {
+    text += String(chunk);
+    if (text.length > 4096) break;
+  }
+  data.destroy();
+  const status = 'status' in response! ? String(response.status) : '?';
+  try {
+    const body: unknown = JSON.parse(text);
+    if (typeof body === 'object' && body !== null && 'code' in body) return `HTTP ${status} code ${String(body.code)}${'msg' in body ? ` ${String(body.msg)}` : ''}`;
+  } catch {
+    // Not JSON: the status says it.
+  }
+  return `HTTP ${status}`;
+}
+
 interface LarkResult {
   code?: number | undefined;
   msg?: string | undefined;
@@ -42,7 +65,67 @@ const failed = (res: LarkResult) => `lark: code ${res.code ?? '?'} ${res.msg ?? 
 
 /** An Open API client of one app; the SDK obtains and caches its tenant token. */
 export function larkClient(config: LarkConfig): Client {
+  // The SDK's HTTP client (axios) waits for ever by default; a hung Open API call must fail.
+  if (!defaultHttpInstance.defaults.timeout) defaultHttpInstance.defaults.timeout = HTTP_TIMEOUT_MS;
   return new Client({ appId: config.app_id, appSecret: config.app_secret, domain: larkApiBase(config), logger: silent });
+}
+
+/** Open API clients by app, endpoint and secret, so each keeps its tenant token across calls. */
+class LarkClients {
+  private readonly clients = new Map<string, Client>();
+
+  get(config: LarkConfig): Client {
+    const domain = larkApiBase(config);
+    const key = createHash('sha256').update(`${config.app_id}\n${config.app_secret}\n${domain}`).digest('hex');
+    const cached = this.clients.get(key);
+    if (cached) return cached;
+    if (this.clients.size >= MAX_CLIENTS) {
+      const oldest = this.clients.keys().next();
+      if (!oldest.done) this.clients.delete(oldest.value);
+    }
+    const client = larkClient(config);
+    this.clients.set(key, client);
+    return client;
+  }
+}
+const larkClients = new LarkClients();
+
+/** The message with its images downloaded with the app's token and inlined (LangBot passes them on as base64). */
+export function withImages(m: LarkInbound, config: LarkConfig, failed: (reason: string) => void): Promise<LarkInbound> {
+  return resolveLarkImages(m, (messageId, imageKey) => downloadLarkImage(larkClients.get(config), messageId, imageKey, LIMITS.inlineImageBytes), failed);
+}
+
+/**
+ * An image of a message (`im/v1/messages/:message_id/resources/:file_key?type=image`) with the app's
+ * tenant token, read no further than `maxBytes`. Errors name Lark's status and code, never the token.
+ */
+export async function downloadLarkImage(client: Client, messageId: string, imageKey: string, maxBytes: number): Promise<{ bytes: Buffer; contentType: string }> {
+  let res: Awaited<ReturnType<Client['im']['v1']['messageResource']['get']>>;
+  try {
+    res = await client.im.v1.messageResource.get({ path: { message_id: messageId, file_key: imageKey }, params: { type: 'image' } });
+  } catch (err) {
+    throw new Error(`lark image download: ${await describeStreamed(err)}`);
+  }
+  const headers: unknown = res.headers;
+  const header = (name: string) => (typeof headers === 'object' && headers !== null && name in headers ? String((headers as Record<string, unknown>)[name]) : '');
+  const declared = Number(header('content-length'));
+  const stream = res.getReadableStream();
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    stream.destroy();
+    throw new Error(`lark image of ${declared} bytes, over ${maxBytes}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += b.byteLength;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw new Error(`lark image over ${maxBytes} bytes`);
+    }
+    chunks.push(b);
+  }
+  return { bytes: Buffer.concat(chunks), contentType: (header('content-type') || 'application/octet-stream').split(';')[0]!.trim() };
 }
 
 /**
@@ -88,19 +171,15 @@ export class LarkRefusedError extends Error {
  */
 export class LarkAdapter implements PlatformAdapter {
   readonly name = LARK;
-  private readonly clients = new Map<string, Client>();
 
-  constructor(private readonly configs: BotConfigs) {
-    // The SDK's HTTP client (axios) waits for ever by default; a hung Open API call must fail the part.
-    if (!defaultHttpInstance.defaults.timeout) defaultHttpInstance.defaults.timeout = HTTP_TIMEOUT_MS;
-  }
+  constructor(private readonly configs: BotConfigs) {}
 
   async deliver(route: ReplyRoute, reply: OutboundReply, ctx: DeliveryContext): Promise<SendResult> {
     const bot = await this.configs.get(route.botId);
     if (!bot) return { delivered: false, reason: `bot ${route.botId} not found` };
     const parsed = LarkConfigSchema.safeParse(bot.adapterConfig ?? {});
     if (!parsed.success) return { delivered: false, reason: `lark bot ${route.botId} misconfigured: ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}` };
-    const client = this.client(parsed.data);
+    const client = larkClients.get(parsed.data);
     const text = truncate(plainText(reply.message));
     const streaming = reply.stream && parsed.data['enable-stream-reply'];
     try {
@@ -128,19 +207,5 @@ export class LarkAdapter implements PlatformAdapter {
     } catch (err) {
       return { delivered: false, reason: `lark: ${describe(err)}` };
     }
-  }
-
-  private client(config: LarkConfig): Client {
-    const domain = larkApiBase(config);
-    const key = createHash('sha256').update(`${config.app_id}\n${config.app_secret}\n${domain}`).digest('hex');
-    const cached = this.clients.get(key);
-    if (cached) return cached;
-    if (this.clients.size >= MAX_CLIENTS) {
-      const oldest = this.clients.keys().next();
-      if (!oldest.done) this.clients.delete(oldest.value);
-    }
-    const client = larkClient(config);
-    this.clients.set(key, client);
-    return client;
   }
 }

@@ -1,8 +1,8 @@
 import { plainText } from '@conveyor/contracts';
 import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
-import { LarkRefusedError, larkClient, sendLarkText } from './adapter.js';
+import { LarkRefusedError, larkClient, sendLarkText, withImages } from './adapter.js';
 import { larkApiBase, type LarkConfig } from './config.js';
-import { larkQuery, parseLarkBody } from './parse.js';
+import { hasPendingImages, larkQuery, parseLarkBody } from './parse.js';
 import { LarkSocket, fetchLarkEndpoint } from './socket.js';
 
 /** Lark's answer to an event that was taken, or can never be (redelivering it would not help). */
@@ -41,7 +41,8 @@ export async function handleLarkEvent(deps: ConnectionDeps<LarkConfig>, payload:
       return TAKEN;
     case 'message':
       try {
-        await deps.publish(larkQuery(parsed.inbound, deps.config['enable-stream-reply']));
+        const inbound = hasPendingImages(parsed.inbound) ? await withImages(parsed.inbound, deps.config, (reason) => deps.logger.warn({ botId: deps.botId, messageId: parsed.inbound.messageId, reason }, 'Lark image not downloaded; passed on as [Image]')) : parsed.inbound;
+        await deps.publish(larkQuery(inbound, deps.config['enable-stream-reply']));
         return TAKEN;
       } catch (err) {
         deps.logger.warn({ err, botId: deps.botId, eventId: parsed.inbound.eventId }, 'Lark event not published; Lark will deliver it again');

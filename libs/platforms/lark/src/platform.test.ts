@@ -3,7 +3,7 @@ import { createDecipheriv, createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { LarkConfigSchema } from './config.js';
 import { decryptLarkEvent, encryptLarkEvent, larkSignature } from './verify.js';
-import { parseLarkBody } from './parse.js';
+import { hasPendingImages, parseLarkBody, resolveLarkImages } from './parse.js';
 import { larkInbound } from './platform.js';
 
 const BOT = '00000000-0000-4000-8000-000000000001';
@@ -103,4 +103,21 @@ test('the inbound refuses a disabled webhook, an unverifiable bot, a wrong token
 
 test('a custom domain needs a URL', () => {
   assert.equal(LarkConfigSchema.safeParse({ app_id: 'a', app_secret: 's', domain: 'custom' }).success, false);
+});
+
+test('images of a message are downloaded by message id and key, at most four, inlined; a failed one and those past the bound are [Image]', async () => {
+  const image = (key: string) => ({ type: 'Image' as const, image_id: key, url: '', path: '', base64: '' });
+  const inbound = { eventId: 'ev1', sessionId: 'ou1', launcherType: 'person' as const, senderId: 'ou1', senderName: 'on_ou1', messageId: 'om1', messageChain: [{ type: 'Plain' as const, text: 'look' }, ...['k1', 'bad', 'k3', 'k4', 'k5'].map(image)] };
+  assert.equal(hasPendingImages(inbound), true);
+  const asked: string[] = [];
+  const reasons: string[] = [];
+  const resolved = await resolveLarkImages(inbound, async (messageId, key) => {
+    asked.push(`${messageId}/${key}`);
+    if (key === 'bad') throw new Error('HTTP 400 code 234003');
+    return { bytes: Buffer.from(key), contentType: 'image/gif' };
+  }, (r) => reasons.push(r));
+  assert.deepEqual(asked, ['om1/k1', 'om1/bad', 'om1/k3', 'om1/k4']);
+  assert.deepEqual(reasons, ['HTTP 400 code 234003']);
+  assert.deepEqual(resolved.messageChain.map((c) => (c.type === 'Image' ? c.base64 : c.type === 'Plain' ? c.text : c.type)), ['look', `data:image/gif;base64,${Buffer.from('k1').toString('base64')}`, '[Image]', `data:image/gif;base64,${Buffer.from('k3').toString('base64')}`, `data:image/gif;base64,${Buffer.from('k4').toString('base64')}`, '[Image]']);
+  assert.equal(hasPendingImages(resolved), false);
 });

@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
-import { LarkAdapter } from './adapter.js';
+import { LarkAdapter, withImages } from './adapter.js';
 import { LarkConfigSchema, type LarkConfig } from './config.js';
 import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './verify.js';
-import { larkQuery, parseLarkBody } from './parse.js';
+import { hasPendingImages, larkQuery, parseLarkBody } from './parse.js';
 import { larkConnection } from './connection.js';
 import { LARK } from './name.js';
 
@@ -73,7 +73,17 @@ export const larkInbound: PlatformInbound<LarkConfig> = {
         return { kind: 'publish', queries: [], ...(parsed.eventId ? { ref: { eventId: parsed.eventId } } : {}) };
       case 'message': {
         const m = parsed.inbound;
-        return { kind: 'publish', ref: { eventId: m.eventId, messageId: m.messageId }, queries: [larkQuery(m, config['enable-stream-reply'])] };
+        const ref = { eventId: m.eventId, messageId: m.messageId };
+        if (!hasPendingImages(m)) return { kind: 'publish', ref, queries: [larkQuery(m, config['enable-stream-reply'])] };
+        // Its images are downloaded with the app's token before the query is published.
+        return {
+          kind: 'pull',
+          ref,
+          pull: async (ctx) => {
+            const resolved = await withImages(m, config, (reason) => ctx.logger.warn({ botId: req.botId, messageId: m.messageId, reason }, 'Lark image not downloaded; passed on as [Image]'));
+            await ctx.publish(larkQuery(resolved, config['enable-stream-reply']));
+          },
+        };
       }
     }
   },
