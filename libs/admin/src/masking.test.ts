@@ -42,7 +42,7 @@ test('each platform\'s secrets are the fields its schema marks, and every declar
     slack: ['app_token', 'bot_token', 'signing_secret'],
     telegram: ['token', 'webhook_secret'],
     wecom: ['EncodingAESKey', 'contacts_secret', 'secret', 'token'],
-    wecombot: ['EncodingAESKey', 'Token'],
+    wecombot: ['EncodingAESKey', 'Secret', 'Token'],
     wecomcs: ['EncodingAESKey', 'secret', 'token'],
   });
   // Marking by schema never masks less than the name rule did (a flag named after signatures holds none).
