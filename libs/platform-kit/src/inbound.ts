@@ -55,9 +55,6 @@ export interface InboundQuery {
   stream?: boolean;
 }
 
-/** What stands in a chain for an image a platform could not pass on (too large, its download failed). */
-export const IMAGE_PLACEHOLDER = '[Image]';
-
 /** Who sent a message and what it says, as every platform's parser reads it. */
 export type InboundMessage = Pick<InboundQuery, 'sessionId' | 'launcherType' | 'senderId' | 'senderName' | 'groupName' | 'messageChain'>;
 

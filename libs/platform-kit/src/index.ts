@@ -2,7 +2,7 @@
 // named here are internal.
 export { holdsConnection, type Platform } from './platform.js';
 export {
-  IMAGE_PLACEHOLDER, headerOf, inboundQuery, queryOf, webhookAnswers, type HttpAnswer, type InboundMessage,
+  headerOf, inboundQuery, queryOf, webhookAnswers, type HttpAnswer, type InboundMessage,
   type InboundPullContext, type InboundQuery, type LogRef, type OnceCredential, type PlatformInbound,
   type WebhookOutcome, type WebhookRequest,
 } from './inbound.js';
@@ -16,6 +16,10 @@ export {
   type OpenConnection, type PlatformConnection, type StreamSnapshot,
 } from './connection.js';
 export { closeWebSocket } from './websocket.js';
+export {
+  IMAGE_PLACEHOLDER, MAX_IMAGES_PER_MESSAGE, MediaTooLargeError, hasPendingImages, imagePlaceholders, inlinedImage, pendingImage,
+  readBoundedMedia, resolvePendingImages,
+} from './media.js';
 export {
   SyncRegistrations, handToHeldCall, releaseIfHeld, type ReplyHold, type SyncAck, type SyncPart,
 } from './held-call.js';

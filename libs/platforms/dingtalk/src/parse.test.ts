@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DingtalkConfigSchema } from './config.js';
-import { dingtalkReplyTo, MAX_PICTURES_PER_MESSAGE, parseRobotMessage, picturePlaceholders, resolvePictures, sessionWebhookOf } from './parse.js';
+import { imagePlaceholders, MAX_IMAGES_PER_MESSAGE } from '@conveyor/platform-kit';
+import { dingtalkReplyTo, parseRobotMessage, resolvePictures, sessionWebhookOf } from './parse.js';
 
 const BOT = '5b0c8f7e-1d2a-4c3b-9e8f-7a6b5c4d3e2f';
 const config = DingtalkConfigSchema.parse({ client_id: 'dingappkey', client_secret: 'secret', robot_name: 'Conveyor' });
@@ -97,13 +98,13 @@ test('a webhook that does not fit the route, is no http(s) URL or not DingTalk\'
 test('pictures become [Image] when not downloaded; downloaded ones get their URL, at most four per message, a failed one a placeholder', async () => {
   const pics = Array.from({ length: 6 }, (_, i) => ({ type: 'Image' as const, image_id: `dc${i}`, url: '', path: '', base64: '' }));
   const chain = [{ type: 'Plain' as const, text: 'see' }, ...pics];
-  assert.deepEqual(picturePlaceholders(chain).map((c) => (c.type === 'Plain' ? c.text : c.type)), ['see', ...Array(6).fill('[Image]')]);
+  assert.deepEqual(imagePlaceholders(chain).map((c) => (c.type === 'Plain' ? c.text : c.type)), ['see', ...Array(6).fill('[Image]')]);
   const failures: string[] = [];
   const resolved = await resolvePictures(chain, async (code) => {
     if (code === 'dc1') throw new Error('HTTP 403');
     return `https://files.test/${code}`;
   }, (reason) => failures.push(reason));
   assert.deepEqual(resolved.map((c) => (c.type === 'Plain' ? c.text : c.type === 'Image' ? c.url : c.type)), ['see', 'https://files.test/dc0', '[Image]', 'https://files.test/dc2', 'https://files.test/dc3', '[Image]', '[Image]']);
-  assert.equal(MAX_PICTURES_PER_MESSAGE, 4);
+  assert.equal(MAX_IMAGES_PER_MESSAGE, 4);
   assert.deepEqual(failures, ['HTTP 403']);
 });

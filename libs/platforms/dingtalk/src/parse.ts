@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type MessageComponent } from '@conveyor/contracts';
-import { IMAGE_PLACEHOLDER, type InboundQuery } from '@conveyor/platform-kit';
+import { pendingImage, resolvePendingImages, type InboundQuery } from '@conveyor/platform-kit';
 import type { DingtalkConfig } from './config.js';
 
 /** DingTalk's ids (staff ids, `$:LWCP_v1:$…` user ids, `cid…` conversation ids, msgIds) are short; bounded loosely. */
@@ -108,8 +108,8 @@ function withoutMention(text: string, robotName: string): string {
 /**
  * The message's chain as LangBot's dingtalk converter builds it: an At of the bot first when it was
  * mentioned, then the text (rich text in order). A picture, which DingTalk gives only as a download
- * code, becomes an Image holding that code as `image_id` and no URL yet (see `resolvePictures` and
- * `picturePlaceholders`); a voice message its transcription (DingTalk's `recognition`), else
+ * code, becomes a pending Image holding that code as `image_id` (see `resolvePictures`, and
+ * `imagePlaceholders` of platform-kit); a voice message its transcription (DingTalk's `recognition`), else
  * `[Voice]`; a file a File named as sent.
  */
 function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): MessageComponent[] {
@@ -127,12 +127,12 @@ function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): Messag
       break;
     case 'richText':
       for (const item of content?.richText ?? []) {
-        if (item.type === 'picture') chain.push(picture(item.downloadCode));
+        if (item.type === 'picture') chain.push(pendingImage(item.downloadCode ?? ''));
         else if (item.text !== undefined && item.text !== '\n') plain(item.text);
       }
       break;
     case 'picture':
-      chain.push(picture(content?.downloadCode ?? content?.pictureDownloadCode));
+      chain.push(pendingImage(content?.downloadCode ?? content?.pictureDownloadCode ?? ''));
       break;
     case 'audio':
       if (content?.recognition) plain(content.recognition);
@@ -147,44 +147,12 @@ function chainOf(m: RobotMessage, config: DingtalkConfig, botId: string): Messag
   return storableChain(chain);
 }
 
-/** A picture still to be downloaded: its download code, no URL. */
-const picture = (downloadCode: string | undefined): MessageComponent => ({ type: 'Image', image_id: downloadCode ?? '', url: '', path: '', base64: '' });
-const isPending = (c: MessageComponent) => c.type === 'Image' && c.url === '' && c.base64 === '';
-
-/** The chain with every picture not downloaded replaced by `[Image]` (an HTTP callback is answered before anything is downloaded). */
-export function picturePlaceholders(chain: MessageComponent[]): MessageComponent[] {
-  return chain.map((c) => (isPending(c) ? { type: 'Plain', text: IMAGE_PLACEHOLDER } : c));
-}
-
-/** Pictures downloaded per message, at most (a runner reads at most a few images per run anyway); the rest stay placeholders. */
-export const MAX_PICTURES_PER_MESSAGE = 4;
-
 /**
  * The chain with its pictures' download codes exchanged for download URLs (`download`), which the
- * runner reads for a vision model as it reads any image URL. A picture past the bound, without a code,
- * or whose exchange fails (`failed` is told why) becomes `[Image]`.
+ * runner reads for a vision model as it reads any image URL; as `resolvePendingImages` bounds it.
  */
-export async function resolvePictures(chain: MessageComponent[], download: (code: string) => Promise<string>, failed: (reason: string) => void): Promise<MessageComponent[]> {
-  let resolved = 0;
-  const out: MessageComponent[] = [];
-  for (const c of chain) {
-    if (!isPending(c) || c.type !== 'Image') {
-      out.push(c);
-      continue;
-    }
-    if (!c.image_id || resolved >= MAX_PICTURES_PER_MESSAGE) {
-      out.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
-      continue;
-    }
-    resolved++;
-    try {
-      out.push({ ...c, url: await download(c.image_id) });
-    } catch (err) {
-      failed(err instanceof Error ? err.message : String(err));
-      out.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
-    }
-  }
-  return out;
+export function resolvePictures(chain: MessageComponent[], download: (code: string) => Promise<string>, failed: (reason: string) => void): Promise<MessageComponent[]> {
+  return resolvePendingImages(chain, async (image) => ({ ...image, url: await download(image.image_id) }), failed);
 }
 
 const MESSAGE_TYPES: ReadonlySet<string> = new Set(['text', 'richText', 'picture', 'audio', 'file']);

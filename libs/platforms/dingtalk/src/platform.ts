@@ -1,8 +1,8 @@
-import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
+import { headerOf, imagePlaceholders, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome } from '@conveyor/platform-kit';
 import { DingtalkAdapter } from './adapter.js';
 import { DingtalkConfigSchema, streamsReplies, type DingtalkConfig } from './config.js';
 import { dingtalkConnection } from './connection.js';
-import { parseRobotMessage, picturePlaceholders } from './parse.js';
+import { parseRobotMessage } from './parse.js';
 import { DINGTALK } from './name.js';
 import { DINGTALK_SIGN_HEADER, DINGTALK_TIMESTAMP_HEADER, dingtalkSignTtlMs, verifyDingtalkSignature } from './verify.js';
 
@@ -45,7 +45,7 @@ export const dingtalkInbound: PlatformInbound<DingtalkConfig> = {
     if (!parsed.ok) return refuse(400, `malformed message: ${parsed.error}`);
     if (!parsed.query) return { kind: 'drop', reason: `not a message a query is made of: ${parsed.skipped}`, ref: parsed.ref, once };
     // Answered before anything could be downloaded: pictures stay placeholders.
-    return { kind: 'publish', queries: [{ ...parsed.query, messageChain: picturePlaceholders(parsed.query.messageChain) }], ref: parsed.ref, once };
+    return { kind: 'publish', queries: [{ ...parsed.query, messageChain: imagePlaceholders(parsed.query.messageChain) }], ref: parsed.ref, once };
   },
   // Not answered with 200, DingTalk sends the message again.
   answers: webhookAnswers(received, (status, errmsg) => ({ status, body: { errcode: status, errmsg } })),

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { Client, defaultHttpInstance, type Logger } from '@larksuiteoapi/node-sdk';
 import { LIMITS, plainText, type ReplyRoute } from '@conveyor/contracts';
-import type { BotConfigs, DeliveryContext, OutboundReply, PlatformAdapter, SendResult } from '@conveyor/platform-kit';
+import { inlinedImage, readBoundedMedia, resolvePendingImages, type BotConfigs, type DeliveryContext, type OutboundReply, type PlatformAdapter, type SendResult } from '@conveyor/platform-kit';
 import { LarkConfigSchema, larkApiBase, type LarkConfig } from './config.js';
 import { LARK } from './name.js';
-import { resolveLarkImages, type LarkInbound } from './parse.js';
+import type { LarkInbound } from './parse.js';
 
 /** Lark refuses a text message over 150 KB; cut well below it and say so. */
 const MAX_TEXT = 30_000;
@@ -91,8 +91,10 @@ class LarkClients {
 const larkClients = new LarkClients();
 
 /** The message with its images downloaded with the app's token and inlined (LangBot passes them on as base64). */
-export function withImages(m: LarkInbound, config: LarkConfig, failed: (reason: string) => void): Promise<LarkInbound> {
-  return resolveLarkImages(m, (messageId, imageKey) => downloadLarkImage(larkClients.get(config), messageId, imageKey, LIMITS.inlineImageBytes), failed);
+export async function withImages(m: LarkInbound, config: LarkConfig, failed: (reason: string) => void): Promise<LarkInbound> {
+  const client = larkClients.get(config);
+  const messageChain = await resolvePendingImages(m.messageChain, async (image) => inlinedImage(image, await downloadLarkImage(client, m.messageId, image.image_id, LIMITS.inlineImageBytes)), failed);
+  return { ...m, messageChain };
 }
 
 /**
@@ -108,24 +110,8 @@ export async function downloadLarkImage(client: Client, messageId: string, image
   }
   const headers: unknown = res.headers;
   const header = (name: string) => (typeof headers === 'object' && headers !== null && name in headers ? String((headers as Record<string, unknown>)[name]) : '');
-  const declared = Number(header('content-length'));
-  const stream = res.getReadableStream();
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    stream.destroy();
-    throw new Error(`lark image of ${declared} bytes, over ${maxBytes}`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
-    size += b.byteLength;
-    if (size > maxBytes) {
-      stream.destroy();
-      throw new Error(`lark image over ${maxBytes} bytes`);
-    }
-    chunks.push(b);
-  }
-  return { bytes: Buffer.concat(chunks), contentType: (header('content-type') || 'application/octet-stream').split(';')[0]!.trim() };
+  const bytes = await readBoundedMedia(res.getReadableStream(), maxBytes, header('content-length'));
+  return { bytes, contentType: (header('content-type') || 'application/octet-stream').split(';')[0]!.trim() };
 }
 
 /**

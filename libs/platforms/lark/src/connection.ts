@@ -1,8 +1,8 @@
 import { plainText } from '@conveyor/contracts';
-import { PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
+import { hasPendingImages, PlatformRejectedError, type ConnectionDeps, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { LarkRefusedError, larkClient, sendLarkText, withImages } from './adapter.js';
 import { larkApiBase, type LarkConfig } from './config.js';
-import { hasPendingImages, larkQuery, parseLarkBody } from './parse.js';
+import { larkQuery, parseLarkBody } from './parse.js';
 import { LarkSocket, fetchLarkEndpoint } from './socket.js';
 
 /** Lark's answer to an event that was taken, or can never be (redelivering it would not help). */
@@ -41,7 +41,7 @@ export async function handleLarkEvent(deps: ConnectionDeps<LarkConfig>, payload:
       return TAKEN;
     case 'message':
       try {
-        const inbound = hasPendingImages(parsed.inbound) ? await withImages(parsed.inbound, deps.config, (reason) => deps.logger.warn({ botId: deps.botId, messageId: parsed.inbound.messageId, reason }, 'Lark image not downloaded; passed on as [Image]')) : parsed.inbound;
+        const inbound = hasPendingImages(parsed.inbound.messageChain) ? await withImages(parsed.inbound, deps.config, (reason) => deps.logger.warn({ botId: deps.botId, messageId: parsed.inbound.messageId, reason }, 'Lark image not downloaded; passed on as [Image]')) : parsed.inbound;
         await deps.publish(larkQuery(inbound, deps.config['enable-stream-reply']));
         return TAKEN;
       } catch (err) {

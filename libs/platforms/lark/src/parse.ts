@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type LauncherType, type MessageComponent } from '@conveyor/contracts';
-import { IMAGE_PLACEHOLDER, inboundQuery, type InboundQuery } from '@conveyor/platform-kit';
+import { inboundQuery, pendingImage, type InboundQuery } from '@conveyor/platform-kit';
 
 const Id = z.string().min(1).max(200);
 
@@ -109,8 +109,8 @@ function contentComponents(
     case 'image': {
       const i = ImageContent.safeParse(content);
       if (!i.success) return { error: 'event.message.content: not an image content JSON ({"image_key": ...})' };
-      // The image key names the picture; `resolveLarkImages` fetches it with the app's token.
-      return [{ type: 'Image', image_id: i.data.image_key, url: '', path: '', base64: '' }];
+      // The image key names the picture; `withImages` (the adapter) fetches it with the app's token.
+      return [pendingImage(i.data.image_key)];
     }
     case 'post': {
       const p = PostContent.safeParse(content);
@@ -122,7 +122,7 @@ function contentComponents(
           else if (el.tag === 'at' && typeof el.user_id === 'string') {
             const at = mentionAt(el.user_id, mentions, botName, botAccountId);
             if (at) out.push(at);
-          } else if (el.tag === 'img' && typeof el.image_key === 'string') out.push({ type: 'Image', image_id: el.image_key, url: '', path: '', base64: '' });
+          } else if (el.tag === 'img' && typeof el.image_key === 'string') out.push(pendingImage(el.image_key));
         }
       }
       return out;
@@ -184,43 +184,4 @@ export function parseLarkBody(raw: unknown, botName: string, botAccountId: strin
  */
 export function larkQuery(m: LarkInbound, stream: boolean): InboundQuery {
   return inboundQuery(m, { replyTo: m.messageId, dedupId: m.eventId, stream });
-}
-
-/** Images downloaded per message, at most; the rest stay `[Image]`. */
-export const MAX_IMAGES_PER_MESSAGE = 4;
-
-const pendingImage = (c: MessageComponent): c is Extract<MessageComponent, { type: 'Image' }> => c.type === 'Image' && c.image_id !== '' && c.url === '' && c.base64 === '';
-
-/** Whether the message holds images still to be downloaded (by image key). */
-export function hasPendingImages(m: LarkInbound): boolean {
-  return m.messageChain.some(pendingImage);
-}
-
-/**
- * The message with its images downloaded (`download`: the message resource with the app's token)
- * and inlined as data URLs, as LangBot's lark adapter passes them on; one past the bound or whose
- * download fails (`failed` is told why) becomes `[Image]`.
- */
-export async function resolveLarkImages(m: LarkInbound, download: (messageId: string, imageKey: string) => Promise<{ bytes: Buffer; contentType: string }>, failed: (reason: string) => void): Promise<LarkInbound> {
-  let read = 0;
-  const chain: MessageComponent[] = [];
-  for (const c of m.messageChain) {
-    if (!pendingImage(c)) {
-      chain.push(c);
-      continue;
-    }
-    if (read >= MAX_IMAGES_PER_MESSAGE) {
-      chain.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
-      continue;
-    }
-    read++;
-    try {
-      const { bytes, contentType } = await download(m.messageId, c.image_id);
-      chain.push({ ...c, base64: `data:${contentType.startsWith('image/') ? contentType : 'image/png'};base64,${bytes.toString('base64')}` });
-    } catch (err) {
-      failed(err instanceof Error ? err.message : String(err));
-      chain.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
-    }
-  }
-  return { ...m, messageChain: chain };
 }

@@ -3,7 +3,8 @@ import { createDecipheriv, createHash } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { LarkConfigSchema } from './config.js';
 import { decryptLarkEvent, encryptLarkEvent, larkSignature } from './verify.js';
-import { hasPendingImages, parseLarkBody, resolveLarkImages } from './parse.js';
+import { hasPendingImages, pendingImage } from '@conveyor/platform-kit';
+import { parseLarkBody } from './parse.js';
 import { larkInbound } from './platform.js';
 
 const BOT = '00000000-0000-4000-8000-000000000001';
@@ -105,19 +106,19 @@ test('a custom domain needs a URL', () => {
   assert.equal(LarkConfigSchema.safeParse({ app_id: 'a', app_secret: 's', domain: 'custom' }).success, false);
 });
 
-test('images of a message are downloaded by message id and key, at most four, inlined; a failed one and those past the bound are [Image]', async () => {
-  const image = (key: string) => ({ type: 'Image' as const, image_id: key, url: '', path: '', base64: '' });
-  const inbound = { eventId: 'ev1', sessionId: 'ou1', launcherType: 'person' as const, senderId: 'ou1', senderName: 'on_ou1', messageId: 'om1', messageChain: [{ type: 'Plain' as const, text: 'look' }, ...['k1', 'bad', 'k3', 'k4', 'k5'].map(image)] };
-  assert.equal(hasPendingImages(inbound), true);
-  const asked: string[] = [];
-  const reasons: string[] = [];
-  const resolved = await resolveLarkImages(inbound, async (messageId, key) => {
-    asked.push(`${messageId}/${key}`);
-    if (key === 'bad') throw new Error('HTTP 400 code 234003');
-    return { bytes: Buffer.from(key), contentType: 'image/gif' };
-  }, (r) => reasons.push(r));
-  assert.deepEqual(asked, ['om1/k1', 'om1/bad', 'om1/k3', 'om1/k4']);
-  assert.deepEqual(reasons, ['HTTP 400 code 234003']);
-  assert.deepEqual(resolved.messageChain.map((c) => (c.type === 'Image' ? c.base64 : c.type === 'Plain' ? c.text : c.type)), ['look', `data:image/gif;base64,${Buffer.from('k1').toString('base64')}`, '[Image]', `data:image/gif;base64,${Buffer.from('k3').toString('base64')}`, `data:image/gif;base64,${Buffer.from('k4').toString('base64')}`, '[Image]']);
-  assert.equal(hasPendingImages(resolved), false);
+test('an image message and a post\'s img are pending images by their keys, for the adapter to download', () => {
+  const event = (message_type: string, content: object) => ({
+    schema: '2.0',
+    header: { event_id: 'ev1', event_type: 'im.message.receive_v1', create_time: '1', token: 't', app_id: 'a', tenant_key: 'tk' },
+    event: { sender: { sender_id: { open_id: 'ou1' }, sender_type: 'user' }, message: { message_id: 'om1', chat_id: 'oc1', chat_type: 'p2p', message_type, content: JSON.stringify(content) } },
+  });
+  const image = parseLarkBody(event('image', { image_key: 'img_k1' }), 'Bot', 'b1');
+  assert.equal(image.kind, 'message');
+  if (image.kind !== 'message') return;
+  assert.deepEqual(image.inbound.messageChain, [pendingImage('img_k1')]);
+  assert.equal(hasPendingImages(image.inbound.messageChain), true);
+  const post = parseLarkBody(event('post', { content: [[{ tag: 'text', text: 'see' }, { tag: 'img', image_key: 'img_k2' }]] }), 'Bot', 'b1');
+  assert.deepEqual(post.kind === 'message' && post.inbound.messageChain, [{ type: 'Plain', text: 'see' }, pendingImage('img_k2')]);
+  const text = parseLarkBody(event('text', { text: 'hi' }), 'Bot', 'b1');
+  assert.equal(text.kind === 'message' && hasPendingImages(text.inbound.messageChain), false);
 });

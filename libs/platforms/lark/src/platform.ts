@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
+import { hasPendingImages, headerOf, webhookAnswers, type HttpAnswer, type Platform, type PlatformInbound, type WebhookOutcome, type WebhookRequest } from '@conveyor/platform-kit';
 import { LarkAdapter, withImages } from './adapter.js';
 import { LarkConfigSchema, type LarkConfig } from './config.js';
 import { LARK_NONCE_HEADER, LARK_SIGNATURE_HEADER, LARK_TIMESTAMP_HEADER, decryptLarkEvent, verifyLarkSignature } from './verify.js';
-import { hasPendingImages, larkQuery, parseLarkBody } from './parse.js';
+import { larkQuery, parseLarkBody } from './parse.js';
 import { larkConnection } from './connection.js';
 import { LARK } from './name.js';
 
@@ -74,7 +74,7 @@ export const larkInbound: PlatformInbound<LarkConfig> = {
       case 'message': {
         const m = parsed.inbound;
         const ref = { eventId: m.eventId, messageId: m.messageId };
-        if (!hasPendingImages(m)) return { kind: 'publish', ref, queries: [larkQuery(m, config['enable-stream-reply'])] };
+        if (!hasPendingImages(m.messageChain)) return { kind: 'publish', ref, queries: [larkQuery(m, config['enable-stream-reply'])] };
         // Its images are downloaded with the app's token before the query is published.
         return {
           kind: 'pull',

@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { LIMITS, type MessageChain, type ReplyRoute } from '@conveyor/contracts';
 import { ConnectionStateKeeper } from '@conveyor/gateway';
-import { PlatformRejectedError, splitMessageText, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
+import { inlinedImage, PlatformRejectedError, resolvePendingImages, splitMessageText, type OpenConnection, type PlatformConnection } from '@conveyor/platform-kit';
 import { z } from 'zod';
 import type { MatrixConfig } from './config.js';
-import { chainToContent, imageOf, MatrixMessageEvent, messageToQuery, skipReason, textContent, type MatrixRoomInfo, type MatrixSelf } from './convert.js';
+import { chainToContent, MatrixMessageEvent, messageToQuery, skipReason, textContent, type MatrixRoomInfo, type MatrixSelf } from './convert.js';
 import { MatrixApiError, MatrixRest, SyncResponse } from './rest.js';
 
 /** A reply is split into messages of at most this many characters; an event must stay under the homeserver's 64 KiB. */
@@ -155,8 +155,9 @@ export const matrixConnection: PlatformConnection<MatrixConfig> = {
           }
           const e = parsed.data;
           if (skipReason(e, self)) continue;
-          const image = await imageOf(e, (mxc) => rest.download(mxc, LIMITS.inlineImageBytes), (reason) => deps.logger.warn({ botId: deps.botId, roomId, eventId: e.event_id, reason }, 'Matrix image not read; passed on as a placeholder'));
-          await deps.publish(messageToQuery(e, await roomInfo(roomId), self, deps.botId, deps.config['enable-stream-reply'], image));
+          const query = messageToQuery(e, await roomInfo(roomId), self, deps.botId, deps.config['enable-stream-reply']);
+          const messageChain = await resolvePendingImages(query.messageChain, async (image) => inlinedImage(image, await rest.download(image.image_id, LIMITS.inlineImageBytes)), (reason) => deps.logger.warn({ botId: deps.botId, roomId, eventId: e.event_id, reason }, 'Matrix image not read; passed on as a placeholder'));
+          await deps.publish({ ...query, messageChain });
           published++;
         }
       }

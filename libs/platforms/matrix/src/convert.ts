@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS, storableChain, storableText, type MessageChain, type MessageComponent } from '@conveyor/contracts';
-import { chainToMessageText, IMAGE_PLACEHOLDER, type InboundQuery } from '@conveyor/platform-kit';
+import { chainToMessageText, pendingImage, type InboundQuery } from '@conveyor/platform-kit';
 
 /** A Matrix id (room, user, event): the spec bounds them at 255 bytes. */
 const MatrixId = z.string().min(2).max(255);
@@ -51,23 +51,6 @@ export function skipReason(e: MatrixMessageEvent, self: MatrixSelf): string | un
   return undefined;
 }
 
-
-/**
- * The image of an `m.image` event as a data URL, as LangBot passes it on; `undefined` for other
- * events; the placeholder text when `download` fails (it is told why).
- */
-export async function imageOf(e: MatrixMessageEvent, download: (mxc: string) => Promise<{ bytes: Buffer; contentType: string }>, failed: (reason: string) => void): Promise<string | undefined> {
-  if (e.content.msgtype !== 'm.image' || !e.content.url) return undefined;
-  try {
-    const { bytes, contentType } = await download(e.content.url);
-    const type = contentType.startsWith('image/') ? contentType : 'image/png';
-    return `data:${type};base64,${bytes.toString('base64')}`;
-  } catch (err) {
-    failed(err instanceof Error ? err.message : String(err));
-    return IMAGE_PLACEHOLDER;
-  }
-}
-
 /**
  * LangBot's rule for a private chat: a room where, the bot left out, at most one member is joined.
  * Any other room is a group chat.
@@ -109,13 +92,13 @@ const cut = (s: string) => storableText(s).slice(0, LIMITS.nameChars);
  * the bot (what the at-bot rule looks for), then the body as Plain with the bot's user id taken out
  * (as LangBot does) and a reply's quoted fallback dropped.
  */
-export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: string, image?: string): MessageChain {
+export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: string): MessageChain {
   const chain: MessageChain = [{ type: 'Source', id: e.event_id, timestamp: Math.floor(e.origin_server_ts / 1000) }];
   const at = mentionsBot(e, self);
   if (at) chain.push({ type: 'At', target: botId, display: self.displayName });
-  // An image's body is its file name or caption: LangBot keeps it as text after the image.
-  if (image === IMAGE_PLACEHOLDER) chain.push({ type: 'Plain', text: IMAGE_PLACEHOLDER });
-  else if (image !== undefined) chain.push({ type: 'Image', image_id: e.content.url ?? '', url: '', path: '', base64: image });
+  // An image is pending by its mxc:// URL (the connection downloads it); its body, the file name or
+  // caption, follows as text, as LangBot keeps it.
+  if (e.content.msgtype === 'm.image' && e.content.url) chain.push(pendingImage(e.content.url));
   let text = stripReplyFallback(e.content.body);
   if (at) text = text.split(self.userId).join('').trim();
   if (text) chain.push({ type: 'Plain', text });
@@ -128,7 +111,7 @@ export function messageToChain(e: MatrixMessageEvent, self: MatrixSelf, botId: s
  * the reply goes. The de-duplication id is the event id, unique per homeserver, so a batch synced
  * again after a takeover is one query per message.
  */
-export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self: MatrixSelf, botId: string, stream: boolean, image?: string): InboundQuery {
+export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self: MatrixSelf, botId: string, stream: boolean): InboundQuery {
   const direct = isDirectRoom(room, self);
   return {
     sessionId: room.roomId,
@@ -136,7 +119,7 @@ export function messageToQuery(e: MatrixMessageEvent, room: MatrixRoomInfo, self
     senderId: e.sender,
     senderName: cut(room.members.get(e.sender) || e.sender),
     ...(direct ? {} : { groupName: cut(room.name || room.roomId) }),
-    messageChain: storableChain(messageToChain(e, self, botId, image)),
+    messageChain: storableChain(messageToChain(e, self, botId)),
     replyTo: e.event_id,
     dedupId: e.event_id,
     stream,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readBoundedMedia } from '@conveyor/platform-kit';
 
 /** The largest response read from the homeserver; a sync answer holds at most the filter's timeline limit per room. */
 export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -117,19 +118,8 @@ export class MatrixRest {
       await res.body?.cancel().catch(() => undefined);
       throw new MatrixApiError(res.status, 'M_MEDIA', `Matrix media download failed with ${res.status}`);
     }
-    const declared = Number(res.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new MatrixApiError(413, 'M_TOO_LARGE', `Matrix media of ${declared} bytes, over ${maxBytes}`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body ?? []) {
-      size += chunk.byteLength;
-      if (size > maxBytes) throw new MatrixApiError(413, 'M_TOO_LARGE', `Matrix media over ${maxBytes} bytes`);
-      chunks.push(Buffer.from(chunk));
-    }
-    return { bytes: Buffer.concat(chunks), contentType: (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim() };
+    const bytes = await readBoundedMedia(res.body, maxBytes, res.headers.get('content-length'));
+    return { bytes, contentType: (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim() };
   }
 
   private async call(method: string, path: string, body?: unknown, opts: { timeoutMs?: number; signal?: AbortSignal; onWritten?: (() => void) | undefined } = {}): Promise<unknown> {

@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { z } from 'zod';
+import { MediaTooLargeError, readBoundedMedia } from '@conveyor/platform-kit';
 
 const CALL_TIMEOUT_MS = 10_000;
 const MAX_ATTEMPTS = 3;
@@ -116,19 +117,13 @@ export async function wecomDownloadMedia(fetchImpl: typeof fetch, baseUrl: strin
     throw new WecomApiError(`${path}: HTTP ${res.status}`, undefined, res.status === 429 || res.status >= 500);
   }
   const contentType = (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim();
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new WecomApiError(`${path}: a file of ${declared} bytes, over ${maxBytes}`, undefined, false);
+  let bytes: Buffer;
+  try {
+    bytes = await readBoundedMedia(res.body, maxBytes, res.headers.get('content-length'));
+  } catch (err) {
+    if (err instanceof MediaTooLargeError) throw new WecomApiError(`${path}: ${err.message}`, undefined, false);
+    throw new WecomApiError(`${path}: ${err instanceof Error ? err.name : 'network error'}`, undefined, true);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res.body ?? []) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new WecomApiError(`${path}: a file over ${maxBytes} bytes`, undefined, false);
-    chunks.push(Buffer.from(chunk));
-  }
-  const bytes = Buffer.concat(chunks);
   if (contentType === 'application/json' || contentType === 'text/plain') {
     const answer = ApiAnswer.safeParse((() => { try { return JSON.parse(bytes.toString('utf8')); } catch { return undefined; } })());
     const errcode = answer.success ? answer.data.errcode : undefined;

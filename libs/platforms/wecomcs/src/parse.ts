@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { storableChain, storableText, type MessageComponent } from '@conveyor/contracts';
+import { pendingImage } from '@conveyor/platform-kit';
 import { ApiAnswer, parseXmlFields } from '@conveyor/wecom';
 
 /** `origin` of a message sent by the WeChat customer (3); 4 is a system event, 5 a servicer's message. */
@@ -52,9 +53,8 @@ export interface KfInbound {
   openKfId: string;
   customerId: string;
   sendTime: number;
+  /** An image is pending by its temporary media id: the puller downloads it with the access token. */
   messageChain: MessageComponent[];
-  /** An image's temporary media id: the puller downloads it (with the access token) into the chain. */
-  imageMediaId?: string;
 }
 
 /**
@@ -69,7 +69,7 @@ export function readKfMessage(raw: unknown): { message: KfInbound } | { skipped:
   if (d.origin !== FROM_CUSTOMER) return { skipped: `origin ${d.origin}` };
   if (!d.external_userid) return { skipped: 'no external_userid' };
   const common = { msgId: d.msgid, openKfId: d.open_kfid, customerId: d.external_userid, sendTime: d.send_time };
-  if (d.msgtype === 'image' && d.image) return { message: { ...common, messageChain: [], imageMediaId: d.image.media_id } };
+  if (d.msgtype === 'image' && d.image) return { message: { ...common, messageChain: [pendingImage(d.image.media_id)] } };
   if (d.msgtype !== 'text' || !d.text) return { skipped: `msgtype ${d.msgtype}` };
   const text = storableText(d.text.content);
   if (!text.trim()) return { skipped: 'empty text' };

@@ -33,7 +33,7 @@ test('sync_msg entries: a customer text or image is a message; servicers, events
   assert.deepEqual(readKfMessage(base), { message: { msgId: 'm1', openKfId: 'wkAAA', customerId: 'wmC', sendTime: 1700000000, messageChain: [{ type: 'Plain', text: 'hi' }] } });
   assert.deepEqual(readKfMessage({ ...base, origin: 5 }), { skipped: 'origin 5' });
   assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined }), { skipped: 'msgtype image' }, 'an image without its media id');
-  assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined, image: { media_id: 'MEDIA1' } }), { message: { msgId: 'm1', openKfId: 'wkAAA', customerId: 'wmC', sendTime: 1700000000, messageChain: [], imageMediaId: 'MEDIA1' } });
+  assert.deepEqual(readKfMessage({ ...base, msgtype: 'image', text: undefined, image: { media_id: 'MEDIA1' } }), { message: { msgId: 'm1', openKfId: 'wkAAA', customerId: 'wmC', sendTime: 1700000000, messageChain: [{ type: 'Image', image_id: 'MEDIA1', url: '', path: '', base64: '' }] } });
   assert.deepEqual(readKfMessage({ ...base, msgtype: 'voice', text: undefined, voice: { media_id: 'V' } }), { skipped: 'msgtype voice' });
   assert.deepEqual(readKfMessage({ ...base, text: { content: ' ' } }), { skipped: 'empty text' });
   assert.match((readKfMessage({ msgid: 1 }) as { skipped: string }).skipped, /^malformed/);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { LIMITS, redisKeys, type MessageComponent } from '@conveyor/contracts';
-import { IMAGE_PLACEHOLDER, inboundQuery, releaseIfHeld, type InboundPullContext, type SharedAccessTokens } from '@conveyor/platform-kit';
+import { LIMITS, redisKeys } from '@conveyor/contracts';
+import { inboundQuery, inlinedImage, releaseIfHeld, resolvePendingImages, type InboundPullContext, type SharedAccessTokens } from '@conveyor/platform-kit';
 import { callWechatApi, isTokenRejected, wecomDownloadMedia, wecomGetToken } from '@conveyor/wecom';
 import type { WecomCsConfig } from './config.js';
 import { kfReplyTo, readKfMessage, SyncMsgAnswer, type KfEvent } from './parse.js';
@@ -55,20 +55,14 @@ export async function pullKfMessages(ctx: InboundPullContext, deps: PullDeps): P
       isTokenRejected,
     );
   // LangBot downloads a customer's image with the access token and passes it on as base64.
-  const imageComponent = async (mediaId: string, m: { openKfId: string; msgId: string }): Promise<MessageComponent> => {
-    try {
-      const { bytes, contentType } = await deps.tokens.withToken(
-        app,
-        () => wecomGetToken(fetchImpl, config.api_base_url, config.corpid, config.secret),
-        (token) => wecomDownloadMedia(fetchImpl, config.api_base_url, token, mediaId, LIMITS.inlineImageBytes),
-        isTokenRejected,
-      );
-      return { type: 'Image', image_id: mediaId, url: '', path: '', base64: `data:${contentType.startsWith('image/') ? contentType : 'image/jpeg'};base64,${bytes.toString('base64')}` };
-    } catch (err) {
-      ctx.logger.warn({ botId, openKfId: m.openKfId, msgId: m.msgId, reason: err instanceof Error ? err.message : String(err) }, 'wecomcs: an image was not downloaded; passed on as [Image]');
-      return { type: 'Plain', text: IMAGE_PLACEHOLDER };
-    }
-  };
+  const downloadImage = (mediaId: string) =>
+    deps.tokens.withToken(
+      app,
+      () => wecomGetToken(fetchImpl, config.api_base_url, config.corpid, config.secret),
+      (token) => wecomDownloadMedia(fetchImpl, config.api_base_url, token, mediaId, LIMITS.inlineImageBytes),
+      isTokenRejected,
+    );
+
   try {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       await ctx.redis.del(again);
@@ -84,7 +78,8 @@ export async function pullKfMessages(ctx: InboundPullContext, deps: PullDeps): P
             ctx.logger.warn({ botId, openKfId: m.openKfId, msgId: m.msgId }, 'wecomcs: a message from before the first pull is not answered');
             continue;
           }
-          const messageChain = m.imageMediaId === undefined ? m.messageChain : [await imageComponent(m.imageMediaId, m)];
+          const messageChain = await resolvePendingImages(m.messageChain, async (image) => inlinedImage(image, await downloadImage(image.image_id), 'image/jpeg'), (reason) =>
+            ctx.logger.warn({ botId, openKfId: m.openKfId, msgId: m.msgId, reason }, 'wecomcs: an image was not downloaded; passed on as [Image]'));
           const message = { sessionId: m.customerId, launcherType: 'person' as const, senderId: m.customerId, senderName: m.customerId, messageChain };
           await ctx.publish(inboundQuery(message, { replyTo: kfReplyTo(m.openKfId, m.msgId), dedupId: m.msgId, stream: false }));
         }
