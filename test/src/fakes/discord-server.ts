@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readBody } from './http-util.js';
+import { Waiters, listen, readBody, closeWebSocketServer } from './http-util.js';
 
 /** A REST call the fake answered, as received. */
 export interface DiscordCall {
@@ -284,10 +284,6 @@ export async function startFakeDiscord(opts: { tokens: string[]; botUserId?: str
       gatewayWaiters.add(check);
       check();
     }),
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await closeServer(server);
-    },
+    close: () => closeWebSocketServer(wss, server),
   };
 }

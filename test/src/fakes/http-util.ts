@@ -52,6 +52,13 @@ export function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** Ends a fake's WebSocket server and the HTTP server under it: every client cut off, then the server closed. */
+export async function closeWebSocketServer(wss: { clients: Set<{ terminate(): void }>; close(): void }, server: Server): Promise<void> {
+  for (const ws of wss.clients) ws.terminate();
+  wss.close();
+  await closeServer(server);
+}
+
 /**
  * Resolves once `predicate(items)` holds, checking now and after every `notify()`; rejects after
  * `timeoutMs` with what was seen, so a failing test says more than "timed out".

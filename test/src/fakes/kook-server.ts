@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { deflateSync } from 'node:zlib';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readJsonObject } from './http-util.js';
+import { Waiters, listen, readJsonObject, closeWebSocketServer } from './http-util.js';
 
 /** A REST call the fake answered, as received. */
 export interface KookCall {
@@ -288,10 +288,6 @@ export async function startFakeKook(opts: { tokens: string[]; botUserId?: string
     shown: () => shown,
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
     waitForSessions: (predicate, timeoutMs = 60_000) => stateWaiters.waitFor(([st]) => predicate(st), timeoutMs).then(() => undefined),
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await closeServer(server);
-    },
+    close: () => closeWebSocketServer(wss, server),
   };
 }

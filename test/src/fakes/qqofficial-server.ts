@@ -1,7 +1,7 @@
 import { randomUUID, sign, createPrivateKey } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readJsonObject } from './http-util.js';
+import { Waiters, listen, readJsonObject, closeWebSocketServer } from './http-util.js';
 
 /** A QQ OpenAPI call the fake answered, as received. */
 export interface QqCall {
@@ -259,10 +259,6 @@ export async function startFakeQq(opts: { apps: QqApp[] }): Promise<FakeQq> {
     shown: () => shown,
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
     waitForGateway: (predicate, timeoutMs = 60_000) => gatewayWaiters.waitFor(([g]) => predicate(g), timeoutMs).then(() => undefined),
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await closeServer(server);
-    },
+    close: () => closeWebSocketServer(wss, server),
   };
 }

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen, readJsonObject } from './http-util.js';
+import { Waiters, listen, readJsonObject, closeWebSocketServer } from './http-util.js';
 
 /** A `message.create` call the fake answered. */
 export interface SatoriCall {
@@ -190,10 +190,6 @@ export async function startFakeSatori(opts: { tokens: string[]; platform?: strin
     sent: () => calls.filter((c) => c.path === '/v1/message.create' && c.status === 200),
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
     waitForConnections: (predicate, timeoutMs = 60_000) => connWaiters.waitFor(([c]) => predicate(c), timeoutMs).then(() => undefined),
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await closeServer(server);
-    },
+    close: () => closeWebSocketServer(wss, server),
   };
 }

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import WebSocket, { WebSocketServer } from 'ws';
-import { Waiters, closeServer, listen } from './http-util.js';
+import { Waiters, listen, closeWebSocketServer } from './http-util.js';
 
 /** A frame the bot sent that the fake acknowledged (or refused). */
 export interface WecomBotWsFrame {
@@ -177,10 +177,6 @@ export async function startFakeWecomBotWs(opts: { bots: Record<string, string> }
     repliesTo: (reqId) => frames.filter((f) => f.cmd === 'aibot_respond_msg' && f.reqId === reqId && f.errcode === 0),
     waitFor: (predicate, timeoutMs) => waiters.waitFor(predicate, timeoutMs),
     waitForConnections: (predicate, timeoutMs = 60_000) => connWaiters.waitFor(([c]) => predicate(c), timeoutMs).then(() => undefined),
-    async close() {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      await closeServer(server);
-    },
+    close: () => closeWebSocketServer(wss, server),
   };
 }
