@@ -4,6 +4,11 @@ import type { Infra, ServiceEnv } from '@conveyor/service-kit';
 export const OrchestratorEnv = z.object({
   /** Queries this replica works on at once. */
   ORCHESTRATOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(64),
+  /**
+   * Overrides the query consumer's ack wait (default: the topology's 30 s): how long the queries a
+   * dead orchestrator held wait before another replica gets them; heartbeats go out every third of it.
+   */
+  ORCHESTRATOR_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
   /** LangBot's concurrency.pipeline: queries in flight across the whole cluster. */
   PIPELINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Session lease and pipeline slot TTL; the live query refreshes it, a crashed one frees it by expiry. */

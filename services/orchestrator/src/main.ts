@@ -9,6 +9,11 @@ await runService({
   env: OrchestratorEnv,
   module: () => OrchestratorModule.register(),
   consumers: ({ env }) => ({
-    orchestrator: { schema: QueryEnvelope, concurrency: env.ORCHESTRATOR_CONCURRENCY, prefetch: env.ORCHESTRATOR_CONCURRENCY },
+    orchestrator: {
+      schema: QueryEnvelope,
+      concurrency: env.ORCHESTRATOR_CONCURRENCY,
+      prefetch: env.ORCHESTRATOR_CONCURRENCY,
+      ...(env.ORCHESTRATOR_ACK_WAIT_MS === undefined ? {} : { ackWaitMs: env.ORCHESTRATOR_ACK_WAIT_MS }),
+    },
   }),
 });

@@ -75,8 +75,9 @@ describe('message aggregation on, two orchestrator replicas', () => {
     sys = await startTestSystem({
       startServices: false,
       pipelineConfig: { trigger: { 'message-aggregation': { enabled: true, delay: DELAY_MS / 1000 } } },
-      // Short holds: a waiting message goes back to the bus quickly instead of sitting in a killed replica.
-      serviceEnv: { SESSION_WAIT_HOLD_MS: '500' },
+      // Short holds: a waiting message goes back to the bus quickly instead of sitting in a killed
+      // replica; a short ack wait brings back what the killed replicas held in seconds, not 30.
+      serviceEnv: { SESSION_WAIT_HOLD_MS: '500', ORCHESTRATOR_ACK_WAIT_MS: '5000' },
     });
     await Promise.all([
       sys.services.start('ingress'), sys.services.start('runner'), sys.services.start('dispatcher'),
@@ -159,7 +160,7 @@ describe('message aggregation on, two orchestrator replicas', () => {
     await sys.services.start('orchestrator', {}, 'orchestrator-1');
 
     await finalReply(sys, ids[0], 90_000);
-    // Every copy the killed replicas held comes back (ack wait 30 s) and must be dropped, not answered.
+    // Every copy the killed replicas held comes back (after the ack wait) and must be dropped, not answered.
     await queriesDrained(sys);
     await sleep(1_000);
     const calls = requestsAbout(sys, ['kill one', 'kill two', 'kill three']);

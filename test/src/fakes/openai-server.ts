@@ -242,6 +242,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   let inFlight = 0;
   const record = options.record ?? true;
   const tickers = new Map<number, Ticker>();
+  // Scripted delays end with the fake: a long one (a model that answers after the test's deadline)
+  // would otherwise keep the test's process alive until it ran out.
+  const closing = new AbortController();
+  const delay = (ms: number) => sleep(ms, undefined, { signal: closing.signal });
   /** Deltas of the texts ticked streams are serving (few distinct texts, thousands of streams). */
   const piecesCache = new Map<string, string[]>();
 
@@ -257,7 +261,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
 
     const entry = queue.length > 0 ? queue.shift()! : fallback;
     const spec = typeof entry === 'function' ? await entry(body, n) : entry;
-    if (spec.delayFirstTokenMs && !body.stream) await sleep(spec.delayFirstTokenMs);
+    if (spec.delayFirstTokenMs && !body.stream) await delay(spec.delayFirstTokenMs);
     if (spec.raw) return sendRaw(res, spec.raw);
     if (spec.error) return sendError(res, spec.error.status, spec.error.message, spec.error.type, spec.error.code ?? null);
     if (spec.dropAfterChunks !== undefined && !body.stream) {
@@ -421,14 +425,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         }
         return false;
       }
-      if (paced && gapMs > 0) await sleep(gapMs);
+      if (paced && gapMs > 0) await delay(gapMs);
       res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`);
       if (delta !== undefined) spec.onDelta?.(delta, performance.now());
       sent++;
       return true;
     };
 
-    if (spec.delayFirstTokenMs) await sleep(spec.delayFirstTokenMs);
+    if (spec.delayFirstTokenMs) await delay(spec.delayFirstTokenMs);
     // Without a paced stream, batch the writes into as few TCP segments as possible.
     if (gapMs === 0) res.socket?.cork();
     try {
@@ -556,6 +560,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       rerankError = error;
     },
     close: () => {
+      closing.abort();
       for (const t of tickers.values()) t.stop();
       tickers.clear();
       return closeServer(server);

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import mammoth from 'mammoth';
 import { extractText, getDocumentProxy } from 'unpdf';
 import { LIMITS } from '@conveyor/contracts';
 import { inSpan, meter } from '@conveyor/telemetry';
@@ -62,9 +61,12 @@ export async function documentText(doc: Pick<IngestDocument, 'name' | 'type' | '
         }
         break;
       }
-      case 'docx':
+      case 'docx': {
+        // Loaded with the first DOCX (some 130 modules), not with every runner.
+        const { default: mammoth } = await import('mammoth');
         text = (await mammoth.extractRawText({ buffer: doc.content })).value;
         break;
+      }
       default:
         throw new Error(`documents of type ${doc.type} cannot be read`);
     }

@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { LlmMessage, ReasoningBlock } from '@conveyor/contracts';
 import type { ToolDefinition } from '../llm-call.js';
 import type { ResolvedModel } from '../model.js';
@@ -138,13 +138,17 @@ function usageOf(u: UsageLike): TokenUsage {
   return { prompt_tokens: (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), completion_tokens: u.output_tokens ?? 0 };
 }
 
-function client(call: ProviderCall): Anthropic {
+// The SDK is some 270 modules: a runner loads it with the first call to an Anthropic model, not at start.
+let sdk: Promise<typeof import('@anthropic-ai/sdk')> | undefined;
+
+async function client(call: ProviderCall): Promise<Anthropic> {
+  const { default: AnthropicClient } = await (sdk ??= import('@anthropic-ai/sdk'));
   // Retries are the fallback chain's job; the base URL is the API root (the SDK adds /v1/messages).
   return call.pool.client(
     'anthropic',
     call.model,
-    (m: ResolvedModel) => new Anthropic({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0 }),
-    (c): c is Anthropic => c instanceof Anthropic,
+    (m: ResolvedModel) => new AnthropicClient({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0 }),
+    (c): c is Anthropic => c instanceof AnthropicClient,
   );
 }
 
@@ -154,7 +158,7 @@ export const anthropicProvider: ModelProvider = {
   genAiProviderName: () => 'anthropic',
 
   async complete(call): Promise<ProviderCompletion> {
-    const response = await client(call).messages.create(anthropicRequest(call), { signal: call.signal });
+    const response = await (await client(call)).messages.create(anthropicRequest(call), { signal: call.signal });
     let text = '';
     let thinking = '';
     const blocks: ReasoningBlock[] = [];
@@ -183,7 +187,7 @@ export const anthropicProvider: ModelProvider = {
   },
 
   async *stream(call): AsyncGenerator<ProviderStreamItem> {
-    const events = await client(call).messages.create({ ...anthropicRequest(call), stream: true }, { signal: call.signal });
+    const events = await (await client(call)).messages.create({ ...anthropicRequest(call), stream: true }, { signal: call.signal });
     // Per content block index: the thinking being streamed (its text and signature come in deltas).
     const thinking = new Map<number, { thinking: string; signature: string }>();
     let input: UsageLike = {};
