@@ -12,6 +12,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../harness/services.js';
 import type { Container, ExecProbe, Probe, Workload } from './artifacts.js';
@@ -64,10 +65,47 @@ function prepareDataDir(kind: LocalImage, c: Container, dataDir: string): void {
   if (single.status !== 0) throw new Error(`creating database ${db} failed: ${single.stderr}`);
 }
 
+/**
+ * Mount points are made on this machine's file system, so suites that run at once share them, and
+ * removing one takes the mounts on it away in every mount namespace (Linux detaches them): a
+ * container of another suite would lose its volume mid-run. So each suite marks the mount points it
+ * uses (a file named after its process, in the mount point's directory here), a mount point a suite
+ * had to make is marked as made, and a made one is removed by the last suite out: when no live
+ * process holds it.
+ */
+const MOUNT_POINTS = path.join(tmpdir(), 'conveyor-mount-points');
+const MADE = 'made';
+
+function marksOf(target: string): string {
+  return path.join(MOUNT_POINTS, encodeURIComponent(target));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Whether a live process holds `target`; the marks of dead ones are removed on the way. */
+function held(target: string): boolean {
+  const dir = marksOf(target);
+  let holders = 0;
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    if (name === MADE) continue;
+    if (alive(Number(name))) holders++;
+    else rmSync(path.join(dir, name), { force: true });
+  }
+  return holders > 0;
+}
+
 export class PodNetwork {
   readonly running: RunningContainer[] = [];
   private readonly root: string;
-  private readonly createdMountPoints: string[] = [];
+  /** Mount points this suite uses, marked as held (see MOUNT_POINTS). */
+  private readonly holding = new Set<string>();
 
   /**
    * @param appDir where a Conveyor container's /app comes from (its role's tree, or the whole build)
@@ -80,17 +118,25 @@ export class PodNetwork {
     chmodSync(this.root, 0o755);
   }
 
-  /** Creates a mount point on the host (only if missing) and remembers it, so cleanup removes exactly those. */
+  /** Marks a mount point as held by this suite and creates it on the host if missing (see MOUNT_POINTS). */
   private mountPoint(target: string, kind: 'dir' | 'file'): void {
+    if (!this.holding.has(target)) {
+      mkdirSync(marksOf(target), { recursive: true });
+      writeFileSync(path.join(marksOf(target), String(process.pid)), '');
+      this.holding.add(target);
+    }
     if (existsSync(target)) return;
     const missing: string[] = [];
     for (let p = kind === 'dir' ? target : path.dirname(target); !existsSync(p); p = path.dirname(p)) missing.push(p);
     mkdirSync(kind === 'dir' ? target : path.dirname(target), { recursive: true });
     if (kind === 'file') {
       writeFileSync(target, '');
-      this.createdMountPoints.push(target);
+      missing.push(target);
     }
-    this.createdMountPoints.push(...missing);
+    for (const made of missing) {
+      mkdirSync(marksOf(made), { recursive: true });
+      writeFileSync(path.join(marksOf(made), MADE), '');
+    }
   }
 
   /** Starts one container of a workload; resolves once the process is spawned. */
@@ -236,19 +282,28 @@ export class PodNetwork {
   }
 
   cleanup(): void {
-    // Deepest first, so each directory is empty when its turn comes.
-    for (const p of [...this.createdMountPoints].sort((a, b) => b.length - a.length)) {
+    for (const target of this.holding) rmSync(path.join(marksOf(target), String(process.pid)), { force: true });
+    const made = (existsSync(MOUNT_POINTS) ? readdirSync(MOUNT_POINTS) : [])
+      .map((name) => decodeURIComponent(name))
+      .filter((p) => existsSync(path.join(marksOf(p), MADE)));
+    // Deepest first, so each directory is empty when its turn comes; one that is not holds another
+    // suite's mount point.
+    for (const p of made.sort((a, b) => b.length - a.length)) {
+      if (held(p)) continue;
       try {
         if (existsSync(p)) {
           if (readdirSync(p, { withFileTypes: true }).length === 0) rmdirSync(p);
+          else continue;
         }
       } catch {
         try {
           rmSync(p, { force: true });
         } catch {
           // a mount point still in use: left for the next run's cleanup
+          continue;
         }
       }
+      rmSync(marksOf(p), { recursive: true, force: true });
     }
     rmSync(this.root, { recursive: true, force: true });
   }

@@ -1,7 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrismaClient } from '@conveyor/persistence';
-import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { addHttpBotPipeline, NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
 import type { FakeKeyedExternal } from '../fakes/external-runner-apis.js';
 import type { ReceivedCallback } from '../fakes/callback-receiver.js';
@@ -18,9 +20,25 @@ export async function send(sys: TestSystem, sessionId: string, text: string): Pr
   const mine = (all: ReceivedCallback[]) => all.filter((c) => c.json?.reply_to === data.accepted_message_id);
   await sys.callbacks.waitFor((all) => mine(all).some((c) => c.json.is_final === true), 30_000)
     .catch((err: Error) => assert.fail(`${err.message}\n${sys.services.allLogs().slice(-4000)}`));
-  // Late parts would show up after the final one if the stream were not closed properly.
-  await new Promise((r) => setTimeout(r, 1_000));
+  // Late parts would show up after the final one if the stream were not closed properly: the parts
+  // are read once the dispatcher has sent every event it was given.
+  await eventsDispatched(sys);
   return mine(sys.callbacks.received).sort((a, b) => a.json.sequence - b.json.sequence);
+}
+
+/** The dispatcher's consumer has nothing left to send or to acknowledge (the final part of the reply arrived). */
+async function eventsDispatched(sys: TestSystem): Promise<void> {
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const { stream, durable } = sys.topology.consumers.dispatcher;
+    await waitUntil('the dispatcher sent every event', async () => {
+      const info = await jsm.consumers.info(stream, durable);
+      return info.num_pending === 0 && info.num_ack_pending === 0;
+    }, 30_000);
+  } finally {
+    await nc.close();
+  }
 }
 
 export function assertStreamedAnswer(parts: ReceivedCallback[], expected: string): void {
@@ -73,11 +91,28 @@ export async function assertRefusedKeyFails(sys: TestSystem, fake: FakeKeyedExte
 }
 
 /**
- * What every external runner must do through the whole system: stream the remote answer with exactly
+ * One system for the external runners' suites (`body` declares them): each runner gets an HTTP bot
+ * and a pipeline of its own in it, so a runner costs its tests and not a system's start-up.
+ */
+export function describeOnOneSystem(title: string, body: (system: () => TestSystem) => void): void {
+  describe(title, () => {
+    let sys: TestSystem;
+    before(async () => {
+      sys = await startTestSystem();
+    });
+    after(async () => {
+      await sys?.stop();
+    });
+    body(() => sys);
+  });
+}
+
+/**
+ * What every external runner must do through the whole system (`system`, see describeOnOneSystem): stream the remote answer with exactly
  * one final part, keep the remote conversation per session (`conversationOf` reads the id the runner
  * sent from a recorded request), and turn a refused key into the pipeline's failure notice.
  */
-export function describeRunner(name: string, o: {
+export function describeRunner(system: () => TestSystem, name: string, o: {
   start(): Promise<FakeKeyedExternal>;
   pipeline(fake: FakeKeyedExternal): Record<string, unknown>;
   /** The remote conversation id a request carried (Langflow's caller-chosen session id is always there). */
@@ -95,11 +130,10 @@ export function describeRunner(name: string, o: {
 
     before(async () => {
       fake = await o.start();
-      sys = await startTestSystem({ pipelineConfig: { ai: { runner: { runner: name }, [name]: o.pipeline(fake) } } });
+      sys = await addHttpBotPipeline(system(), { ai: { runner: { runner: name }, [name]: o.pipeline(fake) } });
     });
 
     after(async () => {
-      await sys?.stop();
       await fake?.close();
     });
 

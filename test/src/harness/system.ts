@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { topology, type Topology } from '@conveyor/contracts';
-import { syncConfigFile } from '@conveyor/config';
+import { parseConfigText, syncConfigFile } from '@conveyor/config';
 import { createPrismaClient } from '@conveyor/persistence';
 import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { sign } from '@conveyor/http-bot';
@@ -33,6 +33,9 @@ export function runWideServiceEnv(raw = process.env.CONVEYOR_TEST_SERVICE_ENV): 
   }
   return out;
 }
+
+/** The local agent on the system's fake model: what every test pipeline starts from. */
+const FAKE_MODEL_AGENT = { ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } };
 
 export interface TestSystem {
   prefix: string;
@@ -96,7 +99,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const config = {
     models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'], ...(options.modelExtraArgs ? { extraArgs: options.modelExtraArgs } : {}), ...options.modelPrices }],
     // Every enabled MCP server, as the tests that add one expect; a new pipeline binds none unless it says so.
-    pipelines: [{ id: 'default', config: deepMerge({ ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, options.pipelineConfig ?? {}), extensionsPreferences: { enable_all_mcp_servers: true } }],
+    pipelines: [{ id: 'default', config: deepMerge(FAKE_MODEL_AGENT, options.pipelineConfig ?? {}), extensionsPreferences: { enable_all_mcp_servers: true } }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
   };
   // JSON is YAML: the loader reads it like any conveyor.yaml.
@@ -129,17 +132,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     ...options.serviceEnv,
   }, options.serviceNodeArgs, roleEnv);
 
-  const post: TestSystem['post'] = async (body, o = {}) => {
-    const raw = o.rawBody ?? Buffer.from(JSON.stringify(body));
-    const ts = String(Math.floor(Date.now() / 1000));
-    const ingress = services.get('ingress');
-    return fetch(`${ingress.url}/bots/${botId}${o.subPath ? `/${o.subPath}` : ''}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(o.secret ?? inboundSecret, ts, raw), ...o.headers },
-      body: raw,
-      signal: o.signal,
-    });
-  };
+  const post = signedPost(services, botId, inboundSecret);
 
   const stop = async () => {
     await services.stopAll();
@@ -161,6 +154,47 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   }
 
   return { prefix, topology: topo, db, llm, callbacks, otlp, services, securedNats, botId, inboundSecret, post, stop };
+}
+
+/** POSTs signed HTTP-bot messages for `botId` to the system's ingress. */
+function signedPost(services: ServiceHarness, botId: string, inboundSecret: string): TestSystem['post'] {
+  return async (body, o = {}) => {
+    const raw = o.rawBody ?? Buffer.from(JSON.stringify(body));
+    const ts = String(Math.floor(Date.now() / 1000));
+    const ingress = services.get('ingress');
+    return fetch(`${ingress.url}/bots/${botId}${o.subPath ? `/${o.subPath}` : ''}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(o.secret ?? inboundSecret, ts, raw), ...o.headers },
+      body: raw,
+      signal: o.signal,
+    });
+  };
+}
+
+/**
+ * An HTTP bot on a pipeline of its own (`pipelineConfig` over the system's model), added to a running
+ * system: a test's own bot, sessions and pipeline settings without starting another system. The view
+ * shares everything else (services, fakes, database); its `stop` leaves the system running.
+ */
+export async function addHttpBotPipeline(sys: TestSystem, pipelineConfig: Record<string, unknown>): Promise<TestSystem> {
+  const botId = randomUUID();
+  const pipelineId = uniqueName('pipeline');
+  const settings = { inbound_secret: sys.inboundSecret, callback_url: `${sys.callbacks.url}/callback`, callback_max_retries: 1 };
+  const text = JSON.stringify({
+    pipelines: [{ id: pipelineId, config: deepMerge(FAKE_MODEL_AGENT, pipelineConfig), extensionsPreferences: { enable_all_mcp_servers: false } }],
+    bots: [{ id: botId, adapter: 'http-bot', pipeline: pipelineId, config: settings }],
+  });
+  // Validated and completed as a conveyor.yaml would be, then stored as rows the console made (a
+  // file-managed row of another file would be retired by the next apply).
+  const config = parseConfigText(text, `${pipelineId}.yaml`, { knownModelIds: ['fake'] });
+  const prisma = createPrismaClient(sys.db.url);
+  try {
+    for (const pipeline of config.pipelines) await prisma.pipeline.create({ data: pipeline });
+    for (const bot of config.bots) await prisma.bot.create({ data: { ...bot, adapterConfig: settings } });
+  } finally {
+    await prisma.$disconnect();
+  }
+  return { ...sys, botId, post: signedPost(sys.services, botId, sys.inboundSecret), stop: async () => undefined };
 }
 
 export async function deleteStreams(topo: Topology, natsUrl = NATS_URL): Promise<void> {
