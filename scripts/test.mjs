@@ -36,13 +36,14 @@ let files = dists.flatMap(testFiles).sort();
 if (filter.length) files = files.filter((f) => filter.some((x) => f.includes(x)));
 if (files.length === 0) { console.error('no test files found'); process.exit(1); }
 
-// Test files run CONVEYOR_TEST_CONCURRENCY at a time (default 1). The usual report (spec on a
+// Test files run CONVEYOR_TEST_CONCURRENCY at a time (default 2: a multi-process suite spends most
+// of its time waiting on its services, so a second file fills the gaps). The usual report (spec on a
 // terminal, TAP otherwise), then the slowest files.
 const reporters = [
   `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
   `--test-reporter=${path.join(root, 'scripts', 'slowest-files.mjs')}`, '--test-reporter-destination=stdout',
 ];
-const concurrency = Number(process.env.CONVEYOR_TEST_CONCURRENCY) || 1;
+const concurrency = Number(process.env.CONVEYOR_TEST_CONCURRENCY) || 2;
 // A run starts hundreds of Node processes (each test file, each service a test starts) that
 // compile the same modules; V8's compile cache, shared by all of them, spares most of that. Node
 // checks each entry against the source it was made from, so a rebuilt file is compiled afresh.
