@@ -89,6 +89,19 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Leaves mark `name` on `target`; another suite's clean-up may remove an empty marks directory meanwhile. */
+function mark(target: string, name: string): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      mkdirSync(marksOf(target), { recursive: true });
+      writeFileSync(path.join(marksOf(target), name), '');
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 3) throw err;
+    }
+  }
+}
+
 /** Whether a live process holds `target`; the marks of dead ones are removed on the way. */
 function held(target: string): boolean {
   const dir = marksOf(target);
@@ -121,8 +134,7 @@ export class PodNetwork {
   /** Marks a mount point as held by this suite and creates it on the host if missing (see MOUNT_POINTS). */
   private mountPoint(target: string, kind: 'dir' | 'file'): void {
     if (!this.holding.has(target)) {
-      mkdirSync(marksOf(target), { recursive: true });
-      writeFileSync(path.join(marksOf(target), String(process.pid)), '');
+      mark(target, String(process.pid));
       this.holding.add(target);
     }
     if (existsSync(target)) return;
@@ -133,10 +145,7 @@ export class PodNetwork {
       writeFileSync(target, '');
       missing.push(target);
     }
-    for (const made of missing) {
-      mkdirSync(marksOf(made), { recursive: true });
-      writeFileSync(path.join(marksOf(made), MADE), '');
-    }
+    for (const made of missing) mark(made, MADE);
   }
 
   /** Starts one container of a workload; resolves once the process is spawned. */
@@ -282,7 +291,15 @@ export class PodNetwork {
   }
 
   cleanup(): void {
-    for (const target of this.holding) rmSync(path.join(marksOf(target), String(process.pid)), { force: true });
+    for (const target of this.holding) {
+      rmSync(path.join(marksOf(target), String(process.pid)), { force: true });
+      // The marks of a directory no suite made (/tmp) go with its last holder.
+      try {
+        rmdirSync(marksOf(target));
+      } catch {
+        // still marked by another suite, or made by one: its clean-up below or theirs removes it
+      }
+    }
     const made = (existsSync(MOUNT_POINTS) ? readdirSync(MOUNT_POINTS) : [])
       .map((name) => decodeURIComponent(name))
       .filter((p) => existsSync(path.join(marksOf(p), MADE)));
