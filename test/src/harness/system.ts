@@ -100,7 +100,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     models: [{ id: 'fake', baseUrl: llm.url, apiKeyEnv: 'CONVEYOR_KEY_E2E_LLM', model: 'fake-model', abilities: options.modelAbilities ?? ['func_call'], ...(options.modelExtraArgs ? { extraArgs: options.modelExtraArgs } : {}), ...options.modelPrices }],
     // Every enabled MCP server, as the tests that add one expect; a new pipeline binds none unless it says so.
     pipelines: [{ id: 'default', config: deepMerge(FAKE_MODEL_AGENT, options.pipelineConfig ?? {}), extensionsPreferences: { enable_all_mcp_servers: true } }],
-    bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 } }],
+    bots: [{ id: botId, adapter: 'http-bot', pipeline: 'default', config: httpBotSettings(callbacks, inboundSecret) }],
   };
   // JSON is YAML: the loader reads it like any conveyor.yaml.
   await writeFile(configFile, JSON.stringify(config, null, 2));
@@ -156,6 +156,11 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   return { prefix, topology: topo, db, llm, callbacks, otlp, services, securedNats, botId, inboundSecret, post, stop };
 }
 
+/** A test HTTP bot's settings: replies to the system's callback receiver, one retry. */
+function httpBotSettings(callbacks: CallbackReceiver, inboundSecret: string) {
+  return { inbound_secret: inboundSecret, callback_url: `${callbacks.url}/callback`, callback_max_retries: 1 };
+}
+
 /** POSTs signed HTTP-bot messages for `botId` to the system's ingress. */
 function signedPost(services: ServiceHarness, botId: string, inboundSecret: string): TestSystem['post'] {
   return async (body, o = {}) => {
@@ -179,7 +184,7 @@ function signedPost(services: ServiceHarness, botId: string, inboundSecret: stri
 export async function addHttpBotPipeline(sys: TestSystem, pipelineConfig: Record<string, unknown>): Promise<TestSystem> {
   const botId = randomUUID();
   const pipelineId = uniqueName('pipeline');
-  const settings = { inbound_secret: sys.inboundSecret, callback_url: `${sys.callbacks.url}/callback`, callback_max_retries: 1 };
+  const settings = httpBotSettings(sys.callbacks, sys.inboundSecret);
   const text = JSON.stringify({
     pipelines: [{ id: pipelineId, config: deepMerge(FAKE_MODEL_AGENT, pipelineConfig), extensionsPreferences: { enable_all_mcp_servers: false } }],
     bots: [{ id: botId, adapter: 'http-bot', pipeline: pipelineId, config: settings }],
