@@ -473,3 +473,29 @@ test('after a failover rolled a streaming reply back, the events it lost are giv
     await d.stop(1_000);
   }
 });
+
+test("one replica handling a session's events at once sends each part once, in order, while the platform is slow", async () => {
+  const rec = recorder(15);
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  const whole = (text: string, isFinal: boolean): OutboundReply => ({ message: [{ type: 'Plain', text }], isFinal, stream: false });
+  // Each store finds the session either free (it stores and takes in one call) or being sent here.
+  await Promise.all([0, 1, 2, 3, 4].map((seq) => handle(d, { queryId: q, attempt: 1, seq, route: r, ...(seq === 4 ? { terminal: true } : {}) }, whole(`part ${seq}`, seq === 4))));
+  await settle(d);
+  assert.deepEqual(rec.seen.map((s) => s.text), ['part 0', 'part 1', 'part 2', 'part 3', 'part 4']);
+});
+
+test('once a newer attempt of a query was stored here, its older attempt is refused without asking Redis', async () => {
+  const rec = recorder();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter] });
+  const r = route(`s-${randomUUID()}`);
+  const q = randomUUID();
+  await handle(d, { queryId: q, attempt: 2, seq: 0, route: r }, chunk('B'));
+  await settle(d);
+  // Redis forgets the reply (as after a data loss): what it would answer no longer refuses attempt 1.
+  await redis.del(redisKeys(prefix).reply(r, q));
+  assert.equal(await d.admits(r, q, 1), false);
+  assert.equal(await d.admits(r, q, 2), true);
+  assert.equal(await d.admits(r, q, 3), true, 'a newer attempt is asked about');
+});

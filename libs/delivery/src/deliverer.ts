@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
-import { nextCallbackSequence, ReplyQueue, type BatchEntry, type CallbackNumbering, type QueuedPart, type ShownState, type TakenBatch } from '@conveyor/message-state';
+import { LRUCache } from 'lru-cache';
+import { nextCallbackSequence, ReplyQueue, type BatchEntry, type CallbackNumbering, type EnqueueOutcome, type QueuedPart, type ShownState, type TakenBatch, type TakeOptions, type TakeResult } from '@conveyor/message-state';
 import type { OutboundReply, PlatformAdapter, ReplyRef, ReplyState, SendResult } from './types.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
@@ -107,7 +108,13 @@ export class Deliverer {
   private readonly leaseMs: number;
   private readonly sweepMs: number;
   private readonly maxSessions: number;
-  private readonly takeOptions: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number };
+  private readonly takeOptions: TakeOptions;
+  /**
+   * The newest attempt of each query whose event this replica stored: a later event of that attempt is
+   * admitted without asking Redis (the store still refuses it if the reply moved on meanwhile), and an
+   * older attempt's is refused. Forgotten when the reply's last event is stored or an event is refused.
+   */
+  private readonly admitted = new LRUCache<string, number>({ max: 10_000 });
   private readonly token = randomUUID();
   private readonly draining = new Map<string, Promise<void>>();
   private readonly rerun = new Set<string>();
@@ -151,7 +158,9 @@ export class Deliverer {
   }
 
   /** Whether events of this attempt can still change the reply (a newer attempt or the reply's end makes them stale). */
-  admits(route: ReplyRoute, queryId: string, attempt: number): Promise<boolean> {
+  async admits(route: ReplyRoute, queryId: string, attempt: number): Promise<boolean> {
+    const known = this.admitted.get(queryId);
+    if (known !== undefined && known >= attempt) return known === attempt;
     return this.queue.admits(route, queryId, attempt);
   }
 
@@ -191,19 +200,42 @@ export class Deliverer {
     const sent = new Promise<void>((resolve) => (markSent = resolve));
     // Registered before the first send can happen, so the sender's commit cannot be missed.
     if (track) this.awaiting.set(key, { ref, parts, sent, markSent });
-    const outcome = await this.enqueueEvent(ref, parts).catch((err: unknown) => {
+    const outcome = await (this.storeAndSend(ref, parts) ?? this.storeOnly(ref, parts)).catch((err: unknown) => {
       this.awaiting.delete(key);
       throw err;
     });
-    if (outcome === 'stored') this.stats.enqueued += parts.length;
-    else this.stats.duplicates += parts.length;
+    if (outcome === 'stored') {
+      this.stats.enqueued += parts.length;
+      if (ref.terminal) this.admitted.delete(ref.queryId);
+      else this.admitted.set(ref.queryId, Math.max(ref.attempt, this.admitted.get(ref.queryId) ?? 0));
+    } else {
+      this.stats.duplicates += parts.length;
+      this.awaiting.delete(key);
+      if (outcome !== 'duplicate') this.admitted.delete(ref.queryId);
+    }
+  }
+
+  /** Stores the event; a replica already sending the session picks its parts up with its next take. */
+  private async storeOnly(ref: ReplyRef, parts: QueuedPart[]): Promise<EnqueueOutcome> {
+    const outcome = await this.enqueueEvent(ref, parts);
     if (outcome === 'stored') this.kick(ref.route);
-    else this.awaiting.delete(key);
+    return outcome;
+  }
+
+  /**
+   * Stores the event and takes the session's next batch in one call, then sends it, when this replica
+   * is not sending the session yet and may start a pass; undefined when it may not (`storeOnly`).
+   */
+  private storeAndSend(ref: ReplyRef, parts: QueuedPart[]): Promise<EnqueueOutcome> | undefined {
+    if (!this.mayStartPass(ref.route)) return undefined;
+    const seal = sealOf(ref);
+    const stored = this.queue.deliver(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal, this.token, this.takeOptions);
+    this.startPass(ref.route, stored.then((r) => (r.outcome === 'stored' ? r.taken : undefined), () => undefined));
+    return stored.then((r) => r.outcome);
   }
 
   private enqueueEvent(ref: ReplyRef, parts: QueuedPart[]) {
-    const seal: SealEntry = { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route, attempt: ref.attempt, seq: ref.seq };
-    return this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal);
+    return this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, sealOf(ref));
   }
 
   /**
@@ -271,14 +303,27 @@ export class Deliverer {
   /** Starts sending the session's ready parts unless this replica already does. */
   kick(s: ReplySessionKey): void {
     if (this.stopped) return;
-    const key = ReplyQueue.sessionMember(s);
-    if (this.draining.has(key)) {
+    if (this.draining.has(ReplyQueue.sessionMember(s))) {
       // Already sending here: one more pass once the current one ends picks the new parts up.
-      this.rerun.add(key);
+      this.rerun.add(ReplyQueue.sessionMember(s));
       return;
     }
-    if (this.draining.size >= this.maxSessions) return; // the sweep comes back for it
-    const p = this.drainSession(s)
+    if (this.mayStartPass(s)) this.startPass(s); // else the sweep comes back for it
+  }
+
+  /** Whether a pass over the session may start now: none runs here for it, and there is room for one. */
+  private mayStartPass(s: ReplySessionKey): boolean {
+    return !this.stopped && !this.draining.has(ReplyQueue.sessionMember(s)) && this.draining.size < this.maxSessions;
+  }
+
+  /**
+   * Starts a pass over the session's replies, registered at once, so that no second pass (nor a
+   * second take by this replica's token, which would hand back the same batch) starts beside it.
+   * `first`: the pass's first take, already under way (`storeAndSend`); undefined there ends the pass.
+   */
+  private startPass(s: ReplySessionKey, first?: Promise<TakeResult | undefined>): void {
+    const key = ReplyQueue.sessionMember(s);
+    const p = this.drainSession(s, first)
       .catch((err) => this.logger.error({ err, botId: s.botId, sessionId: s.sessionId }, 'delivery pass failed'))
       .finally(() => {
         this.draining.delete(key);
@@ -295,9 +340,10 @@ export class Deliverer {
     }
   }
 
-  private async drainSession(s: ReplySessionKey): Promise<void> {
+  private async drainSession(s: ReplySessionKey, first?: Promise<TakeResult | undefined>): Promise<void> {
     for (let i = 0; i < MAX_BATCHES_PER_PASS && !this.stopped; i++) {
-      const taken = await this.queue.take(s, this.token, this.takeOptions);
+      const taken = i === 0 && first ? await first : await this.queue.take(s, this.token, this.takeOptions);
+      if (taken === undefined) return;
       if (taken.kind !== 'busy' && taken.skipped > 0) {
         this.stats.skipped += taken.skipped;
         this.logger.warn({ botId: s.botId, sessionId: s.sessionId, skipped: taken.skipped }, 'reply events given up as lost');
@@ -464,6 +510,10 @@ export class Deliverer {
       this.logger.error({ err, queryId }, 'could not record the delivery failure'),
     );
   }
+}
+
+function sealOf(ref: ReplyRef): SealEntry {
+  return { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route, attempt: ref.attempt, seq: ref.seq };
 }
 
 function eventKey(queryId: string, attempt: number, seq: number): string {

@@ -102,3 +102,42 @@ test('a batch another replica still holds is left to it (it resends it byte for 
   assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), before);
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'batch'), 1);
 });
+
+test('deliver stores an event and takes it as the batch in the same call', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const seal = { t: 'seal' as const, queryId, terminal: true, route, attempt: 1, seq: 0 };
+  const r = await q.deliver(route, queryId, 1, 0, [{ ...part('the answer', true), queryId }], seal, 'replica-a', TAKE);
+  assert.equal(r.outcome, 'stored');
+  assert.ok(r.outcome === 'stored' && r.taken.kind === 'batch');
+  assert.equal(r.taken.batch.queryId, queryId);
+  assert.deepEqual(r.taken.batch.entries.map((e) => e.t), ['part', 'seal']);
+  assert.deepEqual(r.taken.batch.numbering, { seq: 0, lastFinal: true });
+  assert.equal(await redis.get(q.keys.replySessionSender(route)), 'replica-a', 'the sender lease is this replica\'s');
+  const again = await q.deliver(route, queryId, 1, 0, [{ ...part('the answer', true), queryId }], seal, 'replica-a', TAKE);
+  assert.deepEqual(again, { outcome: 'duplicate' }, 'a redelivered event is neither stored nor taken');
+});
+
+test('deliver stores beside a replica that sends the session, and leaves the parts to it', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  await redis.set(q.keys.replySessionSender(route), 'replica-b', 'PX', 5_000);
+  const r = await q.deliver(route, queryId, 1, 0, [{ ...part('first', false), queryId }], { t: 'seal', queryId, terminal: false, route, attempt: 1, seq: 0 }, 'replica-a', TAKE);
+  assert.deepEqual(r, { outcome: 'stored', taken: { kind: 'busy' } });
+  const taken = await q.take(route, 'replica-b', TAKE);
+  assert.ok(taken.kind === 'batch' && taken.batch.entries.length === 2, 'the holder takes the stored event');
+});
+
+test('deliver refuses an older attempt and a reply that ended, taking nothing', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const seal = (attempt: number, seq: number, terminal: boolean) => ({ t: 'seal' as const, queryId, terminal, route, attempt, seq });
+  assert.equal(await q.enqueue(route, queryId, 2, 0, [{ ...part('new', false), queryId }], seal(2, 0, false)), 'stored');
+  assert.deepEqual(await q.deliver(route, queryId, 1, 3, [{ ...part('old', false), queryId }], seal(1, 3, false), 'replica-a', TAKE), { outcome: 'superseded' });
+  assert.equal(await redis.get(q.keys.replySessionSender(route)), null, 'no lease taken');
+  await redis.hset(q.keys.reply(route, queryId), 'closed', '1');
+  assert.deepEqual(await q.deliver(route, queryId, 2, 1, [{ ...part('late', true), queryId }], seal(2, 1, true), 'replica-a', TAKE), { outcome: 'ended' });
+});

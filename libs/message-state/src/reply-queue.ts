@@ -2,25 +2,12 @@ import { z } from 'zod';
 import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './reply-parts.js';
-import { COMMIT_RESULTS, ENQUEUE_RESULTS, HELD_RESULTS, resultName } from './results.js';
+import { COMMIT_RESULTS, ENQUEUE_RESULTS, HELD_RESULTS, resultName, ScriptResultError } from './results.js';
 
-/**
- * Reply parts in Redis, shared by every dispatcher replica: three scripts, one call each.
- *
- * - `enqueue` stores what one runner event produced (its parts and its seal) at once; a part of an
- *   older attempt, an event already stored or passed, and anything for a reply that has ended are
- *   refused, which makes redelivered events no-ops.
- * - `take` runs under the session's sender lease (taking it when free): it moves the ready events of
- *   the session's oldest unfinished reply into that reply's `batch` (or returns a batch a dead replica
- *   left), with what the platform was shown so far and the session's callback numbering.
- * - `commit` records that the batch went out, and lets the lease go when nothing else is ready.
- * A batch stays in Redis until committed, so a replica that dies mid-batch leaves it to the next
- * lease holder, who sends it again identically (same sequences, same timestamp).
- */
 /** A member of the active-sessions set, as `sessionMember` writes it. */
 const SessionMember = z.tuple([z.string(), ReplyRoute.shape.adapter, z.string()]);
 
-const scripts = loadScripts(new URL('../lua/', import.meta.url), ['reply-enqueue', 'reply-take', 'reply-commit', 'reply-renew'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['reply-enqueue', 'reply-take', 'reply-deliver', 'reply-commit', 'reply-renew'] as const);
 
 /** Long enough for any reply to be delivered with all its retries; idle state then disappears. */
 const STATE_TTL_MS = 6 * 3600_000;
@@ -71,6 +58,57 @@ export function nextCallbackSequence(n: CallbackNumbering, isFinal: boolean): Ca
  */
 export type TakeResult = { kind: 'busy' } | { kind: 'idle'; skipped: number } | { kind: 'batch'; batch: TakenBatch; skipped: number; passed: string[] };
 
+/** A part as the enqueue scripts store it. */
+function encodeParts(parts: readonly QueuedPart[]): string[] {
+  return parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry));
+}
+
+/** How `take` is bounded: the sender lease, the batch size, and how long a gap or a stall may hold a reply back. */
+export interface TakeOptions {
+  leaseMs: number;
+  maxEntries: number;
+  gapMs: number;
+  stallMs: number;
+}
+
+/** What `deliver` did: the event's outcome and, when it was stored, the take that followed it. */
+export type DeliverResult = { outcome: 'stored'; taken: TakeResult } | { outcome: Exclude<EnqueueOutcome, 'stored'> };
+
+/** A take's reply, as `reply-take` (and `reply-deliver` after its first element) returns it. */
+function parseTake(r: readonly unknown[]): TakeResult {
+  if (r[0] === 'busy') return { kind: 'busy' };
+  if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
+  const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped, ...passed] = r.map(String);
+  return {
+    kind: 'batch',
+    skipped: Number(skipped),
+    passed,
+    batch: {
+      queryId,
+      entries: JSON.parse(batch) as BatchEntry[],
+      progress: Number(progress),
+      takenAt: Number(takenAt),
+      shown: { chunks: Number(chunks), open: open === '1', last, finalSent: false, ended: false },
+      numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
+    },
+  };
+}
+
+/**
+ * Reply parts in Redis, shared by every dispatcher replica: one script per step, one call each.
+ *
+ * - `enqueue` stores what one runner event produced (its parts and its seal) at once; a part of an
+ *   older attempt, an event already stored or passed, and anything for a reply that has ended are
+ *   refused, which makes redelivered events no-ops.
+ * - `take` runs under the session's sender lease (taking it when free): it moves the ready events of
+ *   the session's oldest unfinished reply into that reply's `batch` (or returns a batch a dead replica
+ *   left), with what the platform was shown so far and the session's callback numbering.
+ * - `deliver` is `enqueue` and then `take` in one call, for a replica not yet sending the session:
+ *   the two ran back to back with nothing between them.
+ * - `commit` records that the batch went out, and lets the lease go when nothing else is ready.
+ * A batch stays in Redis until committed, so a replica that dies mid-batch leaves it to the next
+ * lease holder, who sends it again identically (same sequences, same timestamp).
+ */
 export class ReplyQueue {
   readonly keys: RedisKeys;
 
@@ -100,13 +138,36 @@ export class ReplyQueue {
   }
 
   async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
-    const r = await scripts['reply-enqueue'].run(
-      this.redis,
-      [this.keys.reply(route, queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions(route)],
-      [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${parts.length}|${JSON.stringify(seal)}`, seal.terminal ? '1' : '0',
-        ...parts.map((part) => JSON.stringify({ t: 'part', part } satisfies BatchEntry))],
-    );
+    const r = await scripts['reply-enqueue'].run(this.redis, this.enqueueKeys(route, queryId), [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), ...encodeParts(parts)]);
     return resultName('reply-enqueue', ENQUEUE_RESULTS, r);
+  }
+
+  /**
+   * `enqueue`, then, when the event was stored, `take` for this replica in the same round trip. Only
+   * for a replica that is not sending the session already: a take by the lease's own holder hands
+   * back the batch being sent.
+   */
+  async deliver(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }, token: string, o: TakeOptions): Promise<DeliverResult> {
+    const k = this.keys;
+    const r = await scripts['reply-deliver'].run(
+      this.redis,
+      [...this.enqueueKeys(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replyPrefix(route)],
+      [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), token, o.leaseMs, o.maxEntries, o.gapMs, o.stallMs, ...encodeParts(parts)],
+    );
+    if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-deliver', r);
+    const outcome = resultName('reply-deliver', ENQUEUE_RESULTS, r[0]);
+    if (outcome !== 'stored') return { outcome };
+    if (r.length < 2) throw new ScriptResultError('reply-deliver', r);
+    return { outcome, taken: parseTake(r.slice(1)) };
+  }
+
+  private enqueueKeys(route: ReplyRoute, queryId: string): string[] {
+    return [this.keys.reply(route, queryId), this.keys.replySessionReplies(route), this.keys.replyActiveSessions(route)];
+  }
+
+  /** `reply-enqueue`'s ARGV[1..8], which `reply-deliver` shares. */
+  private enqueueArgs(route: ReplyRoute, queryId: string, attempt: number, seq: number, partCount: number, seal: BatchEntry & { t: 'seal' }): (string | number)[] {
+    return [attempt, seq, Date.now(), STATE_TTL_MS, queryId, ReplyQueue.sessionMember(route), `${partCount}|${JSON.stringify(seal)}`, seal.terminal ? '1' : '0'];
   }
 
   /**
@@ -133,28 +194,14 @@ export class ReplyQueue {
     return closed !== '1' && attempt >= Number(current ?? 0);
   }
 
-  async take(s: ReplySessionKey, token: string, o: { leaseMs: number; maxEntries: number; gapMs: number; stallMs: number }): Promise<TakeResult> {
-    const r = (await scripts['reply-take'].run(
+  async take(s: ReplySessionKey, token: string, o: TakeOptions): Promise<TakeResult> {
+    const r = await scripts['reply-take'].run(
       this.redis,
       [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(s), this.keys.replySessionSequence(s), this.keys.replyPrefix(s)],
       [token, o.leaseMs, o.maxEntries, Date.now(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
-    )) as (string | number)[];
-    if (r[0] === 'busy') return { kind: 'busy' };
-    if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
-    const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped, ...passed] = r.map(String);
-    return {
-      kind: 'batch',
-      skipped: Number(skipped),
-      passed,
-      batch: {
-        queryId,
-        entries: JSON.parse(batch) as BatchEntry[],
-        progress: Number(progress),
-        takenAt: Number(takenAt),
-        shown: { chunks: Number(chunks), open: open === '1', last, finalSent: false, ended: false },
-        numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
-      },
-    };
+    );
+    if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-take', r);
+    return parseTake(r);
   }
 
   async setProgress(s: ReplySessionKey, queryId: string, progress: number): Promise<void> {
