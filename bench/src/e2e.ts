@@ -11,8 +11,9 @@
 //        [--stream-replies=60] [--stream-parallel=4] [--stream-deltas=200] [--stream-rate=50 deltas/s]
 //        (--stream-replies=0 skips the streaming phase; so does --profile unless --stream-replies is given)
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
-//        [--round-trips]   (the throughput phase's Redis commands, NATS messages and Postgres
-//                           transactions per message, against a Redis and a NATS of the run's own)
+//        [--round-trips]   (the Redis round trips and commands, NATS messages and Postgres
+//                           transactions per message, one at a time and in the throughput phase,
+//                           against a Redis and a NATS of the run's own)
 // CPU per message is read from /proc/<pid>/stat of each service before and after the throughput phase,
 // CPU per streamed reply the same way around the streaming phase.
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,6 +97,9 @@ try {
   await sys.callbacks.waitFor(() => finals().length >= warmup, 120_000);
 
   // Latency: one at a time.
+  const meter = () => (ownNats?.monitorUrl && ownRedis ? new RoundTripMeter({ redisUrl: ownRedis.url, natsMonitorUrl: ownNats.monitorUrl, databaseUrl: sys.db.url }) : undefined);
+  const seqRoundTrips = meter();
+  await seqRoundTrips?.start();
   let done = finals().length;
   for (let i = 0; i < sequential; i++) {
     await send();
@@ -103,10 +107,11 @@ try {
     await sys.callbacks.waitFor(() => finals().length >= done, 30_000);
   }
   const seqLatencies = latencyOf(finals().slice(-sequential));
+  const seqTrips: RoundTripCounts | undefined = await seqRoundTrips?.stop();
 
   // Throughput: C concurrent senders.
   const before = finals().length;
-  const roundTrips = ownNats?.monitorUrl && ownRedis ? new RoundTripMeter({ redisUrl: ownRedis.url, natsMonitorUrl: ownNats.monitorUrl, databaseUrl: sys.db.url }) : undefined;
+  const roundTrips = meter();
   await roundTrips?.start();
   cpu.start();
   const phaseStartUs = monotonicUs();
@@ -144,7 +149,14 @@ try {
     console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
   }
   console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
-  if (trips) for (const line of formatRoundTrips(trips, total)) console.log(line);
+  if (seqTrips && sequential > 0) {
+    console.log('one at a time:');
+    for (const line of formatRoundTrips(seqTrips, sequential)) console.log(line);
+  }
+  if (trips) {
+    console.log(`${concurrency} concurrent senders:`);
+    for (const line of formatRoundTrips(trips, total)) console.log(line);
+  }
   if (streaming) {
     const s = streaming;
     console.log(`streaming                   ${s.replies} replies of ${s.deltas} deltas at ${s.rate} deltas/s, ${s.parallel} at a time, ${s.elapsedS.toFixed(1)} s; failed ${s.failures}, lost finals ${s.lost}`);

@@ -1,13 +1,21 @@
 // Round trips the services make per message, counted at the servers: Redis commands by name
-// (`INFO commandstats`), NATS messages published by clients and delivered to them (`/varz`), and
+// (`INFO commandstats`, which counts the commands scripts run too), the Redis round trips themselves
+// (the commands clients sent, from MONITOR; a script call named by its file), NATS messages published by clients and delivered to them (`/varz`), and
 // Postgres transactions and rows written per table (`pg_stat_database`, `pg_stat_user_tables`).
 // The counts are only the services' own when the Redis and NATS servers serve this run alone, so the
 // e2e bench starts its own for `--round-trips`; the database is the run's own anyway.
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { RedisScript } from '@conveyor/redis-scripts';
 
 export interface RoundTripCounts {
   redis: Map<string, number>;
+  /** Commands the clients sent (round trips), by name; a script call by its script's name. */
+  redisSent: Map<string, number>;
   natsIn: number;
   natsOut: number;
   pgTransactions: number;
@@ -27,6 +35,54 @@ async function redisCommandCalls(redis: Redis): Promise<Map<string, number>> {
   // Lines such as `cmdstat_evalsha:calls=123,usec=...`.
   for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) calls.set(m[1]!, Number(m[2]));
   return calls;
+}
+
+/** Every Lua script of the repository's packages (`libs/<package>/lua/`), by the SHA its EVALSHA names. */
+function scriptNamesBySha(): Map<string, string> {
+  const libs = fileURLToPath(new URL('../../libs/', import.meta.url));
+  const names = new Map<string, string>();
+  for (const pkg of readdirSync(libs)) {
+    const dir = path.join(libs, pkg, 'lua');
+    let files: string[];
+    try {
+      files = readdirSync(dir).filter((f) => f.endsWith('.lua'));
+    } catch {
+      continue;
+    }
+    for (const f of files) {
+      const script = new RedisScript(path.join(dir, f));
+      names.set(createHash('sha1').update(script.body).digest('hex'), script.name);
+    }
+  }
+  return names;
+}
+
+/**
+ * Counts the commands clients send (MONITOR shows those, and marks the ones scripts run as from `lua`).
+ * MONITOR costs the server time; the bench uses it only with `--round-trips`, against its own Redis.
+ */
+class SentCommands {
+  readonly counts = new Map<string, number>();
+  private monitor?: Awaited<ReturnType<Redis['monitor']>>;
+  private readonly scripts = scriptNamesBySha();
+
+  constructor(private readonly url: string) {}
+
+  async start(): Promise<void> {
+    const client = new Redis(this.url);
+    this.monitor = await client.monitor();
+    this.monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua') return;
+      const command = String(args[0] ?? '').toLowerCase();
+      const name = command === 'evalsha' ? `script ${this.scripts.get(String(args[1])) ?? String(args[1]).slice(0, 8)}` : command === 'eval' ? 'script (by body)' : command;
+      this.counts.set(name, (this.counts.get(name) ?? 0) + 1);
+    });
+    client.disconnect();
+  }
+
+  stop(): void {
+    this.monitor?.disconnect();
+  }
 }
 
 async function natsMessages(monitorUrl: string): Promise<{ in: number; out: number }> {
@@ -55,26 +111,31 @@ function diff(after: Map<string, number>, before: Map<string, number>): Map<stri
 export class RoundTripMeter {
   private readonly redis: Redis;
   private readonly pg: pg.Client;
+  private readonly sent: SentCommands;
   private before?: { redis: Map<string, number>; nats: { in: number; out: number }; pg: { transactions: number; rows: Map<string, number> } };
 
   constructor(private readonly endpoints: RoundTripEndpoints) {
     this.redis = new Redis(endpoints.redisUrl, { lazyConnect: true });
     this.pg = new pg.Client({ connectionString: endpoints.databaseUrl });
+    this.sent = new SentCommands(endpoints.redisUrl);
   }
 
   async start(): Promise<void> {
     await Promise.all([this.redis.connect(), this.pg.connect()]);
     this.before = await this.read();
+    await this.sent.start();
   }
 
   async stop(): Promise<RoundTripCounts> {
     // Backends report their statistics when idle, at most a second late (PostgreSQL 15).
     await new Promise((r) => setTimeout(r, 2_000));
+    this.sent.stop();
     const after = await this.read();
     const before = this.before!;
     await Promise.all([this.redis.quit(), this.pg.end()]);
     return {
       redis: diff(after.redis, before.redis),
+      redisSent: new Map(this.sent.counts),
       natsIn: after.nats.in - before.nats.in,
       natsOut: after.nats.out - before.nats.out,
       // This meter's own two reads are transactions too.
@@ -96,8 +157,11 @@ export function formatRoundTrips(c: RoundTripCounts, messages: number): string[]
   const redis = [...c.redis].map(([k, v]) => [k, k === 'info' ? v - 1 : v] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
   const redisTotal = redis.reduce((a, [, v]) => a + v, 0);
   const rows = [...c.pgRows].sort((a, b) => b[1] - a[1]);
+  const sent = [...c.redisSent].filter(([k]) => k !== 'info' && k !== 'monitor').sort((a, b) => b[1] - a[1]);
+  const sentTotal = sent.reduce((a, [, v]) => a + v, 0);
   return [
-    `round trips per message     Redis ${per(redisTotal)} commands (${redis.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
+    `round trips per message     Redis ${per(sentTotal)} sent (${sent.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
+    `                            Redis ${per(redisTotal)} commands run, scripts' included (${redis.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
     `                            NATS ${per(c.natsIn)} messages published, ${per(c.natsOut)} delivered`,
     `                            Postgres ${per(c.pgTransactions)} transactions; rows written ${rows.map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
   ];

@@ -157,8 +157,14 @@ export class Deliverer {
     this.abort.abort();
   }
 
-  /** Whether events of this attempt can still change the reply (a newer attempt or the reply's end makes them stale). */
-  async admits(route: ReplyRoute, queryId: string, attempt: number): Promise<boolean> {
+  /**
+   * Whether events of this attempt can still change the reply (a newer attempt or the reply's end
+   * makes them stale), asked before the output stages run; the store decides for good. The first
+   * delivery of a query's first event is admitted without asking: before it nothing of the reply can
+   * exist but an event published after it, which the stream hands out later.
+   */
+  async admits(route: ReplyRoute, queryId: string, attempt: number, first?: { seq: number; firstDelivery: boolean }): Promise<boolean> {
+    if (attempt === 1 && first?.seq === 0 && first.firstDelivery) return true;
     const known = this.admitted.get(queryId);
     if (known !== undefined && known >= attempt) return known === attempt;
     return this.queue.admits(route, queryId, attempt);
@@ -431,10 +437,14 @@ export class Deliverer {
     // The parts went out: what they used (callback numbers) must be recorded even across a failover.
     const seals = entries.filter((e): e is SealEntry => e.t === 'seal' && e.seq !== undefined);
     const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)), startedFrom: batch.numbering };
+    // The platform has the reply's final part: its session turn ends beside the record, not after it, so
+    // the session's next message waits one round trip less. A replica that takes the batch over (the
+    // record was lost) sends it again identically and ends the turn again, which changes nothing.
+    const ending = terminal ? this.endTurn(terminal.route, queryId) : undefined;
     const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
+    await ending;
     if (committed === undefined) return false;
     if (committed === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
-    if (terminal && committed !== 'lost') await this.endTurn(terminal.route, queryId);
     return committed !== 'idle';
   }
 

@@ -63,20 +63,20 @@ export class EventHandler {
     this.settings = new InstanceSettingsSource(infra, { commandEnable: false, commandPrefix: [], banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
   }
 
-  async handle(event: RunnerEvent, _ctx: ConsumeContext): Promise<void> {
+  async handle(event: RunnerEvent, ctx: ConsumeContext): Promise<void> {
     // Sends inside the scope are parts of this event, ordered and de-duplicated across replicas; the
     // session is freed when the reply's last event has gone out (Deliverer.onReplyEnded).
     const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' || event.last === true };
     // `done` runs no stage and sends nothing itself: only its seal is stored, which ends the reply (a
     // superseded attempt's seal is refused there), so it needs no admission check of its own.
-    const work = event.kind === 'done' ? async () => undefined : () => this.deliver(event);
+    const work = event.kind === 'done' ? async () => undefined : () => this.deliver(event, ctx.deliveryCount === 1);
     await this.perSession.run(`${event.route.botId}\u0000${event.route.sessionId}`, () => this.httpBot.withReplyRef(ref, work));
     // Outside the session's chain, so its later events keep coming (and coalescing) meanwhile.
     await this.httpBot.delivered(ref);
   }
 
-  private async deliver(event: RunnerEvent): Promise<void> {
-    if (!(await this.httpBot.admits(event.route, event.queryId, event.attempt))) {
+  private async deliver(event: RunnerEvent, firstDelivery: boolean): Promise<void> {
+    if (!(await this.httpBot.admits(event.route, event.queryId, event.attempt, { seq: event.seq, firstDelivery }))) {
       staleEvents.add(1);
       this.infra.logger.info({ queryId: event.queryId, attempt: event.attempt, seq: event.seq }, 'dropped event of a superseded attempt');
       return;

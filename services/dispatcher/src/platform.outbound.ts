@@ -22,8 +22,8 @@ export class PlatformOutbound implements Outbound {
   }
 
   /** False when a newer attempt of the run, or the end of the reply, makes this attempt's events stale. */
-  admits(route: ReplyRoute, queryId: string, attempt: number): Promise<boolean> {
-    return this.provider.deliverer.admits(route, queryId, attempt);
+  admits(route: ReplyRoute, queryId: string, attempt: number, first?: { seq: number; firstDelivery: boolean }): Promise<boolean> {
+    return this.provider.deliverer.admits(route, queryId, attempt, first);
   }
 
   /** Resolves when the event's parts went out (see Deliverer.delivered): acknowledge the event only then. */
