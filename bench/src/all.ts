@@ -5,6 +5,9 @@
 // 1.0), one after another on a quiet machine, printed as two tables: messages (the model answering at
 // once) and the streaming phase (delta → callback latency, callbacks per reply, CPU per streamed reply).
 // The --stream-* flags go to every run (see e2e.ts); --stream-replies=0 leaves the second table out.
+// Then the shape floor (shape-floor.ts --openai: the four processes and three streams with none of the
+// product, the model called through the openai SDK) with the same messages and senders, and the
+// tracing-0.1 run as ratios to it, beside the targets. --floor=0 leaves the floor out.
 // Then the runner's memory per in-flight run (runner-throughput.ts --inflight, one replica holding
 // --runner-inflight=10000 streaming runs against a slow model) as a third table; --runner-inflight=0
 // leaves it out.
@@ -15,7 +18,9 @@ import type { StreamingResult } from './streaming.js';
 const streamFlags = process.argv.slice(2).filter((a) => a.startsWith('--stream-'));
 const runnerInflight = Number(process.argv.slice(2).find((a) => a.startsWith('--runner-inflight='))?.split('=')[1] ?? 10_000);
 const [messages = '10000', concurrency = '64', sequential = '500'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const withFloor = !process.argv.slice(2).includes('--floor=0');
 const e2e = fileURLToPath(new URL('./e2e.js', import.meta.url));
+const shapeFloor = fileURLToPath(new URL('./shape-floor.js', import.meta.url));
 const runnerBench = fileURLToPath(new URL('./runner-throughput.js', import.meta.url));
 
 /** Runs a benchmark to its end and returns the JSON of its `RESULT` line; exits when there is none. */
@@ -50,6 +55,19 @@ for (const tracing of ['off', '0.1', '1.0']) {
   results.push(resultOf<Result>(e2e, [messages, concurrency, sequential, `--tracing=${tracing}`, ...streamFlags]));
 }
 
+/** The shape floor's `RESULT` (see shape-floor.ts). */
+interface FloorResult {
+  variant: string;
+  throughput: number;
+  p50: number;
+  cpuTotal: number;
+}
+let floor: FloorResult | undefined;
+if (withFloor) {
+  console.error('bench: the shape floor (--openai) ...');
+  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai']);
+}
+
 /** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */
 interface RunnerMemory {
   runs: number;
@@ -72,6 +90,16 @@ console.log(`\n| tracing | messages | failed / lost / duplicated finals | throug
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.tracing} | ${r.messages} | ${r.failures} / ${r.lost} / ${r.duplicatedFinals} | ${r.throughput.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${(r.p50 / r.natsP50).toFixed(1)}x | ${cpu(r, 'ingress')} | ${cpu(r, 'orchestrator')} | ${cpu(r, 'runner')} | ${cpu(r, 'dispatcher')} | ${ms(r.cpuTotal)} |`);
+}
+
+const sampled = results.find((r) => r.tracing === '0.1');
+if (floor && sampled) {
+  console.log(`\nAgainst the shape floor of the same run (${floor.variant}), tracing sampled at 0.1.\n`);
+  console.log('| | floor | product | ratio | target |');
+  console.log('|---|---|---|---|---|');
+  console.log(`| throughput (msg/s, ${concurrency} senders) | ${floor.throughput.toFixed(0)} | ${sampled.throughput.toFixed(0)} | ${(sampled.throughput / floor.throughput).toFixed(3)}x | >= 0.35x |`);
+  console.log(`| CPU per message, 4 processes (ms) | ${ms(floor.cpuTotal)} | ${ms(sampled.cpuTotal)} | ${(sampled.cpuTotal / floor.cpuTotal).toFixed(1)}x | <= 3.5x |`);
+  console.log(`| p50 one at a time (ms) | ${ms(floor.p50)} | ${ms(sampled.p50)} | ${(sampled.p50 / floor.p50).toFixed(1)}x | <= 3x |`);
 }
 
 const streamed = results.filter((r) => r.streaming);
