@@ -10,7 +10,7 @@ import { createPrismaClient } from '@conveyor/persistence';
 import { createTempDatabase, type TempDatabase } from '@conveyor/persistence/testing';
 import { sign } from '@conveyor/http-bot';
 import { connectBus, ensureStreams, natsServers } from '@conveyor/bus';
-import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
+import { startCallbackReceiver, startFakeOpenAI, startOtlpReceiver, type CallbackReceiver, type CallbackReceiverOptions, type FakeOpenAI, type OtlpReceiver } from '../fakes/index.js';
 import { startSecuredNats, type SecuredNats } from '../deploy/nats-server.js';
 import { ALL_SERVICES, ServiceHarness, type ServiceName } from './services.js';
 import { uniqueName } from './ids.js';
@@ -77,6 +77,8 @@ export interface TestSystemOptions {
    * deployment. Default: the shared NATS without authentication. Not together with `natsUrl`.
    */
   natsPermissions?: boolean;
+  /** How the fake integrator answers each callback (default 200 at once); it may hold a callback open. */
+  callbackRespond?: CallbackReceiverOptions['respond'];
 }
 
 /**
@@ -91,7 +93,7 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
   const [db, llm, callbacks, otlp] = await Promise.all([
     createTempDatabase(),
     startFakeOpenAI({ apiKey: 'e2e-llm-key' }),
-    startCallbackReceiver({ secret: inboundSecret }),
+    startCallbackReceiver({ secret: inboundSecret, ...(options.callbackRespond ? { respond: options.callbackRespond } : {}) }),
     startOtlpReceiver(),
   ]);
   const dir = await mkdtemp(path.join(tmpdir(), 'conveyor-e2e-'));
