@@ -6,8 +6,9 @@
 // once) and the streaming phase (delta → callback latency, callbacks per reply, CPU per streamed reply).
 // The --stream-* flags go to every run (see e2e.ts); --stream-replies=0 leaves the second table out.
 // Then the shape floor (shape-floor.ts --openai: the four processes and three streams with none of the
-// product, the model called through the openai SDK) with the same messages and senders, and the
-// tracing-0.1 run as ratios to it, beside the targets. --floor=0 leaves the floor out.
+// product, the model called through the openai SDK; with --stream and the same --stream-* flags unless
+// --stream-replies=0) with the same messages and senders, and the tracing-0.1 run as ratios to it,
+// beside the targets. --floor=0 leaves the floor out.
 // Then the runner's memory per in-flight run (runner-throughput.ts --inflight, one replica holding
 // --runner-inflight=10000 streaming runs against a slow model) as a third table; --runner-inflight=0
 // leaves it out.
@@ -61,11 +62,13 @@ interface FloorResult {
   throughput: number;
   p50: number;
   cpuTotal: number;
+  streaming?: { p50: number; finalP50: number };
 }
 let floor: FloorResult | undefined;
 if (withFloor) {
   console.error('bench: the shape floor (--openai) ...');
-  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai']);
+  const streams = !streamFlags.includes('--stream-replies=0');
+  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...(streams ? ['--stream', ...streamFlags] : [])]);
 }
 
 /** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */
@@ -100,6 +103,9 @@ if (floor && sampled) {
   console.log(`| throughput (msg/s, ${concurrency} senders) | ${floor.throughput.toFixed(0)} | ${sampled.throughput.toFixed(0)} | ${(sampled.throughput / floor.throughput).toFixed(3)}x | >= 0.35x |`);
   console.log(`| CPU per message, 4 processes (ms) | ${ms(floor.cpuTotal)} | ${ms(sampled.cpuTotal)} | ${(sampled.cpuTotal / floor.cpuTotal).toFixed(1)}x | <= 3.5x |`);
   console.log(`| p50 one at a time (ms) | ${ms(floor.p50)} | ${ms(sampled.p50)} | ${(sampled.p50 / floor.p50).toFixed(1)}x | <= 3x |`);
+  if (floor.streaming && sampled.streaming) {
+    console.log(`| streamed delta → callback p50 (ms) | ${ms(floor.streaming.p50)} | ${ms(sampled.streaming.p50)} | ${(sampled.streaming.p50 / floor.streaming.p50).toFixed(1)}x | <= 2x |`);
+  }
 }
 
 const streamed = results.filter((r) => r.streaming);

@@ -20,7 +20,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:
 import path from 'node:path';
 import { startOwnedNats, startOwnedRedis, startTestSystem, uniqueName, type OwnedDependency } from '@conveyor/test';
 import { natsRequestReplyP50 } from './nats-floor.js';
-import { CpuMeter } from './proc-cpu.js';
+import { CpuMeter, SideMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
 import { formatRoundTrips, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
 import { fmtMs, percentile } from './stats.js';
@@ -113,6 +113,8 @@ try {
   const before = finals().length;
   const roundTrips = meter();
   await roundTrips?.start();
+  const side = new SideMeter(new Map(sys.services.services.map((s) => [s.instance, s.child.pid!])));
+  side.start();
   cpu.start();
   const phaseStartUs = monotonicUs();
   const started = performance.now();
@@ -120,6 +122,7 @@ try {
   await sys.callbacks.waitFor(() => finals().length >= before + total, 900_000);
   const elapsedS = (performance.now() - started) / 1000;
   const cpuMs = cpu.stop();
+  const sideUse = side.stop();
   const trips: RoundTripCounts | undefined = await roundTrips?.stop();
   // The profiles' summary keeps to this phase (see profile-summary.ts).
   if (profileDir) writeFileSync(path.join(profileDir, 'window.json'), JSON.stringify({ startUs: phaseStartUs, endUs: monotonicUs() }));
@@ -130,9 +133,13 @@ try {
 
   // Streaming: replies of many deltas, the model paced.
   let streaming: StreamingResult | undefined;
+  let streamTrips: RoundTripCounts | undefined;
   if (streamOpts.replies > 0) {
     console.error(`bench: streaming phase, ${streamOpts.replies} replies of ${streamOpts.deltas} deltas at ${streamOpts.rate}/s, ${streamOpts.parallel} at a time ...`);
+    const streamRoundTrips = meter();
+    await streamRoundTrips?.start();
     streaming = await measureStreaming(sys, cpu, streamOpts);
+    streamTrips = await streamRoundTrips?.stop();
   }
 
   const floor = await natsRequestReplyP50(natsUrl, `${uniqueName('bench')}.floor`);
@@ -149,6 +156,8 @@ try {
     console.log(`CPU per message ${name.padEnd(12)} ${fmtMs(ms / total)}`);
   }
   console.log(`CPU per message, 4 services ${fmtMs(cpuTotal / total)}`);
+  console.log(`CPU per message beside them ${[...sideUse.cpuMs].map(([name, ms]) => `${name} ${fmtMs(ms / total)}`).join(', ')}`);
+  console.log(`write calls per message     ${[...sideUse.writeCalls].map(([name, n]) => `${name} ${(n / total).toFixed(1)}`).join(', ')}`);
   if (seqTrips && sequential > 0) {
     console.log('one at a time:');
     for (const line of formatRoundTrips(seqTrips, sequential)) console.log(line);
@@ -156,6 +165,12 @@ try {
   if (trips) {
     console.log(`${concurrency} concurrent senders:`);
     for (const line of formatRoundTrips(trips, total)) console.log(line);
+  }
+  if (streamTrips && streaming) {
+    // Per runner event: the snapshots each reply's callbacks carried (26 for 200 deltas) are its events.
+    const events = streaming.replies * streaming.callbacksPerReply.expected;
+    console.log(`streaming phase, per runner event (${events} events):`);
+    for (const line of formatRoundTrips(streamTrips, events)) console.log(line);
   }
   if (streaming) {
     const s = streaming;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ; 100 on Linux). */
 const USER_HZ = 100;
@@ -25,5 +25,74 @@ export class CpuMeter {
 
   stop(): Map<string, number> {
     return new Map([...this.pids].map(([name, pid]) => [name, processCpuMs(pid) - (this.before.get(name) ?? 0)]));
+  }
+}
+
+/** Write system calls (write, writev, sendmsg, …) a process has made so far, from /proc/<pid>/io. */
+export function processWriteCalls(pid: number): number {
+  const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+  return Number(/^syscw:\s*(\d+)/m.exec(io)?.[1] ?? NaN);
+}
+
+/** Every process whose command name is `comm` (e.g. all of a PostgreSQL server's backends). */
+export function pidsNamed(comm: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) pids.push(Number(entry));
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return pids;
+}
+
+/** The backing servers a message also costs, by command name; PostgreSQL is all its processes. */
+const SERVERS = ['nats-server', 'redis-server', 'postgres'] as const;
+
+/**
+ * CPU the backing servers (every process of each, on this machine) and this process used between
+ * `start()` and `stop()`, and the write system calls each measured service made. On a machine shared
+ * with other work the servers' figures include it.
+ */
+export class SideMeter {
+  private before = { servers: new Map<string, number>(), self: 0, writes: new Map<string, number>() };
+
+  constructor(private readonly services: Map<string, number>) {}
+
+  private serverCpu(): Map<string, number> {
+    return new Map(SERVERS.map((name) => [name, pidsNamed(name).reduce((sum, pid) => sum + safe(() => processCpuMs(pid)), 0)]));
+  }
+
+  private writes(): Map<string, number> {
+    return new Map([...this.services].map(([name, pid]) => [name, safe(() => processWriteCalls(pid))]));
+  }
+
+  start(): void {
+    this.before = { servers: this.serverCpu(), self: selfCpuMs(), writes: this.writes() };
+  }
+
+  /** CPU ms of each server and of `bench` (this process), and write calls of each service. */
+  stop(): { cpuMs: Map<string, number>; writeCalls: Map<string, number> } {
+    const servers = this.serverCpu();
+    const cpuMs = new Map([...servers].map(([name, ms]) => [name, ms - (this.before.servers.get(name) ?? 0)]));
+    cpuMs.set('bench', selfCpuMs() - this.before.self);
+    const writes = this.writes();
+    return { cpuMs, writeCalls: new Map([...writes].map(([name, n]) => [name, n - (this.before.writes.get(name) ?? 0)])) };
+  }
+}
+
+function selfCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/** A process that ended since it was listed counts nothing. */
+function safe(read: () => number): number {
+  try {
+    return read();
+  } catch {
+    return 0;
   }
 }

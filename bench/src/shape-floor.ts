@@ -1,4 +1,4 @@
-// npm run bench:floor -- [messages=10000] [concurrency=64] [--state] [--openai]
+// npm run bench:floor -- [messages=10000] [concurrency=64] [--state] [--openai] [--stream]
 //
 // The cost of the product's shape with none of the product in it: four processes joined by three
 // JetStream streams, as ingress → orchestrator → runner → dispatcher are, each doing only its hop.
@@ -9,7 +9,13 @@
 //   dispatcher    pull → one HTTP POST to the callback receiver (undici keep-alive pool) → ack
 // --state adds the product's per-message state round trips as bare calls of the same kind and count
 // (docs/PERFORMANCE.md, "Redis round trips per message"): ingress 1 Redis script; orchestrator 2
-// scripts and 1 Postgres read; runner 1 script and 1 Postgres insert; dispatcher 5 scripts and 1 GET.
+// scripts and 1 Postgres read; runner 1 script and 1 Postgres insert; dispatcher 1 script and 1 GET
+// before the callback, 2 scripts side by side after it.
+// --stream adds a streaming phase after the throughput phase, shaped as bench:e2e's (--stream-replies,
+// --stream-parallel, --stream-deltas, --stream-rate, the same defaults): the runner asks the model with
+// `stream: true` through the openai SDK, publishes the reply's text so far every 8 deltas and once
+// more as the final part, and the dispatcher posts each to the callback receiver in order; the
+// latency of a callback is its arrival minus the write of the delta that completed its text.
 //
 // The fake model and the callback receiver run in this process, the four hops in processes of their
 // own; CPU per message is read from each hop's /proc/<pid>/stat around the throughput phase, as in
@@ -24,7 +30,8 @@ import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy, type JsMsg } fro
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { CpuMeter } from './proc-cpu.js';
+import { CpuMeter, SideMeter } from './proc-cpu.js';
+import { percentile } from './stats.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -108,8 +115,23 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
     const client = new OpenAI({ baseURL: `${c.modelUrl}/v1`, apiKey: 'floor', maxRetries: 0 });
     const messages = (text: string) => [{ role: 'user' as const, content: text }];
     await consumeAll(nc, streams(c.id).runs, async (m) => {
-      const run = m.json<{ id: string; text: string }>();
+      const run = m.json<{ id: string; text: string; stream?: boolean }>();
       if (c.state) await script(1, `floor:${c.id}:${run.id}`);
+      if (run.stream) {
+        // As the product's runner: the text so far every EMIT_EVERY deltas, then the final part.
+        const stream = await client.chat.completions.create({ model: 'fake', messages: messages(run.id), stream: true });
+        let text = '';
+        let deltas = 0;
+        let seq = 0;
+        for await (const chunk of stream) {
+          const delta = chunk.choices[0]?.delta.content;
+          if (!delta) continue;
+          text += delta;
+          if (++deltas % EMIT_EVERY === 0) await publish(sub.events, JSON.stringify({ id: run.id, text, last: false }), `${run.id}:${seq++}`);
+        }
+        await publish(sub.events, JSON.stringify({ id: run.id, text, last: true }), `${run.id}:${seq}`);
+        return;
+      }
       let answer: string;
       if (c.openai) {
         const completion = await client.chat.completions.create({ model: 'fake', messages: messages(run.text) });
@@ -123,17 +145,32 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
     });
   } else {
     const callbackPool = new Pool(c.callbackUrl, { connections: 64 });
+    // A reply's parts go out in the order they arrive, as the product sends them.
+    const perReply = new Map<string, Promise<void>>();
     await consumeAll(nc, streams(c.id).events, async (m) => {
-      const event = m.json<{ id: string; text: string }>();
-      if (c.state) {
-        await script(5, `floor:${c.id}:${event.id}`);
-        await redis!.get(`floor:${c.id}:${event.id}`);
+      const event = m.json<{ id: string; text: string; last?: boolean }>();
+      const send = async () => {
+        if (c.state) {
+          await script(1, `floor:${c.id}:${event.id}`);
+          await redis!.get(`floor:${c.id}:${event.id}`);
+        }
+        const res = await callbackPool.request({ path: '/callback', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply_to: event.id, is_final: event.last !== false, message: [{ type: 'Plain', text: event.text }] }) });
+        await res.body.dump();
+        if (c.state) await Promise.all([script(1, `floor:${c.id}:${event.id}`), script(1, `floor:${c.id}:${event.id}`)]);
+      };
+      const sent = (perReply.get(event.id) ?? Promise.resolve()).then(send);
+      perReply.set(event.id, sent);
+      try {
+        await sent;
+      } finally {
+        if (perReply.get(event.id) === sent) perReply.delete(event.id);
       }
-      const res = await callbackPool.request({ path: '/callback', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply_to: event.id, is_final: true, message: [{ type: 'Plain', text: event.text }] }) });
-      await res.body.dump();
     });
   }
 }
+
+/** Deltas per snapshot the runner publishes, as the product's stream accumulator. */
+const EMIT_EVERY = 8;
 
 // ---- the bench process: the fakes, the load, the measurement ----
 
@@ -163,12 +200,38 @@ async function bench(): Promise<void> {
   const total = Number(positional[0] ?? 10_000);
   const concurrency = Number(positional[1] ?? 64);
   const id = randomUUID().replaceAll('-', '').slice(0, 12);
+  const id8 = () => randomUUID().slice(0, 8);
   const config: HopConfig = { id, state: args.includes('--state'), openai: args.includes('--openai'), modelUrl: '', callbackUrl: '', table: `"floor_${id}"` };
+
+  const withStream = args.includes('--stream');
+  const flag = (name: string, fallback: number) => Number(args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+  const streamOpts = { replies: flag('stream-replies', 60), parallel: flag('stream-parallel', 4), deltas: flag('stream-deltas', 200), rate: flag('stream-rate', 50) };
+  if (withStream && !config.openai) throw new Error('--stream calls the model through the openai SDK: pass --openai too');
+  /** When the fake model wrote each delta of each streamed reply (performance.now()). */
+  const deltaWrites = new Map<string, number[]>();
+  /** Each callback of a streamed reply: its arrival, whether final, and the last word of its text. */
+  const streamCallbacks: { id: string; at: number; final: boolean; lastWord: string }[] = [];
+  const streamFinals = new Map<string, () => void>();
 
   const answered = new Set<string>();
   let waiter: { count: number; resolve: () => void } | undefined;
   const model = await listen(async (req, res) => {
-    const body = JSON.parse(await readBody(req)) as { model: string };
+    const body = JSON.parse(await readBody(req)) as { model: string; stream?: boolean; messages: { content: string }[] };
+    if (body.stream) {
+      const id = body.messages.at(-1)?.content ?? '';
+      const writes: number[] = [];
+      deltaWrites.set(id, writes);
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ id: 'chatcmpl-floor', object: 'chat.completion.chunk', created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (let k = 0; k < streamOpts.deltas; k++) {
+        await new Promise((resolve) => setTimeout(resolve, 1000 / streamOpts.rate));
+        res.write(chunk({ content: `${k === 0 ? '' : ' '}x${k}` }, null));
+        writes.push(performance.now());
+      }
+      res.end(chunk({}, 'stop') + 'data: [DONE]\n\n');
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       id: 'chatcmpl-floor', object: 'chat.completion', created: 0, model: body.model,
       choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }],
@@ -176,7 +239,11 @@ async function bench(): Promise<void> {
     }));
   });
   const callbacks = await listen(async (req, res) => {
-    const body = JSON.parse(await readBody(req)) as { reply_to: string };
+    const body = JSON.parse(await readBody(req)) as { reply_to: string; is_final: boolean; message: { text: string }[] };
+    if (deltaWrites.has(body.reply_to)) {
+      streamCallbacks.push({ id: body.reply_to, at: performance.now(), final: body.is_final, lastWord: body.message[0]?.text.split(' ').at(-1) ?? '' });
+      if (body.is_final) streamFinals.get(body.reply_to)?.();
+    }
     answered.add(body.reply_to);
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0}');
     if (waiter && answered.size >= waiter.count) waiter.resolve();
@@ -232,13 +299,41 @@ async function bench(): Promise<void> {
     latencies.sort((a, b) => a - b);
 
     const cpu = new CpuMeter(new Map([...hops].map(([hop, h]) => [hop, h.child.pid!])));
+    const side = new SideMeter(new Map([...hops].map(([hop, h]) => [hop, h.child.pid!])));
     const before = answered.size;
+    side.start();
     cpu.start();
     const started = performance.now();
     await pushAll(total);
     await allAnswered(before + total);
     const seconds = (performance.now() - started) / 1000;
     const used = cpu.stop();
+    const sideUse = side.stop();
+
+    // Streaming: each reply's deltas paced by the model, `parallel` replies at a time.
+    let streaming: { replies: number; callbacks: number; p50: number; p99: number; finalP50: number } | undefined;
+    if (withStream) {
+      let next = 0;
+      const streamOne = async () => {
+        const replyId = `st-${id8()}-${next++}`;
+        const final = new Promise<void>((resolve) => streamFinals.set(replyId, resolve));
+        deltaWrites.set(replyId, []);
+        const res = await ingress.request({ path: '/message', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: replyId, session_id: replyId, text: replyId, stream: true }) });
+        await res.body.dump();
+        await final;
+      };
+      await Promise.all(Array.from({ length: streamOpts.parallel }, async () => { while (next < streamOpts.replies) await streamOne(); }));
+      const latencies: number[] = [];
+      const finalLatencies: number[] = [];
+      for (const cb of streamCallbacks) {
+        const k = Number(/^x(\d+)$/.exec(cb.lastWord)?.[1]);
+        const wrote = deltaWrites.get(cb.id)?.[k];
+        if (wrote === undefined) continue;
+        latencies.push(cb.at - wrote);
+        if (cb.final) finalLatencies.push(cb.at - wrote);
+      }
+      streaming = { replies: streamOpts.replies, callbacks: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), finalP50: percentile(finalLatencies, 50) };
+    }
 
     const perMessage = Object.fromEntries([...used].map(([hop, ms]) => [hop, ms / total]));
     const cpuTotal = Object.values(perMessage).reduce((a, b) => a + b, 0);
@@ -249,7 +344,13 @@ async function bench(): Promise<void> {
     console.log(`one at a time p50 / p99     ${latencies[100]!.toFixed(2)} / ${latencies[197]!.toFixed(2)} ms`);
     for (const hop of HOPS) console.log(`CPU per message ${hop.padEnd(12)} ${perMessage[hop]!.toFixed(2)} ms`);
     console.log(`CPU per message, 4 hops     ${cpuTotal.toFixed(2)} ms`);
-    console.log(`RESULT ${JSON.stringify({ variant, messages: total, throughput: total / seconds, p50: latencies[100], p99: latencies[197], cpuPerMessage: perMessage, cpuTotal })}`);
+    console.log(`CPU per message beside them ${[...sideUse.cpuMs].map(([name, ms]) => `${name} ${(ms / total).toFixed(2)} ms`).join(', ')}`);
+    console.log(`write calls per message     ${[...sideUse.writeCalls].map(([name, n]) => `${name} ${(n / total).toFixed(1)}`).join(', ')}`);
+    if (streaming) {
+      console.log(`streaming                   ${streaming.replies} replies of ${streamOpts.deltas} deltas at ${streamOpts.rate} deltas/s, ${streamOpts.parallel} at a time`);
+      console.log(`delta → callback p50 / p99  ${streaming.p50.toFixed(2)} / ${streaming.p99.toFixed(2)} ms (${streaming.callbacks} callbacks), final part p50 ${streaming.finalP50.toFixed(2)} ms`);
+    }
+    console.log(`RESULT ${JSON.stringify({ variant, messages: total, throughput: total / seconds, p50: latencies[100], p99: latencies[197], cpuPerMessage: perMessage, cpuTotal, ...(streaming ? { streaming } : {}) })}`);
     await ingress.close();
   } finally {
     for (const { child } of hops.values()) child.kill('SIGKILL');

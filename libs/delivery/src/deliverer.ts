@@ -309,9 +309,10 @@ export class Deliverer {
   /** Starts sending the session's ready parts unless this replica already does. */
   kick(s: ReplySessionKey): void {
     if (this.stopped) return;
-    if (this.draining.has(ReplyQueue.sessionMember(s))) {
+    const key = ReplyQueue.sessionMember(s);
+    if (this.draining.has(key)) {
       // Already sending here: one more pass once the current one ends picks the new parts up.
-      this.rerun.add(ReplyQueue.sessionMember(s));
+      this.rerun.add(key);
       return;
     }
     if (this.mayStartPass(s)) this.startPass(s); // else the sweep comes back for it
