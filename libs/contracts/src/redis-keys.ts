@@ -121,6 +121,12 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     replySessionReplies: (s: ReplySessionKey) => `${replySession(s)}:replies`,
     replySessionSender: (s: ReplySessionKey) => `${replySession(s)}:sender`,
     replySessionSequence: (s: ReplySessionKey) => `${replySession(s)}:seq`,
+    /**
+     * Set (with the call's TTL) by the ingress replica that holds a call keyed by this reply session (an
+     * HTTP-bot `/sync`) before it registers the call: a batch of a session without it goes out without
+     * looking for a held call part by part.
+     */
+    replyHeldCallMark: (s: ReplySessionKey) => `${replySession(s)}:held-call`,
     /** Sessions of the reply session's shard with undelivered parts, scored by their last activity. */
     replyActiveSessions: (s: ReplySessionKey) => `${replyTag(replyShard(s))}:active`,
     /** Every shard's active-sessions set (the takeover sweep reads them all). */

@@ -408,7 +408,7 @@ export class Deliverer {
       const reply = shown.open && !part.reply.stream ? { ...part.reply, stream: true } : part.reply;
       numbering = nextCallbackSequence(numbering, reply.isFinal);
       if (i >= batch.progress) {
-        await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state });
+        await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state, heldCallPossible: batch.heldCallMarked });
         if (i < work.length - 1) await this.queue.setProgress(s, queryId, i + 1);
       }
       if (reply.isFinal) shown.finalSent = true;
@@ -485,7 +485,7 @@ export class Deliverer {
     queryId: string,
     part: QueuedPart,
     reply: OutboundReply,
-    at: { chunkOrdinal: number; sequence: number; timestamp: Date; state: ReplyState },
+    at: { chunkOrdinal: number; sequence: number; timestamp: Date; state: ReplyState; heldCallPossible: boolean },
   ): Promise<void> {
     const adapter = this.adapters.get(part.route.adapter);
     // An adapter name no platform here has (a newer producer, a platform removed): the part can never go out.

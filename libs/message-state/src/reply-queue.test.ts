@@ -141,3 +141,18 @@ test('deliver refuses an older attempt and a reply that ended, taking nothing', 
   await redis.hset(q.keys.reply(route, queryId), 'closed', '1');
   assert.deepEqual(await q.deliver(route, queryId, 2, 1, [{ ...part('late', true), queryId }], seal(2, 1, true), 'replica-a', TAKE), { outcome: 'ended' });
 });
+
+test("a batch tells whether a call held for the session's reply was registered lately", async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const deliverOne = async (sessionId: string) => {
+    const { route, part } = reply(sessionId);
+    const queryId = randomUUID();
+    return q.deliver(route, queryId, 1, 0, [{ ...part('answer', true), queryId }], { t: 'seal', queryId, terminal: true, route, attempt: 1, seq: 0 }, 'replica-a', TAKE);
+  };
+  const plain = await deliverOne(`s-${randomUUID()}`);
+  assert.ok(plain.outcome === 'stored' && plain.taken.kind === 'batch' && plain.taken.batch.heldCallMarked === false, 'no mark');
+  const held = `s-${randomUUID()}`;
+  await redis.set(q.keys.replyHeldCallMark(reply(held).route), 'ingress-1', 'PX', 10_000);
+  const marked = await deliverOne(held);
+  assert.ok(marked.outcome === 'stored' && marked.taken.kind === 'batch' && marked.taken.batch.heldCallMarked === true, 'the mark is reported');
+});

@@ -26,6 +26,11 @@ export interface TakenBatch {
   takenAt: number;
   shown: ShownState;
   numbering: CallbackNumbering;
+  /**
+   * Whether a call held for the session's reply (an HTTP-bot `/sync`) was registered lately; when not,
+   * the batch's parts need no look for one (`redisKeys.replyHeldCallMark`).
+   */
+  heldCallMarked: boolean;
 }
 
 /** What the platform has been shown of a reply. */
@@ -78,7 +83,7 @@ export type DeliverResult = { outcome: 'stored'; taken: TakeResult } | { outcome
 function parseTake(r: readonly unknown[]): TakeResult {
   if (r[0] === 'busy') return { kind: 'busy' };
   if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
-  const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, skipped, ...passed] = r.map(String);
+  const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, heldCallMark, skipped, ...passed] = r.map(String);
   return {
     kind: 'batch',
     skipped: Number(skipped),
@@ -90,6 +95,7 @@ function parseTake(r: readonly unknown[]): TakeResult {
       takenAt: Number(takenAt),
       shown: { chunks: Number(chunks), open: open === '1', last, finalSent: false, ended: false },
       numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
+      heldCallMarked: heldCallMark === '1',
     },
   };
 }
@@ -151,7 +157,7 @@ export class ReplyQueue {
     const k = this.keys;
     const r = await scripts['reply-deliver'].run(
       this.redis,
-      [...this.enqueueKeys(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replyPrefix(route)],
+      [...this.enqueueKeys(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replyPrefix(route), k.replyHeldCallMark(route)],
       [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), token, o.leaseMs, o.maxEntries, o.gapMs, o.stallMs, ...encodeParts(parts)],
     );
     if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-deliver', r);
@@ -197,7 +203,7 @@ export class ReplyQueue {
   async take(s: ReplySessionKey, token: string, o: TakeOptions): Promise<TakeResult> {
     const r = await scripts['reply-take'].run(
       this.redis,
-      [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(s), this.keys.replySessionSequence(s), this.keys.replyPrefix(s)],
+      [this.keys.replySessionReplies(s), this.keys.replySessionSender(s), this.keys.replyActiveSessions(s), this.keys.replySessionSequence(s), this.keys.replyPrefix(s), this.keys.replyHeldCallMark(s)],
       [token, o.leaseMs, o.maxEntries, Date.now(), ReplyQueue.sessionMember(s), o.gapMs, o.stallMs],
     );
     if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-take', r);

@@ -1,6 +1,6 @@
 import { context, propagation } from '@opentelemetry/api';
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import { redisKeys, type MessageChain, type MessageComponent, type RedisKeys, type Topology } from '@conveyor/contracts';
+import { redisKeys, type MessageChain, type MessageComponent, type RedisKeys, type ReplySessionKey, type Topology } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import type { HttpAnswer } from './inbound.js';
 import type { PlatformLogger } from './outbound.js';
@@ -29,8 +29,13 @@ export class SyncRegistrations {
     this.keys = redisKeys(prefix);
   }
 
-  /** Registers `instance` as holding the call; false when another call for the key already waits. */
-  async claim(botId: string, callKey: string, instance: string, ttlMs: number): Promise<boolean> {
+  /**
+   * Registers `instance` as holding the call; false when another call for the key already waits.
+   * `replySession`: the reply session whose parts the call takes (an HTTP-bot `/sync`), marked first
+   * for as long as the call may wait, so a dispatcher taking the session's parts knows to look here.
+   */
+  async claim(botId: string, callKey: string, instance: string, ttlMs: number, replySession?: ReplySessionKey): Promise<boolean> {
+    if (replySession) await this.redis.set(this.keys.replyHeldCallMark(replySession), instance, 'PX', ttlMs);
     return (await this.redis.set(this.keys.syncWaiter(botId, callKey), instance, 'PX', ttlMs, 'NX')) === 'OK';
   }
 

@@ -33,6 +33,11 @@ export interface DeliveryContext {
   timestamp: Date;
   state: ReplyState;
   signal?: AbortSignal;
+  /**
+   * False when no call held for this reply session (an HTTP-bot `/sync`) was registered lately, read
+   * when the part was taken: the adapter need not look for one. Undefined when not known (look).
+   */
+  heldCallPossible?: boolean;
 }
 
 /**

@@ -35,7 +35,7 @@ export class BotsController {
     this.httpBot = new HttpBotEndpoint({
       publish: (message) => queries.publish(message),
       resetConversation: (botId, launcherType, sessionId) => conversations.reset({ botId, adapter: HTTP_BOT, launcherType, launcherId: sessionId }),
-      holdSync: (botId, sessionId, waitMs) => syncHub.register(botId, sessionId, waitMs),
+      holdSync: (botId, sessionId, waitMs) => syncHub.register(botId, sessionId, waitMs, { botId, adapter: 'http-bot', sessionId }),
     }, infra.logger);
   }
 

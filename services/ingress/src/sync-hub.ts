@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Subscription } from '@nats-io/transport-node';
-import type { MessageComponent } from '@conveyor/contracts';
+import type { MessageComponent, ReplySessionKey } from '@conveyor/contracts';
 import { SyncRegistrations, type SyncAck, type SyncPart } from '@conveyor/platform-kit';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { requireRedisConnected } from './query-publisher.js';
@@ -53,10 +53,13 @@ export class SyncHub implements OnModuleInit, OnApplicationShutdown {
     this.sub?.unsubscribe();
   }
 
-  /** Registers the call's key; null when another call for it is already waiting (on any replica). */
-  async register(botId: string, sessionId: string, waitMs: number): Promise<{ wait: () => Promise<MessageComponent[]>; release: () => Promise<void> } | null> {
+  /**
+   * Registers the call's key; null when another call for it is already waiting (on any replica).
+   * `replySession`: the reply session whose parts the call takes, when its key is one (HTTP-bot `/sync`).
+   */
+  async register(botId: string, sessionId: string, waitMs: number, replySession?: ReplySessionKey): Promise<{ wait: () => Promise<MessageComponent[]>; release: () => Promise<void> } | null> {
     requireRedisConnected(this.infra);
-    if (!(await this.registrations.claim(botId, sessionId, this.instance, Math.max(1_000, waitMs + 5_000)))) return null;
+    if (!(await this.registrations.claim(botId, sessionId, this.instance, Math.max(1_000, waitMs + 5_000), replySession))) return null;
     let done!: () => void;
     const finished = new Promise<void>((r) => (done = r));
     const w: Waiter = { parts: [], done };

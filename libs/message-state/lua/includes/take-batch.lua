@@ -21,7 +21,7 @@ local function takeBatch(K, A)
     local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
     local s = redis.call('HMGET', K[4], 'seq', 'final')
     for _, p in ipairs(passed) do redis.call('HSET', K[5] .. p, 'passed', '1') end
-    local out = {'batch', q, r[1], r[2] or '0', r[3] or A[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', skipped + #passed}
+    local out = {'batch', q, r[1], r[2] or '0', r[3] or A[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', redis.call('EXISTS', K[6]), skipped + #passed}
     for _, p in ipairs(passed) do out[#out + 1] = p end
     return out
   end

@@ -10,6 +10,7 @@
   KEYS[5] the common start of the session's reply keys  redisKeys.replyPrefix(session)
           (not a key itself: each waiting reply's hash is it and the query id, and shares its hash tag,
           so the replies this script reads from the session's zset are in the slot of the keys above)
+  KEYS[6] the session's held-call mark       redisKeys.replyHeldCallMark(session)
 
   ARGV[1] lease token of this replica
   ARGV[2] lease TTL, ms
@@ -21,7 +22,8 @@
 
   Returns {'busy'} when another replica holds the lease; {'idle', skipped} when nothing is ready (the
   lease is released); or {'batch', queryId, batch JSON, progress, batch time, chunks, open, last,
-  callback seq, last callback final, skipped, passed query id...} with the lease held. `skipped` counts
+  callback seq, last callback final, held-call mark (1 set, 0 not), skipped, passed query id...} with
+  the lease held. `skipped` counts
   events and replies given up as lost; the passed query ids are open replies passed over (once each)
   because a later reply of the session went on: their session turn ended (the caller ends it again).
 ]]

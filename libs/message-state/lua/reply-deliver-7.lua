@@ -9,6 +9,7 @@
   KEYS[4] the session's sender lease         redisKeys.replySessionSender(session)
   KEYS[5] the session's callback numbering   redisKeys.replySessionSequence(session)
   KEYS[6] the common start of the session's reply keys  redisKeys.replyPrefix(session) (as `reply-take`'s KEYS[5])
+  KEYS[7] the session's held-call mark       redisKeys.replyHeldCallMark(session)
 
   ARGV[1..8] as `reply-enqueue`'s ARGV[1..8] (attempt, seq, now, state TTL, query id, session member,
              seal, terminal)
@@ -27,7 +28,7 @@
 local stored = enqueueEvent(KEYS, ARGV, 14)
 if stored ~= 1 then return {stored} end
 local taken = takeBatch(
-  {KEYS[2], KEYS[4], KEYS[3], KEYS[5], KEYS[6]},
+  {KEYS[2], KEYS[4], KEYS[3], KEYS[5], KEYS[6], KEYS[7]},
   {ARGV[9], ARGV[10], ARGV[11], ARGV[3], ARGV[6], ARGV[12], ARGV[13]})
 local out = {1}
 for _, v in ipairs(taken) do out[#out + 1] = v end
