@@ -33,8 +33,9 @@ export interface DelivererOptions {
   /** A part the platform did not take after all retries: record it on the query (QueryLog.failed). */
   onPermanentFailure?: (queryId: string, reason: string) => Promise<void>;
   /**
-   * A reply's final part went out: the session may go on to its next message. Safe to call again: a
-   * failure (Redis failing over) is retried for up to `endRetryMs`.
+   * A reply's last event was taken for sending (its parts go out before any later reply of the
+   * session): the session may go on to its next message. Safe to call again: a failure (Redis failing
+   * over) is retried for up to `endRetryMs`.
    */
   onReplyEnded?: (route: ReplyRoute, queryId: string) => Promise<void>;
   /** How long ending a reply's session turn is retried before the turn is left to its lease's TTL. */
@@ -394,6 +395,12 @@ export class Deliverer {
     const timestamp = new Date(batch.takenAt);
     const state = lazyState(this.queue, s, queryId);
     const work = plan.send.map((p) => ({ part: p.part, chunkOrdinal: p.chunkOrdinal }));
+    // The batch holds the reply's last event, so the rest of the reply is in Redis and goes out from
+    // whichever replica holds the session's sender lease, before any later reply of the session (take
+    // serves the oldest reply first): the session's turn ends now, while the parts go out, and its next
+    // message need not wait for the platform. A replica that takes the batch over ends it again, which
+    // changes nothing.
+    const ending = terminal ? this.endTurn(terminal.route, queryId) : undefined;
     if (terminal && (shown.open || work.some((w) => w.part.reply.stream)) && !work.some((w) => w.part.reply.isFinal)) {
       // Terminal seal on an open stream: close it with a final part repeating the newest snapshot.
       const last = work.findLast((w) => w.part.reply.stream)?.part.reply.message;
@@ -438,10 +445,6 @@ export class Deliverer {
     // The parts went out: what they used (callback numbers) must be recorded even across a failover.
     const seals = entries.filter((e): e is SealEntry => e.t === 'seal' && e.seq !== undefined);
     const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)), startedFrom: batch.numbering };
-    // The platform has the reply's final part: its session turn ends beside the record, not after it, so
-    // the session's next message waits one round trip less. A replica that takes the batch over (the
-    // record was lost) sends it again identically and ends the turn again, which changes nothing.
-    const ending = terminal ? this.endTurn(terminal.route, queryId) : undefined;
     const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
     await ending;
     if (committed === undefined) return false;
