@@ -11,6 +11,9 @@
 //        [--stream-replies=60] [--stream-parallel=4] [--stream-deltas=200] [--stream-rate=50 deltas/s]
 //        (--stream-replies=0 skips the streaming phase; so does --profile unless --stream-replies is given)
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
+//        [--callback-delay-ms=N] (the fake integrator answers each callback after N ms)
+//        [--back-to-back=N] (after the one-at-a-time phase, N sessions one after another each get two
+//                           messages at once: the second's POST → final callback latency, p50)
 //        [--round-trips]   (the Redis round trips and commands, NATS messages and Postgres
 //                           transactions per message, one at a time and in the throughput phase,
 //                           against a Redis and a NATS of the run's own)
@@ -54,6 +57,10 @@ const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const profileArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=500', `--cpu-prof-dir=${profileDir}`] : [];
 
 const countRoundTrips = flags.has('round-trips');
+/** How long the fake integrator takes to answer each callback (a platform's API is rarely as fast as a local one). */
+const callbackDelayMs = Number(flags.get('callback-delay-ms') ?? 0);
+/** Sessions that each get two messages back to back (the second sent once the first was accepted). */
+const backToBack = Number(flags.get('back-to-back') ?? 0);
 const ownNats = countRoundTrips ? await startOwnedNats({ monitor: true }) : undefined;
 const ownRedis: OwnedDependency | undefined = countRoundTrips ? await startOwnedRedis() : undefined;
 const natsUrl = ownNats?.url ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -62,6 +69,7 @@ const sys = await startTestSystem({
   serviceNodeArgs: profileArgs,
   ...(ownNats ? { natsUrl: ownNats.url } : {}),
   ...(ownRedis ? { redisUrl: ownRedis.url } : {}),
+  ...(callbackDelayMs > 0 ? { callbackRespond: () => new Promise<number>((resolve) => setTimeout(() => resolve(200), callbackDelayMs)) } : {}),
 });
 let stopped = false;
 try {
@@ -109,6 +117,24 @@ try {
   const seqLatencies = latencyOf(finals().slice(-sequential));
   const seqTrips: RoundTripCounts | undefined = await seqRoundTrips?.stop();
 
+  // Back to back: the second message of a session waits for the first's turn to end.
+  const pairLatencies: number[] = [];
+  for (let k = 0; k < backToBack; k++) {
+    const session = `b2b-${k}-${n}`;
+    const post = async (text: string) => {
+      const t = performance.now();
+      const res = await sys.post({ session_id: session, message: [{ type: 'Plain', text }] });
+      const body = (await res.json()) as { data?: { accepted_message_id: string } };
+      if (res.status !== 202 || !body.data) throw new Error(`back-to-back message refused: ${res.status} ${JSON.stringify(body)}`);
+      sentAt.set(body.data.accepted_message_id, t);
+      return body.data.accepted_message_id;
+    };
+    await post('first of two');
+    const second = await post('second of two');
+    const [cb] = (await sys.callbacks.waitFor((all) => all.some((c) => c.json?.reply_to === second && c.json.is_final), 60_000)).filter((c) => c.json?.reply_to === second && c.json.is_final);
+    pairLatencies.push(cb!.receivedAt - sentAt.get(second)!);
+  }
+
   // Throughput: C concurrent senders.
   const before = finals().length;
   const roundTrips = meter();
@@ -148,6 +174,7 @@ try {
   console.log(`NATS req/reply p50          ${fmtMs(floor)} (other process, 1 KiB)`);
   console.log(`latency p50 (one at a time) ${fmtMs(seqP50)}   p99 ${fmtMs(percentile(seqLatencies, 99))}`);
   console.log(`ratio p50 / NATS p50        ${(seqP50 / floor).toFixed(1)}x`);
+  if (pairLatencies.length) console.log(`back to back, second's p50 ${fmtMs(percentile(pairLatencies, 50))}   p99 ${fmtMs(percentile(pairLatencies, 99))} (${pairLatencies.length} sessions${callbackDelayMs ? `, callbacks answered after ${callbackDelayMs} ms` : ''})`);
   console.log(`throughput                  ${(total / elapsedS).toFixed(0)} messages/s (${concurrency} concurrent senders)`);
   console.log(`under load p50 / p99        ${fmtMs(percentile(loadLatencies, 50))} / ${fmtMs(percentile(loadLatencies, 99))} (includes queueing)`);
   let cpuTotal = 0;
