@@ -410,8 +410,8 @@ export class ChaosRig {
   }
 
   /**
-   * Session leases and pipeline slots still held after every reply ended. A lease is freed when its
-   * reply's final part went out; waiting a little covers that last step (and a lease re-taken after a
+   * Session leases and pipeline slots still held after every reply ended. A lease is freed when the batch
+   * holding its reply's last event is taken; waiting a little covers that last step (and a lease re-taken after a
    * Redis loss runs out with its TTL, which is longer than a trial: so it counts too).
    */
   private async heldAfterReplies(sessionIds: string[]): Promise<string[]> {

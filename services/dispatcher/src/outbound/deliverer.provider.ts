@@ -15,7 +15,8 @@ const skipped = meter.createCounter('conveyor_dispatch_events_lost', { descripti
 export function createDeliverer(infra: Infra): Deliverer {
   const configs: BotConfigs = { get: (botId) => infra.config.bot(botId) };
   const queryLog = infra.queryLog;
-  // The session's next message may start once this reply's final part went out, not before.
+  // The session's next message may start once this reply's last event was taken for sending: its
+  // parts go out before the next reply's.
   const leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
   return new Deliverer({
     redis: infra.redis,
