@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addOneBotBot, startTestSystem, type TestSystem } from '../harness/system.js';
+import { Redis } from 'ioredis';
+import { redisKeys } from '@conveyor/contracts';
+import { addOneBotBot, REDIS_URL, startTestSystem, type TestSystem } from '../harness/system.js';
 import { startFakeOneBot, type FakeOneBot, type OneBotAction } from '../fakes/index.js';
 import { waitUntil } from '../harness/wait.js';
 
@@ -24,20 +26,35 @@ function answers(onebot: FakeOneBot, texts: string[]): Map<string, number> {
 describe('gateway replicas and the connection lease', () => {
   let sys: TestSystem;
   let onebot: FakeOneBot;
+  let botId: string;
+  let redis: Redis;
 
   before(async () => {
     sys = await startTestSystem();
+    redis = new Redis(REDIS_URL);
     onebot = await startFakeOneBot({ accessToken: ACCESS_TOKEN });
-    await addOneBotBot(sys, 'QQ bot', { host: onebot.host, port: onebot.port, 'access-token': ACCESS_TOKEN });
+    botId = await addOneBotBot(sys, 'QQ bot', { host: onebot.host, port: onebot.port, 'access-token': ACCESS_TOKEN });
     const env = { GATEWAY_LEASE_TTL_MS: String(LEASE_TTL_MS) };
     await Promise.all([sys.services.start('gateway', env, 'gateway-1'), sys.services.start('gateway', env, 'gateway-2')]);
     await onebot.waitForConnections((c) => c.open === 1);
   });
 
   after(async () => {
+    redis?.disconnect();
     await sys?.stop();
     await onebot?.close();
   });
+
+  /**
+   * Reply parts the bot's gateway recorded as sent. The gateway records a part right after writing it
+   * to the connection; a kill inside that write-then-record step shows the part again (the gateway's
+   * documented trade against losing it), so the kill below waits for the parts seen so far to be recorded.
+   */
+  const recordedSent = async (): Promise<number> => {
+    const keys = await redis.keys(redisKeys(sys.prefix).gatewaySent(botId, '*'));
+    const states = keys.length ? await redis.mget(...keys) : [];
+    return states.filter((v) => v === 'sent').length;
+  };
 
   /** The replica whose log says it opened the connection last, among those alive. */
   const owner = (): string | undefined => {
@@ -66,7 +83,9 @@ describe('gateway replicas and the connection lease', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     // Some answered before the kill, some in flight, some still to come.
-    await onebot.waitFor(() => [...answers(onebot, texts).values()].some((n) => n > 0), 60_000);
+    const seen = await onebot.waitFor(() => [...answers(onebot, texts).values()].some((n) => n > 0), 60_000);
+    const answeredSoFar = seen.filter((a) => /^Echo: /.test(textOf(a))).length;
+    await waitUntil('the answers seen so far recorded as sent', async () => (await recordedSent()) >= answeredSoFar, 30_000);
     await sys.services.kill(first, 'SIGKILL');
     for (let i = 8; i < 24; i++) {
       emit(i);
