@@ -123,8 +123,8 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     replySessionSequence: (s: ReplySessionKey) => `${replySession(s)}:seq`,
     /**
      * Set (with the call's TTL) by the ingress replica that holds a call keyed by this reply session (an
-     * HTTP-bot `/sync`) before it registers the call: a batch of a session without it goes out without
-     * looking for a held call part by part.
+     * HTTP-bot `/sync`) as it registers the call, before the message is published: a batch of a session
+     * without it goes out without looking for a held call part by part.
      */
     replyHeldCallMark: (s: ReplySessionKey) => `${replySession(s)}:held-call`,
     /** Sessions of the reply session's shard with undelivered parts, scored by their last activity. */

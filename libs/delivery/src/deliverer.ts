@@ -6,7 +6,7 @@ import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
 import { LRUCache } from 'lru-cache';
 import { nextCallbackSequence, ReplyQueue, type BatchEntry, type CallbackNumbering, type EnqueueOutcome, type QueuedPart, type ShownState, type TakenBatch, type TakeOptions, type TakeResult } from '@conveyor/message-state';
-import type { OutboundReply, PlatformAdapter, ReplyRef, ReplyState, SendResult } from './types.js';
+import type { EventDelivery, OutboundReply, PlatformAdapter, ReplyRef, ReplyState, SendResult } from './types.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 export interface DeliveryLogger {
@@ -164,8 +164,8 @@ export class Deliverer {
    * delivery of a query's first event is admitted without asking: before it nothing of the reply can
    * exist but an event published after it, which the stream hands out later.
    */
-  async admits(route: ReplyRoute, queryId: string, attempt: number, first?: { seq: number; firstDelivery: boolean }): Promise<boolean> {
-    if (attempt === 1 && first?.seq === 0 && first.firstDelivery) return true;
+  async admits(route: ReplyRoute, queryId: string, attempt: number, event?: EventDelivery): Promise<boolean> {
+    if (attempt === 1 && event?.seq === 0 && event.firstDelivery) return true;
     const known = this.admitted.get(queryId);
     if (known !== undefined && known >= attempt) return known === attempt;
     return this.queue.admits(route, queryId, attempt);
@@ -234,10 +234,10 @@ export class Deliverer {
    * is not sending the session yet and may start a pass; undefined when it may not (`storeOnly`).
    */
   private storeAndSend(ref: ReplyRef, parts: QueuedPart[]): Promise<EnqueueOutcome> | undefined {
-    if (!this.mayStartPass(ref.route)) return undefined;
-    const seal = sealOf(ref);
-    const stored = this.queue.deliver(ref.route, ref.queryId, ref.attempt, ref.seq, parts, seal, this.token, this.takeOptions);
-    this.startPass(ref.route, stored.then((r) => (r.outcome === 'stored' ? r.taken : undefined), () => undefined));
+    const key = ReplyQueue.sessionMember(ref.route);
+    if (!this.mayStartPass(key)) return undefined;
+    const stored = this.queue.deliver(ref.route, ref.queryId, ref.attempt, ref.seq, parts, sealOf(ref), this.token, this.takeOptions);
+    this.startPass(ref.route, key, stored.then((r) => (r.outcome === 'stored' ? r.taken : undefined), () => undefined));
     return stored.then((r) => r.outcome);
   }
 
@@ -316,12 +316,12 @@ export class Deliverer {
       this.rerun.add(key);
       return;
     }
-    if (this.mayStartPass(s)) this.startPass(s); // else the sweep comes back for it
+    if (this.mayStartPass(key)) this.startPass(s, key); // else the sweep comes back for it
   }
 
-  /** Whether a pass over the session may start now: none runs here for it, and there is room for one. */
-  private mayStartPass(s: ReplySessionKey): boolean {
-    return !this.stopped && !this.draining.has(ReplyQueue.sessionMember(s)) && this.draining.size < this.maxSessions;
+  /** Whether a pass over the session (`key`, its member) may start now: none runs here for it, and there is room for one. */
+  private mayStartPass(key: string): boolean {
+    return !this.stopped && !this.draining.has(key) && this.draining.size < this.maxSessions;
   }
 
   /**
@@ -329,8 +329,7 @@ export class Deliverer {
    * second take by this replica's token, which would hand back the same batch) starts beside it.
    * `first`: the pass's first take, already under way (`storeAndSend`); undefined there ends the pass.
    */
-  private startPass(s: ReplySessionKey, first?: Promise<TakeResult | undefined>): void {
-    const key = ReplyQueue.sessionMember(s);
+  private startPass(s: ReplySessionKey, key: string, first?: Promise<TakeResult | undefined>): void {
     const p = this.drainSession(s, first)
       .catch((err) => this.logger.error({ err, botId: s.botId, sessionId: s.sessionId }, 'delivery pass failed'))
       .finally(() => {

@@ -23,3 +23,10 @@ export interface ReplyRef {
   /** The run ended with this event (`done`, `error`): an open stream gets its final part. */
   terminal?: boolean;
 }
+
+/** Where an event stands in its query and on the bus, for `Deliverer.admits`. */
+export interface EventDelivery {
+  seq: number;
+  /** The bus delivers the event for the first time. */
+  firstDelivery: boolean;
+}

@@ -31,12 +31,17 @@ export class SyncRegistrations {
 
   /**
    * Registers `instance` as holding the call; false when another call for the key already waits.
-   * `replySession`: the reply session whose parts the call takes (an HTTP-bot `/sync`), marked first
-   * for as long as the call may wait, so a dispatcher taking the session's parts knows to look here.
+   * `replySession`: the reply session whose parts the call takes (an HTTP-bot `/sync`), marked for as
+   * long as the call may wait, so a dispatcher taking the session's parts knows to look here.
    */
   async claim(botId: string, callKey: string, instance: string, ttlMs: number, replySession?: ReplySessionKey): Promise<boolean> {
-    if (replySession) await this.redis.set(this.keys.replyHeldCallMark(replySession), instance, 'PX', ttlMs);
-    return (await this.redis.set(this.keys.syncWaiter(botId, callKey), instance, 'PX', ttlMs, 'NX')) === 'OK';
+    // Both before the message is published, so before any of its parts is taken; sent together (a
+    // mark left by a refused claim only makes the session's parts look, as every part did before).
+    const [claimed] = await Promise.all([
+      this.redis.set(this.keys.syncWaiter(botId, callKey), instance, 'PX', ttlMs, 'NX'),
+      replySession ? this.redis.set(this.keys.replyHeldCallMark(replySession), instance, 'PX', ttlMs) : undefined,
+    ]);
+    return claimed === 'OK';
   }
 
   /** Removes the registration if `instance` still holds it. */

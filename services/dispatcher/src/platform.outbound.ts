@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { ReplyRoute } from '@conveyor/contracts';
-import type { Outbound, OutboundReply, ReplyRef, SendResult } from '@conveyor/delivery';
+import type { EventDelivery, Outbound, OutboundReply, ReplyRef, SendResult } from '@conveyor/delivery';
 import { DelivererProvider } from './outbound/deliverer.provider.js';
 
 export type { OutboundReply, SendResult } from '@conveyor/delivery';
@@ -22,8 +22,8 @@ export class PlatformOutbound implements Outbound {
   }
 
   /** False when a newer attempt of the run, or the end of the reply, makes this attempt's events stale. */
-  admits(route: ReplyRoute, queryId: string, attempt: number, first?: { seq: number; firstDelivery: boolean }): Promise<boolean> {
-    return this.provider.deliverer.admits(route, queryId, attempt, first);
+  admits(route: ReplyRoute, queryId: string, attempt: number, event?: EventDelivery): Promise<boolean> {
+    return this.provider.deliverer.admits(route, queryId, attempt, event);
   }
 
   /** Resolves when the event's parts went out (see Deliverer.delivered): acknowledge the event only then. */

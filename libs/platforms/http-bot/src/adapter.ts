@@ -45,7 +45,8 @@ export class HttpBotAdapter implements PlatformAdapter {
       timestamp: ctx.timestamp,
     });
     const part = { botId: route.botId, sessionId: route.sessionId, message: reply.message, isFinal: reply.isFinal, stream: reply.stream, sequence: ctx.sequence };
-    // A held /sync registers its session's mark first: a part taken without it has no call to look for.
+    // A held /sync marks its session before the message is published: a part taken without the mark
+    // has no call to look for.
     if (ctx.heldCallPossible !== false && (await handToHeldCall(this.o, part))) return { delivered: true };
     if (!config.callback_url) return { delivered: false, reason: 'callback_url is empty' };
     const outcome = await deliverCallback({
