@@ -1,5 +1,10 @@
-// npm run chaos -- [trials per fault=50] [fault ...] [--unreplicated-ms=N]
+// npm run chaos -- [trials per fault=50] [fault ...] [--unreplicated-ms=N] [--previous=DIR]
 //
+// --previous: the root of a built checkout of an earlier release (git worktree add DIR <rev>; npm ci
+// and node scripts/ensure-built.mjs in DIR). Adds the `upgrade` fault: every replica starts on that
+// release, then a rolling deployment replaces them with this tree's while replies stream, the first
+// replica of every role before the second, so old and new replicas of every role run side by side.
+// Its sessions keep talking through the whole deployment (each waits for a reply before the next).
 // --unreplicated-ms: in redis-sentinel trials, the replica misses the master's last N ms of writes
 // (at most 500), so the failover surely rolls Redis back (TrialOptions.unreplicatedMs).
 //
@@ -12,19 +17,27 @@
 // the node is away, and restarts the node wiped or on its store (see ChaosRig). `redis-sentinel` runs on a
 // Redis master, a replica and three Sentinels: it SIGKILLs the master while replies stream, lets the
 // Sentinels fail over, and restarts the old master empty (they make it a replica). Prints one row per fault.
-import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, DEFAULT_TRIAL, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
+import path from 'node:path';
+import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, DEFAULT_TRIAL, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, UPGRADE_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
 const trials = Number(args.find((a) => /^\d+$/.test(a)) ?? 50);
 const unreplicatedMs = Number(args.find((a) => a.startsWith('--unreplicated-ms='))?.split('=')[1] ?? 0);
-const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
+const previousArg = args.find((a) => a.startsWith('--previous='))?.split('=')[1];
+const previousRelease = previousArg ? path.resolve(previousArg) : undefined;
+const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...UPGRADE_FAULTS];
 const faults = args.filter((a): a is Fault => known.includes(a));
-const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS];
+if (faults.includes('upgrade') && !previousRelease) throw new Error('the upgrade fault needs --previous=DIR, a built checkout of an earlier release');
+const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...(previousRelease ? UPGRADE_FAULTS : [])];
 
 const results = new Map<Fault, TrialResult[]>(selected.map((f) => [f, []]));
 // One rig on a single NATS server and Redis, one on a NATS cluster, one on a Redis Sentinel set, each only when one of its faults is selected.
-const rigs = [[{}, ALL_FAULTS], [{ natsCluster: true }, CLUSTER_FAULTS], [{ redisSentinel: true }, SENTINEL_FAULTS]] as const;
+const rigs = [
+  [{ ...(previousRelease ? { previousRelease } : {}) }, [...ALL_FAULTS, ...UPGRADE_FAULTS]],
+  [{ natsCluster: true }, CLUSTER_FAULTS],
+  [{ redisSentinel: true }, SENTINEL_FAULTS],
+] as const;
 for (const [rigOptions, group] of rigs) {
   const mine = selected.filter((f) => group.includes(f));
   if (mine.length === 0) continue;
@@ -33,7 +46,8 @@ for (const [rigOptions, group] of rigs) {
     for (let i = 0; i < trials; i++) {
       for (const fault of mine) {
         const r = await rig.trial(fault, fault === 'nats-node' ? { sessions: 10, messagesPerSession: 3, outageMs: 5_000, deadlineMs: 180_000 }
-          : fault === 'redis-sentinel' && unreplicatedMs > 0 ? { ...DEFAULT_TRIAL, unreplicatedMs } : undefined);
+          : fault === 'redis-sentinel' && unreplicatedMs > 0 ? { ...DEFAULT_TRIAL, unreplicatedMs }
+          : fault === 'upgrade' ? { ...DEFAULT_TRIAL, sendThroughFault: true } : undefined);
         results.get(fault)!.push(r);
         const bad = faultViolations(fault, r);
         console.log(`trial ${i + 1}/${trials} ${fault.padEnd(12)} accepted ${r.accepted} lost ${r.lost.length} duplicated ${r.duplicatedFinals.length} out of order ${r.orderViolations.length + r.sequenceViolations.length + r.afterFinal.length} stuck ${r.stuck.length} resent ${r.resent} rewinds ${r.rewinds} recover ${(r.recoverMs / 1000).toFixed(1)} s${bad.length ? `  FAIL: ${bad.slice(0, 3).join('; ')}` : ''}`);

@@ -53,6 +53,22 @@ test('a payload its schema rejects throws and sends nothing; so does an oversize
   assert.equal(await streamMessages(bus.jsm, stream.name), 0);
 });
 
+test('validate: false sends the payload as built (the consumer validates it); its size is still bounded', async (t) => {
+  const bus = await testBus();
+  t.after(() => bus.cleanup());
+  const stream = bus.topo.streams.queries;
+  await ensureStreams(bus.jsm, [stream]);
+  const pub = new BusPublisher(bus.js);
+  const subject = bus.topo.subjects.query('bot-1');
+  const built = { v: 1 as const, n: 2, text: 'as built', extra: 'kept' };
+  const ack = await pub.publish(subject, Ping, built, { msgId: 'built-1', validate: false });
+  const stored = await bus.jsm.streams.getMessage(stream.name, { seq: ack.seq });
+  // Not parsed here: the key the schema does not know is still in the body (a parse strips it).
+  assert.deepEqual(stored?.json(), built);
+  await assert.rejects(pub.publish(subject, Ping, { v: 1, n: 1, text: 'x'.repeat(1_100_000) }, { msgId: 'big-2', validate: false }), PayloadTooLargeError);
+  assert.equal(await streamMessages(bus.jsm, stream.name), 1);
+});
+
 test('the published body is the parsed payload (unknown keys stripped)', async (t) => {
   const bus = await testBus();
   t.after(() => bus.cleanup());

@@ -36,6 +36,13 @@ export interface PublishOptions {
    * caller waiting on the answer is told at once about anything else (a full stream).
    */
   retryWhen?: 'any' | 'unavailable';
+  /**
+   * `false`: the payload was built here from typed values whose schema bounds nothing beyond the
+   * payload's size (a streamed chunk), so it is sent as built: the consumer's decode validates it and
+   * dead-letters what it refuses, and the producer does not pay for a second check per message. The
+   * size bound holds either way. Default true: validated (and unknown keys stripped) before sending.
+   */
+  validate?: boolean;
 }
 
 /** First pause between publish tries; doubled each time up to PUBLISH_RETRY_MAX_MS. */
@@ -58,7 +65,7 @@ const encoder = new TextEncoder();
 /**
  * Publishes validated, traced, de-duplicated messages to JetStream and waits for the stream to store
  * them (the PubAck). A producer bug (payload not matching its own schema, or too large) throws before
- * anything is sent.
+ * anything is sent; with `validate: false` only the size is checked here (see PublishOptions).
  */
 export class BusPublisher {
   readonly #js: JetStreamClient;
@@ -73,9 +80,13 @@ export class BusPublisher {
 
   async publish<S extends z.ZodType>(subject: string, schema: S, payload: z.input<S>, opts: PublishOptions): Promise<PubAck> {
     if (!opts.msgId) throw new TypeError(`publish to ${subject}: msgId is required (it is the de-duplication id)`);
-    const parsed = schema.safeParse(payload);
-    if (!parsed.success) throw new PayloadValidationError(subject, describeIssues(parsed.error));
-    const data = encoder.encode(JSON.stringify(parsed.data));
+    let body: unknown = payload;
+    if (opts.validate !== false) {
+      const parsed = schema.safeParse(payload);
+      if (!parsed.success) throw new PayloadValidationError(subject, describeIssues(parsed.error));
+      body = parsed.data;
+    }
+    const data = encoder.encode(JSON.stringify(body));
     if (data.byteLength > this.#maxBytes) throw new PayloadTooLargeError(subject, data.byteLength, this.#maxBytes);
 
     const h = natsHeaders();

@@ -36,8 +36,8 @@ test('every script\'s keys of one session share a slot, whatever the ids hold', 
       const lease = [k.sessionQueue(s), k.sessionLease(s), k.pipelineSlots(s), k.sessionFirstSeen(s), k.sessionLastSeen(s), k.sessionFinished(s),
         k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, 'q1')];
       assert.equal(slotsOf(lease).size, 1, `session keys of ${JSON.stringify(launcherId)} with ${shards} shard(s)`);
-      const window = k.rateLimitWindow(`bot-1:person:${launcherId}`);
-      assert.equal(slotsOf([window, `${window}:q:1700000000000`]).size, 1, 'a rate window bucket is in its declared key\'s slot');
+      const window = k.rateLimitWindow(s, `bot-1:pipeline-1:person:${launcherId}`);
+      assert.equal(slotsOf([...lease, window, `${window}:q:1700000000000`]).size, 1, 'the chat\'s rate window and its buckets are in the session\'s slot');
     }
     for (const sessionId of ['ticket-1', 'x}y', '{z}']) {
       const r: ReplySessionKey = { botId: 'bot-1', adapter: 'http-bot', sessionId };

@@ -17,9 +17,10 @@ export interface ReplySessionKey {
  * How the per-message keys are spread over the hash slots of a Redis Cluster. Every script's keys
  * share one slot, so the keys a script touches together carry one `{…}` hash tag:
  *
- * - A session's queue and lease share their tag with the pipeline slots they are counted in. The
- *   cluster-wide pipeline cap is one sorted set only while `pipelineShards` is 1: every session's keys
- *   are then in one slot (exact cap, one node of a cluster carrying all session state). With S shards
+ * - A session's queue and lease share their tag with the pipeline slots they are counted in and with
+ *   its chat's rate window. The cluster-wide pipeline cap is one sorted set only while
+ *   `pipelineShards` is 1: every session's keys are then in one slot (exact cap, one node of a
+ *   cluster carrying all session state). With S shards
  *   a session's keys and its shard's slot set carry the shard's tag, and the cap is split into S
  *   parts (`pipelineShardCap`): a burst on one shard waits while another has room.
  * - A reply session's keys, its replies' state and the set of sessions with work share the tag of
@@ -107,10 +108,11 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     /** Admin sign-in (`login`) or setup (`setup`) attempts from one client address, in the current window. */
     adminAddressAttempts: (kind: 'login' | 'setup', address: string) => `${prefix}:admin:${kind}-attempts-from:${address}`,
     /**
-     * LangBot's fixed rate-limit window: the script appends the bucket's start, so the chat's tag
-     * (never empty, whatever the chat key holds) keeps every bucket in the declared key's slot.
+     * LangBot's fixed rate-limit window of a chat (`key`: bot, pipeline and chat). It shares the
+     * session's tag, so admission counts the window in the same script as it takes the lease; the
+     * scripts append the bucket's start, which stays in the tag's slot.
      */
-    rateLimitWindow: (key: string) => `${prefix}:ratelimit:{rl:${key}}`,
+    rateLimitWindow: (s: SessionKey, key: string) => `${pipelineTag(pipelineShard(s))}:ratelimit:${key}`,
     /** One reply's delivery state: attempt, position, waiting parts, seals, the batch being sent. */
     reply,
     /** Per-reply state a platform adapter keeps (Telegram: the message being edited). */

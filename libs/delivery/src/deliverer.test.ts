@@ -216,6 +216,7 @@ test('a later reply of the session waits for the earlier one to end; callback nu
   assert.deepEqual(rec.seen.map((s) => [s.q, s.text, s.sequence]), [
     [first, 'first, part', 1], [first, 'first, whole', 2], [second, 'second', 1],
   ]);
+  assert.equal(d.stats.interleaved, 0, 'replies one after the other number by the session\'s count alone');
 });
 
 test('an event lost for good (a gap) holds the reply back only for the gap bound', async () => {
@@ -498,4 +499,38 @@ test('once a newer attempt of a query was stored here, its older attempt is refu
   assert.equal(await d.admits(r, q, 1), false);
   assert.equal(await d.admits(r, q, 2), true);
   assert.equal(await d.admits(r, q, 3), true, 'a newer attempt is asked about');
+});
+
+test('two replies of a session interleaved after Redis lost its turn never repeat a callback number within a reply', async () => {
+  // Redis lost everything while the earlier reply streamed, so the session's next message ran beside
+  // it: the later reply streamed first (callbacks 1 to 3), then the earlier reply's last events came
+  // back, passed the later one after the gap and ended (a final restarts the session's numbering).
+  // The later reply's final must not be callback 1 again: an integrator deduplicating on
+  // (session_id, reply_to, sequence) would drop it, and the user would never see the reply end.
+  const rec = numbered();
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], gapMs: 300, leaseMs: 300, sweepMs: 100 });
+  d.start();
+  try {
+    const r = route(`s-${randomUUID()}`);
+    const later = randomUUID();
+    const earlier = randomUUID();
+    for (const seq of [0, 1, 2]) await handle(d, { queryId: later, attempt: 1, seq, route: r }, chunk(`later ${seq}`));
+    for (let i = 0; i < 200 && rec.seen.length < 3; i++) await delay(25);
+    assert.deepEqual(rec.seen.map((s) => [s.q, s.sequence]), [[later, 1], [later, 2], [later, 3]]);
+    // Events 0 and 1 of the earlier reply went out before the loss; its last two come back now.
+    await handle(d, { queryId: earlier, attempt: 1, seq: 2, route: r }, chunk('earlier 2'));
+    await handle(d, { queryId: earlier, attempt: 1, seq: 3, route: r, terminal: true }, chunk('earlier 3', true));
+    for (let i = 0; i < 400 && !rec.seen.some((s) => s.q === earlier && s.isFinal); i++) await delay(25);
+    assert.ok(rec.seen.some((s) => s.q === earlier && s.isFinal), 'the earlier reply ended');
+    await handle(d, { queryId: later, attempt: 1, seq: 3, route: r, terminal: true }, chunk('later 3', true));
+    for (let i = 0; i < 400 && !rec.seen.some((s) => s.q === later && s.isFinal); i++) await delay(25);
+    const laterNumbers = rec.seen.filter((s) => s.q === later).map((s) => s.sequence);
+    assert.equal(laterNumbers.length, 4, `the later reply's parts: ${JSON.stringify(rec.seen)}`);
+    for (let i = 1; i < laterNumbers.length; i++) assert.ok(laterNumbers[i]! > laterNumbers[i - 1]!, `the later reply's callback numbers rise: ${laterNumbers.join(', ')}`);
+    const earlierNumbers = rec.seen.filter((s) => s.q === earlier).map((s) => s.sequence);
+    assert.equal(new Set(earlierNumbers).size, earlierNumbers.length, `the earlier reply repeats no number: ${earlierNumbers.join(', ')}`);
+    assert.equal(d.stats.interleaved, 1, 'counted once: the later reply\'s last batch');
+  } finally {
+    await d.stop(1_000);
+  }
 });

@@ -23,6 +23,12 @@ export interface DeliveryStats {
   failed: number;
   /** Events or whole replies given up as lost (a gap or a stall outlasted its bound). */
   skipped: number;
+  /**
+   * Batches numbered above their reply's own earlier callbacks because another reply of the session
+   * ended or restarted the session's count meanwhile: two of its replies went out side by side, which
+   * only happens after Redis lost the session's turn.
+   */
+  interleaved: number;
 }
 
 export interface DelivererOptions {
@@ -102,7 +108,7 @@ const MAX_BATCHES_PER_PASS = 1_000;
  */
 export class Deliverer {
   readonly queue: ReplyQueue;
-  readonly stats: DeliveryStats = { enqueued: 0, duplicates: 0, sent: 0, coalesced: 0, failed: 0, skipped: 0 };
+  readonly stats: DeliveryStats = { enqueued: 0, duplicates: 0, sent: 0, coalesced: 0, failed: 0, skipped: 0, interleaved: 0 };
   private readonly adapters: Map<string, PlatformAdapter>;
   private readonly scope = new AsyncLocalStorage<Scope>();
   private readonly logger: DeliveryLogger;
@@ -391,6 +397,9 @@ export class Deliverer {
     const terminal = entries.find((e): e is SealEntry => e.t === 'seal' && e.terminal);
     const shown: ShownState = { ...batch.shown };
     let numbering: CallbackNumbering = batch.numbering;
+    // Whether the reply's own numbers lifted one of this batch's (another reply of the session ended or
+    // restarted the count meanwhile).
+    let lifted = false;
     const timestamp = new Date(batch.takenAt);
     const state = lazyState(this.queue, s, queryId);
     const work = plan.send.map((p) => ({ part: p.part, chunkOrdinal: p.chunkOrdinal }));
@@ -412,7 +421,14 @@ export class Deliverer {
       // A notice after streamed parts goes out on the stream, as in LangBot, but keeps its own final flag, so a
       // failure notice closes it (LangBot gives it the last chunk's flag, usually not final: the stream stays open).
       const reply = shown.open && !part.reply.stream ? { ...part.reply, stream: true } : part.reply;
-      numbering = nextCallbackSequence(numbering, reply.isFinal);
+      const counted = nextCallbackSequence(numbering, reply.isFinal);
+      numbering = nextCallbackSequence(numbering, reply.isFinal, batch.replySeq);
+      if (numbering.seq !== counted.seq && !lifted) {
+        lifted = true;
+        this.stats.interleaved++;
+        this.logger.warn({ queryId, sessionId: s.sessionId, sequence: numbering.seq, sessionCount: counted.seq },
+          'another reply of the session changed its callback count meanwhile; this reply numbers on above its own callbacks');
+      }
       if (i >= batch.progress) {
         await this.sendPart(queryId, part, reply, { chunkOrdinal, sequence: numbering.seq, timestamp, state, heldCallPossible: batch.heldCallMarked });
         if (i < work.length - 1) await this.queue.setProgress(s, queryId, i + 1);
@@ -443,7 +459,10 @@ export class Deliverer {
     if (handledElsewhere.length) this.opts.announceSent?.(handledElsewhere);
     // The parts went out: what they used (callback numbers) must be recorded even across a failover.
     const seals = entries.filter((e): e is SealEntry => e.t === 'seal' && e.seq !== undefined);
-    const events = { attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)), startedFrom: batch.numbering };
+    const events = {
+      attempt: seals[0]?.attempt ?? 0, lastSeq: Math.max(-1, ...seals.map((e) => e.seq ?? -1)), startedFrom: batch.numbering,
+      ...(work.length > 0 ? { replySeq: numbering.seq } : {}),
+    };
     const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
     await ending;
     if (committed === undefined) return false;

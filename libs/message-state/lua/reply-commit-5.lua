@@ -27,6 +27,10 @@
   ARGV[15] attempt of the events in the batch
   ARGV[16] the last event seq in the batch (-1: none)
   ARGV[17] the session's callback numbering the batch started from, '<seq>|<final>' (as `take` gave it)
+  ARGV[18] the highest callback sequence the batch used, '' when it sent nothing: kept with the reply,
+           so that its later parts continue above it even when another reply of the session restarted
+           the session's numbering meanwhile (two replies of a session interleave only after Redis lost
+           the session's turn)
 
   Returns 1 when the session may have more to send (the lease is kept: call `take`), 2 when nothing
   is ready (the lease is released), or 0 when this replica lost the lease meanwhile (the next holder
@@ -69,6 +73,7 @@ redis.call('HDEL', KEYS[1], 'batch', 'progress', 'bts')
 redis.call('HSET', KEYS[1], 'chunks', ARGV[3], 'open', ARGV[4], 'last', ARGV[5])
 if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'closed', '1') end
 if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'final', '1') end
+if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'sequence', ARGV[18]) end
 redis.call('HSET', KEYS[3], 'seq', ARGV[7], 'final', ARGV[8])
 redis.call('PEXPIRE', KEYS[3], ARGV[9])
 

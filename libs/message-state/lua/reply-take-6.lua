@@ -22,7 +22,8 @@
 
   Returns {'busy'} when another replica holds the lease; {'idle', skipped} when nothing is ready (the
   lease is released); or {'batch', queryId, batch JSON, progress, batch time, chunks, open, last,
-  callback seq, last callback final, held-call mark (1 set, 0 not), skipped, passed query id...} with
+  callback seq, last callback final, held-call mark (1 set, 0 not), the highest callback sequence the
+  reply itself used (0: none recorded), skipped, passed query id...} with
   the lease held. `skipped` counts
   events and replies given up as lost; the passed query ids are open replies passed over (once each)
   because a later reply of the session went on: their session turn ended (the caller ends it again).

@@ -6,6 +6,6 @@ export interface PublishPort {
     subject: string,
     schema: S,
     payload: z.input<S>,
-    opts: { msgId: string; queryId: string; retryForMs: number; retryWhen?: 'any' | 'unavailable' },
+    opts: { msgId: string; queryId: string; retryForMs: number; retryWhen?: 'any' | 'unavailable'; validate?: boolean },
   ): Promise<{ seq: number; duplicate: boolean }>;
 }

@@ -6,6 +6,7 @@ import { PermanentError, redisKeys, RetryableError, type ReplyRoute } from '@con
 import { SessionLeases } from './session-leases.js';
 import { TurnWakeups } from './session-turn.js';
 import { QueryTurns, type QueryTurnRequest, type TurnEnd } from './query-turn.js';
+import { RedisFixedWindow } from './rate-window.js';
 import { useTestRedis } from '@conveyor/test-support';
 
 const testRedis = useTestRedis();
@@ -16,13 +17,15 @@ let redis: Redis;
 let leases: SessionLeases;
 let wakeups: TurnWakeups;
 let turns: QueryTurns;
+let window: RedisFixedWindow;
 
 before(async () => {
   redis = testRedis.redis();
   leases = new SessionLeases(redis, prefix, { ttlMs: TTL_MS, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
   wakeups = new TurnWakeups(redis.duplicate(), prefix);
   await wakeups.start();
-  turns = new QueryTurns(leases, wakeups, { holdMs: 30_000, refreshEveryMs: TTL_MS / 5 });
+  window = new RedisFixedWindow(redis, prefix);
+  turns = new QueryTurns(leases, wakeups, window, { holdMs: 30_000, refreshEveryMs: TTL_MS / 5 });
 });
 after(async () => {
   wakeups.close();
@@ -118,7 +121,7 @@ test('a failure for good tells `abandoned` (a permanent error, or any error on t
 
 test('a wait that runs out goes back to the bus, or is published again when the request says how', async () => {
   const route = session();
-  const short = new QueryTurns(leases, wakeups, { holdMs: 200, refreshEveryMs: TTL_MS / 5 });
+  const short = new QueryTurns(leases, wakeups, window, { holdMs: 200, refreshEveryMs: TTL_MS / 5 });
   assert.deepEqual(await short.run(request(route, 'holder'), ends('handed-off')), { kind: 'ran', end: 'handed-off' });
   await assert.rejects(short.run(request(route, 'waiter'), ends('ended')), RetryableError);
   let requeued = 0;
@@ -147,4 +150,46 @@ test('with aggregation the message is stashed, and the head runs with the messag
   const outcomes = await Promise.all([b, c]);
   assert.deepEqual(outcomes, [{ kind: 'ran', end: 'ended' }, { kind: 'finished' }], 'c was merged into b and does not run again');
   assert.deepEqual(seen, [['{"c":1}']]);
+});
+
+test('the rate-limit stage gets admission\'s decision; a query that leaves before the stage gives the count back, however it leaves', async () => {
+  // A day-long window of one request, so the test never straddles two buckets.
+  const windowOf = (route: ReplyRoute) => ({ key: `b:p:person:${route.launcherId}`, windowSeconds: 86_400, limit: 1 });
+  const roomLeft = async (route: ReplyRoute) => (await window.require(route, windowOf(route).key, 86_400, 1, `probe-${randomUUID()}`)).allowed;
+
+  const asked = session();
+  const outcome = await turns.run(request(asked, 'asked', { rateWindow: windowOf(asked) }), async (_merged, control) => {
+    assert.deepEqual(await control.rateWindow.require(windowOf(asked).key, 86_400, 1, 'asked'), { allowed: true });
+    return 'handed-off';
+  });
+  assert.deepEqual(outcome, { kind: 'ran', end: 'handed-off' });
+  assert.equal(await roomLeft(asked), false, 'a query that reached the stage keeps its count');
+
+  for (const [how, end] of [['ended', 'ended'], ['replied', 'replied'], ['failed', undefined]] as const) {
+    const route = session();
+    const run = turns.run(request(route, `left-${how}`, { rateWindow: windowOf(route) }), async () => {
+      if (!end) throw new Error('the stages failed');
+      return end;
+    });
+    if (end) await run;
+    else await assert.rejects(run, /the stages failed/);
+    assert.equal(await roomLeft(route), true, `a query that ${how} before its stage gave its count back`);
+  }
+
+  const full = session();
+  await window.require(full, windowOf(full).key, 86_400, 1, 'earlier');
+  await turns.run(request(full, 'over', { rateWindow: windowOf(full) }), async (_merged, control) => {
+    const decision = await control.rateWindow.require(windowOf(full).key, 86_400, 1, 'over');
+    assert.ok(!decision.allowed && decision.retryInMs > 0, 'a full window defers, as admission found it');
+    return 'replied';
+  });
+
+  const changed = session();
+  await turns.run(request(changed, 'changed', { rateWindow: windowOf(changed) }), async (_merged, control) => {
+    // The pipeline's settings changed between admission and the stage: the stage's own question goes
+    // to Redis, where the bucket already holds the query once.
+    assert.deepEqual(await control.rateWindow.require(windowOf(changed).key, 86_400, 5, 'changed'), { allowed: true });
+    return 'handed-off';
+  });
+  assert.equal(await roomLeft(changed), false, 'the query that asked keeps its count (made at admission)');
 });

@@ -1,6 +1,7 @@
 import { PermanentError, RetryableError, type ReplyRoute } from '@conveyor/contracts';
-import type { AggregationTurn, SessionLeases } from './session-leases.js';
+import type { AggregationTurn, RateWindowRequest, SessionLeases } from './session-leases.js';
 import { waitForTurn, type HolderCheck, type TurnWakeups } from './session-turn.js';
+import { TurnRateWindow, type RedisFixedWindow } from './rate-window.js';
 
 /**
  * How the work done in a query's turn ended, as the work reports it:
@@ -12,8 +13,13 @@ import { waitForTurn, type HolderCheck, type TurnWakeups } from './session-turn.
  */
 export type TurnEnd = 'handed-off' | 'replied' | 'ended';
 
-/** What the work of a turn may tell the turn while it runs. */
+/** What the work of a turn gets from the turn, and may tell it while it runs. */
 export interface TurnControl {
+  /**
+   * The chat's rate window for the work's rate-limit stage: admission's decision when the stage asks
+   * what admission asked (no round trip), Redis otherwise.
+   */
+  readonly rateWindow: Pick<TurnRateWindow, 'require'>;
   /**
    * The run was published. Said as soon as the publish is acknowledged, so that a failure after it
    * (the work throws) does not free a session whose reply is already on its way.
@@ -29,6 +35,11 @@ export interface QueryTurnRequest {
   signal: AbortSignal;
   /** LangBot's message aggregation, when on: how the head waits, and this message's envelope to stash. */
   aggregation?: { turn: AggregationTurn; stash?: { envelopeJson: string; maxPending: number } };
+  /**
+   * The chat's rate window, when the pipeline's rate-limit stage runs in this turn: admission decides
+   * it with the lease, and a query that ends before the stage gives its count back.
+   */
+  rateWindow?: RateWindowRequest;
   /**
    * When set, a wait that runs out is answered by this (the message is published again, keeping its
    * place) instead of going back to the bus with a delay, which would spend one of its deliveries.
@@ -59,15 +70,17 @@ export interface QueryTurnOptions {
 
 /**
  * The owner of a query's turn in its session at the orchestrator: waits for it (in arrival order,
- * within the pipeline cap, merging aggregated messages), keeps the lease alive while the work runs,
- * and frees, keeps or finishes the session by how the work ended. A deferral (`RetryableError`)
- * keeps the lease and the query's place; any other failure frees the session unless the run was
- * already handed off.
+ * within the pipeline cap, merging aggregated messages, deciding the chat's rate window), keeps the
+ * lease alive while the work runs, and frees, keeps or finishes the session by how the work ended. A
+ * deferral (`RetryableError`) keeps the lease and the query's place; any other failure frees the
+ * session unless the run was already handed off. A query that leaves before its rate-limit stage
+ * took admission's count gives the count back, in the same step as it frees the session where it can.
  */
 export class QueryTurns {
   constructor(
     private readonly leases: SessionLeases,
     private readonly wakeups: TurnWakeups,
+    private readonly window: RedisFixedWindow,
     private readonly options: QueryTurnOptions,
     private readonly holders?: HolderCheck,
   ) {}
@@ -78,7 +91,11 @@ export class QueryTurns {
     if (stash) await this.leases.stash(route, queryId, stash.envelopeJson, stash.maxPending);
     let turn;
     try {
-      turn = await waitForTurn(this.leases, this.wakeups, route, queryId, req.streamSeq, this.options.holdMs, req.signal, req.aggregation?.turn, this.holders);
+      turn = await waitForTurn(this.leases, this.wakeups, route, queryId, req.streamSeq, this.options.holdMs, req.signal, {
+        ...(req.aggregation ? { aggregation: req.aggregation.turn } : {}),
+        ...(this.holders ? { holders: this.holders } : {}),
+        ...(req.rateWindow ? { rateWindow: req.rateWindow } : {}),
+      });
     } catch (err) {
       if (!(err instanceof RetryableError) || !req.requeue) throw err;
       await req.requeue();
@@ -87,16 +104,24 @@ export class QueryTurns {
     if (turn.outcome === 'finished') return { kind: 'finished' };
 
     let handedOff = false;
-    const control: TurnControl = { handedOff: () => void (handedOff = true) };
+    const rateWindow = new TurnRateWindow(this.window, route, queryId, req.rateWindow, turn.rate);
+    const control: TurnControl = { rateWindow, handedOff: () => void (handedOff = true) };
     const refresh = setInterval(() => void this.leases.extend(route, queryId).catch(() => undefined), this.options.refreshEveryMs);
     try {
       const end = await work(turn.merged, control);
-      if (handedOff || end === 'handed-off') return { kind: 'ran', end: 'handed-off' };
-      if (end === 'ended') await this.leases.finish(route, queryId);
-      return { kind: 'ran', end };
+      if (end === 'ended' && !handedOff) {
+        await this.leases.finish(route, queryId, rateWindow.unasked);
+      } else {
+        // The session stays held (the dispatcher frees it): only the count goes back, if it must. A
+        // count Redis failed to take back costs the chat one request of this window, less than a
+        // redelivery of a query whose notices already went out.
+        const unasked = rateWindow.unasked;
+        if (unasked) await this.window.uncount(unasked, queryId).catch(() => undefined);
+      }
+      return { kind: 'ran', end: handedOff ? 'handed-off' : end };
     } catch (err) {
       if (!handedOff) {
-        if (!(err instanceof RetryableError)) await this.leases.release(route, queryId).catch(() => undefined);
+        if (!(err instanceof RetryableError)) await this.leases.release(route, queryId, rateWindow.unasked).catch(() => undefined);
         if (err instanceof PermanentError || req.lastDelivery) await req.abandoned?.().catch(() => undefined);
       }
       throw err;

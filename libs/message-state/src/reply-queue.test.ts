@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { ReplyRoute } from '@conveyor/contracts';
-import { ReplyQueue } from './reply-queue.js';
+import { nextCallbackSequence, ReplyQueue } from './reply-queue.js';
 import type { QueuedPart } from './reply-parts.js';
 import { useTestRedis } from '@conveyor/test-support';
 
@@ -155,4 +155,29 @@ test("a batch tells whether a call held for the session's reply was registered l
   await redis.set(q.keys.replyHeldCallMark(reply(held).route), 'ingress-1', 'PX', 10_000);
   const marked = await deliverOne(held);
   assert.ok(marked.outcome === 'stored' && marked.taken.kind === 'batch' && marked.taken.batch.heldCallMarked === true, 'the mark is reported');
+});
+
+test("callbacks number on from the session's count unless that would repeat a number their reply already used", () => {
+  assert.deepEqual(nextCallbackSequence({ seq: 0, lastFinal: true }, false), { seq: 1, lastFinal: false }, 'a new reply starts at 1');
+  assert.deepEqual(nextCallbackSequence({ seq: 3, lastFinal: false }, true, 3), { seq: 4, lastFinal: true }, 'the reply that numbered last goes on');
+  assert.deepEqual(nextCallbackSequence({ seq: 4, lastFinal: true }, false), { seq: 1, lastFinal: false }, 'the next reply restarts after a final');
+  assert.deepEqual(nextCallbackSequence({ seq: 7, lastFinal: false }, false), { seq: 8, lastFinal: false }, 'a reply after one that ended without a final counts on (LangBot)');
+  assert.deepEqual(nextCallbackSequence({ seq: 20, lastFinal: true }, true, 3), { seq: 4, lastFinal: true }, 'another reply ended meanwhile: no restart at 1');
+  assert.deepEqual(nextCallbackSequence({ seq: 2, lastFinal: false }, false, 5), { seq: 6, lastFinal: false }, 'another reply restarted the count below this one');
+  assert.deepEqual(nextCallbackSequence({ seq: 20, lastFinal: false }, false, 3), { seq: 21, lastFinal: false }, 'the shared count is above: it goes on from there');
+});
+
+test('a commit keeps the highest number its reply used, and the next take hands it back', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const seal = (seq: number) => ({ t: 'seal' as const, queryId, terminal: false, route, attempt: 1, seq });
+  assert.equal(await q.enqueue(route, queryId, 1, 0, [{ ...part('a', false), queryId }], seal(0)), 'stored');
+  const first = await q.take(route, 'replica-a', TAKE);
+  assert.equal(first.kind === 'batch' && first.batch.replySeq, 0, 'nothing numbered yet');
+  const shown = { chunks: 0, open: false, last: '', finalSent: false, ended: false };
+  await q.commit(route, queryId, 'replica-a', TAKE, shown, { seq: 1, lastFinal: false }, { ...events(first), replySeq: 1 });
+  assert.equal(await q.enqueue(route, queryId, 1, 1, [{ ...part('b', false), queryId }], seal(1)), 'stored');
+  const second = await q.take(route, 'replica-a', TAKE);
+  assert.equal(second.kind === 'batch' && second.batch.replySeq, 1, 'the reply used callback 1');
 });

@@ -25,7 +25,10 @@ export interface TakenBatch {
   /** When the batch was taken: the timestamp of every part in it, so a resend is identical. */
   takenAt: number;
   shown: ShownState;
+  /** The session's callback numbering when the batch was taken. */
   numbering: CallbackNumbering;
+  /** The highest callback sequence this reply used in its earlier batches (0: none recorded). */
+  replySeq: number;
   /**
    * Whether a call held for the session's reply (an HTTP-bot `/sync`) was registered lately; when not,
    * the batch's parts need no look for one (`redisKeys.replyHeldCallMark`).
@@ -52,8 +55,17 @@ export interface CallbackNumbering {
   lastFinal: boolean;
 }
 
-export function nextCallbackSequence(n: CallbackNumbering, isFinal: boolean): CallbackNumbering {
-  return { seq: n.lastFinal ? 1 : n.seq + 1, lastFinal: isFinal };
+/**
+ * The next callback's numbering. `replySeq`, the highest number the reply being sent already used,
+ * is a floor: the session's count restarts at 1 after a final, and when another reply of the session
+ * ended (or restarted the count) in between, which only happens after Redis lost the session's turn
+ * and two of its replies ran side by side, following the count would repeat a number of this reply.
+ * A repeated (session_id, reply_to, sequence) with another body is dropped by an integrator that
+ * deduplicates on it, so the reply goes on above its own numbers instead.
+ */
+export function nextCallbackSequence(n: CallbackNumbering, isFinal: boolean, replySeq = 0): CallbackNumbering {
+  const seq = n.lastFinal ? 1 : n.seq + 1;
+  return { seq: Math.max(seq, replySeq + 1), lastFinal: isFinal };
 }
 
 /**
@@ -83,7 +95,7 @@ export type DeliverResult = { outcome: 'stored'; taken: TakeResult } | { outcome
 function parseTake(r: readonly unknown[]): TakeResult {
   if (r[0] === 'busy') return { kind: 'busy' };
   if (r[0] === 'idle') return { kind: 'idle', skipped: Number(r[1]) };
-  const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, heldCallMark, skipped, ...passed] = r.map(String);
+  const [, queryId, batch, progress, takenAt, chunks, open, last, seq, lastFinal, heldCallMark, replySeq, skipped, ...passed] = r.map(String);
   return {
     kind: 'batch',
     skipped: Number(skipped),
@@ -95,6 +107,7 @@ function parseTake(r: readonly unknown[]): TakeResult {
       takenAt: Number(takenAt),
       shown: { chunks: Number(chunks), open: open === '1', last, finalSent: false, ended: false },
       numbering: { seq: Number(seq), lastFinal: lastFinal === '1' },
+      replySeq: Number(replySeq),
       heldCallMarked: heldCallMark === '1',
     },
   };
@@ -220,17 +233,18 @@ export class ReplyQueue {
    * A lease lost with the batch (Redis rolled back to before the take) while no replica holds the
    * session is taken back and the batch recorded as usual. `events`: the attempt and the last event
    * seq of the batch (-1 when it sealed none), whose take is then applied again, and the numbering the
-   * batch started from (the take's): only while nothing was numbered since.
+   * batch started from (the take's): only while nothing was numbered since. `replySeq`: the highest
+   * callback sequence the reply used with this batch, undefined when the batch sent nothing.
    */
   async commit(
     s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering,
-    events: { attempt: number; lastSeq: number; startedFrom: CallbackNumbering },
+    events: { attempt: number; lastSeq: number; startedFrom: CallbackNumbering; replySeq?: number },
   ): Promise<CommitOutcome> {
     const r = await scripts['reply-commit'].run(
       this.redis,
       [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
-        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`],
+        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`, events.replySeq ?? ''],
     );
     return resultName('reply-commit', COMMIT_RESULTS, r);
   }

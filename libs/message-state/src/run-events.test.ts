@@ -1,12 +1,34 @@
 import { test } from 'node:test';
 import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
-import { BusPublisher, ensureStreams } from '@conveyor/bus';
+import { BusPublisher, ensureStreams, PayloadValidationError } from '@conveyor/bus';
 import { testBus } from '@conveyor/test-support';
 import { RunnerEvent, type ReplyRoute } from '@conveyor/contracts';
 import { RunEvents } from './run-events.js';
 
 const route: ReplyRoute = { botId: 'bot-1', adapter: 'http-bot', sessionId: 's', launcherType: 'person', launcherId: 's', senderId: 'u', replyTo: 'm1' };
+
+test('an error event whose text is over its bound is refused before it leaves; streamed chunks are sent as built', async () => {
+  const bus = await testBus('run-events-bounds');
+  try {
+    const spec = bus.topo.streams.events;
+    await ensureStreams(bus.jsm, [spec]);
+    const infra = { publisher: new BusPublisher(bus.js, { streams: [spec] }), topology: bus.topo };
+    const run = new RunEvents(infra, { queryId: randomUUID(), route }, 1, 'runner');
+    await assert.rejects(run.emit({ kind: 'error', error: 'x'.repeat(10_001), userText: null }), PayloadValidationError);
+    await run.emit({ kind: 'chunk', text: 'y'.repeat(20_000), isFinal: false });
+    const info = await bus.jsm.streams.info(spec.name);
+    assert.equal(info.state.messages, 1, 'only the chunk was stored');
+    const m = await bus.jsm.streams.getMessage(spec.name, { seq: info.state.last_seq });
+    const chunk = RunnerEvent.parse(m?.json());
+    assert.equal(chunk.kind, 'chunk');
+    // Sent as built: the default the schema would have filled in is not in the body; the consumer's parse adds it.
+    assert.equal((m?.json() as { hasToolCalls?: boolean }).hasToolCalls, undefined);
+    assert.equal(chunk.kind === 'chunk' && chunk.hasToolCalls, false);
+  } finally {
+    await bus.cleanup();
+  }
+});
 
 test('RunEvents numbers a query\'s events, gives each its dedup id, and keeps the orchestrator\'s apart from the runner\'s', async () => {
   const bus = await testBus('run-events');

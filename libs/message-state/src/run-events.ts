@@ -26,6 +26,14 @@ export interface EventNumber {
 }
 
 /**
+ * The kinds whose schema bounds text that comes from outside (a provider's error, a notice, a command's
+ * or a plugin's reply): checked before they leave, so an oversize one fails where it was made. The rest
+ * (chunks, messages, tool results, `done`: one per streamed snapshot) are typed and bounded only by the
+ * payload's size, and the dispatcher's decode validates them.
+ */
+const BOUNDED_KINDS: ReadonlySet<RunnerEventBody['kind']> = new Set(['error', 'notice', 'command_reply', 'plugin_reply']);
+
+/**
  * The one publisher of `RunnerEvent`: numbers a query's events (attempt, then seq from `firstSeq`),
  * gives each its dedup id and publishes it to the events stream, riding out a broker restart (a
  * reply's later events depend on this one, so a gap must not be left). An instance belongs to one
@@ -64,6 +72,7 @@ export class RunEvents {
       msgId: `evt:${queryId}:${space}${this.attempt}:${seq}`,
       queryId,
       retryForMs: EVENT_PUBLISH_RETRY_MS,
+      validate: BOUNDED_KINDS.has(body.kind),
     });
   }
 }

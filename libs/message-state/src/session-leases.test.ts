@@ -14,27 +14,68 @@ before(() => {
   redis = testRedis.redis();
 });
 
+const s = { botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: 'x' };
+
 test('fixed window: the limit holds within a window, denied requests do not count, the wait ends at the boundary', async () => {
   const a = new RedisFixedWindow(redis, prefix);
   const b = new RedisFixedWindow(redis, prefix);
-  const got = [await a.require('k', 60, 2, 'q1'), await b.require('k', 60, 2, 'q2'), await a.require('k', 60, 2, 'q3')];
+  const got = [await a.require(s, 'k', 60, 2, 'q1'), await b.require(s, 'k', 60, 2, 'q2'), await a.require(s, 'k', 60, 2, 'q3')];
   assert.deepEqual(got.slice(0, 2), [{ allowed: true }, { allowed: true }], 'two replicas share one counter');
   assert.equal(got[2].allowed, false);
   assert.ok(!got[2].allowed && got[2].retryInMs > 0 && got[2].retryInMs <= 60_000);
-  assert.deepEqual(await a.require('other', 60, 2, 'q4'), { allowed: true }, 'per key');
+  assert.deepEqual(await a.require(s, 'other', 60, 2, 'q4'), { allowed: true }, 'per key');
 });
 
 test('fixed window: a redelivered query is allowed again and counts once', async () => {
   const w = new RedisFixedWindow(redis, prefix);
   // A day-long window, so the test never straddles two buckets.
-  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q1'), { allowed: true });
-  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q1'), { allowed: true }, 'the same query again (its orchestrator died after the stage)');
-  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q2'), { allowed: true }, 'the first counted once: room for another');
-  assert.equal((await w.require('redelivered', 86_400, 2, 'q3')).allowed, false);
-  assert.deepEqual(await w.require('redelivered', 86_400, 2, 'q2'), { allowed: true }, 'a counted query stays allowed in its window');
+  assert.deepEqual(await w.require(s, 'redelivered', 86_400, 2, 'q1'), { allowed: true });
+  assert.deepEqual(await w.require(s, 'redelivered', 86_400, 2, 'q1'), { allowed: true }, 'the same query again (its orchestrator died after the stage)');
+  assert.deepEqual(await w.require(s, 'redelivered', 86_400, 2, 'q2'), { allowed: true }, 'the first counted once: room for another');
+  assert.equal((await w.require(s, 'redelivered', 86_400, 2, 'q3')).allowed, false);
+  assert.deepEqual(await w.require(s, 'redelivered', 86_400, 2, 'q2'), { allowed: true }, 'a counted query stays allowed in its window');
 });
 
-const s = { botId: 'b', adapter: 'http-bot' as const, launcherType: 'person', launcherId: 'x' };
+test('admission decides the rate window with the lease: counted once, a full window defers, the holder asking again is not counted twice', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const window = new RedisFixedWindow(redis, prefix);
+  const chat = { ...s, launcherId: `rate-${randomBytes(4).toString('hex')}` };
+  // A day-long window, so the test never straddles two buckets.
+  const rateWindow = { key: `b:p:person:${chat.launcherId}`, windowSeconds: 86_400, limit: 2 };
+  const first = await leases.acquireTurn(chat, 'q1', 1, undefined, rateWindow);
+  assert.equal(first.outcome, 'acquired');
+  assert.ok(first.rate?.allowed, 'the first query of the window is allowed');
+  assert.equal(first.rate.bucket.startsWith(redisKeys(prefix).rateLimitWindow(chat, rateWindow.key)), true, 'counted in the chat\'s window');
+  assert.deepEqual(await leases.acquireTurn(chat, 'q1', 1, undefined, rateWindow), first, 'the holder (a redelivered copy) gets the same decision, counted once');
+  assert.deepEqual(await window.require(chat, rateWindow.key, 86_400, 2, 'other-1'), { allowed: true }, 'room for one more: q1 counted once');
+  await leases.finish(chat, 'q1');
+  const full = await leases.acquireTurn(chat, 'q2', 2, undefined, rateWindow);
+  assert.equal(full.outcome, 'acquired', 'a full window does not keep the query from its turn: the stage decides what to do');
+  assert.ok(full.rate && !full.rate.allowed && full.rate.retryInMs > 0 && full.rate.retryInMs <= 86_400_000);
+  assert.equal((await leases.acquireTurn(chat, 'q3', 3, undefined, rateWindow)).rate, undefined, 'no decision without the turn');
+  const plainChat = { ...chat, launcherId: `${chat.launcherId}-plain` };
+  const plain = await leases.acquireTurn(plainChat, 'p1', 1);
+  assert.equal(plain.rate, undefined, 'no window asked, none decided');
+  // The pipeline slots are shared by this file's tests.
+  await leases.finish(chat, 'q2');
+  await leases.finish(plainChat, 'p1');
+});
+
+test('a query that ends before its rate-limit stage gives its count back as it frees the session, and only its own', async () => {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
+  const window = new RedisFixedWindow(redis, prefix);
+  const chat = { ...s, launcherId: `uncount-${randomBytes(4).toString('hex')}` };
+  const rateWindow = { key: `b:p:person:${chat.launcherId}`, windowSeconds: 86_400, limit: 1 };
+  const dropped = await leases.acquireTurn(chat, 'dropped', 1, undefined, rateWindow);
+  assert.ok(dropped.rate?.allowed);
+  assert.equal(await leases.finish(chat, 'dropped', dropped.rate.bucket), true);
+  const next = await leases.acquireTurn(chat, 'next', 2, undefined, rateWindow);
+  assert.ok(next.rate?.allowed, 'the window has room again');
+  assert.equal(await leases.release(chat, 'next'), true, 'a release without a count to give back keeps the count');
+  assert.equal((await window.require(chat, rateWindow.key, 86_400, 1, 'third')).allowed, false, 'the counted query still fills the window');
+  await window.uncount(next.rate.bucket, 'next');
+  assert.deepEqual(await window.require(chat, rateWindow.key, 86_400, 1, 'third'), { allowed: true }, 'given back on its own');
+});
 
 test('session leases: arrival order, one at a time, idempotent release, pipeline cap', async () => {
   const leases = new SessionLeases(redis, prefix, { ttlMs: 5_000, settleMs: 50, pipelineCap: 2, staleMs: 60_000 });

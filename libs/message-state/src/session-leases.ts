@@ -34,12 +34,31 @@ export interface AggregationTurn {
   ownBytes: number;
 }
 
+/**
+ * The chat's rate window that the pipeline's rate-limit stage will ask about (LangBot's
+ * RequireRateLimitOccupancy): admission decides it in the same round trip as the lease.
+ */
+export interface RateWindowRequest {
+  /** Bot, pipeline and chat (`rateLimitKey`). */
+  key: string;
+  windowSeconds: number;
+  limit: number;
+}
+
+/**
+ * What admission decided about the rate window: allowed and counted once in `bucket` (the key a
+ * query that ends before the stage gives its count back to), or full until the next window.
+ */
+export type AdmittedRate = { allowed: true; bucket: string } | { allowed: false; retryInMs: number };
+
 export interface TurnResult {
   outcome: AcquireOutcome;
   /** When `aggregating`: how long until the head may run; when `settling`: until it has settled. */
   waitMs: number;
   /** When `acquired`: the envelopes (JSON) of the messages merged into this query, in order. */
   merged: string[];
+  /** When `acquired` with a rate window asked for: its decision. */
+  rate?: AdmittedRate;
 }
 
 const NO_AGGREGATION: AggregationTurn = { delayMs: 0, maxMessages: 1, maxBytes: 0, ownBytes: 0 };
@@ -93,17 +112,26 @@ export class SessionLeases {
    * passed since the session's newest stashed message, then takes the consecutive stashed messages after
    * it. A head that already merged gets the same messages again (a redelivered or retried head).
    */
-  async acquireTurn(s: SessionRef, queryId: string, streamSeq: number, aggregation: AggregationTurn = NO_AGGREGATION): Promise<TurnResult> {
+  async acquireTurn(s: SessionRef, queryId: string, streamSeq: number, aggregation: AggregationTurn = NO_AGGREGATION, rateWindow?: RateWindowRequest): Promise<TurnResult> {
     const o = this.options;
     const k = this.redisKeys;
-    const keys = [...this.keys(s), k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, queryId)];
+    const window = rateWindow ? k.rateLimitWindow(s, rateWindow.key) : k.sessionLease(s);
+    const keys = [...this.keys(s), k.sessionAggregatePending(s), k.sessionAggregateNewest(s), k.sessionAggregateMerged(s, queryId), window];
     const a = aggregation;
     const reply = await scripts['session-acquire'].run(this.redis, keys, [
       queryId, streamSeq, o.ttlMs, o.settleMs, this.shardCap(s), o.staleMs, a.delayMs, a.maxMessages, a.maxBytes, a.ownBytes, FINISHED_MEMORY_MS,
+      rateWindow?.windowSeconds ?? 0, rateWindow?.limit ?? 0,
     ]);
-    if (!Array.isArray(reply) || reply.length < 2) throw new ScriptResultError('session-acquire', reply);
+    if (!Array.isArray(reply) || reply.length < 4) throw new ScriptResultError('session-acquire', reply);
     const outcome = resultName('session-acquire', ACQUIRE_RESULTS, reply[0]);
-    return { outcome, waitMs: Number(reply[1]), merged: reply.slice(2).map(String) };
+    const result: TurnResult = { outcome, waitMs: Number(reply[1]), merged: reply.slice(4).map(String) };
+    const rate = Number(reply[2]);
+    if (outcome === 'acquired' && rateWindow) {
+      if (rate === -1) result.rate = { allowed: true, bucket: String(reply[3]) };
+      else if (rate > 0) result.rate = { allowed: false, retryInMs: rate };
+      else throw new ScriptResultError('session-acquire', reply);
+    }
+    return result;
   }
 
   /**
@@ -126,18 +154,23 @@ export class SessionLeases {
     await scripts['session-register'].run(this.redis, this.keys(s), [queryId, streamSeq, this.redisKeys.sessionRegisteredChannel()]);
   }
 
-  /** Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe to call any number of times. */
-  async release(s: SessionRef, queryId: string): Promise<boolean> {
-    return this.releaseAs(s, queryId, '0');
+  /**
+   * Frees the lease and the slot and leaves the queue, the query may still run again (a retry); safe
+   * to call any number of times. `uncount`: the rate window bucket admission counted the query in,
+   * when it ended before the rate-limit stage (its count is given back in the same step).
+   */
+  async release(s: SessionRef, queryId: string, uncount?: string): Promise<boolean> {
+    return this.releaseAs(s, queryId, '0', uncount);
   }
 
   /** Releases for good: the query's reply ended, and a redelivered copy of it will not take the session again. */
-  async finish(s: SessionRef, queryId: string): Promise<boolean> {
-    return this.releaseAs(s, queryId, '1');
+  async finish(s: SessionRef, queryId: string, uncount?: string): Promise<boolean> {
+    return this.releaseAs(s, queryId, '1', uncount);
   }
 
-  private async releaseAs(s: SessionRef, queryId: string, finished: '0' | '1'): Promise<boolean> {
-    const reply = await scripts['session-release'].run(this.redis, this.releaseKeys(s, queryId), [queryId, finished, FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel()]);
+  private async releaseAs(s: SessionRef, queryId: string, finished: '0' | '1', uncount: string | undefined): Promise<boolean> {
+    const keys = [...this.releaseKeys(s, queryId), uncount ?? this.redisKeys.sessionLease(s)];
+    const reply = await scripts['session-release'].run(this.redis, keys, [queryId, finished, FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel(), uncount ? '1' : '0']);
     return resultName('session-release', HELD_RESULTS, reply) === 'held';
   }
 

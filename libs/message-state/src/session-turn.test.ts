@@ -148,12 +148,12 @@ test('a waiter ends the turn of a holder whose run ended for good (a lease a fai
   let runEnded = false;
   const holders = throttledHolderCheck(async (q) => { asked.push(q); return runEnded; }, 50, (q) => ended.push(q));
   // While the holder's run has not ended the waiter waits (and asks once per interval, not per recheck).
-  await assert.rejects(waitForTurn(leases, wakeups, s, 'next', 2, 300, new AbortController().signal, undefined, holders), /session busy/);
+  await assert.rejects(waitForTurn(leases, wakeups, s, 'next', 2, 300, new AbortController().signal, { holders }), /session busy/);
   assert.ok(asked.length >= 1 && asked.every((q) => q === 'rolled-back'));
   assert.equal(await leases.holder(s), 'rolled-back');
   runEnded = true;
   await new Promise((r) => setTimeout(r, 60));
-  assert.deepEqual(await waitForTurn(leases, wakeups, s, 'next', 2, NEVER_MS, new AbortController().signal, undefined, holders), { outcome: 'acquired', merged: [] });
+  assert.deepEqual(await waitForTurn(leases, wakeups, s, 'next', 2, NEVER_MS, new AbortController().signal, { holders }), { outcome: 'acquired', merged: [] });
   assert.deepEqual(ended, ['rolled-back']);
   assert.equal(await leases.acquire(s, 'rolled-back', 1), 'finished', 'the ended holder is remembered as finished');
   await leases.finish(s, 'next');

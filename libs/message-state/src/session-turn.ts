@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { redisKeys, RetryableError, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
-import type { AggregationTurn, SessionLeases, SessionRef } from './session-leases.js';
+import type { AdmittedRate, AggregationTurn, RateWindowRequest, SessionLeases, SessionRef } from './session-leases.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**
@@ -130,7 +130,17 @@ export class TurnWakeups {
   }
 }
 
-export type Turn = { outcome: 'acquired'; merged: string[] } | { outcome: 'finished' };
+export type Turn = { outcome: 'acquired'; merged: string[]; rate?: AdmittedRate } | { outcome: 'finished' };
+
+/** What a query asks of its turn beyond the lease. */
+export interface TurnOptions {
+  /** LangBot's message aggregation, when on: how the head waits. */
+  aggregation?: AggregationTurn;
+  /** Ends a holder's turn that is known to have ended (a lease a Redis failover brought back). */
+  holders?: HolderCheck;
+  /** The chat's rate window, decided with the lease. */
+  rateWindow?: RateWindowRequest;
+}
 
 /**
  * A HolderCheck that asks `ended` about one holder at most once per `everyMs` in this process (many
@@ -166,17 +176,17 @@ export interface HolderCheck {
  * session queue (its position is its stream sequence). A query whose reply already ended (a copy
  * redelivered because its ack was lost, or a message merged into another query) is `finished` and
  * must not run again. With aggregation the head waits out the debounce delay, then comes with the
- * envelopes (JSON) of the messages merged into it.
+ * envelopes (JSON) of the messages merged into it, and with a rate window, admission's decision on it.
  */
 export async function waitForTurn(
-  leases: SessionLeases, wakeups: TurnWakeups, route: ReplyRoute, queryId: string, streamSeq: number, holdMs: number, signal: AbortSignal, aggregation?: AggregationTurn,
-  holders?: HolderCheck,
+  leases: SessionLeases, wakeups: TurnWakeups, route: ReplyRoute, queryId: string, streamSeq: number, holdMs: number, signal: AbortSignal,
+  { aggregation, holders, rateWindow }: TurnOptions = {},
 ): Promise<Turn> {
   const deadline = Date.now() + holdMs;
   for (;;) {
     const since = wakeups.mark();
-    const turn = await leases.acquireTurn(route, queryId, streamSeq, aggregation);
-    if (turn.outcome === 'acquired') return { outcome: 'acquired', merged: turn.merged };
+    const turn = await leases.acquireTurn(route, queryId, streamSeq, aggregation, rateWindow);
+    if (turn.outcome === 'acquired') return { outcome: 'acquired', merged: turn.merged, ...(turn.rate ? { rate: turn.rate } : {}) };
     if (turn.outcome === 'finished') return { outcome: 'finished' };
     if (turn.outcome === 'session-busy' && holders) {
       const holder = await leases.holder(route);

@@ -122,6 +122,55 @@ test('a redelivered query records its stages, run and delivery again without dup
   assert.deepEqual((again.stages as { stage: string; at: number }[]).filter((s) => s.stage === 'deliver http-bot').map((s) => s.at), [8_000, 8_001]);
 });
 
+test('a start and its timeline in one group are one statement; a timeline after the start is written as before', async () => {
+  const pool = database().pool;
+  const statements: string[] = [];
+  // The real pool, its statements counted.
+  const counted = new Proxy(pool, {
+    get: (target, key, receiver) =>
+      key === 'query' ? (text: string, values?: unknown[]) => (statements.push(text), target.query(text, values)) : Reflect.get(target, key, receiver),
+  });
+  const log = new QueryLog(counted);
+  const together = randomUUID();
+  const apart = randomUUID();
+  const start = (id: string) => ({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'gina', receivedAt: new Date(), attempt: 1 });
+  log.running(start(together));
+  log.timeline(together, [{ stage: 'PreProcessor', at: 1_000, ms: 5 }]);
+  await log.flush();
+  assert.equal(statements.length, 1);
+  assert.match(statements[0]!, /^INSERT INTO "QueryRecord"/);
+  log.running(start(apart));
+  await log.flush();
+  log.timeline(apart, [{ stage: 'PreProcessor', at: 2_000, ms: 6 }]);
+  await log.flush();
+  assert.equal(statements.length, 3);
+  const rows = await database().prisma.queryRecord.findMany({ where: { id: { in: [together, apart] } } });
+  const stagesOf = (id: string) => rows.find((r) => r.id === id)?.stages;
+  assert.deepEqual(stagesOf(together), [{ stage: 'PreProcessor', at: 1_000, ms: 5 }]);
+  assert.deepEqual(stagesOf(apart), [{ stage: 'PreProcessor', at: 2_000, ms: 6 }]);
+  assert.ok(rows.every((r) => r.status === 'running'));
+});
+
+test('a start logged after the run\'s end created the record fills in the arrival and start, and leaves it succeeded', async () => {
+  const log = new QueryLog(database().pool);
+  const id = randomUUID();
+  // The run's end writes a record of its own when none is there yet (ConversationStore.completeTurn).
+  await database().pool.query(
+    `INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "finishedAt") VALUES ($1, 'bot-1', 'person', 'hana', now(), 'succeeded', now())`,
+    [id],
+  );
+  const receivedAt = new Date(Date.now() - 60_000);
+  log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'hana', receivedAt, attempt: 1 });
+  log.timeline(id, [{ stage: 'PreProcessor', at: receivedAt.getTime() + 5, ms: 1 }]);
+  await log.flush();
+  const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  assert.equal(row.status, 'succeeded');
+  assert.equal(row.pipelineId, 'p');
+  assert.equal(row.receivedAt.getTime(), receivedAt.getTime());
+  assert.ok(row.startedAt, 'the start time is recorded');
+  assert.deepEqual(row.stages, [{ stage: 'PreProcessor', at: receivedAt.getTime() + 5, ms: 1 }]);
+});
+
 test('a run started again raises the record\'s attempt, never lowers it', async () => {
   const log = new QueryLog(database().pool);
   const id = randomUUID();

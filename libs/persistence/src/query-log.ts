@@ -114,6 +114,13 @@ export const USAGE_SET = `"runner" = COALESCE(r."runner", q."runner"), "model" =
   "stages" = CASE WHEN r."stages" IS NULL THEN q."stages" ELSE ${mergeSteps('q."stages"', 'r."stages"')} END`;
 export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inputTokens" int, "outputTokens" int, "cost" float8, "stages" jsonb`;
 
+/**
+ * How long a group of log writes collects before it is written: long enough that a query's start and
+ * the timing of its stages, which the orchestrator logs a few milliseconds apart, usually share a group
+ * and are written as one row version.
+ */
+export const QUERY_LOG_GROUP_MS = 50;
+
 type LogWrite =
   | { kind: 'running'; q: QueryStart; at: Date }
   | { kind: 'failed'; id: string; error: string; at: Date; done: DoneEvent | null; run?: RunUsage }
@@ -125,8 +132,8 @@ type LogWrite =
 /**
  * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
  *
- * Writes are group-committed (a few milliseconds, then one statement for the whole group) and the
- * callers do not wait for them. Durability contract: a process killed within that window loses its
+ * Writes are group-committed (QUERY_LOG_GROUP_MS, then one statement per kind for the whole group) and
+ * the callers do not wait for them. Durability contract: a process killed within that window loses its
  * last log entries (a query may then show `running`, or be missing, until a later write of the same
  * query). No reply and no history depend on the log: the history append (ConversationStore.completeTurn)
  * creates the record itself when it is not there yet, and a status never goes back from
@@ -139,7 +146,7 @@ export class QueryLog {
     private readonly pool: pg.Pool,
     onError: (err: unknown, count: number) => void = () => undefined,
   ) {
-    this.writer = new GroupCommit<LogWrite>({ write: (items) => this.write(items), onError: (err, items) => onError(err, items.length) });
+    this.writer = new GroupCommit<LogWrite>({ delayMs: QUERY_LOG_GROUP_MS, write: (items) => this.write(items), onError: (err, items) => onError(err, items.length) });
   }
 
   /** A redelivered query starts again: the newest attempt wins, a finished query stays finished. */
@@ -238,14 +245,24 @@ export class QueryLog {
       else if (ends.get(w.id)?.status !== 'failed') ends.set(w.id, { status: 'succeeded', error: null, at: w.at, done: null });
     }
     if (starts.size) {
-      const rows = [...starts.values()].map(({ q, at }) => ({ ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at }));
+      // A query whose stages ended within the group (the orchestrator's start and timeline) is written
+      // once, its timeline with its start: one row version instead of an insert and an update. A record
+      // the run's end created first (a quick reply can finish within the group's wait) gets the start's
+      // arrival and start times: the envelope's arrival, not the time the run's end was written.
+      const rows = [...starts.values()].map(({ q, at }) => {
+        const stages = timelines.get(q.id) ?? null;
+        timelines.delete(q.id);
+        return { ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at, stages };
+      });
       await this.pool.query(
-        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt")
-         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt"
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "stages")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt", r."stages"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
-           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp)
+           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp, "stages" jsonb)
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
-           "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId"`,
+           "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId",
+           "receivedAt" = EXCLUDED."receivedAt", "startedAt" = COALESCE("QueryRecord"."startedAt", EXCLUDED."startedAt"),
+           "stages" = CASE WHEN EXCLUDED."stages" IS NULL THEN "QueryRecord"."stages" ELSE ${mergeSteps('"QueryRecord"."stages"', 'EXCLUDED."stages"')} END`,
         [JSON.stringify(rows)],
       );
     }

@@ -14,6 +14,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { ParentSampledTracerProvider, samplerFollowsParent } from './parent-sampled.js';
 import { RedactingSpanProcessor } from './redact.js';
 
 /**
@@ -294,8 +295,9 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, instr
     metrics.setGlobalMeterProvider(providers.meter);
   }
   providers.tracer = new BasicTracerProvider({ resource, spanProcessors });
-  trace.setGlobalTracerProvider(providers.tracer);
-  registerInstrumentations({ instrumentations, tracerProvider: providers.tracer, ...(providers.meter ? { meterProvider: providers.meter } : {}) });
+  const tracing = samplerFollowsParent(env) ? new ParentSampledTracerProvider(providers.tracer) : providers.tracer;
+  trace.setGlobalTracerProvider(tracing);
+  registerInstrumentations({ instrumentations, tracerProvider: tracing, ...(providers.meter ? { meterProvider: providers.meter } : {}) });
 }
 
 /** Flushes pending spans and pushes the last metrics; called on shutdown so the last message's trace is not lost. */

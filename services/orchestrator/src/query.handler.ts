@@ -3,7 +3,7 @@ import { LIMITS, QueryEnvelope, replyEventGapMs } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
+  admissionRateWindow, aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
   type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
 } from '@conveyor/pipeline';
 import { QueryTurns, RedisFixedWindow, RunEvents, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
@@ -36,7 +36,6 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private readonly turns: QueryTurns;
   private readonly queryLog: QueryLog;
   private readonly leases: SessionLeases;
-  private readonly rateLimiter: RedisFixedWindow;
   private readonly settings: InstanceSettingsSource;
   private readonly models: ModelInfoPort;
   private readonly env: OrchestratorInfra['env'];
@@ -63,8 +62,8 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       HOLDER_CHECK_EVERY_MS,
       (holder) => this.infra.logger.warn({ queryId: holder }, 'a session was still held by a query whose run ended long ago (Redis lost its release); its turn is ended'),
     );
-    this.turns = new QueryTurns(this.leases, this.wakeups, { holdMs: this.env.SESSION_WAIT_HOLD_MS, refreshEveryMs: this.env.SESSION_LEASE_TTL_MS / 3 }, holders);
-    this.rateLimiter = new RedisFixedWindow(infra.redis, infra.topology.prefix);
+    const rateWindows = new RedisFixedWindow(infra.redis, infra.topology.prefix, infra.keyLayout);
+    this.turns = new QueryTurns(this.leases, this.wakeups, rateWindows, { holdMs: this.env.SESSION_WAIT_HOLD_MS, refreshEveryMs: this.env.SESSION_LEASE_TTL_MS / 3 }, holders);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
   }
@@ -179,6 +178,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       streamSeq: ctx.streamSequence,
       signal: ctx.signal,
       aggregation: this.aggregation(envelope, def),
+      rateWindow: admissionRateWindow(def, route),
       ...(this.mayWaitAgain(envelope, ctx) ? { requeue: () => this.requeue(envelope, ctx) } : {}),
       lastDelivery: ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver,
       // No delivery will follow: end the reply that got notices, so it does not hold back the session's next.
@@ -213,7 +213,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       notices: noticeSink(events, this.queryLog),
       history: historyPort(this.conversations),
       models: this.models,
-      rateLimiter: this.rateLimiter,
+      rateLimiter: control.rateWindow,
       leases: leasePort(this.leases),
       handoff: handoffPort(this.infra, () => {
         handedOff = true;

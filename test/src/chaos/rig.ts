@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
@@ -10,20 +12,24 @@ import { startOwnedNats, startOwnedRedis, type OwnedDependency } from '../harnes
 import { startOwnedNatsCluster, type OwnedNatsCluster } from '../harness/nats-cluster.js';
 import { startOwnedRedisSentinel, type OwnedRedisSentinel } from '../harness/redis-sentinel.js';
 import { checkDeliveries, violations, type AcceptedMessage, type DeliveryReport } from './check.js';
+import type { ReceivedCallback } from '../fakes/callback-receiver.js';
 
 /**
  * A role's replica SIGKILLed, the broker or Redis faulted, every replica of every role restarted with
  * SIGTERM one at a time, or (`nats-node`, on a rig started with `natsCluster`) one node of a 3-node
  * NATS cluster SIGKILLed and restarted, or (`redis-sentinel`, on a rig started with `redisSentinel`)
- * the Redis master of a Sentinel set SIGKILLed and failed over.
+ * the Redis master of a Sentinel set SIGKILLed and failed over, or (`upgrade`, on a rig started with
+ * `previousRelease`) every replica rolled from the previous release to this tree.
  */
-export type Fault = ServiceName | 'nats' | 'redis' | 'rolling' | 'nats-node' | 'redis-sentinel';
+export type Fault = ServiceName | 'nats' | 'redis' | 'rolling' | 'upgrade' | 'nats-node' | 'redis-sentinel';
 /** The faults of a rig on one NATS server. */
 export const ALL_FAULTS: Fault[] = ['runner', 'dispatcher', 'orchestrator', 'ingress', 'nats', 'redis', 'rolling'];
 /** The faults of a rig on a NATS cluster (`ChaosRig.start({}, { natsCluster: true })`). */
 export const CLUSTER_FAULTS: Fault[] = ['nats-node'];
 /** The faults of a rig on a Redis Sentinel set (`ChaosRig.start({}, { redisSentinel: true })`). */
 export const SENTINEL_FAULTS: Fault[] = ['redis-sentinel'];
+/** The faults of a rig given another release's built checkout (`ChaosRig.start({}, { previousRelease })`). */
+export const UPGRADE_FAULTS: Fault[] = ['upgrade'];
 
 /** Replicas of every stream on the cluster rig. */
 export const CLUSTER_STREAM_REPLICAS = 3;
@@ -117,7 +123,18 @@ export interface TrialOptions {
   deadlineMs: number;
   /** `redis-sentinel`: the master's writes of this many ms before its SIGKILL never reach the replica (see killMaster). */
   unreplicatedMs?: number;
+  /**
+   * Every session keeps talking until the fault is over, as users do through a deployment: it sends a
+   * message, waits for its final part, and sends the next (at least `messagesPerSession`, at most
+   * MAX_MESSAGES_THROUGH_FAULT). Without it each session sends its messages at once.
+   */
+  sendThroughFault?: boolean;
 }
+
+/** The most messages one session sends in a `sendThroughFault` trial. */
+const MAX_MESSAGES_THROUGH_FAULT = 40;
+/** How long a `sendThroughFault` session waits for a final part before it sends its next message anyway. */
+const FINAL_WAIT_MS = 30_000;
 
 export const DEFAULT_TRIAL: TrialOptions = { sessions: 10, messagesPerSession: 3, outageMs: 3_000, deadlineMs: 120_000 };
 
@@ -138,6 +155,11 @@ export interface TrialResult extends DeliveryReport {
 }
 
 const REPLICAS = 2;
+const REPLICA_NUMBERS = Array.from({ length: REPLICAS }, (_, i) => i + 1);
+/** Every replica, role after role (a restart of one role's replicas at a time). */
+const BY_ROLE = ALL_SERVICES.flatMap((role) => REPLICA_NUMBERS.map((i) => [role, i] as const));
+/** Every replica, the first of every role first (two versions of every role side by side midway). */
+const BY_REPLICA = REPLICA_NUMBERS.flatMap((i) => ALL_SERVICES.map((role) => [role, i] as const));
 
 /** [member, score] pairs of a WITHSCORES reply. */
 function pairs(flat: readonly string[]): [string, string][] {
@@ -163,6 +185,7 @@ export class ChaosRig {
     readonly sys: TestSystem,
     private readonly nats: OwnedDependency | OwnedNatsCluster,
     private readonly redis: OwnedDependency | OwnedRedisSentinel,
+    private readonly previousRelease: string | undefined,
   ) {
     this.client = this.newClient();
   }
@@ -188,8 +211,15 @@ export class ChaosRig {
    * given all three nodes, and a pipeline cap of CLUSTER_PIPELINE_CAP (for the `nats-node` fault).
    * `redisSentinel`: a Redis master, one replica and three Sentinels instead of one Redis, every service
    * given the Sentinels (for the `redis-sentinel` fault).
+   * `previousRelease`: the root of a checkout of an earlier release with its services built (`npm ci`,
+   * `node scripts/ensure-built.mjs`), for the `upgrade` fault. It must share this tree's database schema.
    */
-  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean; redisSentinel?: boolean } = {}): Promise<ChaosRig> {
+  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean; redisSentinel?: boolean; previousRelease?: string } = {}): Promise<ChaosRig> {
+    const previous = options.previousRelease;
+    if (previous !== undefined) {
+      const missing = ALL_SERVICES.map((role) => path.join(previous, `services/${role}/dist/main.js`)).filter((f) => !existsSync(f));
+      if (missing.length) throw new Error(`previousRelease ${previous} has no built services (${missing.join(', ')}): run npm ci and node scripts/ensure-built.mjs there`);
+    }
     const [nats, redis] = await Promise.all([options.natsCluster ? startOwnedNatsCluster(3) : startOwnedNats(), options.redisSentinel ? startOwnedRedisSentinel() : startOwnedRedis()]);
     const sentinelEnv = 'masterName' in redis ? redis.env : {};
     let sys: TestSystem;
@@ -213,7 +243,7 @@ export class ChaosRig {
       await Promise.all([nats.stop(), redis.stop()]);
       throw err;
     }
-    const rig = new ChaosRig(sys, nats, redis);
+    const rig = new ChaosRig(sys, nats, redis, previous);
     try {
       if ('masterName' in redis) await redis.waitHealthy();
       // One wave per replica: eight services booting at once starve each other on two cores.
@@ -262,11 +292,17 @@ export class ChaosRig {
     const accepted: AcceptedMessage[] = [];
     const received = this.sys.callbacks.received;
     const startCount = received.length;
+    if (fault === 'upgrade') await this.runPreviousRelease();
+    let faultOver = false;
+    const more = (m: number) => m < o.messagesPerSession || (o.sendThroughFault === true && !faultOver && m < MAX_MESSAGES_THROUGH_FAULT);
     const sending = Promise.all(Array.from({ length: o.sessions }, async (_, s) => {
       const sessionId = `chaos-${runId}-${trial}-${s}`;
-      for (let m = 0; m < o.messagesPerSession; m++) {
+      for (let m = 0; more(m); m++) {
         const replyTo = await this.post(sessionId, `message ${m} of ${sessionId}`);
         if (replyTo) accepted.push({ sessionId, replyTo, position: m });
+        if (replyTo && o.sendThroughFault) {
+          await this.sys.callbacks.waitFor((all) => all.some((c) => c.json?.is_final === true && c.json.reply_to === replyTo), FINAL_WAIT_MS).catch(() => undefined);
+        }
       }
     }));
     // Strike while replies stream: after a random number of callbacks of this trial.
@@ -275,6 +311,7 @@ export class ChaosRig {
     const node = plan ? await this.killNode(plan, o, `chaos-${runId}-${trial}-probe`, accepted) : undefined;
     const failover = fault === 'redis-sentinel' ? await this.failOverRedis(`chaos-${runId}-${trial}-probe`, accepted, startCount, o.unreplicatedMs) : undefined;
     if (!plan && !failover) await this.inject(fault, o);
+    faultOver = true;
     const backAt = failover ? failover.promotedAt : performance.now();
     await sending;
     const finals = () => new Set(received.slice(startCount).filter((c) => c.json?.is_final === true).map((c) => c.json.reply_to));
@@ -284,9 +321,10 @@ export class ChaosRig {
     const stuck = await this.heldAfterReplies([...new Set(accepted.map((a) => a.sessionId))]);
     const troubled = new Set([
       ...accepted.filter((a) => report.lost.includes(a.replyTo)).map((a) => a.sessionId),
+      ...report.sequenceViolations.flatMap((v) => accepted.find((a) => v.startsWith(`${a.sessionId}|`) || v.startsWith(`${a.replyTo}:`))?.sessionId ?? []),
       ...stuck.flatMap((s) => /^session (\S+) still leased$/.exec(s)?.[1] ?? []),
     ]);
-    const diagnostics = troubled.size > 0 || stuck.length > 0 ? await this.diagnose([...troubled], accepted) : '';
+    const diagnostics = troubled.size > 0 || stuck.length > 0 ? await this.diagnose([...troubled], accepted, received.slice(startCount), backAt) : '';
     return { fault, ...report, stuck, diagnostics, recoverMs: Math.max(0, lastFinal - backAt), ...(node ? { node } : {}), ...(failover ? { failover: failover.report } : {}) };
   }
 
@@ -440,7 +478,7 @@ export class ChaosRig {
    * What Redis and the services' logs say about these sessions (see TrialResult.diagnostics). Reply
    * parts are shown by name only: their bodies are the fake model's words.
    */
-  private async diagnose(sessionIds: string[], accepted: readonly AcceptedMessage[]): Promise<string> {
+  private async diagnose(sessionIds: string[], accepted: readonly AcceptedMessage[], received: readonly ReceivedCallback[], faultAt: number): Promise<string> {
     const keys = redisKeys(this.sys.prefix);
     const r = this.redisClient;
     const out: string[] = [];
@@ -454,6 +492,10 @@ export class ChaosRig {
       const replySession = { botId: this.sys.botId, adapter: 'http-bot' as const, sessionId };
       const mine = accepted.filter((a) => a.sessionId === sessionId).sort((a, b) => a.position - b.position);
       out.push(`session ${sessionId}: accepted ${mine.map((a) => `#${a.position} reply_to ${a.replyTo}`).join(', ')}`);
+      // What the integrator got, in arrival order (ms from the fault's end): the numbering as sent.
+      const callbacks = received.filter((c) => c.json?.session_id === sessionId).map((c) =>
+        `#${mine.find((a) => a.replyTo === c.json.reply_to)?.position ?? '?'} seq ${c.json.sequence}${c.json.is_final ? ' final' : ''}${c.json.stream ? ' stream' : ''} ${Math.round(c.receivedAt - faultAt)} ms`);
+      out.push(`  callbacks: ${callbacks.join(', ')}`);
       const holder = await r.get(keys.sessionLease(chat));
       out.push(`  lease: ${holder ?? '(free)'}${holder ? ` ttl ${await r.pttl(keys.sessionLease(chat))} ms` : ''}`);
       out.push(`  queue: ${JSON.stringify(await r.zrange(keys.sessionQueue(chat), '0', '-1', 'WITHSCORES'))}`);
@@ -476,15 +518,34 @@ export class ChaosRig {
     return out.join('\n');
   }
 
+  /** Replaces every replica with one of the previous release (before an `upgrade` trial's messages). */
+  private async runPreviousRelease(): Promise<void> {
+    if (this.previousRelease === undefined) throw new Error('the upgrade fault needs a rig given a previous release: ChaosRig.start({}, { previousRelease })');
+    await this.replaceEach(BY_REPLICA, this.previousRelease);
+  }
+
+  /**
+   * Replaces replicas one after another as a deployment does: each is sent SIGTERM (it drains) and a
+   * new one starts from `codeRoot` (this checkout by default) before the next is touched.
+   */
+  private async replaceEach(order: ReadonlyArray<readonly [ServiceName, number]>, codeRoot?: string): Promise<void> {
+    for (const [role, i] of order) {
+      await this.sys.services.kill(`${role}-${i}`, 'SIGTERM');
+      await this.sys.services.start(role, {}, `${role}-${i}`, codeRoot);
+    }
+  }
+
   private async inject(fault: Fault, o: TrialOptions): Promise<void> {
+    if (fault === 'upgrade') {
+      // A rolling deployment from the previous release to this one under load: the first replica of
+      // every role is replaced, then the second, so old and new replicas of every role run side by side
+      // (an old ingress beside a new orchestrator, an old dispatcher beside a new one) while replies stream.
+      await this.replaceEach(BY_REPLICA);
+      return;
+    }
     if (fault === 'rolling') {
       // A rolling restart under load, as a deployment does it: each replica drains and is replaced.
-      for (const role of ALL_SERVICES) {
-        for (let i = 1; i <= REPLICAS; i++) {
-          await this.sys.services.kill(`${role}-${i}`, 'SIGTERM');
-          await this.sys.services.start(role, {}, `${role}-${i}`);
-        }
-      }
+      await this.replaceEach(BY_ROLE);
       return;
     }
     if (fault === 'nats' || fault === 'redis') {

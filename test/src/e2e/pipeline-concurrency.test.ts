@@ -65,6 +65,19 @@ describe('pipeline concurrency across orchestrator replicas', () => {
     assert.deepEqual(replies.map((r) => r.json.message[0].text), ['re: m1', 're: m2', 're: m3', '请求数超过限速器设定值，已丢弃本消息。']);
   });
 
+  test('rate limit: group messages not addressed to the bot never spend the chat\'s window (admission counts, and gives back)', async () => {
+    const group = (text: string) => ({ session_id: 'rl-group', session_type: 'group', sender: { id: 'member-1', name: 'M1' }, message: [{ type: 'Plain', text }] });
+    const ids: string[] = [];
+    // Chatter first, in the same session: each of these runs (and ends) before the addressed ones.
+    for (let i = 1; i <= 4; i++) await send(sys, group(`chatter ${i}`));
+    for (let i = 1; i <= 4; i++) ids.push(await send(sys, group(`ai g${i}`)));
+    const replies = await Promise.all(ids.map((id) => finalReply(sys, id)));
+    // A group reply may start with an At of the sender; the text is its Plain part.
+    const plain = (r: (typeof replies)[number]) => (r.json.message as Array<{ type: string; text?: string }>).filter((c) => c.type === 'Plain').map((c) => c.text).join('');
+    assert.deepEqual(replies.map(plain), ['re: g1', 're: g2', 're: g3', '请求数超过限速器设定值，已丢弃本消息。']);
+    assert.equal(sys.llm.requests.filter((r) => String(r.body.messages?.at(-1)?.content).startsWith('chatter')).length, 0, 'the chatter was never answered');
+  });
+
   test('per-session order: concurrent senders in two sessions get replies in arrival order, never interleaved', async () => {
     const sessions = ['order-a', 'order-b'];
     const sent: Record<string, string[]> = { 'order-a': [], 'order-b': [] };

@@ -24,11 +24,17 @@ const registration = JSON.stringify({
 });
 const announce = () => nc.publish(subjects.heartbeat, registration);
 nc.subscribe(subjects.discover, { callback: () => announce() });
+let calls = 0;
 nc.subscribe(subjects.call(name), {
   queue: name,
   callback: (_err, msg) => {
     console.log(JSON.stringify({ call: name, traceparent: msg.headers?.get('traceparent') ?? null }));
+    calls++;
     if (mode === 'crash') process.exit(3);
+    if (mode === 'hold-first') {
+      if (calls > 1) msg.respond(JSON.stringify({ v: 1 }));
+      return;
+    }
     if (mode === 'malformed') msg.respond('{"v":2,"prevent_default":"yes"}');
     // `slow`: answers well after the registered timeout; the host must not wait for it.
     else setTimeout(() => msg.respond(JSON.stringify({ v: 1, prevent_default: true })), 10_000);

@@ -42,14 +42,18 @@ export class ServiceHarness {
     private readonly roleEnv: Partial<Record<ServiceName, NodeJS.ProcessEnv>> = {},
   ) {}
 
-  async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name): Promise<RunningService> {
+  /**
+   * `codeRoot`: the checkout whose built services run (by default this one). Another release's built
+   * checkout runs it beside this one's replicas, as a rolling deployment does between two releases.
+   */
+  async start(name: ServiceName, extraEnv: NodeJS.ProcessEnv = {}, instance: string = name, codeRoot: string = repoRoot): Promise<RunningService> {
     // Starting an instance that died replaces it (fault tests restart what they killed).
     const dead = this.services.findIndex((s) => s.instance === instance && (s.child.exitCode !== null || s.child.signalCode !== null));
     if (dead >= 0) this.services.splice(dead, 1);
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, ...this.env, ...this.roleEnv[name], ...extraEnv, PORT: String(port), HOST: '127.0.0.1', OTEL_SERVICE_NAME: `conveyor-${name}` };
-    const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(repoRoot, `services/${name}/dist/main.js`)], {
-      cwd: path.join(repoRoot, `services/${name}`),
+    const child = spawn(process.execPath, [...this.nodeArgs, '--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(codeRoot, `services/${name}/dist/main.js`)], {
+      cwd: path.join(codeRoot, `services/${name}`),
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

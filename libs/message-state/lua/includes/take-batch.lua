@@ -18,10 +18,10 @@ local function takeBatch(K, A)
   local passed = {}
 
   local function found(q, key)
-    local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last')
+    local r = redis.call('HMGET', key, 'batch', 'progress', 'bts', 'chunks', 'open', 'last', 'sequence')
     local s = redis.call('HMGET', K[4], 'seq', 'final')
     for _, p in ipairs(passed) do redis.call('HSET', K[5] .. p, 'passed', '1') end
-    local out = {'batch', q, r[1], r[2] or '0', r[3] or A[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', redis.call('EXISTS', K[6]), skipped + #passed}
+    local out = {'batch', q, r[1], r[2] or '0', r[3] or A[4], r[4] or '0', r[5] or '0', r[6] or '', s[1] or '0', s[2] or '1', redis.call('EXISTS', K[6]), r[7] or '0', skipped + #passed}
     for _, p in ipairs(passed) do out[#out + 1] = p end
     return out
   end
@@ -87,6 +87,7 @@ local function takeBatch(K, A)
         -- number (the integrator's idempotency key) with another body.
         local numbering = redis.call('HMGET', K[4], 'seq', 'final')
         local base = numbering[2] == '1' and 0 or tonumber(numbering[1] or '0')
+        base = math.max(base, tonumber(redis.call('HGET', key, 'sequence') or '0'))
         redis.call('HSET', K[4], 'seq', base + (later - nxt) * PARTS_PER_EVENT_BOUND, 'final', '0')
         skipped = skipped + (later - nxt)
         nxt = later

@@ -3,6 +3,8 @@ import { meter } from '@conveyor/telemetry';
 import { need } from '../engine/ports.js';
 import { CONTINUE, interrupt } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
+import type { PipelineDefinition } from '../pipeline.js';
+import type { PipelineSettings } from '../config/schema.js';
 
 const decisions = meter.createCounter('conveyor_rate_limit_decisions', { description: 'Fixed-window rate-limit decisions by outcome (allow, drop, wait)' });
 
@@ -14,6 +16,23 @@ export function rateLimitKey(q: { route: ChatRef; pipelineId: string }): string 
   return `${chat.botId}:${q.pipelineId}:${chat.launcherType}:${chat.launcherId}`;
 }
 
+/** The question the rate-limit stage asks about a chat's window, from its pipeline's settings. */
+function rateWindowQuestion(config: PipelineSettings, q: { route: ChatRef; pipelineId: string }): { key: string; windowSeconds: number; limit: number } {
+  const rl = config.safety['rate-limit'];
+  return { key: rateLimitKey(q), windowSeconds: rl['window-length'], limit: rl.limitation };
+}
+
+/**
+ * The question this pipeline's rate-limit stage will ask about a chat, when the stage runs before
+ * MessageProcessor (in the query's turn at the orchestrator), so that admission can decide it with
+ * the session lease; undefined when the pipeline has no such stage there.
+ */
+export function admissionRateWindow(def: PipelineDefinition, route: ChatRef): { key: string; windowSeconds: number; limit: number } | undefined {
+  const at = def.stageNames.indexOf('RequireRateLimitOccupancy');
+  if (at < 0 || at >= def.boundary) return undefined;
+  return rateWindowQuestion(def.config, { route, pipelineId: def.id });
+}
+
 /**
  * LangBot's RequireRateLimitOccupancy. `drop` answers with LangBot's notice; `wait` hands the message
  * back to the bus until the next window (a delayed redelivery holds no worker), keeping its session
@@ -23,7 +42,8 @@ export const requireRateLimit: StageFactory = ({ name, config, deps }) => ({
   name,
   async process(q) {
     const rl = config.safety['rate-limit'];
-    const decision = await need(deps, 'rateLimiter', name).require(rateLimitKey(q), rl['window-length'], rl.limitation, q.queryId);
+    const w = rateWindowQuestion(config, q);
+    const decision = await need(deps, 'rateLimiter', name).require(w.key, w.windowSeconds, w.limit, q.queryId);
     const outcome = decision.allowed ? 'allow' : rl.strategy;
     decisions.add(1, { decision: outcome, 'conveyor.pipeline.id': q.pipelineId });
     if (decision.allowed) return CONTINUE;

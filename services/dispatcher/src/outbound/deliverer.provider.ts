@@ -10,6 +10,9 @@ const sent = meter.createCounter('conveyor_dispatch_parts_sent', { description: 
 const coalesced = meter.createCounter('conveyor_dispatch_parts_coalesced', { description: 'Streamed snapshots skipped because a newer one was waiting' });
 const failed = meter.createCounter('conveyor_dispatch_parts_failed', { description: 'Reply parts the platform did not take after all retries' });
 const skipped = meter.createCounter('conveyor_dispatch_events_lost', { description: 'Reply events or whole replies given up as lost after their gap or stall bound' });
+const interleaved = meter.createCounter('conveyor_dispatch_replies_interleaved', {
+  description: "Reply batches numbered above their own earlier callbacks because another reply of the session changed its count (replies side by side after Redis lost a session's turn)",
+});
 
 /** Builds the one Deliverer of this replica with every registered platform's outbound adapter (by `route.adapter`). */
 export function createDeliverer(infra: Infra): Deliverer {
@@ -35,7 +38,7 @@ export function createDeliverer(infra: Infra): Deliverer {
 export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
   readonly deliverer: Deliverer;
   private metricsTimer: NodeJS.Timeout | undefined;
-  private last = { sent: 0, coalesced: 0, failed: 0, skipped: 0 };
+  private last = { sent: 0, coalesced: 0, failed: 0, skipped: 0, interleaved: 0 };
   private sentNotices: { unsubscribe(): void } | undefined;
 
   constructor(@Inject(INFRA) private readonly infra: Infra) {
@@ -64,7 +67,8 @@ export class DelivererProvider implements OnModuleInit, OnApplicationShutdown {
       coalesced.add(s.coalesced - this.last.coalesced);
       failed.add(s.failed - this.last.failed);
       skipped.add(s.skipped - this.last.skipped);
-      this.last = { sent: s.sent, coalesced: s.coalesced, failed: s.failed, skipped: s.skipped };
+      interleaved.add(s.interleaved - this.last.interleaved);
+      this.last = { sent: s.sent, coalesced: s.coalesced, failed: s.failed, skipped: s.skipped, interleaved: s.interleaved };
     }, 5_000);
     this.metricsTimer.unref();
   }

@@ -18,6 +18,7 @@
   KEYS[7] envelopes stashed for aggregation (hash: query id → JSON) redisKeys.sessionAggregatePending
   KEYS[8] when the newest envelope was stashed (ms)                 redisKeys.sessionAggregateNewest
   KEYS[9] envelopes merged into this query (list, in order)         redisKeys.sessionAggregateMerged
+  KEYS[10] the chat's rate window key prefix (the session lease again when ARGV[12] is 0)  redisKeys.rateLimitWindow(session, key)
 
   ARGV[1] query id
   ARGV[2] its stream sequence (the session's arrival order)
@@ -30,25 +31,40 @@
   ARGV[9] most bytes of envelope JSON in one merged query
   ARGV[10] bytes of the head's own envelope JSON
   ARGV[11] how long finished queries are remembered, ms
+  ARGV[12] the rate window's length, seconds; 0 when the pipeline has no rate-limit stage before its run
+  ARGV[13] requests the rate window allows
 
-  Returns {code, wait ms, merged envelope JSON...}: code 1 acquired (or already held; the envelopes
-  merged into it follow), 0 another query holds the session, -1 not the head of the queue, -2 still
-  settling (the wait: until it has settled), -3 the pipeline is full, -4 the query already finished,
-  -5 aggregating: ask again after the wait.
+  Admission decides the rate window too (LangBot's RequireRateLimitOccupancy, which comes later among
+  the stages): the session lease already makes the query the only one of its chat in the stages, so
+  the decision is the one the stage would take, one round trip earlier. A query that ends before the
+  stage gives its count back as it leaves (`session-release`).
+
+  Returns {code, wait ms, rate, bucket, merged envelope JSON...}: code 1 acquired (or already held; the
+  envelopes merged into it follow), 0 another query holds the session, -1 not the head of the queue,
+  -2 still settling (the wait: until it has settled), -3 the pipeline is full, -4 the query already
+  finished, -5 aggregating: ask again after the wait. When acquired with a rate window: rate -1 allowed
+  (counted once, in the bucket named next), else the ms until the next window; rate 0 and bucket ''
+  otherwise.
 ]]
 --- @include "now-ms"
 --- @include "leave-session-queue"
 --- @include "remember-finished"
+--- @include "count-in-window"
 local now = nowMs()
 local id = ARGV[1]
 local ttl = tonumber(ARGV[3])
 local delay = tonumber(ARGV[7])
-if redis.call('ZSCORE', KEYS[6], id) then return {-4, 0} end
+if redis.call('ZSCORE', KEYS[6], id) then return {-4, 0, 0, ''} end
+local function rateWindow()
+  if tonumber(ARGV[12]) == 0 then return 0, '' end
+  return countInWindow(KEYS[10], ARGV[12], ARGV[13], id, now)
+end
 local holder = redis.call('GET', KEYS[2])
 if holder == id then
   redis.call('PEXPIRE', KEYS[2], ttl)
   redis.call('ZADD', KEYS[3], now + ttl, id)
-  local held = {1, 0}
+  local rate, bucket = rateWindow()
+  local held = {1, 0, rate, bucket}
   for _, e in ipairs(redis.call('LRANGE', KEYS[9], 0, -1)) do held[#held + 1] = e end
   return held
 end
@@ -56,7 +72,7 @@ redis.call('ZADD', KEYS[1], 'NX', tonumber(ARGV[2]), id)
 redis.call('HSETNX', KEYS[4], id, now)
 redis.call('HSET', KEYS[5], id, now)
 for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
-if holder then return {0, 0} end
+if holder then return {0, 0, 0, ''} end
 -- A waiter that stopped asking (its message was dead-lettered) must not block the queue forever.
 local head
 for _ = 1, 16 do
@@ -66,9 +82,9 @@ for _ = 1, 16 do
   if now - seen <= tonumber(ARGV[6]) then break end
   leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], head)
 end
-if head ~= id then return {-1, 0} end
+if head ~= id then return {-1, 0, 0, ''} end
 local settled = tonumber(redis.call('HGET', KEYS[4], id)) + tonumber(ARGV[4]) - now
-if settled > 0 then return {-2, settled} end
+if settled > 0 then return {-2, settled, 0, ''} end
 local merged = {}
 -- A head that already merged (it gave the session up for a retry) keeps what it merged and takes no more.
 if delay > 0 and redis.call('EXISTS', KEYS[9]) == 0 then
@@ -89,16 +105,17 @@ if delay > 0 and redis.call('EXISTS', KEYS[9]) == 0 then
   if #merged + 1 >= most then full = true end
   if not full then
     local newest = tonumber(redis.call('GET', KEYS[8]) or '0')
-    if now - newest < delay then return {-5, newest + delay - now} end
+    if now - newest < delay then return {-5, newest + delay - now, 0, ''} end
   end
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return {-3, 0} end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return {-3, 0, 0, ''} end
 redis.call('SET', KEYS[2], id, 'PX', ttl)
 redis.call('ZADD', KEYS[3], now + ttl, id)
 -- The lease now stands for the query; it leaves the waiting queue.
 leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], id)
-local out = {1, 0}
+local rate, bucket = rateWindow()
+local out = {1, 0, rate, bucket}
 for _, m in ipairs(merged) do
   leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], m[1])
   rememberFinished(KEYS[6], m[1], now, ARGV[11])
