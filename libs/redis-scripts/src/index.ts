@@ -10,10 +10,6 @@ import { Cluster, type Redis } from 'ioredis';
  */
 export type RedisClient = Redis | Cluster;
 
-/** A second connection with the same options (a pub/sub subscriber), of the same kind as the client. */
-export function duplicateClient(redis: RedisClient): RedisClient {
-  return redis instanceof Cluster ? redis.duplicate() : redis.duplicate();
-}
 
 const shas = new Map<string, string>();
 

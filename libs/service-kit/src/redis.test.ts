@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { z } from 'zod';
 import { EnvError, loadServiceEnv } from './env.js';
-import { createRedis, redisOptions, redisTarget } from './redis.js';
+import { SentinelRedis, createRedis, duplicateClient, redisOptions, redisTarget } from './redis.js';
 
 const NoRole = z.object({});
 
@@ -44,10 +43,12 @@ test('REDIS_SENTINELS lists host:port entries; REDIS_URL still gives the master 
     const target = redisTarget(env);
     assert.match(target, /s1:26379,10\.0\.0\.2:26380,::1:26381 \(master conveyor\)/);
     assert.doesNotMatch(target, /cret|inline|from-file/, 'no password in what error messages show');
-    // The pub/sub subscribers are duplicates of the shared client: they follow the same Sentinels.
+    // The pub/sub subscribers are duplicates of the shared client: they follow the same Sentinels and
+    // come back the same way after ioredis gives a connection up.
     const client = createRedis(env, 'svc');
-    assert.ok(client instanceof Redis);
-    const subscriber = client.duplicate();
+    assert.ok(client instanceof SentinelRedis);
+    const subscriber = duplicateClient(client);
+    assert.ok(subscriber instanceof SentinelRedis);
     assert.deepEqual(subscriber.options.sentinels, env.REDIS_SENTINELS);
     assert.equal(subscriber.options.name, 'conveyor');
     client.disconnect();

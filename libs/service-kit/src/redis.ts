@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
-// The client type and its duplicates belong with the clients this module creates.
-export { duplicateClient, type RedisClient } from '@conveyor/redis-scripts';
+// The client type belongs with the clients this module creates.
+export type { RedisClient } from '@conveyor/redis-scripts';
 import type { BaseEnv } from './env.js';
 
 export type RedisEnv = Pick<BaseEnv, 'REDIS_URL' | 'REDIS_SENTINELS' | 'REDIS_SENTINEL_MASTER' | 'REDIS_SENTINEL_PASSWORD' | 'REDIS_SENTINEL_PASSWORD_FILE' | 'REDIS_CLUSTER_NODES'>;
@@ -84,7 +84,62 @@ export function redisClusterOptions(env: RedisEnv, connectionName: string): Clus
 export function createRedis(env: RedisEnv, connectionName: string): RedisClient {
   if (env.REDIS_CLUSTER_NODES) return new Cluster(env.REDIS_CLUSTER_NODES, redisClusterOptions(env, connectionName));
   const options = redisOptions(env, connectionName);
-  return options.sentinels ? new Redis(options) : new Redis(env.REDIS_URL, options);
+  return options.sentinels ? new SentinelRedis(options) : new Redis(env.REDIS_URL, options);
+}
+
+/**
+ * A Sentinel set's client that stays closed only when this process closes it.
+ *
+ * ioredis's failover detector disconnects the connector when a Sentinel announces a new master. When
+ * that lands while the client is between connections, still asking the Sentinels where the master is
+ * (it lost the old master a moment earlier), the attempt fails as "Connection is closed" and ioredis
+ * moves the client to `end` for good: every later command fails at once, and the ingress would answer
+ * 503 until the process restarts. This client connects again after an end it did not ask for, at the
+ * pace of its retry strategy. `duplicateClient` gives it a sibling of the same kind (ioredis's own
+ * `duplicate()` would give a plain client).
+ */
+export class SentinelRedis extends Redis {
+  private closing = false;
+  private revivals = 0;
+
+  constructor(options: RedisOptions) {
+    // Replies as ioredis gives them by default: the type every other client of the process has.
+    super({ ...options, replyMapping: 'legacy' });
+    // Only a client that was up is brought back: a first connect that fails is the caller's to report.
+    let wasReady = false;
+    this.on('ready', () => {
+      wasReady = true;
+      this.revivals = 0;
+    });
+    this.on('end', () => {
+      if (this.closing || !wasReady) return;
+      const wait = this.options.retryStrategy?.(++this.revivals);
+      setTimeout(() => {
+        if (!this.closing && this.status === 'end') this.connect().catch(() => undefined);
+      }, typeof wait === 'number' ? wait : 1_000).unref();
+    });
+  }
+
+  override disconnect(reconnect = false): void {
+    if (!reconnect) this.closing = true;
+    super.disconnect(reconnect);
+  }
+
+  override sendCommand(...args: Parameters<Redis['sendCommand']>): unknown {
+    if (args[0].name === 'quit') this.closing = true;
+    return super.sendCommand(...args);
+  }
+
+  /** A second connection with the same options that comes back the same way (see `duplicateClient`). */
+  sibling(): SentinelRedis {
+    return new SentinelRedis(this.options);
+  }
+}
+
+/** A second connection with the same options (a pub/sub subscriber), of the same kind as the client. */
+export function duplicateClient(redis: RedisClient): RedisClient {
+  if (redis instanceof Cluster) return redis.duplicate();
+  return redis instanceof SentinelRedis ? redis.sibling() : redis.duplicate();
 }
 
 /** Where the client connects, for error messages: REDIS_URL, or the Sentinels and master name (never a password). */

@@ -18,6 +18,13 @@ export interface OwnedDependency {
   kill(): Promise<void>;
   /** Starts it again on the same port (and, for NATS, the same store) and waits until it accepts connections. */
   start(): Promise<void>;
+  /**
+   * SIGSTOP: the process holds still; its port still completes TCP handshakes, but nothing it is sent
+   * gets an answer until `resume` (a hung server, as opposed to a dead one).
+   */
+  pause(): void;
+  /** SIGCONT after `pause`: it answers what it was sent meanwhile. */
+  resume(): void;
   stop(): Promise<void>;
 }
 
@@ -52,12 +59,18 @@ export async function ownedProcess(name: string, port: number, spawnIt: () => Ch
     c.kill('SIGKILL');
     await exited;
   };
+  const signal = (sig: 'SIGSTOP' | 'SIGCONT') => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} on ${port} is not running`);
+    child.kill(sig);
+  };
   await start();
   return {
     url: '',
     port,
     kill,
     start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     stop: async () => {
       await kill();
       await cleanup();

@@ -40,6 +40,8 @@ export interface OwnedRedisSentinel {
   waitFailover(oldPort: number, timeoutMs?: number): Promise<number>;
   /** Starts the killed node again, empty and with no role given: the Sentinels make it a replica of the new master. */
   restart(port: number): Promise<void>;
+  /** The Sentinels' processes, in the order REDIS_SENTINELS lists them (to hang one with `pause`). */
+  sentinelNodes: OwnedDependency[];
   stop(): Promise<void>;
 }
 
@@ -62,6 +64,7 @@ export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
   const sentinelPorts = free.slice(2);
   const started: OwnedDependency[] = [];
   const nodes = new Map<number, OwnedDependency>();
+  const sentinelNodes: OwnedDependency[] = [];
   const stopAll = async () => {
     await Promise.all(started.map((d) => d.kill().catch(() => undefined)));
     await rm(root, { recursive: true, force: true });
@@ -93,7 +96,9 @@ export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
         `sentinel parallel-syncs ${masterName} 1`,
         '',
       ].join('\n'));
-      started.push(await ownedProcess('redis-sentinel', p, () => spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] }), async () => undefined));
+      const sentinel = await ownedProcess('redis-sentinel', p, () => spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] }), async () => undefined);
+      started.push(sentinel);
+      sentinelNodes.push(sentinel);
     }
   } catch (err) {
     await stopAll();
@@ -171,6 +176,7 @@ export async function startOwnedRedisSentinel(): Promise<OwnedRedisSentinel> {
       if (!node) throw new Error(`no node on ${p}`);
       await node.start();
     },
+    sentinelNodes,
     stop: stopAll,
   };
   return set;
