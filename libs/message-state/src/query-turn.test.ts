@@ -193,3 +193,21 @@ test('the rate-limit stage gets admission\'s decision; a query that leaves befor
   });
   assert.equal(await roomLeft(changed), false, 'the query that asked keeps its count (made at admission)');
 });
+
+test('a best-effort step that fails is reported with its query, and the turn still ends as the work said', async () => {
+  const failures: { step: string; queryId: string; err: unknown }[] = [];
+  // The window's own connection is closed, so giving a count back fails; the lease steps still work.
+  const closed = testRedis.client();
+  closed.disconnect();
+  const reporting = new QueryTurns(leases, wakeups, new RedisFixedWindow(closed, prefix), {
+    holdMs: 30_000,
+    refreshEveryMs: TTL_MS / 5,
+    onStepFailed: (step, queryId, err) => failures.push({ step, queryId, err }),
+  });
+  const route = session();
+  const rateWindow = { key: `b:p:person:${route.launcherId}`, windowSeconds: 86_400, limit: 5 };
+  const outcome = await reporting.run(request(route, 'uncount-fails', { rateWindow }), ends('replied'));
+  assert.deepEqual(outcome, { kind: 'ran', end: 'replied' });
+  assert.deepEqual(failures.map((f) => [f.step, f.queryId]), [['uncount', 'uncount-fails']]);
+  assert.ok(failures[0]!.err instanceof Error);
+});

@@ -66,6 +66,13 @@ export interface QueryTurnOptions {
   holdMs: number;
   /** How often a held lease (and its pipeline slot) is extended while the work runs. */
   refreshEveryMs: number;
+  /**
+   * Told when a best-effort step failed and the turn went on without it (the log line with the
+   * query's trace): `extend` (the lease may lapse, and another replica take the session, if Redis
+   * stays away past its TTL), `release` (the session waits out its lease), `uncount` (the chat's
+   * window keeps one request it should have given back).
+   */
+  onStepFailed?: (step: 'extend' | 'release' | 'uncount', queryId: string, err: unknown) => void;
 }
 
 /**
@@ -106,7 +113,8 @@ export class QueryTurns {
     let handedOff = false;
     const rateWindow = new TurnRateWindow(this.window, route, queryId, req.rateWindow, turn.rate);
     const control: TurnControl = { rateWindow, handedOff: () => void (handedOff = true) };
-    const refresh = setInterval(() => void this.leases.extend(route, queryId).catch(() => undefined), this.options.refreshEveryMs);
+    const failed = (step: 'extend' | 'release' | 'uncount') => (err: unknown) => this.options.onStepFailed?.(step, queryId, err);
+    const refresh = setInterval(() => void this.leases.extend(route, queryId).catch(failed('extend')), this.options.refreshEveryMs);
     try {
       const end = await work(turn.merged, control);
       if (end === 'ended' && !handedOff) {
@@ -116,12 +124,12 @@ export class QueryTurns {
         // count Redis failed to take back costs the chat one request of this window, less than a
         // redelivery of a query whose notices already went out.
         const unasked = rateWindow.unasked;
-        if (unasked) await this.window.uncount(unasked, queryId).catch(() => undefined);
+        if (unasked) await this.window.uncount(unasked, queryId).catch(failed('uncount'));
       }
       return { kind: 'ran', end: handedOff ? 'handed-off' : end };
     } catch (err) {
       if (!handedOff) {
-        if (!(err instanceof RetryableError)) await this.leases.release(route, queryId, rateWindow.unasked).catch(() => undefined);
+        if (!(err instanceof RetryableError)) await this.leases.release(route, queryId, rateWindow.unasked).catch(failed('release'));
         if (err instanceof PermanentError || req.lastDelivery) await req.abandoned?.().catch(() => undefined);
       }
       throw err;

@@ -63,7 +63,11 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       (holder) => this.infra.logger.warn({ queryId: holder }, 'a session was still held by a query whose run ended long ago (Redis lost its release); its turn is ended'),
     );
     const rateWindows = new RedisFixedWindow(infra.redis, infra.topology.prefix, infra.keyLayout);
-    this.turns = new QueryTurns(this.leases, this.wakeups, rateWindows, { holdMs: this.env.SESSION_WAIT_HOLD_MS, refreshEveryMs: this.env.SESSION_LEASE_TTL_MS / 3 }, holders);
+    this.turns = new QueryTurns(this.leases, this.wakeups, rateWindows, {
+      holdMs: this.env.SESSION_WAIT_HOLD_MS,
+      refreshEveryMs: this.env.SESSION_LEASE_TTL_MS / 3,
+      onStepFailed: (step, queryId, err) => this.infra.logger.warn({ err, queryId, step }, 'a session step failed; the turn went on without it'),
+    }, holders);
     this.settings = new InstanceSettingsSource(infra, { commandEnable: this.env.COMMAND_ENABLE, commandPrefix: this.env.COMMAND_PREFIX, banWords: loadBanWords(this.env.CONVEYOR_BAN_WORDS_FILE) });
     this.models = modelInfoPort(infra);
   }
