@@ -5,10 +5,10 @@ import { ask } from '../harness/redis-ask.js';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
 
-/** The connections a Redis server or Sentinel lists as subscribed to a channel (the failover detectors on a Sentinel). */
-async function subscribedClients(port: number): Promise<number> {
+/** The ids of the connections a Sentinel lists as subscribed to a channel (the failover detectors). */
+async function subscribedClients(port: number): Promise<string[]> {
   const list = String(await ask(port, 'CLIENT', 'LIST'));
-  return list.split('\n').filter((line) => /\bsub=[1-9]/.test(line)).length;
+  return list.split('\n').filter((line) => /\bsub=[1-9]/.test(line)).map((line) => /\bid=(\d+)/.exec(line)?.[1] ?? '');
 }
 
 /** The services' connections to a Redis server (they name theirs after their role). */
@@ -51,9 +51,11 @@ describe('Redis Sentinel: a failover announced while the services reconnect', ()
     assert.ok(first && second && third, 'three Sentinels');
     const oldMaster = await set.masterPort();
     // Every service connection has its failover detector subscribed on every Sentinel.
-    await waitUntil('every service connection watched by a failover detector', async () => {
+    const detectors = await waitUntil('every service connection watched by a failover detector', async () => {
       const connections = await serviceConnections(oldMaster);
-      return connections > 0 && (await subscribedClients(second.port)) >= connections && (await subscribedClients(third.port)) >= connections;
+      const onSecond = await subscribedClients(second.port);
+      const onThird = await subscribedClients(third.port);
+      return connections > 0 && onSecond.length >= connections && onThird.length >= connections ? { onSecond, onThird } : undefined;
     }, 60_000, 100);
 
     // The first Sentinel, which every client asks first, hangs; every service connection is dropped,
@@ -70,7 +72,10 @@ describe('Redis Sentinel: a failover announced while the services reconnect', ()
         return port !== undefined && port !== oldMaster ? port : undefined;
       }, 60_000, 100);
       // The detectors saw the switch: each closed its connector and its own Sentinel connections.
-      await waitUntil('the failover detectors fired', async () => (await subscribedClients(second.port)) === 0 && (await subscribedClients(third.port)) === 0, 60_000, 100);
+      await waitUntil('the failover detectors fired', async () => {
+        const [onSecond, onThird] = [await subscribedClients(second.port), await subscribedClients(third.port)];
+        return !detectors.onSecond.some((id) => onSecond.includes(id)) && !detectors.onThird.some((id) => onThird.includes(id));
+      }, 60_000, 100);
       first.resume();
       resumed = true;
 
