@@ -6,7 +6,7 @@ import { ConfigReadModel, type ConfigReadModelOptions } from '@conveyor/config-r
 import { closeDatabase, createDatabase, DEFAULT_POOL_SIZE, QueryLog, type Database, type PrismaClient } from '@conveyor/persistence';
 import { METRIC_NAMES, meter, type Logger } from '@conveyor/telemetry';
 import type { BaseEnv } from './env.js';
-import { createRedis, redisTarget } from './redis.js';
+import { createRedis, redisTarget, SentinelRedis } from './redis.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
 /**
@@ -110,6 +110,10 @@ export function logRedisConnectionState(redis: RedisClient, logger: Logger): voi
     if (state === 'down') logger.info({ dependency: 'redis', state: 'up' }, 'Redis connection restored');
     state = 'up';
     lastError = undefined;
+  });
+  redis.on(SentinelRedis.GIVEN_UP, () => {
+    state = 'down';
+    logger.warn({ dependency: 'redis', state: 'down', err: lastError }, 'Redis client given up by ioredis during a Sentinel failover; connecting again');
   });
   // 'reconnecting', not 'close': a connection this process closes itself (shutdown) is not an outage.
   redis.on('reconnecting', () => {

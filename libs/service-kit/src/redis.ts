@@ -99,6 +99,8 @@ export function createRedis(env: RedisEnv, connectionName: string): RedisClient 
  * `duplicate()` would give a plain client).
  */
 export class SentinelRedis extends Redis {
+  /** Emitted when ioredis gave the client up without being asked, just before it connects again. */
+  static readonly GIVEN_UP = 'conveyor:given-up';
   private closing = false;
   private revivals = 0;
 
@@ -113,6 +115,7 @@ export class SentinelRedis extends Redis {
     });
     this.on('end', () => {
       if (this.closing || !wasReady) return;
+      this.emit(SentinelRedis.GIVEN_UP);
       const wait = this.options.retryStrategy?.(++this.revivals);
       setTimeout(() => {
         if (!this.closing && this.status === 'end') this.connect().catch(() => undefined);

@@ -80,6 +80,8 @@ describe('Redis Sentinel: a failover announced while the services reconnect', ()
       resumed = true;
 
       await waitUntil('the services connected to the promoted master', async () => (await serviceConnections(promoted)) > 0, 60_000, 200);
+      // The race happened (ioredis gave the clients up), and the services said so.
+      assert.match(sys.services.allLogs(), /Redis client given up by ioredis during a Sentinel failover; connecting again/);
       const res = await waitUntil('the ingress accepts a message again', async () => {
         const r = await sys.post({ session_id: 'after-failover', sender: { id: 'u1', name: 'Alice' }, message: [{ type: 'Plain', text: 'still there?' }] });
         return r.status === 202 ? r : undefined;
