@@ -18,5 +18,5 @@ export { itemQuery } from './engine/dispatch-query.js';
 export { botPipelineOf, unusableReason, type BotPipeline } from './pipeline-directory.js';
 export { emitMessageReceived } from './plugins/events.js';
 export { aggregationSettings, mergeEnvelopes } from './aggregation.js';
-export { admissionRateWindow } from './stages/rate-limit.js';
+export { admissionRateWindow, type RateWindowQuestion } from './stages/rate-limit.js';
 

@@ -16,8 +16,15 @@ export function rateLimitKey(q: { route: ChatRef; pipelineId: string }): string 
   return `${chat.botId}:${q.pipelineId}:${chat.launcherType}:${chat.launcherId}`;
 }
 
+/** What the rate-limit stage asks about a chat's window: the chat's key, the window's length and its limit. */
+export interface RateWindowQuestion {
+  key: string;
+  windowSeconds: number;
+  limit: number;
+}
+
 /** The question the rate-limit stage asks about a chat's window, from its pipeline's settings. */
-function rateWindowQuestion(config: PipelineSettings, q: { route: ChatRef; pipelineId: string }): { key: string; windowSeconds: number; limit: number } {
+function rateWindowQuestion(config: PipelineSettings, q: { route: ChatRef; pipelineId: string }): RateWindowQuestion {
   const rl = config.safety['rate-limit'];
   return { key: rateLimitKey(q), windowSeconds: rl['window-length'], limit: rl.limitation };
 }
@@ -27,7 +34,7 @@ function rateWindowQuestion(config: PipelineSettings, q: { route: ChatRef; pipel
  * MessageProcessor (in the query's turn at the orchestrator), so that admission can decide it with
  * the session lease; undefined when the pipeline has no such stage there.
  */
-export function admissionRateWindow(def: PipelineDefinition, route: ChatRef): { key: string; windowSeconds: number; limit: number } | undefined {
+export function admissionRateWindow(def: PipelineDefinition, route: ChatRef): RateWindowQuestion | undefined {
   const at = def.stageNames.indexOf('RequireRateLimitOccupancy');
   if (at < 0 || at >= def.boundary) return undefined;
   return rateWindowQuestion(def.config, { route, pipelineId: def.id });
