@@ -4,7 +4,7 @@ export {
   SessionLeases, DEFAULT_LEASE_OPTIONS,
   type SessionRef, type AcquireOutcome, type AggregationTurn, type TurnResult, type LeaseOptions, type RateWindowRequest, type AdmittedRate,
 } from './session-leases.js';
-export { TurnWakeups, waitForTurn, throttledHolderCheck, type Turn, type TurnOptions, type HolderCheck, type WaitReason } from './session-turn.js';
+export { TurnWakeups, waitForTurn, throttledHolderCheck, type TurnAsk, type Turn, type TurnOptions, type HolderCheck, type WaitReason } from './session-turn.js';
 export { QueryTurns, type QueryTurnRequest, type QueryTurnOutcome, type QueryTurnOptions, type TurnControl, type TurnEnd } from './query-turn.js';
 export { RedisFixedWindow, TurnRateWindow, type RateDecision } from './rate-window.js';
 export { RunAttempts } from './run-attempts.js';

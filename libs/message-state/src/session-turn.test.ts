@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@conveyor/contracts';
 import { SessionLeases } from './session-leases.js';
-import { throttledHolderCheck, TurnWakeups, waitForTurn } from './session-turn.js';
+import { throttledHolderCheck, TurnWakeups, waitForTurn, type WaitReason } from './session-turn.js';
 import { useTestRedis } from '@conveyor/test-support';
 
 const testRedis = useTestRedis();
@@ -33,12 +33,12 @@ test('a notice wakes every waiter of its session and the longest-waiting slot wa
   const never = new AbortController().signal;
   const woke: string[] = [];
   const track = (name: string, p: Promise<void>) => p.then(() => woke.push(name));
-  const since = wakeups.mark();
-  const a1 = track('a1', wakeups.wait(session('a'), 'session', NEVER_MS, never, since));
-  const a2 = track('a2', wakeups.wait(session('a'), 'slot', NEVER_MS, never, since));
-  const slotOld = track('slot-old', wakeups.wait(session('b'), 'slot', NEVER_MS, never, since));
-  track('slot-new', wakeups.wait(session('c'), 'slot', NEVER_MS, never, since));
-  track('busy-d', wakeups.wait(session('d'), 'session', NEVER_MS, never, since));
+  const wait = (id: string, reason: WaitReason) => wakeups.wait(wakeups.ask(session(id)), reason, NEVER_MS, never);
+  const a1 = track('a1', wait('a', 'session'));
+  const a2 = track('a2', wait('a', 'slot'));
+  const slotOld = track('slot-old', wait('b', 'slot'));
+  track('slot-new', wait('c', 'slot'));
+  track('busy-d', wait('d', 'session'));
   wakeups.freed(redisKeys(prefix).sessionLease(session('a')));
   await Promise.all([a1, a2, slotOld]);
   assert.deepEqual(woke.sort(), ['a1', 'a2', 'slot-old']);
@@ -50,10 +50,44 @@ test('a notice wakes every waiter of its session and the longest-waiting slot wa
 test('a notice that came while the query asked is not missed: the wait returns at once', async () => {
   const wakeups = new TurnWakeups(redis.duplicate(), prefix);
   wakeupsToClose.push(wakeups);
-  const since = wakeups.mark();
-  wakeups.freed('some other session');
-  await wakeups.wait(session('e'), 'session', NEVER_MS, new AbortController().signal, since);
+  const never = new AbortController().signal;
+  const own = wakeups.ask(session('e'));
+  const slot = wakeups.ask(session('e2'));
+  const settling = wakeups.ask(session('e3'));
+  wakeups.freed(redisKeys(prefix).sessionLease(session('e')));
+  wakeups.registered(redisKeys(prefix).sessionLease(session('e3')));
+  await wakeups.wait(own, 'session', NEVER_MS, never);
+  await wakeups.wait(slot, 'slot', NEVER_MS, never);
+  await wakeups.wait(settling, 'settling', NEVER_MS, never);
   assert.equal(wakeups.waiting, 0);
+});
+
+test("another session's notices during an ask do not send a session's waiter back to ask again", async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const never = new AbortController().signal;
+  const busy = wakeups.ask(session('v'));
+  const settling = wakeups.ask(session('w'));
+  wakeups.freed(redisKeys(prefix).sessionLease(session('x')));
+  wakeups.registered(redisKeys(prefix).sessionLease(session('x')));
+  let returned = 0;
+  void wakeups.wait(busy, 'session', NEVER_MS, never).then(() => returned++);
+  void wakeups.wait(settling, 'settling', NEVER_MS, never).then(() => returned++);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(returned, 0);
+  assert.equal(wakeups.waiting, 2, 'both still wait');
+  wakeups.close();
+  await waitUntil(() => returned === 2);
+});
+
+test('an ask that ends without a wait leaves nothing behind', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const ask = wakeups.ask(session('y'));
+  wakeups.endAsk(ask);
+  wakeups.freed(redisKeys(prefix).sessionLease(session('y')));
+  assert.equal(ask.ownNotices, 0, 'an ended ask is told nothing more');
+  assert.equal(wakeups.asks, 0);
 });
 
 test('finishing a reply wakes the query waiting for that session at once, across connections', async () => {
@@ -91,10 +125,9 @@ test('a registration wakes only the settling waiters of its session', async () =
   const wakeups = new TurnWakeups(redis.duplicate(), prefix);
   wakeupsToClose.push(wakeups);
   const never = new AbortController().signal;
-  const since = wakeups.mark();
-  const settling = wakeups.wait(session('r'), 'settling', NEVER_MS, never, since);
-  void wakeups.wait(session('r'), 'session', NEVER_MS, never, since);
-  void wakeups.wait(session('s'), 'slot', NEVER_MS, never, since);
+  const settling = wakeups.wait(wakeups.ask(session('r')), 'settling', NEVER_MS, never);
+  void wakeups.wait(wakeups.ask(session('r')), 'session', NEVER_MS, never);
+  void wakeups.wait(wakeups.ask(session('s')), 'slot', NEVER_MS, never);
   wakeups.registered(redisKeys(prefix).sessionLease(session('r')));
   await settling;
   assert.equal(wakeups.waiting, 2, 'the session and slot waiters still wait');

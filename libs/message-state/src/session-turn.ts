@@ -21,6 +21,16 @@ const AGGREGATION_WAIT_IN_PLACE_MS = 250;
  */
 export type WaitReason = 'session' | 'slot' | 'settling';
 
+/** A query asking for its turn (`TurnWakeups.ask`): what it must not miss while the acquire is in flight. */
+export interface TurnAsk {
+  /** The session's lease key, as the release and register scripts publish it. */
+  readonly session: string;
+  /** `freedNotices` when the ask began. */
+  readonly freedAt: number;
+  /** Notices of the query's own session since the ask began. */
+  ownNotices: number;
+}
+
 interface Waiter {
   /** The session's lease key, as the release and register scripts publish it. */
   session: string;
@@ -45,8 +55,10 @@ export class TurnWakeups {
   private readonly keys: RedisKeys;
   private readonly freedChannel: string;
   private readonly registeredChannel: string;
-  /** Notices seen so far: a notice that came while a query asked is not missed by its wait. */
-  private notices = 0;
+  /** Asks in flight by session lease key: a notice that comes while a query asks is not missed by its wait. */
+  private readonly asking = new Map<string, Set<TurnAsk>>();
+  /** Freed notices of any session so far: any of them may have freed a pipeline slot. */
+  private freedNotices = 0;
 
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
@@ -76,16 +88,37 @@ export class TurnWakeups {
     this.subscriber.disconnect();
   }
 
-  /** The notice count to pass to `wait` after asking, read before asking. */
-  mark(): number {
-    return this.notices;
+  /**
+   * Starts an ask for the session's turn, taken before the acquire goes out and passed to `wait`: it
+   * collects the notices that concern the query while the acquire is in flight. Ended by `wait` or
+   * `endAsk` (a query that needs no wait).
+   */
+  ask(s: SessionRef): TurnAsk {
+    const ask: TurnAsk = { session: this.keys.sessionLease(s), freedAt: this.freedNotices, ownNotices: 0 };
+    let set = this.asking.get(ask.session);
+    if (!set) this.asking.set(ask.session, (set = new Set()));
+    set.add(ask);
+    return ask;
   }
 
-  /** Resolves on a notice for what the query waits for, after `ms`, or on abort. */
-  wait(s: SessionRef, reason: WaitReason, ms: number, signal: AbortSignal, since: number): Promise<void> {
-    if (this.notices !== since || signal.aborted) return Promise.resolve();
+  endAsk(ask: TurnAsk): void {
+    const set = this.asking.get(ask.session);
+    set?.delete(ask);
+    if (set?.size === 0) this.asking.delete(ask.session);
+  }
+
+  /**
+   * Resolves on a notice for what the query waits for, after `ms`, or on abort; at once when such a
+   * notice came while it asked (one of its session's, or for a slot any freed one). Notices of other
+   * sessions do not send a session's waiter back to ask again: under load they come every few
+   * milliseconds, and each would cost a script call that finds the session as busy as before.
+   */
+  wait(ask: TurnAsk, reason: WaitReason, ms: number, signal: AbortSignal): Promise<void> {
+    this.endAsk(ask);
+    const missed = ask.ownNotices > 0 || (reason === 'slot' && this.freedNotices !== ask.freedAt);
+    if (missed || signal.aborted) return Promise.resolve();
+    const session = ask.session;
     return new Promise((resolve) => {
-      const session = this.keys.sessionLease(s);
       const wake = () => {
         clearTimeout(timer);
         const set = this.bySession.get(session);
@@ -107,7 +140,8 @@ export class TurnWakeups {
 
   /** A session or a slot was freed. Exposed for unit tests; the subscription calls it. */
   freed(session: string): void {
-    this.notices++;
+    this.freedNotices++;
+    this.noticeFor(session);
     const own = this.bySession.get(session);
     for (const w of own ? [...own] : []) w.wake();
     for (const w of this.slotWaiters) {
@@ -118,9 +152,21 @@ export class TurnWakeups {
 
   /** A message of the session was registered. Exposed for unit tests; the subscription calls it. */
   registered(session: string): void {
-    this.notices++;
+    this.noticeFor(session);
     const own = this.bySession.get(session);
     for (const w of own ? [...own] : []) if (w.reason === 'settling') w.wake();
+  }
+
+  private noticeFor(session: string): void {
+    const asks = this.asking.get(session);
+    if (asks) for (const a of asks) a.ownNotices++;
+  }
+
+  /** Asks in flight; bounded by the handlers the process runs at once. */
+  get asks(): number {
+    let n = 0;
+    for (const set of this.asking.values()) n += set.size;
+    return n;
   }
 
   get waiting(): number {
@@ -184,30 +230,34 @@ export async function waitForTurn(
 ): Promise<Turn> {
   const deadline = Date.now() + holdMs;
   for (;;) {
-    const since = wakeups.mark();
-    const turn = await leases.acquireTurn(route, queryId, streamSeq, aggregation, rateWindow);
-    if (turn.outcome === 'acquired') return { outcome: 'acquired', merged: turn.merged, ...(turn.rate ? { rate: turn.rate } : {}) };
-    if (turn.outcome === 'finished') return { outcome: 'finished' };
-    if (turn.outcome === 'session-busy' && holders) {
-      const holder = await leases.holder(route);
-      if (holder && holder !== queryId && (await holders.ended(holder))) {
-        await leases.finish(route, holder);
-        holders.onEnded?.(holder);
-        continue;
+    const ask = wakeups.ask(route);
+    try {
+      const turn = await leases.acquireTurn(route, queryId, streamSeq, aggregation, rateWindow);
+      if (turn.outcome === 'acquired') return { outcome: 'acquired', merged: turn.merged, ...(turn.rate ? { rate: turn.rate } : {}) };
+      if (turn.outcome === 'finished') return { outcome: 'finished' };
+      if (turn.outcome === 'session-busy' && holders) {
+        const holder = await leases.holder(route);
+        if (holder && holder !== queryId && (await holders.ended(holder))) {
+          await leases.finish(route, holder);
+          holders.onEnded?.(holder);
+          continue;
+        }
       }
-    }
-    if (turn.outcome === 'aggregating' && (turn.waitMs > AGGREGATION_WAIT_IN_PLACE_MS || signal.aborted)) {
-      throw new RetryableError(turn.waitMs, `waiting ${turn.waitMs} ms for more messages to merge`);
-    }
-    if (Date.now() >= deadline || signal.aborted) throw new RetryableError(turn.outcome === 'aggregating' ? turn.waitMs : 1_000, `session busy (${turn.outcome})`);
-    const left = Math.max(0, deadline - Date.now());
-    if (turn.outcome === 'aggregating') {
-      await new Promise((r) => setTimeout(r, turn.waitMs));
-    } else if (turn.outcome === 'settling') {
-      await wakeups.wait(route, 'settling', Math.min(turn.waitMs, left), signal, since);
-    } else {
-      const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), left);
-      await wakeups.wait(route, turn.outcome === 'pipeline-full' ? 'slot' : 'session', fallback, signal, since);
+      if (turn.outcome === 'aggregating' && (turn.waitMs > AGGREGATION_WAIT_IN_PLACE_MS || signal.aborted)) {
+        throw new RetryableError(turn.waitMs, `waiting ${turn.waitMs} ms for more messages to merge`);
+      }
+      if (Date.now() >= deadline || signal.aborted) throw new RetryableError(turn.outcome === 'aggregating' ? turn.waitMs : 1_000, `session busy (${turn.outcome})`);
+      const left = Math.max(0, deadline - Date.now());
+      if (turn.outcome === 'aggregating') {
+        await new Promise((r) => setTimeout(r, turn.waitMs));
+      } else if (turn.outcome === 'settling') {
+        await wakeups.wait(ask, 'settling', Math.min(turn.waitMs, left), signal);
+      } else {
+        const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), left);
+        await wakeups.wait(ask, turn.outcome === 'pipeline-full' ? 'slot' : 'session', fallback, signal);
+      }
+    } finally {
+      wakeups.endAsk(ask);
     }
   }
 }
