@@ -3,7 +3,7 @@
 #   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, admin, migrate)
 # docker-compose.yml builds all six targets from this file; `dev-fakes` (a fake model and HTTP-bot
 # integrator, for development deployments only) is built by compose's `fakes` profile and the dev overlay.
-ARG NODE_IMAGE=node:22-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---- workspace manifests only: the npm layers are cached until a package.json or the lockfile changes
 FROM ${NODE_IMAGE} AS manifests

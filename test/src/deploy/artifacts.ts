@@ -32,7 +32,7 @@ export interface ImageConfig {
 const BASE_IMAGES: Record<string, Omit<ImageConfig, 'stage' | 'contextFiles' | 'stageCopies' | 'exposed'>> = {
   node: {
     workdir: '/',
-    env: { NODE_VERSION: '22', YARN_VERSION: '1.22.22' },
+    env: { NODE_VERSION: '24', YARN_VERSION: '1.22.22' },
     entrypoint: ['docker-entrypoint.sh'],
     cmd: ['node'],
   },

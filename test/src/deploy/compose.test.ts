@@ -142,9 +142,9 @@ describe('docker-compose.yml', () => {
     assert.match(grafana.environment.GF_SECURITY_ADMIN_PASSWORD, /^n?[0-9a-f]{16,}$/, 'Grafana\'s admin password comes from .env');
   });
 
-  test('the Dockerfile: Node 22 base, production dependencies only, non-root, one stage per process', () => {
+  test('the Dockerfile: Node 24 base, production dependencies only, non-root, one stage per process', () => {
     const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
-    assert.match(dockerfile, /^ARG NODE_IMAGE=node:22[-.\w]*$/m);
+    assert.match(dockerfile, /^ARG NODE_IMAGE=node:24[-.\w]*$/m);
     assert.match(dockerfile, /npm ci --omit=dev/);
     assert.match(dockerfile, /PRISMA_SCHEMA_ENGINE_BINARY=\/bin\/true npx prisma generate/);
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
