@@ -8,7 +8,9 @@
 // Then the shape floor (shape-floor.ts --openai: the four processes and three streams with none of the
 // product, the model called through the openai SDK; with --stream and the same --stream-* flags unless
 // --stream-replies=0) with the same messages and senders, and the tracing-0.1 run as ratios to it,
-// beside the targets. --floor=0 leaves the floor out.
+// beside the targets. Then the floor again with the product's state round trips as bare calls
+// (shape-floor.ts --openai --state), the product's essential work and nothing else, and the same run as
+// ratios to that. --floor=0 leaves both floors out.
 // Then the runner's memory per in-flight run (runner-throughput.ts --inflight, one replica holding
 // --runner-inflight=10000 streaming runs against a slow model) as a third table; --runner-inflight=0
 // leaves it out.
@@ -65,10 +67,13 @@ interface FloorResult {
   streaming?: { p50: number; finalP50: number };
 }
 let floor: FloorResult | undefined;
+let stateFloor: FloorResult | undefined;
 if (withFloor) {
   console.error('bench: the shape floor (--openai) ...');
   const streams = !streamFlags.includes('--stream-replies=0');
   floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...(streams ? ['--stream', ...streamFlags] : [])]);
+  console.error('bench: the shape floor with the state round trips (--openai --state) ...');
+  stateFloor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', '--state']);
 }
 
 /** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */
@@ -96,16 +101,16 @@ for (const r of results) {
 }
 
 const sampled = results.find((r) => r.tracing === '0.1');
-if (floor && sampled) {
-  console.log(`\nAgainst the shape floor of the same run (${floor.variant}), tracing sampled at 0.1.\n`);
-  console.log('| | floor | product | ratio | target |');
-  console.log('|---|---|---|---|---|');
-  console.log(`| throughput (msg/s, ${concurrency} senders) | ${floor.throughput.toFixed(0)} | ${sampled.throughput.toFixed(0)} | ${(sampled.throughput / floor.throughput).toFixed(3)}x | >= 0.35x |`);
-  console.log(`| CPU per message, 4 processes (ms) | ${ms(floor.cpuTotal)} | ${ms(sampled.cpuTotal)} | ${(sampled.cpuTotal / floor.cpuTotal).toFixed(1)}x | <= 3.5x |`);
-  console.log(`| p50 one at a time (ms) | ${ms(floor.p50)} | ${ms(sampled.p50)} | ${(sampled.p50 / floor.p50).toFixed(1)}x | <= 3x |`);
-  if (floor.streaming && sampled.streaming) {
-    console.log(`| streamed delta → callback p50 (ms) | ${ms(floor.streaming.p50)} | ${ms(sampled.streaming.p50)} | ${(sampled.streaming.p50 / floor.streaming.p50).toFixed(1)}x | <= 2x |`);
-  }
+if (floor && stateFloor && sampled) {
+  console.log(`\nAgainst the shape floor of the same run (${floor.variant}), and the floor with the product's state round trips as bare calls (${stateFloor.variant}); tracing sampled at 0.1.\n`);
+  console.log('| | floor | product | ratio | target | floor with state | ratio to it |');
+  console.log('|---|---|---|---|---|---|---|');
+  const row = (name: string, f: number, st: number | undefined, p: number, target: string, digits: number, fmt: (n: number) => string) =>
+    console.log(`| ${name} | ${fmt(f)} | ${fmt(p)} | ${(p / f).toFixed(digits)}x | ${target} | ${st === undefined ? '–' : fmt(st)} | ${st === undefined ? '–' : `${(p / st).toFixed(digits)}x`} |`);
+  row(`throughput (msg/s, ${concurrency} senders)`, floor.throughput, stateFloor.throughput, sampled.throughput, '>= 0.35x', 3, (n) => n.toFixed(0));
+  row('CPU per message, 4 processes (ms)', floor.cpuTotal, stateFloor.cpuTotal, sampled.cpuTotal, '<= 3.5x', 1, ms);
+  row('p50 one at a time (ms)', floor.p50, stateFloor.p50, sampled.p50, '<= 3x', 1, ms);
+  if (floor.streaming && sampled.streaming) row('streamed delta → callback p50 (ms)', floor.streaming.p50, undefined, sampled.streaming.p50, '<= 2x', 1, ms);
 }
 
 const streamed = results.filter((r) => r.streaming);

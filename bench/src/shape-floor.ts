@@ -7,10 +7,13 @@
 //   runner        pull → one HTTP call to a fake model (undici keep-alive pool; --openai: the openai
 //                 SDK's chat.completions.create, as the product's runner) → publish → ack
 //   dispatcher    pull → one HTTP POST to the callback receiver (undici keep-alive pool) → ack
-// --state adds the product's per-message state round trips as bare calls of the same kind and count
-// (docs/PERFORMANCE.md, "Redis round trips per message"): ingress 1 Redis script; orchestrator 2
-// scripts and 1 Postgres read; runner 1 script and 1 Postgres insert; dispatcher 1 script and 1 GET
-// before the callback, 2 scripts side by side after it.
+// --state adds the product's per-message state round trips as bare calls of the same kind and count,
+// where the product makes them (`--round-trips` of bench:e2e counts the product's): ingress 1 Redis
+// script after the publish (the session registration); orchestrator 1 script (admission) and 1
+// Postgres read (the chat's history); runner 1 script (the run's attempt) and 1 Postgres statement
+// (the turn, before the answer is published); dispatcher 1 script before the callback (delivery), 1
+// beside it (the session's release) and 1 after it (the commit). What the product spends beyond this
+// variant is its own code, not the state it must keep.
 // --stream adds a streaming phase after the throughput phase, shaped as bench:e2e's (--stream-replies,
 // --stream-parallel, --stream-deltas, --stream-rate, the same defaults): the runner asks the model with
 // `stream: true` through the openai SDK, publishes the reply's text so far every 8 deltas and once
@@ -90,8 +93,8 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
   if (hop === 'ingress') {
     const server = http.createServer(async (req, res) => {
       const body = JSON.parse(await readBody(req)) as { id: string };
-      if (c.state) await script(1, `floor:${c.id}:${body.id}`);
       await publish(sub.inbound, JSON.stringify({ ...body, receivedAt: Date.now() }), body.id);
+      if (c.state) await script(1, `floor:${c.id}:${body.id}`);
       res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 0, data: { accepted_message_id: body.id } }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -104,7 +107,7 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
     await consumeAll(nc, streams(c.id).inbound, async (m) => {
       const msg = m.json<{ id: string; text: string }>();
       if (c.state) {
-        await script(2, `floor:${c.id}:${msg.id}`);
+        await script(1, `floor:${c.id}:${msg.id}`);
         await db!.query('SELECT "id", "body" FROM ' + c.table + ' WHERE "id" = $1', [msg.id]);
       }
       await publish(sub.runs, JSON.stringify({ ...msg, history: [], model: 'fake' }), msg.id);
@@ -150,13 +153,17 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
     await consumeAll(nc, streams(c.id).events, async (m) => {
       const event = m.json<{ id: string; text: string; last?: boolean }>();
       const send = async () => {
+        if (c.state) await script(1, `floor:${c.id}:${event.id}`);
+        const callback = async () => {
+          const res = await callbackPool.request({ path: '/callback', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply_to: event.id, is_final: event.last !== false, message: [{ type: 'Plain', text: event.text }] }) });
+          await res.body.dump();
+        };
         if (c.state) {
+          await Promise.all([callback(), event.last !== false ? script(1, `floor:${c.id}:${event.id}`) : undefined]);
           await script(1, `floor:${c.id}:${event.id}`);
-          await redis!.get(`floor:${c.id}:${event.id}`);
+        } else {
+          await callback();
         }
-        const res = await callbackPool.request({ path: '/callback', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ reply_to: event.id, is_final: event.last !== false, message: [{ type: 'Plain', text: event.text }] }) });
-        await res.body.dump();
-        if (c.state) await Promise.all([script(1, `floor:${c.id}:${event.id}`), script(1, `floor:${c.id}:${event.id}`)]);
       };
       const sent = (perReply.get(event.id) ?? Promise.resolve()).then(send);
       perReply.set(event.id, sent);

@@ -146,7 +146,7 @@ test('the query log keeps a failure final and writes a group of entries together
 
 test('turns finished together are appended in one statement, each to its conversation and in order; loads likewise', async () => {
   let statements = 0;
-  const counting = { ...database, pool: Object.assign(Object.create(database.pool), { query: (...args: Parameters<typeof database.pool.query>) => (statements++, database.pool.query(...args)) }) };
+  const counting: Database = { ...database, statements: { query: (text, values) => (statements++, database.statements.query(text, values)) } };
   const store = new ConversationStore(counting);
   const chats = Array.from({ length: 8 }, (_, i) => ({ ...key, launcherId: `group-${i}-${randomUUID()}` }));
   const conversations = await Promise.all(chats.map((chat) => store.load(chat, 'p', 10)));

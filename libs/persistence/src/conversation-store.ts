@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
 import { chatKey, storableEventBody, type ChatKey, type ChatRef, type LlmMessage } from '@conveyor/contracts';
 import type { Database } from './client.js';
 import { USAGE_RECORD, USAGE_SET, usageColumns, type DoneEvent, type RunUsage, type UsageColumns } from './query-log.js';
 import { StatementBatcher } from './statement-batcher.js';
+import type { SqlStatements } from './prepared-statements.js';
 
 /** The chat whose conversation is meant; the store keys it with `chatKey`, so the adapter is part of the key. */
 export type ConversationKey = ChatRef;
@@ -14,7 +14,7 @@ export type ConversationKey = ChatRef;
  */
 export class ConversationStore {
   private readonly prisma: Database['prisma'];
-  private readonly pool: pg.Pool;
+  private readonly sql: SqlStatements;
 
   /** Loads, group-committed; a chat appears once per statement. */
   private readonly loads = new StatementBatcher<ActiveLoad, ActiveConversation | null>({
@@ -32,7 +32,7 @@ export class ConversationStore {
 
   constructor(db: Database) {
     this.prisma = db.prisma;
-    this.pool = db.pool;
+    this.sql = db.statements;
   }
 
   /**
@@ -49,7 +49,7 @@ export class ConversationStore {
 
   /** Each chat's active conversation with its newest messages, in one statement; null where it has none. */
   private async loadActive(chats: ActiveLoad[]): Promise<(ActiveConversation | null)[]> {
-    const { rows } = await this.pool.query<ActiveConversation & { ord: string }>(
+    const { rows } = await this.sql.query<ActiveConversation & { ord: string }>(
       `SELECT k.ord, c."id", c."pipelineId", COALESCE((
          SELECT json_agg(m ORDER BY m."seq") FROM (
            SELECT "seq", "role", "content", "toolCalls", "toolCallId" FROM "ConversationMessage"
@@ -70,7 +70,7 @@ export class ConversationStore {
   /** Archives the chat's active conversation, if any, and starts a new one of `pipelineId`: one statement. */
   private async startConversation(key: ChatKey, pipelineId: string): Promise<string> {
     const id = randomUUID();
-    await this.pool.query(
+    await this.sql.query(
       `WITH archived AS (
          UPDATE "Conversation" SET "archivedAt" = now()
          WHERE "botId" = $2 AND "launcherType" = $3 AND "launcherId" = $4 AND "archivedAt" IS NULL
@@ -145,7 +145,7 @@ export class ConversationStore {
    * statement's inserts). Returns, per turn, whether it was appended.
    */
   private async writeTurns(turns: TurnRow[]): Promise<boolean[]> {
-    const { rows } = await this.pool.query<{ id: string }>(
+    const { rows } = await this.sql.query<{ id: string }>(
       `WITH input AS (
         SELECT * FROM jsonb_to_recordset($1::jsonb) AS t("queryId" text, "conversationId" text, "botId" text, "launcherType" text,
           "launcherId" text, "messages" jsonb, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD})

@@ -1,4 +1,5 @@
-export { createPrismaClient, createDatabase, closeDatabase, DEFAULT_POOL_SIZE, type Database } from './client.js';
+export { createPrismaClient, createDatabase, closeDatabase, DEFAULT_POOL_SIZE, type Database, type DatabaseOptions } from './client.js';
+export { PreparedStatements, type SqlStatements } from './prepared-statements.js';
 export { GroupCommit, GroupCommitFullError, type GroupCommitOptions } from './group-commit.js';
 export { PrismaClient, Prisma } from './generated/prisma/client.js';
 export type { Bot, Pipeline, LlmModel, McpServer, Conversation, ConversationMessage, QueryRecord, AdminUser, AdminSession, ApiToken, AuditEntry } from './generated/prisma/client.js';

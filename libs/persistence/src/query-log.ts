@@ -1,7 +1,7 @@
-import type pg from 'pg';
 import { context, trace, TraceFlags } from '@opentelemetry/api';
 import { storableEventBody, storableText, type RunnerEventBody } from '@conveyor/contracts';
 import { GroupCommit } from './group-commit.js';
+import type { SqlStatements } from './prepared-statements.js';
 
 export interface QueryStart {
   id: string;
@@ -142,8 +142,9 @@ type LogWrite =
 export class QueryLog {
   private readonly writer: GroupCommit<LogWrite>;
 
+  /** `sql`: the database's prepared statements (`Database.statements`), or a pool. */
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly sql: SqlStatements,
     onError: (err: unknown, count: number) => void = () => undefined,
   ) {
     this.writer = new GroupCommit<LogWrite>({ delayMs: QUERY_LOG_GROUP_MS, write: (items) => this.write(items), onError: (err, items) => onError(err, items.length) });
@@ -196,7 +197,7 @@ export class QueryLog {
 
   /** How the query ended, or null while it has not. */
   async finished(id: string): Promise<FinishedQuery | null> {
-    const { rows } = await this.pool.query<{ status: string; doneAttempt: number | null; doneSeq: number | null; doneEvent: RunnerEventBody | null }>(
+    const { rows } = await this.sql.query<{ status: string; doneAttempt: number | null; doneSeq: number | null; doneEvent: RunnerEventBody | null }>(
       'SELECT "status", "doneAttempt", "doneSeq", "doneEvent" FROM "QueryRecord" WHERE "id" = $1',
       [id],
     );
@@ -215,7 +216,7 @@ export class QueryLog {
    * before any run (commands), whose end only Redis knows.
    */
   async runEndedBefore(id: string, agoMs: number): Promise<boolean> {
-    const { rows } = await this.pool.query<{ ended: boolean }>(
+    const { rows } = await this.sql.query<{ ended: boolean }>(
       `SELECT ("status" = 'failed' OR ("status" = 'succeeded' AND "doneAttempt" IS NOT NULL))
           AND "finishedAt" < now() - make_interval(secs => $2::double precision / 1000) AS "ended"
         FROM "QueryRecord" WHERE "id" = $1`,
@@ -254,7 +255,7 @@ export class QueryLog {
         timelines.delete(q.id);
         return { ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at, stages };
       });
-      await this.pool.query(
+      await this.sql.query(
         `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "stages")
          SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt", r."stages"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
@@ -268,7 +269,7 @@ export class QueryLog {
     }
     if (attempts.size) {
       const rows = [...attempts].map(([id, attempt]) => ({ id, attempt }));
-      await this.pool.query(
+      await this.sql.query(
         `UPDATE "QueryRecord" AS q SET "attempt" = GREATEST(q."attempt", r."attempt")
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "attempt" int) WHERE q."id" = r."id"`,
         [JSON.stringify(rows)],
@@ -276,7 +277,7 @@ export class QueryLog {
     }
     if (timelines.size) {
       const rows = [...timelines].map(([id, stages]) => ({ id, stages }));
-      await this.pool.query(
+      await this.sql.query(
         `UPDATE "QueryRecord" AS q SET "stages" = ${mergeSteps('q."stages"', 'r."stages"')}
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "stages" jsonb) WHERE q."id" = r."id"`,
         [JSON.stringify(rows)],
@@ -284,7 +285,7 @@ export class QueryLog {
     }
     if (merged.size) {
       const rows = [...merged.values()].map(({ q, into, at }) => ({ ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, mergedInto: into, finishedAt: at }));
-      await this.pool.query(
+      await this.sql.query(
         `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "finishedAt", "mergedInto")
          SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'succeeded', r."finishedAt", r."finishedAt", r."mergedInto"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
@@ -296,7 +297,7 @@ export class QueryLog {
     }
     if (ends.size) {
       const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null, ...usageColumns(e.run) }));
-      await this.pool.query(
+      await this.sql.query(
         `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
            "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
            "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}

@@ -72,7 +72,10 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     await nc.close();
     throw unavailable('Redis', redisTarget(env), err);
   });
-  const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, options.databasePoolSize));
+  const db = createDatabase(env.DATABASE_URL, databasePoolSize(env, options.databasePoolSize), {
+    onPreparedStatementsUnavailable: (err) =>
+      logger.warn({ err }, 'the database side cannot keep prepared statements (a pooler in transaction mode without their support?); per-message statements go out unnamed from now on'),
+  });
   const prisma = db.prisma;
   await prisma.$queryRaw`SELECT 1`.catch(async (err: unknown) => {
     await nc.close();
@@ -93,7 +96,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     reset: (reason) => configResets.add(1, { reason }),
   });
   return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, config,
-    queryLog: new QueryLog(db.pool, (err, count) => logger.error({ err, count }, 'query log entries not written')),
+    queryLog: new QueryLog(db.statements, (err, count) => logger.error({ err, count }, 'query log entries not written')),
   };
 }
 

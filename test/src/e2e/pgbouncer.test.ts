@@ -109,13 +109,18 @@ describe('Postgres behind PgBouncer 1.18 in transaction pooling mode', () => {
     const database = new URL(system.db.url).pathname.slice(1);
     const pooled = bouncer.urlFor(database);
     const before = await transactionsThrough(bouncer, database);
-    await Promise.all(ALL_SERVICES.map((name) => system.services.start(name, { DATABASE_URL: pooled })));
+    // The runner on one connection, so its second reply's history write goes out on the connection that
+    // prepared the first one's.
+    await Promise.all(ALL_SERVICES.map((name) => system.services.start(name, { DATABASE_URL: pooled, ...(name === 'runner' ? { DATABASE_POOL_SIZE: '1' } : {}) })));
     const admin = await startAdmin(system, { DATABASE_URL: pooled });
     system.llm.setDefault((body) => ({ text: `echo: ${body.messages?.at(-1)?.content}` }));
 
     const first = await finalReply(system, await send(system, text('pooled-1', 'first')), 60_000);
     assert.deepEqual(first.json.message, [{ type: 'Plain', text: 'echo: first' }]);
     assert.match(String(system.llm.requests.at(-1)?.body.messages?.[0]?.content), /^You are the old prompt\./);
+    // PgBouncer replaces its server connections (here all at once): the statements the services prepared
+    // are gone, while their clients, still connected to PgBouncer, believe them prepared.
+    await directQuery('postgres', 'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
 
     // Admin API: sign-in (a transaction with an advisory lock), reads, versioned writes.
     const api = new AdminClient(admin.url);
@@ -151,6 +156,12 @@ describe('Postgres behind PgBouncer 1.18 in transaction pooling mode', () => {
     assert.ok(Number(servers[0].n) <= POOL_SIZE, `${servers[0].n} server connections for ${clients} clients`);
     assert.ok(carried > 0, `${carried} transactions through PgBouncer`);
     console.log(`# pgbouncer: ${clients} client connections over ${servers[0].n} server connections (pool ${POOL_SIZE}), ${carried} transactions`);
-    assert.ok(!system.services.allLogs().includes('prepared statement'), 'no prepared-statement errors in the services\' logs');
+    // The runner's next history write met a server session without its statement: it ran unnamed, and
+    // the runner said once that it goes on without prepared statements. Nothing failed because of them.
+    const lines = system.services.allLogs().split('\n');
+    const turnedOff = lines.filter((l) => l.includes('cannot keep prepared statements'));
+    assert.ok(turnedOff.some((l) => l.startsWith('runner')), `the runner turned prepared statements off:\n${turnedOff.join('\n')}`);
+    for (const name of ALL_SERVICES) assert.ok(turnedOff.filter((l) => l.startsWith(`${name}|`)).length <= 1, `${name} said it once`);
+    assert.deepEqual(lines.filter((l) => l.includes('prepared statement') && !l.includes('cannot keep prepared statements')), [], 'no prepared-statement errors in the services\' logs');
   });
 });
