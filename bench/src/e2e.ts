@@ -151,7 +151,7 @@ try {
   const sideUse = side.stop();
   const trips: RoundTripCounts | undefined = await roundTrips?.stop();
   // The profiles' summary keeps to this phase (see profile-summary.ts).
-  if (profileDir) writeFileSync(path.join(profileDir, 'window.json'), JSON.stringify({ startUs: phaseStartUs, endUs: monotonicUs() }));
+  if (profileDir) writeFileSync(path.join(profileDir, 'window.json'), JSON.stringify({ startUs: phaseStartUs, endUs: monotonicUs(), cpuMs: Object.fromEntries(cpuMs) }));
   const finalsPerReply = new Map<string, number>();
   for (const c of finals()) finalsPerReply.set(c.json.reply_to, (finalsPerReply.get(c.json.reply_to) ?? 0) + 1);
   const duplicated = [...finalsPerReply.values()].filter((n) => n > 1).length;

@@ -25,6 +25,8 @@ interface CpuProfile {
 export interface ProfileWindow {
   startUs: number;
   endUs: number;
+  /** CPU time each service used in the phase, by instance, as `/proc` counted it. */
+  cpuMs?: Record<string, number>;
 }
 
 /** The package a script belongs to: the npm package, the workspace (libs/x, services/x), node internals, or a V8 marker. */
@@ -95,7 +97,11 @@ export function summariseFolder(dir: string, top = 12): string {
   for (const file of files.filter((f) => f.endsWith('.cpuprofile')).sort()) {
     const s = summarise(JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile, window);
     const pct = (ms: number) => `${((100 * ms) / s.totalMs).toFixed(1).padStart(5)} %`;
-    out.push(`== ${file}: ${(s.totalMs / 1000).toFixed(1)} s of CPU sampled (idle excluded)`);
+    const measured = window?.cpuMs?.[file.replace(/\.cpuprofile$/, '')];
+    // V8 samples on wall-clock ticks: a thread the kernel took off the CPU is sampled where it stopped,
+    // most often in a socket write (writing wakes the reader). On a busy machine the samples outnumber
+    // the CPU time, and the excess sits in `writeBuffer`/`writev`/`writeUtf8String`.
+    out.push(`== ${file}: ${(s.totalMs / 1000).toFixed(1)} s sampled busy (idle excluded)${measured === undefined ? '' : `, ${(measured / 1000).toFixed(1)} s of CPU by /proc: samples taken off the CPU are in the shares, mostly in socket writes`}`);
     out.push('  packages (self time):');
     for (const [name, ms] of s.packages.slice(0, top)) out.push(`    ${pct(ms)}  ${name}`);
     out.push('  packages, with the runtime time they caused:');
