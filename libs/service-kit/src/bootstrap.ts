@@ -15,6 +15,7 @@ import { lifecycle } from './lifecycle.js';
 import { NestLogger, requestLogging } from './request-logging.js';
 import { strictExpressAdapter } from './open-route.js';
 import { JetStreamTransport, type RoleConsumers } from './jetstream-transport.js';
+import { serveBeforeFramework, type RawRoutes } from './raw-routes.js';
 
 export interface ServiceDefinition<S extends z.ZodObject> {
   /** Role name: log field, NATS connection name, default OTEL service name. */
@@ -42,6 +43,11 @@ export interface ServiceDefinition<S extends z.ZodObject> {
   /** Called before the HTTP server listens: routes added here (API docs) come before the not-found handler. */
   configure?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => void | Promise<void>;
   nestOptions?: NestApplicationOptions;
+  /**
+   * Routes served ahead of Express and Nest (see `serveBeforeFramework`): a hot path that needs none of
+   * the framework's routing, guards or handler chain. Built once the module's providers exist.
+   */
+  rawRoutes?: (app: INestApplication, infra: Infra<ServiceEnv<S>>) => RawRoutes;
 }
 
 @Module({})
@@ -78,6 +84,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
     const transport = def.consumers ? new JetStreamTransport(infra, def.consumers(infra)) : undefined;
     if (transport) app.connectMicroservice<MicroserviceOptions>({ strategy: transport });
     app.use(requestLogging(logger));
+    if (def.rawRoutes) serveBeforeFramework(app.getHttpServer(), def.rawRoutes(app, infra), requestLogging(logger), (err) => logger.error({ err }, 'request failed'));
     await def.configure?.(app, infra);
     const port = env.PORT ?? def.defaultPort;
     await app.listen(port, env.HOST);

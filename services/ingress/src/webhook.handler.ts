@@ -1,5 +1,5 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
 import { LIMITS, redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
@@ -10,15 +10,14 @@ import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher, requireRedisConnected } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
+import { writeJson, writeText } from './webhook-routes.js';
 
 const dropped = meter.createCounter('conveyor_ingress_webhook_dropped', { description: 'Webhook deliveries acknowledged without a query, by platform' });
 const replays = meter.createCounter('conveyor_ingress_webhook_replayed', { description: 'Webhook requests refused for presenting a credential already used, by platform' });
 
-export function sendAnswer(res: Response, answer: HttpAnswer): void {
-  for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
-  res.status(answer.status);
-  if (answer.type === 'text') res.type('text/plain').send(String(answer.body));
-  else res.json(answer.body);
+export function sendAnswer(res: ServerResponse, answer: HttpAnswer): void {
+  if (answer.type === 'text') writeText(res, answer.status, String(answer.body), answer.headers);
+  else writeJson(res, answer.status, answer.body, answer.headers);
 }
 
 /**
@@ -57,7 +56,7 @@ export class WebhookHandler {
   }
 
   /** A path that names the platform (`/telegram/{bot_id}`): a bot of another platform is not found there. */
-  async serveByPath(platform: Platform, inbound: PlatformInbound<unknown>, rawBotId: string, req: Request, res: Response): Promise<void> {
+  async serveByPath(platform: Platform, inbound: PlatformInbound<unknown>, rawBotId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const botId = normalizeBotId(rawBotId);
     const bot = botId ? await this.bots.find(botId) : null;
     if (!botId || !bot || bot.adapter !== platform.name) return sendAnswer(res, inbound.answers.notFound);
@@ -65,7 +64,7 @@ export class WebhookHandler {
   }
 
   /** A request for `bot`, whose adapter is `platform`. */
-  async serve(platform: Platform, inbound: PlatformInbound<unknown>, bot: BotEntry, subPath: string, req: Request, res: Response): Promise<void> {
+  async serve(platform: Platform, inbound: PlatformInbound<unknown>, bot: BotEntry, subPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const botId = bot.id;
     const adapter = platform.name;
     if (!bot.enabled) return sendAnswer(res, inbound.answers.disabled);
@@ -103,7 +102,7 @@ export class WebhookHandler {
         if (err instanceof BodyTooLargeError) return drop(`the body is larger than ${limit} bytes`, undefined, inbound.answers.tooLarge);
         throw err;
       }
-      const outcome = inbound.handle({ botId, subPath, method: req.method.toUpperCase(), query: queryOf(req.originalUrl), headers: req.headers, rawBody, now: new Date() }, config.data);
+      const outcome = inbound.handle({ botId, subPath, method: (req.method ?? 'GET').toUpperCase(), query: queryOf(req.url ?? '/'), headers: req.headers, rawBody, now: new Date() }, config.data);
       span.setAttribute('conveyor.webhook.outcome', outcome.kind);
       if (outcome.kind === 'publish') span.setAttribute('conveyor.webhook.queries', outcome.queries.length);
       if (outcome.kind === 'answer') return sendAnswer(res, outcome.answer);

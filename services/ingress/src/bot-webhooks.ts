@@ -1,9 +1,10 @@
-import { All, Controller, Inject, Param, Req, Res } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Inject, Injectable } from '@nestjs/common';
 import { LIMITS } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError } from '@conveyor/bus';
 import { HTTP_BOT, HttpBotEndpoint, HttpBotError, normalizeBotId, requestIdFor, type HttpBotResponse } from '@conveyor/http-bot';
 import { ConversationStore } from '@conveyor/persistence';
+import { headerOf } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { BotDirectory } from './bot-directory.js';
@@ -11,17 +12,20 @@ import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
 import { WebhookHandler } from './webhook.handler.js';
+import { writeJson, type WebhookRoute } from './webhook-routes.js';
 
 /** Some bodies above 1 MiB are still read so that the 413 comes from the adapter check, as in LangBot. */
 const READ_LIMIT = LIMITS.inboundBodyBytes + 1;
 
 /**
- * `/bots/{bot_uuid}[/...]`, every bot's webhook. An `http-bot` bot speaks LangBot's HTTP-bot protocol
- * here (push, `/sync`, `/reset`); a bot of a platform with a webhook (see PlatformInbound) is handed to
- * that platform; any other bot is 400 adapter-unsupported.
+ * Every bot's webhook (`webhookRouteOf`). At `/bots/{bot_uuid}[/...]` an `http-bot` bot speaks
+ * LangBot's HTTP-bot protocol (push, `/sync`, `/reset`); a bot of a platform with a webhook (see
+ * PlatformInbound) is handed to that platform; any other bot is 400 adapter-unsupported.
+ * `POST /telegram/{bot_id}` is the Telegram webhook's path from before every platform's webhook moved
+ * to `/bots/{bot_id}`, kept so webhooks registered with setWebhook keep working.
  */
-@Controller('bots')
-export class BotsController {
+@Injectable()
+export class BotWebhooks {
   private readonly httpBot: HttpBotEndpoint;
 
   constructor(
@@ -39,17 +43,14 @@ export class BotsController {
     }, infra.logger);
   }
 
-  @All(':botId')
-  push(@Param('botId') botId: string, @Req() req: Request, @Res() res: Response) {
-    return this.handle(botId, '', req, res);
+  serve(route: WebhookRoute, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (route.kind === 'bot') return this.bot(route.botId, route.subPath, req, res);
+    const telegram = platforms.get('telegram');
+    if (!telegram?.inbound) return Promise.resolve(writeJson(res, 404, { ok: false, description: 'Bot not found' }));
+    return this.webhooks.serveByPath(telegram, telegram.inbound, route.botId, req, res);
   }
 
-  @All(':botId/*subPath')
-  subPath(@Param('botId') botId: string, @Param('subPath') sub: string | string[], @Req() req: Request, @Res() res: Response) {
-    return this.handle(botId, Array.isArray(sub) ? sub.join('/') : sub, req, res);
-  }
-
-  private async handle(rawBotId: string, subPath: string, req: Request, res: Response): Promise<void> {
+  private async bot(rawBotId: string, subPath: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const botId = normalizeBotId(rawBotId);
       const bot = botId ? await this.bots.find(botId) : null;
@@ -76,7 +77,7 @@ export class BotsController {
       // The body fit in 1 MiB, but the envelope built from it (routing and component defaults added)
       // is over the bus bound: as much the caller's doing as an oversized body.
       if (err instanceof PayloadTooLargeError) return send(res, HttpBotError.messageTooLarge());
-      const requestId = requestIdFor(req.header('x-request-id'));
+      const requestId = requestIdFor(headerOf(req.headers, 'x-request-id'));
       this.infra.logger.error({ err, requestId }, 'webhook failed');
       const overloaded = err instanceof OverloadedError || isBusBackpressure(err);
       send(res, overloaded ? HttpBotError.overloaded() : HttpBotError.internal(requestId));
@@ -84,7 +85,6 @@ export class BotsController {
   }
 }
 
-function send(res: Response, response: HttpBotResponse): void {
-  for (const [k, v] of Object.entries(response.headers ?? {})) res.setHeader(k, v);
-  res.status(response.status).json(response.body);
+function send(res: ServerResponse, response: HttpBotResponse): void {
+  writeJson(res, response.status, response.body, response.headers);
 }
