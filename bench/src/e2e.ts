@@ -25,7 +25,7 @@ import { startOwnedNats, startOwnedRedis, startTestSystem, uniqueName, type Owne
 import { natsRequestReplyP50 } from './nats-floor.js';
 import { CpuMeter, SideMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
-import { formatRoundTrips, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
+import { EVENT_DELIVERY, formatRoundTrips, LATENCY_PATH, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
 import { fmtMs, percentile } from './stats.js';
 import { measureStreaming, type StreamingResult } from './streaming.js';
 
@@ -187,17 +187,17 @@ try {
   console.log(`write calls per message     ${[...sideUse.writeCalls].map(([name, n]) => `${name} ${(n / total).toFixed(1)}`).join(', ')}`);
   if (seqTrips && sequential > 0) {
     console.log('one at a time:');
-    for (const line of formatRoundTrips(seqTrips, sequential)) console.log(line);
+    for (const line of formatRoundTrips(seqTrips, sequential, LATENCY_PATH)) console.log(line);
   }
   if (trips) {
     console.log(`${concurrency} concurrent senders:`);
-    for (const line of formatRoundTrips(trips, total)) console.log(line);
+    for (const line of formatRoundTrips(trips, total, LATENCY_PATH)) console.log(line);
   }
   if (streamTrips && streaming) {
     // Per runner event: the snapshots each reply's callbacks carried (26 for 200 deltas) are its events.
     const events = streaming.replies * streaming.callbacksPerReply.expected;
     console.log(`streaming phase, per runner event (${events} events):`);
-    for (const line of formatRoundTrips(streamTrips, events)) console.log(line);
+    for (const line of formatRoundTrips(streamTrips, events, EVENT_DELIVERY)) console.log(line);
   }
   if (streaming) {
     const s = streaming;

@@ -151,8 +151,37 @@ export class RoundTripMeter {
   }
 }
 
-/** Lines for the bench's report: each count divided by the messages of the phase. */
-export function formatRoundTrips(c: RoundTripCounts, messages: number): string[] {
+/**
+ * The state scripts a short reply waits for between the webhook and its final callback, in order:
+ * admission (with its re-asks: a query that beat its own registration waits for it and asks again),
+ * the run's attempt, the delivery step that takes the final event's batch. The ingress's registration
+ * runs beside the orchestrator's first ask, the end of the turn beside the final callback, and the
+ * batch's commit after it: none of them delays the reply.
+ */
+export const LATENCY_PATH: RoundTripFocus = { label: 'state round trips on the latency path', scripts: ['session-acquire', 'run-next-attempt', 'reply-deliver'] };
+
+/**
+ * The scripts a streamed event's delivery runs: stored and its batch taken, the batch recorded, the
+ * leases kept alive. The rest of a streaming phase's count is the reply's share of its message's own
+ * scripts and the takeover sweep, which runs on a timer (one command per delivery shard) whatever
+ * the traffic.
+ */
+export const EVENT_DELIVERY: RoundTripFocus = {
+  label: 'delivery round trips per event',
+  scripts: ['reply-deliver', 'reply-enqueue', 'reply-take', 'reply-commit', 'reply-renew', 'session-extend'],
+};
+
+/** A named set of scripts whose round trips are summed on a line of their own. */
+export interface RoundTripFocus {
+  label: string;
+  scripts: readonly string[];
+}
+
+/**
+ * Lines for the bench's report: each count divided by the messages of the phase; with `focus`, the
+ * round trips of those scripts on a line of their own.
+ */
+export function formatRoundTrips(c: RoundTripCounts, messages: number, focus?: RoundTripFocus): string[] {
   const per = (n: number) => (n / messages).toFixed(2);
   const redis = [...c.redis].map(([k, v]) => [k, k === 'info' ? v - 1 : v] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
   const redisTotal = redis.reduce((a, [, v]) => a + v, 0);
@@ -164,5 +193,12 @@ export function formatRoundTrips(c: RoundTripCounts, messages: number): string[]
     `                            Redis ${per(redisTotal)} commands run, scripts' included (${redis.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
     `                            NATS ${per(c.natsIn)} messages published, ${per(c.natsOut)} delivered`,
     `                            Postgres ${per(c.pgTransactions)} transactions; rows written ${rows.map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
+    ...(focus ? [focusLine(c, per, focus)] : []),
   ];
+}
+
+function focusLine(c: RoundTripCounts, per: (n: number) => string, focus: RoundTripFocus): string {
+  const steps = focus.scripts.map((name) => [name, c.redisSent.get(`script ${name}`) ?? 0] as const);
+  const total = steps.reduce((a, [, v]) => a + v, 0);
+  return `                            ${focus.label} ${per(total)} (${steps.filter(([, v]) => v > 0).map(([k, v]) => `${k} ${per(v)}`).join(', ')})`;
 }
