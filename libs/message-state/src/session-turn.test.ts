@@ -80,6 +80,42 @@ test("another session's notices during an ask do not send a session's waiter bac
   await waitUntil(() => returned === 2);
 });
 
+test('a slot freed while queries asked sends one of them back to ask, the others wait for the next', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const never = new AbortController().signal;
+  const asks = ['sa', 'sb', 'sc'].map((id) => wakeups.ask(session(id)));
+  wakeups.freed(redisKeys(prefix).sessionLease(session('s-other')));
+  let returned = 0;
+  for (const ask of asks) void wakeups.wait(ask, 'slot', NEVER_MS, never).then(() => returned++);
+  await waitUntil(() => returned === 1);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(returned, 1, 'one freed slot, one query asks again');
+  assert.equal(wakeups.waiting, 2);
+  wakeups.freed(redisKeys(prefix).sessionLease(session('s-other')));
+  await waitUntil(() => returned === 2);
+  assert.equal(wakeups.waiting, 1, 'the next freed slot wakes one more');
+  wakeups.close();
+  await waitUntil(() => returned === 3);
+});
+
+test('slot waiters are woken in the order they first found the pipeline full, not the order they came back in', async () => {
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix);
+  wakeupsToClose.push(wakeups);
+  const never = new AbortController().signal;
+  const woke: string[] = [];
+  const now = Date.now();
+  // The later one to wait first found the pipeline full earlier: it went to ask again after a notice.
+  void wakeups.wait(wakeups.ask(session('so-newer')), 'slot', NEVER_MS, never, now).then(() => woke.push('newer'));
+  void wakeups.wait(wakeups.ask(session('so-older')), 'slot', NEVER_MS, never, now - 5_000).then(() => woke.push('older'));
+  wakeups.freed(redisKeys(prefix).sessionLease(session('so-other')));
+  await waitUntil(() => woke.length === 1);
+  assert.deepEqual(woke, ['older']);
+  wakeups.freed(redisKeys(prefix).sessionLease(session('so-other')));
+  await waitUntil(() => woke.length === 2);
+  assert.deepEqual(woke, ['older', 'newer']);
+});
+
 test('an ask that ends without a wait leaves nothing behind', async () => {
   const wakeups = new TurnWakeups(redis.duplicate(), prefix);
   wakeupsToClose.push(wakeups);

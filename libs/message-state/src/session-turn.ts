@@ -21,44 +21,58 @@ const AGGREGATION_WAIT_IN_PLACE_MS = 250;
  */
 export type WaitReason = 'session' | 'slot' | 'settling';
 
+/** Freed notices one ask keeps (an ask lasts one round trip; more notices than this within it are other queries' to take). */
+const MAX_UNCLAIMED_PER_ASK = 8;
+
+/**
+ * A freed notice no slot waiter of this process was there to take (it came while the queries that
+ * want a slot were asking): the first of them to wait for a slot takes it and asks again at once, the
+ * others wait for the next one. One freed notice stands for one freed slot.
+ */
+interface UnclaimedFreed {
+  claimed: boolean;
+}
+
 /** A query asking for its turn (`TurnWakeups.ask`): what it must not miss while the acquire is in flight. */
 export interface TurnAsk {
   /** The session's lease key, as the release and register scripts publish it. */
   readonly session: string;
-  /** `freedNotices` when the ask began. */
-  readonly freedAt: number;
   /** Notices of the query's own session since the ask began. */
   ownNotices: number;
+  /** Freed notices that came while it asked with no slot waiter to wake. */
+  readonly unclaimed: UnclaimedFreed[];
 }
 
 interface Waiter {
   /** The session's lease key, as the release and register scripts publish it. */
   session: string;
   reason: WaitReason;
+  /** For a slot waiter: when the query first found the pipeline full (its place among this process's slot waiters). */
+  since: number;
   wake(): void;
 }
 
 /**
  * Wakes the queries this process holds waiting for their turn (Redis pub/sub): when the release script
  * says a session or a pipeline slot was freed (`sessionFreedChannel`), every waiter of that session and
- * the longest-waiting one for a slot; when the register script says a message this process saw first
- * was registered (`sessionRegisteredChannel`), that session's settling waiters. So a freed slot is taken
- * at once instead of after a poll interval, a settling query runs as soon as it is queued, and waiting
- * costs no Redis calls. Each replica gets every notice: across replicas a slot wakes one waiter per
- * replica and the script decides who takes it.
+ * the longest-waiting one for a slot (or, with none waiting, the first query asking meanwhile that
+ * turns out to need a slot); when the register script says a message this process saw first was
+ * registered (`sessionRegisteredChannel`), that session's settling waiters. So a freed slot is taken at
+ * once instead of after a poll interval, a settling query runs as soon as it is queued, and waiting
+ * costs no Redis calls. Each replica gets every notice: across replicas a slot wakes one query per
+ * replica and the script decides who takes it. At the pipeline cap a freed slot sends one query per
+ * replica to ask, not every query whose ask was in flight.
  */
 export class TurnWakeups {
   /** Waiters by session lease key. Bounded by the handlers the process runs at once. */
   private readonly bySession = new Map<string, Set<Waiter>>();
-  /** Slot waiters; insertion order is waiting order. */
+  /** Slot waiters; the one with the oldest `since` is woken first. */
   private readonly slotWaiters = new Set<Waiter>();
   private readonly keys: RedisKeys;
   private readonly freedChannel: string;
   private readonly registeredChannel: string;
   /** Asks in flight by session lease key: a notice that comes while a query asks is not missed by its wait. */
   private readonly asking = new Map<string, Set<TurnAsk>>();
-  /** Freed notices of any session so far: any of them may have freed a pipeline slot. */
-  private freedNotices = 0;
 
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
@@ -94,7 +108,7 @@ export class TurnWakeups {
    * `endAsk` (a query that needs no wait).
    */
   ask(s: SessionRef): TurnAsk {
-    const ask: TurnAsk = { session: this.keys.sessionLease(s), freedAt: this.freedNotices, ownNotices: 0 };
+    const ask: TurnAsk = { session: this.keys.sessionLease(s), ownNotices: 0, unclaimed: [] };
     let set = this.asking.get(ask.session);
     if (!set) this.asking.set(ask.session, (set = new Set()));
     set.add(ask);
@@ -109,14 +123,14 @@ export class TurnWakeups {
 
   /**
    * Resolves on a notice for what the query waits for, after `ms`, or on abort; at once when such a
-   * notice came while it asked (one of its session's, or for a slot any freed one). Notices of other
-   * sessions do not send a session's waiter back to ask again: under load they come every few
-   * milliseconds, and each would cost a script call that finds the session as busy as before.
+   * notice came while it asked (one of its session's, or for a slot a freed one no other query of
+   * this process took). Notices of other sessions do not send a session's waiter back to ask again:
+   * under load they come every few milliseconds, and each would cost a script call that finds the
+   * session as busy as before. `since` (slot waits): when the query first found the pipeline full.
    */
-  wait(ask: TurnAsk, reason: WaitReason, ms: number, signal: AbortSignal): Promise<void> {
+  wait(ask: TurnAsk, reason: WaitReason, ms: number, signal: AbortSignal, since = Date.now()): Promise<void> {
     this.endAsk(ask);
-    const missed = ask.ownNotices > 0 || (reason === 'slot' && this.freedNotices !== ask.freedAt);
-    if (missed || signal.aborted) return Promise.resolve();
+    if (ask.ownNotices > 0 || signal.aborted || (reason === 'slot' && this.claimFreed(ask))) return Promise.resolve();
     const session = ask.session;
     return new Promise((resolve) => {
       const wake = () => {
@@ -128,7 +142,7 @@ export class TurnWakeups {
         signal.removeEventListener('abort', wake);
         resolve();
       };
-      const waiter: Waiter = { session, reason, wake };
+      const waiter: Waiter = { session, reason, since, wake };
       const timer = setTimeout(wake, ms);
       signal.addEventListener('abort', wake, { once: true });
       let set = this.bySession.get(session);
@@ -140,14 +154,27 @@ export class TurnWakeups {
 
   /** A session or a slot was freed. Exposed for unit tests; the subscription calls it. */
   freed(session: string): void {
-    this.freedNotices++;
     this.noticeFor(session);
     const own = this.bySession.get(session);
     for (const w of own ? [...own] : []) w.wake();
-    for (const w of this.slotWaiters) {
-      w.wake();
-      break;
+    let oldest: Waiter | undefined;
+    for (const w of this.slotWaiters) if (!oldest || w.since < oldest.since) oldest = w;
+    if (oldest) {
+      oldest.wake();
+      return;
     }
+    // No slot waiter: the queries asking now may find the pipeline full; the first that does takes it.
+    if (this.asking.size === 0) return;
+    const unclaimed: UnclaimedFreed = { claimed: false };
+    for (const asks of this.asking.values()) for (const a of asks) if (a.unclaimed.length < MAX_UNCLAIMED_PER_ASK) a.unclaimed.push(unclaimed);
+  }
+
+  /** Takes a freed notice the ask saw and no other query took: true when there was one. */
+  private claimFreed(ask: TurnAsk): boolean {
+    const notice = ask.unclaimed.find((n) => !n.claimed);
+    if (!notice) return false;
+    notice.claimed = true;
+    return true;
   }
 
   /** A message of the session was registered. Exposed for unit tests; the subscription calls it. */
@@ -229,6 +256,8 @@ export async function waitForTurn(
   { aggregation, holders, rateWindow }: TurnOptions = {},
 ): Promise<Turn> {
   const deadline = Date.now() + holdMs;
+  // When the query first found the pipeline full: its place among this process's slot waiters.
+  let slotSince: number | undefined;
   for (;;) {
     const ask = wakeups.ask(route);
     try {
@@ -254,7 +283,8 @@ export async function waitForTurn(
         await wakeups.wait(ask, 'settling', Math.min(turn.waitMs, left), signal);
       } else {
         const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), left);
-        await wakeups.wait(ask, turn.outcome === 'pipeline-full' ? 'slot' : 'session', fallback, signal);
+        if (turn.outcome === 'pipeline-full') await wakeups.wait(ask, 'slot', fallback, signal, (slotSince ??= Date.now()));
+        else await wakeups.wait(ask, 'session', fallback, signal);
       }
     } finally {
       wakeups.endAsk(ask);
