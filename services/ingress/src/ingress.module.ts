@@ -12,7 +12,7 @@ import { WEBCHAT_TOKEN, WebChatController, WebChatPageController, WebChatTokenGu
 export class IngressModule {
   /** The web chat's routes exist only when it is switched on: off, `/chat` is as unknown as any other path. */
   static register(webChat: WebChatAccess): DynamicModule {
-    // The webhooks are served ahead of the framework (`serveWebhooksFirst`), by BotWebhooks.
+    // No webhook controller: BotWebhooks serves them ahead of the framework (`rawRoutes` in main.ts).
     const providers = [BotDirectory, QueryPublisher, SyncHub, WebhookHandler, BotWebhooks];
     if (!webChat.enabled) return { module: IngressModule, providers };
     return {

@@ -14,7 +14,7 @@ await runService({
   // BOT_CACHE_SECONDS=0 reads every bot from Postgres (a test deployment editing rows by hand).
   readModel: (env) => ({ botTtlMs: env.BOT_CACHE_SECONDS * 1000 }),
   module: (infra) => IngressModule.register(webChatAccess(infra.env)),
-  // Signatures are computed over the exact bytes, so the controller reads the body itself.
+  // Signatures are computed over the exact bytes, so the webhook handlers read the body themselves.
   nestOptions: { bodyParser: false },
   // Every platform's delivery, served without Express's router and Nest's handler chain.
   rawRoutes: (app) => {
