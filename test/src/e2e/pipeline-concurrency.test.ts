@@ -58,7 +58,15 @@ describe('pipeline concurrency across orchestrator replicas', () => {
     await sys?.stop();
   });
 
+  /**
+   * Windows are aligned to the epoch (60 s here): messages sent in the last seconds of one could be
+   * counted in two, and the one over the limit would be allowed. Waits until at least 20 s of the
+   * current window are left, which every burst below needs far less than.
+   */
+  const roomInRateWindow = () => waitUntil('20 s left in the rate-limit window', () => Date.now() % 60_000 <= 40_000, 30_000, 100);
+
   test('rate limit drop: the fourth message in the window gets LangBot\'s notice, whichever replica takes it', async () => {
+    await roomInRateWindow();
     const ids: string[] = [];
     for (let i = 1; i <= 4; i++) ids.push(await send(sys, text('rl-drop', `m${i}`)));
     const replies = await Promise.all(ids.map((id) => finalReply(sys, id)));
@@ -68,6 +76,7 @@ describe('pipeline concurrency across orchestrator replicas', () => {
   test('rate limit: group messages not addressed to the bot never spend the chat\'s window (admission counts, and gives back)', async () => {
     const group = (text: string) => ({ session_id: 'rl-group', session_type: 'group', sender: { id: 'member-1', name: 'M1' }, message: [{ type: 'Plain', text }] });
     const ids: string[] = [];
+    await roomInRateWindow();
     // Chatter first, in the same session: each of these runs (and ends) before the addressed ones.
     for (let i = 1; i <= 4; i++) await send(sys, group(`chatter ${i}`));
     for (let i = 1; i <= 4; i++) ids.push(await send(sys, group(`ai g${i}`)));
