@@ -4,7 +4,7 @@
 // Starting a service: its settings, its connections, its consumers.
 export { BaseEnv, EnvError, loadEnv, type ServiceEnv } from './env.js';
 export { runService, type ServiceDefinition } from './bootstrap.js';
-export { type RawRoutes } from './raw-routes.js';
+export { type RawRoutes, writeJson, writeText } from './raw-routes.js';
 export { type Infra, type InfraOptions } from './infra.js';
 export { INFRA } from './infra.module.js';
 export { duplicateClient, type RedisClient } from './redis.js';

@@ -7,8 +7,6 @@ import type { RequestLoggingMiddleware } from './request-logging.js';
  */
 export type RawRoutes = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
 
-/** Nest's own answer to a handler that failed unexpectedly. */
-const INTERNAL_ERROR = JSON.stringify({ statusCode: 500, message: 'Internal server error' });
 
 /**
  * Puts `routes` ahead of the framework's listeners on `server`. A hot route (a platform's webhook)
@@ -37,10 +35,31 @@ export function serveBeforeFramework(server: Server, routes: RawRoutes, logging:
         res.destroy();
         return;
       }
-      res.statusCode = 500;
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      res.setHeader('Content-Length', Buffer.byteLength(INTERNAL_ERROR));
-      res.end(INTERNAL_ERROR);
+      // Nest's own answer to a handler that failed unexpectedly.
+      writeJson(res, 500, { statusCode: 500, message: 'Internal server error' });
     });
   });
+}
+
+/**
+ * A JSON answer from a raw route, as Express's `res.status(status).json(body)` writes it (without its
+ * ETag, which no caller of these routes reads): a content type among `headers` is kept.
+ */
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
+  if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  writeBody(res, status, JSON.stringify(body) ?? '');
+}
+
+/** A plain-text answer from a raw route, as Express's `res.type('text/plain').send(text)` writes it: always text/plain. */
+export function writeText(res: ServerResponse, status: number, text: string, headers?: Record<string, string>): void {
+  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  writeBody(res, status, text);
+}
+
+function writeBody(res: ServerResponse, status: number, text: string): void {
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.statusCode = status;
+  res.end(text);
 }

@@ -6,13 +6,13 @@ import { HTTP_BOT, HttpBotEndpoint, HttpBotError, normalizeBotId, requestIdFor, 
 import { ConversationStore } from '@conveyor/persistence';
 import { headerOf } from '@conveyor/platform-kit';
 import { platforms } from '@conveyor/platforms';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, writeJson, type Infra } from '@conveyor/service-kit';
 import { BotDirectory } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
 import { WebhookHandler } from './webhook.handler.js';
-import { writeJson, type WebhookRoute } from './webhook-routes.js';
+import { type WebhookRoute } from './webhook-routes.js';
 
 /** Some bodies above 1 MiB are still read so that the 413 comes from the adapter check, as in LangBot. */
 const READ_LIMIT = LIMITS.inboundBodyBytes + 1;

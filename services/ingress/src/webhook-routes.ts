@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { match, type MatchFunction, type ParamData } from 'path-to-regexp';
 
 /**
@@ -38,27 +37,4 @@ export function webhookRouteOf(method: string, url: string): WebhookRoute | unde
     return undefined;
   }
   return undefined;
-}
-
-/**
- * A JSON answer, as Express's `res.status(status).json(body)` writes it (without its ETag, which no
- * platform reads): a content type among `headers` is kept.
- */
-export function writeJson(res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
-  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
-  if (!res.hasHeader('content-type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  writeBody(res, status, JSON.stringify(body) ?? '');
-}
-
-/** A plain-text answer, as Express's `res.type('text/plain').send(text)` writes it: always text/plain. */
-export function writeText(res: ServerResponse, status: number, text: string, headers?: Record<string, string>): void {
-  for (const [k, v] of Object.entries(headers ?? {})) res.setHeader(k, v);
-  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-  writeBody(res, status, text);
-}
-
-function writeBody(res: ServerResponse, status: number, text: string): void {
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.statusCode = status;
-  res.end(text);
 }

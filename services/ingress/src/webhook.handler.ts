@@ -4,13 +4,12 @@ import { LIMITS, redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { isBusBackpressure, PayloadTooLargeError, PayloadValidationError } from '@conveyor/bus';
 import { newAcceptedMessageId, normalizeBotId } from '@conveyor/http-bot';
 import { queryOf, type HttpAnswer, type InboundQuery, type LogRef, type OnceCredential, type Platform, type PlatformInbound } from '@conveyor/platform-kit';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import { INFRA, writeJson, writeText, type Infra } from '@conveyor/service-kit';
 import { inSpan, meter } from '@conveyor/telemetry';
 import { BotDirectory, type BotEntry } from './bot-directory.js';
 import { BodyTooLargeError, readRawBody } from './raw-body.js';
 import { OverloadedError, QueryPublisher, requireRedisConnected } from './query-publisher.js';
 import { SyncHub } from './sync-hub.js';
-import { writeJson, writeText } from './webhook-routes.js';
 
 const dropped = meter.createCounter('conveyor_ingress_webhook_dropped', { description: 'Webhook deliveries acknowledged without a query, by platform' });
 const replays = meter.createCounter('conveyor_ingress_webhook_replayed', { description: 'Webhook requests refused for presenting a credential already used, by platform' });
