@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import type { ResolvedModel } from './model.js';
+import { createModelFetch, type FetchFunction } from './model-fetch.js';
 
 /**
  * One SDK client per API, endpoint and key, so connections are kept alive across runs. The OpenAI
@@ -7,12 +8,17 @@ import type { ResolvedModel } from './model.js';
  */
 export class OpenAIClientPool {
   private readonly clients = new Map<string, unknown>();
+  /**
+   * How every model request of this pool goes out, through the SDKs that take a `fetch` and the
+   * providers called without one: one keep-alive connection pool per endpoint.
+   */
+  readonly fetch: FetchFunction = createModelFetch();
 
   constructor(private readonly maxClients = 256) {}
 
   get(model: ResolvedModel): OpenAI {
     // Retries are the fallback chain's job, not the SDK's: a failing model should hand over quickly.
-    return this.client('openai', model, (m) => new OpenAI({ baseURL: m.baseUrl, apiKey: m.apiKey || 'none', timeout: m.timeoutMs, maxRetries: 0 }), (c): c is OpenAI => c instanceof OpenAI);
+    return this.client('openai', model, (m) => new OpenAI({ baseURL: m.baseUrl, apiKey: m.apiKey || 'none', timeout: m.timeoutMs, maxRetries: 0, fetch: this.fetch }), (c): c is OpenAI => c instanceof OpenAI);
   }
 
   /** The cached client of `kind` for the model's endpoint, key and timeout, made with `make` the first time. */

@@ -83,6 +83,14 @@ describe('operating a message: traces, metrics, logs (under NATS permissions)', 
     assert.equal(llm?.serviceName, 'conveyor-runner');
     assert.equal(llm?.kindName, 'CLIENT');
     assert.ok(ancestors(llm!).some((a) => a.name === `process ${runs.subjects[0]}`), 'the LLM call runs inside the run consumer span');
+    // The model's HTTP request is a CLIENT span under the LLM call, and the model gets its context.
+    const modelRequest = sys.llm.requests.find((r) => JSON.stringify(r.body.messages).includes('trace me'))!;
+    const [, modelTraceId, modelParentId] = String(modelRequest.headers.traceparent ?? '').split('-');
+    assert.equal(modelTraceId, llm!.traceId, 'the model request carries the trace');
+    const modelPost = (await sys.otlp.waitFor((all) => all.some((s) => s.spanId === modelParentId), 30_000)).find((s) => s.spanId === modelParentId)!;
+    assert.equal(modelPost.kindName, 'CLIENT');
+    assert.equal(modelPost.serviceName, 'conveyor-runner');
+    assert.equal(modelPost.parentSpanId, llm!.spanId, 'the model request runs inside the LLM call span');
 
     const send = trace.find((s) => s.name === 'http-bot send')!;
     assert.equal(send.serviceName, 'conveyor-dispatcher');

@@ -89,12 +89,12 @@ export function errorMessageOf(text: string): string {
  * answer's headers (a stream may then run as long as it streams); a non-2xx answer throws with the
  * provider's message and status, the key never in it.
  */
-export async function postJson(url: string, headers: Record<string, string>, body: unknown, call: Pick<ProviderCall, 'model' | 'signal'>): Promise<Response> {
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, call: Pick<ProviderCall, 'pool' | 'model' | 'signal'>): Promise<Response> {
   const timer = new AbortController();
   const timeout = setTimeout(() => timer.abort(new ProviderTimeoutError(call.model.timeoutMs)), call.model.timeoutMs);
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: call.signal ? AbortSignal.any([call.signal, timer.signal]) : timer.signal });
+    res = await call.pool.fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: call.signal ? AbortSignal.any([call.signal, timer.signal]) : timer.signal });
   } catch (err) {
     if (timer.signal.aborted && !call.signal?.aborted) throw timer.signal.reason;
     throw err;
