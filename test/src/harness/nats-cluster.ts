@@ -34,7 +34,7 @@ export interface OwnedNatsCluster {
 }
 
 interface StreamClusterInfo {
-  cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean; offline?: boolean }> };
+  cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean; offline?: boolean; lag?: number; active?: number }> };
 }
 
 /**
@@ -148,7 +148,9 @@ export async function startOwnedNatsCluster(size = 3): Promise<OwnedNatsCluster>
       for (const stream of streams) {
         await waitUntil(`stream ${stream} replicas current`, async () => {
           const c = (await streamInfo(stream))?.cluster;
-          return !!c?.leader && (c.replicas ?? []).every((r) => r.current && !r.offline);
+          if (c?.leader && (c.replicas ?? []).every((r) => r.current && !r.offline)) return true;
+          // Thrown, not returned: a timeout then says what the replicas looked like last.
+          throw new Error(`leader ${c?.leader ?? 'none'}, replicas ${JSON.stringify(c?.replicas ?? [])}`);
         }, timeoutMs, 250);
       }
     },
