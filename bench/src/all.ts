@@ -1,5 +1,5 @@
 // npm run bench -- [messages=10000] [concurrency=64] [sequential=500] [--stream-replies=60 --stream-parallel=4
-//                   --stream-deltas=200 --stream-rate=50]
+//                   --stream-deltas=200 --stream-rate=50] [--warmup=1000]
 //
 // The end-to-end benchmark three times (tracing off, sampled at 0.1 with a local OTLP receiver, and at
 // 1.0), one after another on a quiet machine, printed as two tables: messages (the model answering at
@@ -19,6 +19,8 @@ import { fileURLToPath } from 'node:url';
 import type { StreamingResult } from './streaming.js';
 
 const streamFlags = process.argv.slice(2).filter((a) => a.startsWith('--stream-'));
+/** The same warm-up for the product and both floors (stats.ts WARMUP_MESSAGES unless given). */
+const warmupFlags = process.argv.slice(2).filter((a) => a.startsWith('--warmup='));
 const runnerInflight = Number(process.argv.slice(2).find((a) => a.startsWith('--runner-inflight='))?.split('=')[1] ?? 10_000);
 const [messages = '10000', concurrency = '64', sequential = '500'] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const withFloor = !process.argv.slice(2).includes('--floor=0');
@@ -55,7 +57,7 @@ interface Result {
 const results: Result[] = [];
 for (const tracing of ['off', '0.1', '1.0']) {
   console.error(`bench: e2e with tracing ${tracing} ...`);
-  results.push(resultOf<Result>(e2e, [messages, concurrency, sequential, `--tracing=${tracing}`, ...streamFlags]));
+  results.push(resultOf<Result>(e2e, [messages, concurrency, sequential, `--tracing=${tracing}`, ...warmupFlags, ...streamFlags]));
 }
 
 /** The shape floor's `RESULT` (see shape-floor.ts). */
@@ -71,9 +73,9 @@ let stateFloor: FloorResult | undefined;
 if (withFloor) {
   console.error('bench: the shape floor (--openai) ...');
   const streams = !streamFlags.includes('--stream-replies=0');
-  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...(streams ? ['--stream', ...streamFlags] : [])]);
+  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...warmupFlags, ...(streams ? ['--stream', ...streamFlags] : [])]);
   console.error('bench: the shape floor with the state round trips (--openai --state) ...');
-  stateFloor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', '--state']);
+  stateFloor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', '--state', ...warmupFlags]);
 }
 
 /** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */

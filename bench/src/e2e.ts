@@ -12,6 +12,7 @@
 //        (--stream-replies=0 skips the streaming phase; so does --profile unless --stream-replies is given)
 //        [--profile=DIR]   (a V8 CPU profile of each service written to DIR, summarised at the end)
 //        [--callback-delay-ms=N] (the fake integrator answers each callback after N ms)
+//        [--warmup=N]      (messages sent before any phase is measured; default 1000, as the floor's)
 //        [--back-to-back=N] (after the one-at-a-time phase, N sessions one after another each get two
 //                           messages at once: the second's POST → final callback latency, p50)
 //        [--round-trips]   (the Redis round trips and commands, NATS messages and Postgres
@@ -26,7 +27,7 @@ import { natsRequestReplyP50 } from './nats-floor.js';
 import { CpuMeter, SideMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
 import { EVENT_DELIVERY, formatRoundTrips, LATENCY_PATH, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
-import { fmtMs, percentile } from './stats.js';
+import { fmtMs, percentile, WARMUP_MESSAGES } from './stats.js';
 import { measureStreaming, type StreamingResult } from './streaming.js';
 
 const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
@@ -37,7 +38,7 @@ const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const total = Number(positional[0] ?? 2000);
 const concurrency = Number(positional[1] ?? 64);
 const sequential = Number(positional[2] ?? 200);
-const warmup = Math.min(200, Math.ceil(total / 10));
+const warmup = Math.min(Number(flags.get('warmup') ?? WARMUP_MESSAGES), total);
 const tracing = flags.get('tracing') ?? 'off';
 const streamOpts = {
   // A profile run keeps to the phases earlier profiles covered unless asked.

@@ -1,4 +1,4 @@
-// npm run bench:floor -- [messages=10000] [concurrency=64] [--state] [--openai] [--stream]
+// npm run bench:floor -- [messages=10000] [concurrency=64] [--state] [--openai] [--stream] [--warmup=1000]
 //
 // The cost of the product's shape with none of the product in it: four processes joined by three
 // JetStream streams, as ingress → orchestrator → runner → dispatcher are, each doing only its hop.
@@ -34,7 +34,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Pool } from 'undici';
 import { CpuMeter, SideMeter } from './proc-cpu.js';
-import { percentile } from './stats.js';
+import { percentile, WARMUP_MESSAGES } from './stats.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -289,7 +289,7 @@ async function bench(): Promise<void> {
       setTimeout(() => reject(new Error(`${answered.size} of ${count} answered after 10 minutes`)), 600_000).unref();
     });
 
-    const warmup = Math.min(1000, total);
+    const warmup = Math.min(flag('warmup', WARMUP_MESSAGES), total);
     await pushAll(warmup);
     await allAnswered(warmup);
 
