@@ -5,7 +5,7 @@ import { LIMITS } from '@conveyor/contracts';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
 import { anyTypedValue, deepPlaceholder, expandDeep, headerText, hostileText, smallJson } from './arbitraries.js';
-import { emptyReport, forEachLimit, preview, type CategoryReport } from './report.js';
+import { emptyReport, forEachLimit, preview, requestFailure, type CategoryReport } from './report.js';
 import { waitUntil } from '../harness/wait.js';
 
 type SignatureMode = 'valid' | 'missing' | 'wrong' | 'stale' | 'garbage-timestamp';
@@ -143,7 +143,7 @@ export async function fuzzHttpBot(fuzz: FuzzSystem, inputs: HttpBotInput[], opti
     try {
       res = await fetch(`${url}${input.subPath ? `/${input.subPath}` : ''}`, { method: 'POST', headers: headersFor(input, sys.inboundSecret, raw), body: raw });
     } catch (err) {
-      report.failures.push({ problem: `request failed: ${(err as Error).message}`, input: preview(input) });
+      report.failures.push({ problem: requestFailure(err), input: preview(input) });
       return;
     }
     const text = await res.text().catch(() => '');

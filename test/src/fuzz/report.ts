@@ -24,6 +24,13 @@ export function emptyReport(category: string): CategoryReport {
   return { category, inputs: 0, status4xx: 0, status2xx: 0, deadLettered: 0, handled: 0, failures: [] };
 }
 
+/** A request that got no answer, with what the client said broke (fetch's own message is only "fetch failed"). */
+export function requestFailure(err: unknown): string {
+  const cause = err instanceof Error ? err.cause : undefined;
+  const detail = cause instanceof Error ? ` (${'code' in cause ? `${String(cause.code)}: ` : ''}${cause.message})` : '';
+  return `request failed: ${err instanceof Error ? err.message : String(err)}${detail}`;
+}
+
 /** At most this much of an input is kept in a failure (inputs can be megabytes). */
 const INPUT_PREVIEW_CHARS = 300;
 

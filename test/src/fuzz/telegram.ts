@@ -3,7 +3,7 @@ import { LIMITS } from '@conveyor/contracts';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
 import { anyTypedValue, hostileText, smallJson } from './arbitraries.js';
-import { emptyReport, forEachLimit, preview, type CategoryReport } from './report.js';
+import { emptyReport, forEachLimit, preview, requestFailure, type CategoryReport } from './report.js';
 
 /** A Telegram id, or something in its place: 1e308, negatives, floats, strings, integers past 2^53 (as raw JSON text). */
 const oddId: fc.Arbitrary<unknown> = fc.oneof(
@@ -85,7 +85,7 @@ export async function fuzzTelegram(fuzz: FuzzSystem, inputs: TelegramInput[], op
     try {
       res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': fuzz.telegramSecret }, body });
     } catch (err) {
-      report.failures.push({ problem: `request failed: ${(err as Error).message}`, input: preview(body) });
+      report.failures.push({ problem: requestFailure(err), input: preview(body) });
       return;
     }
     const text = await res.text().catch(() => '');

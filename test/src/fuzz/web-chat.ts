@@ -7,7 +7,7 @@ import { normalizeBotId } from '@conveyor/http-bot';
 import type { FuzzSystem } from './fuzz-system.js';
 import { deadService } from './fuzz-system.js';
 import { anyTypedValue, brokenJson, deepPlaceholder, expandDeep, headerText, hostileText, smallJson } from './arbitraries.js';
-import { emptyReport, forEachLimit, preview, type CategoryReport } from './report.js';
+import { emptyReport, forEachLimit, preview, requestFailure, type CategoryReport } from './report.js';
 import { FAILURE_HINT, shortEcho } from './runs.js';
 import { NATS_URL, REDIS_URL } from '../harness/system.js';
 import { waitUntil } from '../harness/wait.js';
@@ -281,7 +281,7 @@ export async function fuzzWebChat(fuzz: FuzzSystem, inputs: WebChatInput[], opti
           text = '';
         } else text = await res.text();
       } catch (err) {
-        report.failures.push({ problem: `request failed: ${(err as Error).message}`, input: shown });
+        report.failures.push({ problem: requestFailure(err), input: shown });
         return;
       } finally {
         clearTimeout(timer);
