@@ -147,7 +147,7 @@ async function client(call: ProviderCall): Promise<Anthropic> {
   return call.pool.client(
     'anthropic',
     call.model,
-    (m: ResolvedModel) => new AnthropicClient({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0, fetch: call.pool.fetch }),
+    (m: ResolvedModel) => new AnthropicClient({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0 }),
     (c): c is Anthropic => c instanceof AnthropicClient,
   );
 }
