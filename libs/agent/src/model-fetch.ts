@@ -72,7 +72,8 @@ export function createModelFetch(dispatcher: Dispatcher = new Agent(), fallback:
 /** The request's headers as one record, lower-cased names; repeated values joined as Headers joins them. */
 function headerRecord(init: RequestInit['headers']): Record<string, string> {
   const out: Record<string, string> = {};
-  new Headers(init).forEach((value, name) => {
+  // The SDKs pass a Headers already: read it as it is rather than copy it first.
+  (init instanceof Headers ? init : new Headers(init)).forEach((value, name) => {
     out[name] = value;
   });
   return out;

@@ -7,7 +7,6 @@ import type { RequestLoggingMiddleware } from './request-logging.js';
  */
 export type RawRoutes = (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
 
-
 /**
  * Puts `routes` ahead of the framework's listeners on `server`. A hot route (a platform's webhook)
  * then costs no router, guard or handler chain; it gets the request logging the framework applies to
