@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
@@ -24,6 +25,25 @@ export interface RunningService {
 }
 
 const MAX_LOG_LINES = 5_000;
+
+/**
+ * Where a test file's service logs are kept whole, when the test command asks for them
+ * (`CONVEYOR_TEST_SERVICE_LOGS`): one folder per test file, named by `serviceLogFolder`, so that the
+ * reporter that prints a failed file's logs finds them. Memory holds only the last lines.
+ */
+function serviceLogFile(instance: string, pid: number | undefined): WriteStream | undefined {
+  const root = process.env.CONVEYOR_TEST_SERVICE_LOGS;
+  const testFile = process.argv[1];
+  if (!root || !testFile) return undefined;
+  const dir = path.join(root, serviceLogFolder(testFile));
+  mkdirSync(dir, { recursive: true });
+  return createWriteStream(path.join(dir, `${instance}.${pid ?? 'unstarted'}.log`));
+}
+
+/** The folder of one test file's service logs; `scripts/failed-service-logs.mjs` names it the same way. */
+export function serviceLogFolder(testFile: string): string {
+  return encodeURIComponent(path.resolve(testFile));
+}
 
 /**
  * Starts services as separate processes, exactly as `npm start` does (compiled output, telemetry
@@ -58,13 +78,17 @@ export class ServiceHarness {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const logs: string[] = [];
+    const file = serviceLogFile(instance, child.pid);
     const collect = (d: Buffer) => {
+      file?.write(d);
       for (const line of d.toString().split('\n')) if (line) logs.push(line);
       if (logs.length > MAX_LOG_LINES) logs.splice(0, logs.length - MAX_LOG_LINES);
     };
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Closed once both pipes have ended (after 'exit' a pipe can still hold the last lines).
+    if (file) child.once('close', () => file.end());
     const url = `http://127.0.0.1:${port}`;
     const healthUrl = env.METRICS_PORT ? `http://127.0.0.1:${env.METRICS_PORT}` : url;
     const svc: RunningService = { name, instance, port, url, healthUrl, child, logs, exited };
