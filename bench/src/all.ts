@@ -9,7 +9,8 @@
 // product, the model called through the openai SDK; with --stream and the same --stream-* flags unless
 // --stream-replies=0) with the same messages and senders, and the tracing-0.1 run as ratios to it,
 // beside the targets. Then the floor again with the product's state round trips as bare calls
-// (shape-floor.ts --openai --state), the product's essential work and nothing else, and the same run as
+// (shape-floor.ts --openai --state, with the same streaming phase: a script before and one after each
+// streamed part's callback), the product's essential work and nothing else, and the same run as
 // ratios to that. --floor=0 leaves both floors out.
 // Then the runner's memory per in-flight run (runner-throughput.ts --inflight, one replica holding
 // --runner-inflight=10000 streaming runs against a slow model) as a third table; --runner-inflight=0
@@ -73,9 +74,10 @@ let stateFloor: FloorResult | undefined;
 if (withFloor) {
   console.error('bench: the shape floor (--openai) ...');
   const streams = !streamFlags.includes('--stream-replies=0');
-  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...warmupFlags, ...(streams ? ['--stream', ...streamFlags] : [])]);
+  const floorStreamFlags = streams ? ['--stream', ...streamFlags] : [];
+  floor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', ...warmupFlags, ...floorStreamFlags]);
   console.error('bench: the shape floor with the state round trips (--openai --state) ...');
-  stateFloor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', '--state', ...warmupFlags]);
+  stateFloor = resultOf<FloorResult>(shapeFloor, [messages, concurrency, '--openai', '--state', ...warmupFlags, ...floorStreamFlags]);
 }
 
 /** The runner memory benchmark's `RESULT` (see runner-throughput.ts). */
@@ -112,7 +114,7 @@ if (floor && stateFloor && sampled) {
   row(`throughput (msg/s, ${concurrency} senders)`, floor.throughput, stateFloor.throughput, sampled.throughput, '>= 0.35x', 3, (n) => n.toFixed(0));
   row('CPU per message, 4 processes (ms)', floor.cpuTotal, stateFloor.cpuTotal, sampled.cpuTotal, '<= 3.5x', 1, ms);
   row('p50 one at a time (ms)', floor.p50, stateFloor.p50, sampled.p50, '<= 3x', 1, ms);
-  if (floor.streaming && sampled.streaming) row('streamed delta → callback p50 (ms)', floor.streaming.p50, undefined, sampled.streaming.p50, '<= 2x', 1, ms);
+  if (floor.streaming && sampled.streaming) row('streamed delta → callback p50 (ms)', floor.streaming.p50, stateFloor.streaming?.p50, sampled.streaming.p50, '<= 2x', 1, ms);
 }
 
 const streamed = results.filter((r) => r.streaming);
