@@ -11,9 +11,9 @@
 // where the product makes them (`--round-trips` of bench:e2e counts the product's): ingress 1 Redis
 // script after the publish (the session registration); orchestrator 1 script (admission) and 1
 // Postgres read (the chat's history); runner 1 script (the run's attempt) and 1 Postgres statement
-// (the turn, before the answer is published); dispatcher 1 script before the callback (delivery), 1
-// beside it (the session's release) and 1 after it (the commit). What the product spends beyond this
-// variant is its own code, not the state it must keep.
+// (the turn, before the answer or a streamed reply's final part is published); dispatcher 1 script
+// before the callback (delivery), 1 beside it (the session's release) and 1 after it (the commit).
+// What the product spends beyond this variant is its own code, not the state it must keep.
 // --stream adds a streaming phase after the throughput phase, shaped as bench:e2e's (--stream-replies,
 // --stream-parallel, --stream-deltas, --stream-rate, the same defaults): the runner asks the model with
 // `stream: true` through the openai SDK, publishes the reply's text so far every 8 deltas and once
@@ -132,6 +132,8 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
           text += delta;
           if (++deltas % EMIT_EVERY === 0) await publish(sub.events, JSON.stringify({ id: run.id, text, last: false }), `${run.id}:${seq++}`);
         }
+        // The turn goes to history before the final part, as the product's final answer waits for it.
+        if (c.state) await db!.query('INSERT INTO ' + c.table + ' ("id", "body") VALUES ($1, $2)', [run.id, JSON.stringify({ answer: text })]);
         await publish(sub.events, JSON.stringify({ id: run.id, text, last: true }), `${run.id}:${seq}`);
         return;
       }
