@@ -73,13 +73,15 @@ redis.call('HSETNX', KEYS[4], id, now)
 redis.call('HSET', KEYS[5], id, now)
 for _, k in ipairs({KEYS[1], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, 86400000) end
 if holder then return {0, 0, 0, ''} end
--- A waiter that stopped asking (its message was dead-lettered) must not block the queue forever.
+-- A waiter that stopped asking (its message was dead-lettered) must not block the queue forever, nor
+-- a message that already ended (dropped before its turn, then queued by a registration that landed
+-- later from a replica that does not know to refuse it).
 local head
 for _ = 1, 16 do
   head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
   if head == id then break end
   local seen = tonumber(redis.call('HGET', KEYS[5], head) or '0')
-  if now - seen <= tonumber(ARGV[6]) then break end
+  if now - seen <= tonumber(ARGV[6]) and not redis.call('ZSCORE', KEYS[6], head) then break end
   leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], head)
 end
 if head ~= id then return {-1, 0, 0, ''} end

@@ -211,3 +211,48 @@ test('a best-effort step that fails is reported with its query, and the turn sti
   assert.deepEqual(failures.map((f) => [f.step, f.queryId]), [['uncount', 'uncount-fails']]);
   assert.ok(failures[0]!.err instanceof Error);
 });
+
+test('a query dropped before its turn leaves the queue at once: the message behind it does not wait for it', async () => {
+  const route = session();
+  assert.deepEqual(await turns.run(request(route, 'holder'), ends('handed-off')), { kind: 'ran', end: 'handed-off' });
+  // The ingress registered both, in arrival order, while the holder's reply was still going out.
+  const droppedSeq = ++seq;
+  await leases.register(route, 'dropped', droppedSeq);
+  const behind = request(route, 'behind');
+  await leases.register(route, 'behind', behind.streamSeq);
+  let behindRan = false;
+  const running = turns.run(behind, async () => {
+    behindRan = true;
+    return 'ended';
+  });
+  await turns.skip(route, 'dropped');
+  assert.equal(await redis.zscore(keys.sessionQueue(route), 'dropped'), null, 'the dropped message left the queue');
+  assert.equal(behindRan, false, 'the holder\'s reply still goes out');
+  await leases.finish(route, 'holder');
+  // Without the skip the dropped message would head the queue until it went stale (a minute here).
+  assert.deepEqual(await running, { kind: 'ran', end: 'ended' });
+  assert.equal(await redis.zcard(keys.sessionQueue(route)), 0);
+  assert.deepEqual(await turns.run(request(route, 'dropped', { streamSeq: droppedSeq }), ends('ended')), { kind: 'finished' }, 'a copy of it never takes the session');
+});
+
+test('a registration that lands after the drop does not queue the message; one an older replica queued is passed over', async () => {
+  const route = session();
+  await turns.skip(route, 'dropped-first');
+  await leases.register(route, 'dropped-first', ++seq);
+  assert.equal(await redis.zscore(keys.sessionQueue(route), 'dropped-first'), null, 'the register script refuses a finished message');
+  assert.deepEqual(await turns.run(request(route, 'next'), ends('ended')), { kind: 'ran', end: 'ended' });
+
+  // What a replica whose register script predates that check leaves: the finished message queued and just seen.
+  const ghost = session();
+  await turns.skip(ghost, 'ghost');
+  await redis.zadd(keys.sessionQueue(ghost), ++seq, 'ghost');
+  await redis.hset(keys.sessionFirstSeen(ghost), 'ghost', 0);
+  await redis.hset(keys.sessionLastSeen(ghost), 'ghost', Date.now());
+  let ran = false;
+  const outcome = await turns.run(request(ghost, 'after-ghost'), async () => {
+    ran = true;
+    return 'ended';
+  });
+  assert.deepEqual([outcome, ran], [{ kind: 'ran', end: 'ended' }, true], 'admission passes over a finished head at once');
+  assert.equal(await redis.zcard(keys.sessionQueue(ghost)), 0);
+});

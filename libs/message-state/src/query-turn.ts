@@ -92,6 +92,15 @@ export class QueryTurns {
     private readonly holders?: HolderCheck,
   ) {}
 
+  /**
+   * Ends a query that never takes its turn (the stages before the turn dropped it): it leaves its
+   * session's queue, a query waiting behind it asks again at once, and it is remembered as finished,
+   * so neither a redelivered copy nor a registration that lands after this queues it again.
+   */
+  async skip(route: ReplyRoute, queryId: string): Promise<void> {
+    await this.leases.finish(route, queryId);
+  }
+
   async run(req: QueryTurnRequest, work: (merged: readonly string[], control: TurnControl) => Promise<TurnEnd>): Promise<QueryTurnOutcome> {
     const { route, queryId } = req;
     const stash = req.aggregation?.stash;

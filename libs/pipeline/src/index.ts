@@ -16,7 +16,8 @@ export { effectiveInstanceSettings, type EffectiveInstanceSettings, type Instanc
 export { loadBanWords } from './filters/ban-word-file.js';
 export { itemQuery } from './engine/dispatch-query.js';
 export { botPipelineOf, unusableReason, type BotPipeline } from './pipeline-directory.js';
-export { emitMessageReceived } from './plugins/events.js';
+export { emitMessageReceived, messageReceivedListened } from './plugins/events.js';
 export { aggregationSettings, mergeEnvelopes } from './aggregation.js';
+export { runBeforeTurn, stagesBeforeTurn, type BeforeTurn } from './before-turn.js';
 export { admissionRateWindow, type RateWindowQuestion } from './stages/rate-limit.js';
 

@@ -17,6 +17,7 @@ export class PluginRuntime implements OnModuleInit, OnModuleDestroy {
     this.host = new PluginHost(infra.nc, infra.topology.prefix, { logger: infra.logger });
     this.port = {
       emit: (q, event) => this.host.emit({ queryId: q.queryId, botId: q.route.botId, pipelineId: q.pipelineId, event }, q.plugins ?? 'all'),
+      listens: (q, event) => this.host.forEvent(event, q.plugins ?? 'all').length > 0,
     };
   }
 

@@ -3,8 +3,8 @@ import { LIMITS, QueryEnvelope, replyEventGapMs } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
-  admissionRateWindow, aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, newQuery, runStages, timedStages, unusableReason,
-  type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
+  admissionRateWindow, aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, messageReceivedListened, newQuery, runBeforeTurn, runStages,
+  timedStages, unusableReason, type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
 } from '@conveyor/pipeline';
 import { QueryTurns, RedisFixedWindow, RunEvents, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -175,13 +175,22 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       this.infra.logger.info({ queryId: envelope.queryId, delivery: ctx.deliveryCount }, 'query already answered; dropping the redelivered copy');
       return;
     }
+    const aggregation = this.aggregation(envelope, def);
+    const timeline: StageTime[] = [];
+    const early = aggregation ? undefined : await this.beforeTurn(envelope, def, ctx, timeline);
+    if (early?.kind === 'dropped') {
+      await this.turns.skip(route, envelope.queryId);
+      this.queryLog.succeeded(envelope.queryId);
+      this.queryLog.timeline(envelope.queryId, timeline);
+      return;
+    }
     let events: RunEvents | undefined;
     const outcome = await this.turns.run({
       route,
       queryId: envelope.queryId,
       streamSeq: ctx.streamSequence,
       signal: ctx.signal,
-      aggregation: this.aggregation(envelope, def),
+      aggregation,
       rateWindow: admissionRateWindow(def, route),
       ...(this.mayWaitAgain(envelope, ctx) ? { requeue: () => this.requeue(envelope, ctx) } : {}),
       lastDelivery: ctx.deliveryCount >= this.infra.topology.consumers.orchestrator.maxDeliver,
@@ -190,13 +199,12 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
         if (events && events.emitted > 0) await events.emit({ kind: 'done' });
       },
     }, async (mergedJson, control) => {
-      const timeline: StageTime[] = [];
-      const merged = await this.mergeInto(envelope, def, mergedJson);
-      const q = newQuery(merged, def);
+      // Without aggregation nothing was merged, and the query goes on from where the stages before the turn left it.
+      const q = early?.kind === 'go-on' ? early.query : newQuery(await this.mergeInto(envelope, def, mergedJson), def);
       // Events of a query that ends here (notices, command replies) are numbered by its delivery.
       const queryEvents = (events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator'));
       try {
-        return await this.runStages(q, def, queryEvents, control, timeline);
+        return await this.runStages(q, def, queryEvents, control, timeline, early?.kind === 'go-on' ? early.from : 0);
       } finally {
         // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
         this.queryLog.timeline(envelope.queryId, timeline);
@@ -207,8 +215,30 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** The stages before MessageProcessor and MessageProcessor itself, in the query's turn. */
-  private async runStages(q: PipelineQuery, def: PipelineDefinition, events: RunEvents, control: TurnControl, timeline: StageTime[]): Promise<TurnEnd> {
+  /**
+   * The pipeline's first stages that decide from the message alone (a group's respond rules, access
+   * control), run before the query waits for its turn: a message they drop ends at once instead of
+   * queueing behind the session's reply in progress. Not when a plugin would be told of the message
+   * first (LangBot asks the plugins before any stage, and a plugin may answer in the session's
+   * order), nor for a redelivered copy (its earlier delivery may have decided otherwise: the random
+   * respond rule), nor with message aggregation (the rules judge the merged message).
+   */
+  private async beforeTurn(envelope: QueryEnvelope, def: PipelineDefinition, ctx: ConsumeContext, timeline: StageTime[]): Promise<BeforeTurnRun | undefined> {
+    if (ctx.deliveryCount > 1) return undefined;
+    const query = newQuery(envelope, def);
+    const deps = { logger: this.infra.logger, isOutage: isDependencyOutage, plugins: this.plugins.port };
+    if (messageReceivedListened(query, deps)) return undefined;
+    const decided = await runBeforeTurn(def, query, deps, (stages) => timedStages(stages, (t) => timeline.push(t)));
+    if (decided.kind === 'in-turn') {
+      this.infra.logger.warn({ queryId: envelope.queryId, reason: decided.reason }, 'the stages before the turn did not decide; the query runs them in its turn');
+      timeline.length = 0;
+      return undefined;
+    }
+    return decided.kind === 'dropped' ? decided : { ...decided, query };
+  }
+
+  /** The stages before MessageProcessor and MessageProcessor itself, in the query's turn, from stage `from`. */
+  private async runStages(q: PipelineQuery, def: PipelineDefinition, events: RunEvents, control: TurnControl, timeline: StageTime[], from: number): Promise<TurnEnd> {
     let handedOff = false;
     const settings = await this.settings.current();
     const deps: PipelineDeps = {
@@ -234,7 +264,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       return 'ended';
     }
     const stages = timedStages([...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
-    const outcome = await runStages(stages, 0, q, deps);
+    const outcome = await runStages(stages, from, q, deps);
     if (handedOff) return 'handed-off';
     if (outcome === 'ok') this.queryLog.succeeded(q.queryId);
     if (events.emitted === 0) return 'ended';
@@ -244,6 +274,9 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     return 'replied';
   }
 }
+
+/** What the stages before the turn decided: the message was dropped, or its query goes on in its turn from stage `from`. */
+type BeforeTurnRun = { kind: 'dropped' } | { kind: 'go-on'; from: number; query: PipelineQuery };
 
 function parseEnvelope(json: string): QueryEnvelope | undefined {
   try {

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createPrismaClient } from '@conveyor/persistence';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
+import { waitUntil } from '../harness/wait.js';
 import { callbacksFor, finalReply, send, sleep, text } from './pipeline-support.js';
 
 /**
@@ -39,6 +41,35 @@ describe('pipeline stages end to end', () => {
     const mentioned = await send(sys, group([{ type: 'At', target: 'http_bot' }, { type: 'Plain', text: ' ping' }]));
     assert.deepEqual((await finalReply(sys, mentioned)).json.message.at(-1), { type: 'Plain', text: 'echo: ping' });
     assert.equal(callbacksFor(sys, ignored).length, 0, 'an unmatched group message is ignored silently');
+  });
+
+  test('a group message no rule matches is dropped at once, not after the reply the group is waiting for', async () => {
+    const prisma = createPrismaClient(sys.db.url);
+    const echo = (body: { messages?: { content?: unknown }[] }) => ({ text: `echo: ${body.messages?.at(-1)?.content}` });
+    // The group's question is answered by a stream the model holds open until released: its session stays held.
+    let deltasWritten = 0;
+    const held = { text: 'done at last', tickMs: 50, holdOpen: true, onDelta: (index: number) => void (deltasWritten = index) };
+    sys.llm.setDefault((body) => (String(body.messages?.at(-1)?.content).includes('take your time') ? held : echo(body)));
+    try {
+      const room = { session_id: 'room-busy', session_type: 'group', sender: { id: 'member-8', name: 'Eve' } };
+      const slow = await send(sys, { ...room, message: [{ type: 'Plain', text: 'ai take your time' }] });
+      await waitUntil('the group\'s question at the model', () => sys.llm.requests.some((r) => String(r.body.messages?.at(-1)?.content).includes('take your time')), 30_000);
+      const chatter = await send(sys, { ...room, message: [{ type: 'Plain', text: 'just chatting meanwhile' }] });
+      // Its query ends (the respond rules drop it) while the reply it would have queued behind is still open.
+      await waitUntil('the chatter dropped', async () => {
+        const rows = await prisma.queryRecord.findMany({ where: { botId: sys.botId, launcherId: 'room-busy' } });
+        return rows.length === 2 && rows.filter((r) => r.status === 'succeeded').length === 1;
+      }, 30_000);
+      assert.equal(callbacksFor(sys, slow).some((c) => c.json?.is_final === true), false, 'the group\'s reply is still open');
+      // Released once its whole text is out (a release ends the stream where it stands).
+      await waitUntil('the held answer written', () => deltasWritten === 3, 30_000);
+      sys.llm.release();
+      assert.deepEqual((await finalReply(sys, slow)).json.message.at(-1), { type: 'Plain', text: 'done at last' });
+      assert.equal(callbacksFor(sys, chatter).length, 0, 'the dropped message gets no reply');
+    } finally {
+      sys.llm.setDefault(echo);
+      await prisma.$disconnect();
+    }
   });
 
   test('access control and ignore rules drop silently; the model is not called', async () => {

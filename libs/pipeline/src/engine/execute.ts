@@ -13,8 +13,10 @@ const tracer = trace.getTracer('@conveyor/pipeline');
  * branch; a generator runs every downstream stage to completion for each item before it is asked for
  * the next, an INTERRUPT from downstream ends only that item's branch, and an INTERRUPT the generator
  * yields itself stops it. Exceptions propagate to the caller (runPipeline applies exception-handling).
+ * `interrupted` when a stage's single result stopped the run; `through` when the run got past the last
+ * stage, or a generator took it over (its items' branches end on their own).
  */
-export async function executeFrom(stages: readonly Stage[], from: number, query: PipelineQuery, deps: PipelineDeps): Promise<void> {
+export async function executeFrom(stages: readonly Stage[], from: number, query: PipelineQuery, deps: PipelineDeps): Promise<'through' | 'interrupted'> {
   for (let i = from; i < stages.length; i++) {
     const stage = stages[i];
     query.currentStage = stage.name;
@@ -36,11 +38,12 @@ export async function executeFrom(stages: readonly Stage[], from: number, query:
     );
     if (isAsyncIterable(output)) {
       await fanOut(stages, i, output, query, deps);
-      return;
+      return 'through';
     }
     await checkOutput(query, output, deps);
-    if (output.type === 'interrupt') return;
+    if (output.type === 'interrupt') return 'interrupted';
   }
+  return 'through';
 }
 
 async function fanOut(stages: readonly Stage[], i: number, items: AsyncIterable<StageResult>, query: PipelineQuery, deps: PipelineDeps): Promise<void> {

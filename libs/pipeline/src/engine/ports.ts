@@ -1,4 +1,4 @@
-import type { LlmMessage, MessageChain, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
+import type { LlmMessage, MessageChain, PluginEventName, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
 import type { PluginEventOutcome } from '@conveyor/contracts';
 import type { PipelineQuery } from './query.js';
 
@@ -64,6 +64,8 @@ export interface HandoffPort {
  */
 export interface PluginPort {
   emit(query: PipelineQuery, event: PluginEventPayload): Promise<PluginEventOutcome>;
+  /** Whether a plugin the query's pipeline binds would be called for the event now. */
+  listens(query: PipelineQuery, event: PluginEventName): boolean;
 }
 
 /** Built-in commands' side effects. */

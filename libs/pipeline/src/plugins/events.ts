@@ -1,4 +1,4 @@
-import type { ContentPart, LlmMessage, PluginEventPayload } from '@conveyor/contracts';
+import type { ContentPart, LlmMessage, PluginEventName, PluginEventPayload } from '@conveyor/contracts';
 import { noPluginOutcome, type PluginEventOutcome } from '@conveyor/contracts';
 import type { PipelineDeps } from '../engine/ports.js';
 import { isGroup, type PipelineQuery } from '../engine/query.js';
@@ -21,11 +21,23 @@ async function emit(q: PipelineQuery, deps: PipelineDeps, event: PluginEventPayl
  */
 export async function emitMessageReceived(q: PipelineQuery, deps: PipelineDeps): Promise<boolean> {
   const outcome = await emit(q, deps, {
-    event_name: isGroup(q) ? 'GroupMessageReceived' : 'PersonMessageReceived',
+    event_name: messageReceivedEvent(q),
     ...launcher(q),
     message_chain: q.messageChain,
   });
   return outcome.preventDefault;
+}
+
+function messageReceivedEvent(q: PipelineQuery): Extract<PluginEventName, 'GroupMessageReceived' | 'PersonMessageReceived'> {
+  return isGroup(q) ? 'GroupMessageReceived' : 'PersonMessageReceived';
+}
+
+/**
+ * Whether `emitMessageReceived` would call a plugin now. Only then must the query's stages wait for
+ * it: the event comes before any stage, and a plugin may answer it in the session's order.
+ */
+export function messageReceivedListened(q: PipelineQuery, deps: Pick<PipelineDeps, 'plugins'>): boolean {
+  return deps.plugins?.listens(q, messageReceivedEvent(q)) ?? false;
 }
 
 /** `PersonNormalMessageReceived` / `GroupNormalMessageReceived`, in the chat handler before a runner is chosen. */
