@@ -15,6 +15,8 @@ import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, notice
 import { forwardItems } from './forward-stage.js';
 import { checkPipelineShards, type OrchestratorInfra } from './env.js';
 
+/** Starts the de-duplication id of a message published again to keep its deliveries (`requeue`). */
+const REQUEUED_ID_PREFIX = 'wait:';
 /** How long after it arrived a message may keep waiting for its session's turn. */
 const MAX_SESSION_WAIT_MS = 3_600_000;
 /** Past a reply's gap bound, a live holder's reply has ended. */
@@ -95,7 +97,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   private async requeue(envelope: QueryEnvelope, ctx: ConsumeContext): Promise<void> {
     await this.infra.publisher.publish(this.infra.topology.subjects.query(envelope.route.botId), QueryEnvelope, envelope, {
       // One id per source delivery: a retried requeue of the same delivery is stored once.
-      msgId: `wait:${envelope.queryId}:${ctx.streamSequence}`,
+      msgId: `${REQUEUED_ID_PREFIX}${envelope.queryId}:${ctx.streamSequence}`,
       queryId: envelope.queryId,
       retryForMs: 60_000,
     });
@@ -199,12 +201,13 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
         if (events && events.emitted > 0) await events.emit({ kind: 'done' });
       },
     }, async (mergedJson, control) => {
-      // Without aggregation nothing was merged, and the query goes on from where the stages before the turn left it.
-      const q = early?.kind === 'go-on' ? early.query : newQuery(await this.mergeInto(envelope, def, mergedJson), def);
+      // The query goes on from where the stages before the turn left it (without aggregation nothing is merged into it).
+      const resumed = early?.kind === 'go-on' && mergedJson.length === 0 ? early : undefined;
+      const q = resumed?.query ?? newQuery(await this.mergeInto(envelope, def, mergedJson), def);
       // Events of a query that ends here (notices, command replies) are numbered by its delivery.
       const queryEvents = (events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator'));
       try {
-        return await this.runStages(q, def, queryEvents, control, timeline, early?.kind === 'go-on' ? early.from : 0);
+        return await this.runStages(q, def, queryEvents, control, timeline, resumed?.from ?? 0);
       } finally {
         // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
         this.queryLog.timeline(envelope.queryId, timeline);
@@ -220,11 +223,11 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
    * control), run before the query waits for its turn: a message they drop ends at once instead of
    * queueing behind the session's reply in progress. Not when a plugin would be told of the message
    * first (LangBot asks the plugins before any stage, and a plugin may answer in the session's
-   * order), nor for a redelivered copy (its earlier delivery may have decided otherwise: the random
-   * respond rule), nor with message aggregation (the rules judge the merged message).
+   * order), nor for a redelivered or requeued copy (an earlier delivery may have decided otherwise:
+   * the random respond rule), nor with message aggregation (the rules judge the merged message).
    */
   private async beforeTurn(envelope: QueryEnvelope, def: PipelineDefinition, ctx: ConsumeContext, timeline: StageTime[]): Promise<BeforeTurnRun | undefined> {
-    if (ctx.deliveryCount > 1) return undefined;
+    if (ctx.deliveryCount > 1 || ctx.msgId?.startsWith(REQUEUED_ID_PREFIX)) return undefined;
     const query = newQuery(envelope, def);
     const deps = { logger: this.infra.logger, isOutage: isDependencyOutage, plugins: this.plugins.port };
     if (messageReceivedListened(query, deps)) return undefined;
