@@ -38,14 +38,12 @@ export type BeforeTurn =
   | { kind: 'in-turn'; reason: string };
 
 /** Refused before the turn: a notice must go out in the session's order, which only the turn keeps. */
-class NoticeBeforeTurn extends Error {}
-
 const refuseNotices: NoticeSink = {
   userNotice: async () => {
-    throw new NoticeBeforeTurn('a stage before the turn asked to notify the user');
+    throw new Error('a stage before the turn asked to notify the user');
   },
   markFailed: async () => {
-    throw new NoticeBeforeTurn('a stage before the turn reported an error');
+    throw new Error('a stage before the turn reported an error');
   },
 };
 

@@ -41,7 +41,7 @@ function serviceLogFile(instance: string, pid: number | undefined): WriteStream 
 }
 
 /** The folder of one test file's service logs; `scripts/failed-service-logs.mjs` names it the same way. */
-export function serviceLogFolder(testFile: string): string {
+function serviceLogFolder(testFile: string): string {
   return encodeURIComponent(path.resolve(testFile));
 }
 
