@@ -266,8 +266,9 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       this.queryLog.succeeded(q.queryId);
       return 'ended';
     }
-    const stages = timedStages([...instantiate(def, deps, 0, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
-    const outcome = await runStages(stages, from, q, deps);
+    // The stages before `from` ran before the turn: only the rest are built.
+    const stages = timedStages([...instantiate(def, deps, from, def.boundary + 1), forwardItems(events)], (t) => timeline.push(t));
+    const outcome = await runStages(stages, 0, q, deps);
     if (handedOff) return 'handed-off';
     if (outcome === 'ok') this.queryLog.succeeded(q.queryId);
     if (events.emitted === 0) return 'ended';
