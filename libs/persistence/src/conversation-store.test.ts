@@ -192,3 +192,36 @@ test('a finished turn carries the run\'s model, tokens, cost and timing; a failu
   const failed = byId.get(bad)!;
   assert.deepEqual([failed.status, failed.model, failed.inputTokens, failed.cost], ['failed', 'gpt', 120, null]);
 });
+
+test('turns written while the query log updates the same records in another order do not deadlock, and nothing is lost', async () => {
+  // Each side writes its rows in one statement, as under load, from its own connection: the run's turns
+  // (the runner) and the stage timelines (the orchestrator's and the dispatcher's query log). Rows they
+  // lock in different orders deadlock, and Postgres then fails one statement after `deadlock_timeout`.
+  const store = new ConversationStore(database);
+  const errors: unknown[] = [];
+  const log = new QueryLog(database.pool, (err) => errors.push(err));
+  const count = 400;
+  for (let round = 0; round < 5; round++) {
+    const chats = Array.from({ length: count }, () => ({ ...key, launcherId: `lock-${randomUUID()}` }));
+    const ids = chats.map(() => randomUUID());
+    // Started in a random order, so the table's physical order is neither the ids' nor the reverse.
+    for (const i of [...ids.keys()].sort(() => Math.random() - 0.5)) {
+      log.running({ id: ids[i]!, botId: key.botId, pipelineId: 'p', launcherType: key.launcherType, launcherId: chats[i]!.launcherId, receivedAt: new Date(), attempt: 1 });
+    }
+    await log.flush();
+    const conversations = await Promise.all(chats.map((chat) => store.activeConversation(chat, 'p')));
+    const ascending = [...ids.keys()].sort((a, b) => ids[a]!.localeCompare(ids[b]!));
+    // A turn in flight first, so the others leave together as one statement the moment it ends, and
+    // the query log's statement goes out then too.
+    const pilot = { ...key, launcherId: `lock-${randomUUID()}` };
+    const first = store.completeTurn({ id: randomUUID(), ...pilot }, (await store.activeConversation(pilot, 'p')).id, [{ role: 'user', content: 'first' }]);
+    const turns = Promise.all(ascending.map((i) => store.completeTurn({ id: ids[i]!, ...chats[i]! }, conversations[i]!.id, [{ role: 'user', content: `q${i}` }, { role: 'assistant', content: `a${i}` }])));
+    for (const i of [...ascending].reverse()) log.timeline(ids[i]!, [{ stage: 'SendResponseBackStage', at: Date.now(), ms: 1 }]);
+    await first;
+    const [appended] = await Promise.all([turns, log.flush()]);
+    assert.deepEqual(errors, [], `round ${round}: the query log lost a group`);
+    assert.equal(appended.filter(Boolean).length, count);
+    const rows = await prisma.queryRecord.findMany({ where: { id: { in: ids } }, select: { status: true, stages: true } });
+    assert.equal(rows.filter((r) => r.status === 'succeeded' && JSON.stringify(r.stages).includes('SendResponseBackStage')).length, count, `round ${round}`);
+  }
+});

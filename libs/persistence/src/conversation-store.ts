@@ -142,7 +142,8 @@ export class ConversationStore {
   /**
    * One statement for any number of turns (of different queries and conversations: the batcher keeps
    * turns of one conversation apart, so each turn's base sequence number is read before any of the
-   * statement's inserts). Returns, per turn, whether it was appended.
+   * statement's inserts). Returns, per turn, whether it was appended. The query records are locked in
+   * id order, as every statement that writes several of them does (see `updateRecordsInIdOrder`).
    */
   private async writeTurns(turns: TurnRow[]): Promise<boolean[]> {
     const { rows } = await this.sql.query<{ id: string }>(
@@ -154,6 +155,7 @@ export class ConversationStore {
           "runner", "model", "modelCalls", "inputTokens", "outputTokens", "cost", "stages")
         SELECT "queryId", "botId", "launcherType", "launcherId", now(), 'succeeded', now(), "doneAttempt", "doneSeq", "doneEvent",
           "runner", "model", "modelCalls", "inputTokens", "outputTokens", "cost", "stages" FROM input
+        ORDER BY "queryId"
         ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "finishedAt" = now(), "error" = NULL,
           "doneAttempt" = EXCLUDED."doneAttempt", "doneSeq" = EXCLUDED."doneSeq", "doneEvent" = EXCLUDED."doneEvent",
           ${USAGE_SET.replaceAll('r."', 'EXCLUDED."')}

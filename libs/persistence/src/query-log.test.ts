@@ -183,3 +183,37 @@ test('a run started again raises the record\'s attempt, never lowers it', async 
   const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
   assert.equal(row.attempt, 3);
 });
+
+test('two processes\' query logs updating the same records in different orders do not deadlock, and nothing is lost', async () => {
+  // The orchestrator and the dispatcher each write their group of timelines and ends in one statement
+  // per kind. Rows locked in different orders deadlock, and Postgres fails one of the statements after
+  // `deadlock_timeout`: its whole group would be lost.
+  const errors: unknown[] = [];
+  const orchestrator = new QueryLog(database().pool, (err) => errors.push(err));
+  const dispatcher = new QueryLog(database().pool, (err) => errors.push(err));
+  const count = 400;
+  for (let round = 0; round < 5; round++) {
+    const ids = Array.from({ length: count }, () => randomUUID());
+    // Started in a random order, so the table's physical order is neither the ids' nor the reverse.
+    for (const id of [...ids].sort(() => Math.random() - 0.5)) {
+      orchestrator.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'locks', receivedAt: new Date(), attempt: 1 });
+    }
+    await orchestrator.flush();
+    // A redelivered copy's start (an insert that finds the record) with its stages, in one order; the
+    // replies' ends in the other.
+    const ascending = [...ids].sort();
+    for (const id of [...ascending].reverse()) {
+      orchestrator.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'locks', receivedAt: new Date(), attempt: 2 });
+      orchestrator.timeline(id, [{ stage: 'PreProcessor', at: Date.now(), ms: 1 }]);
+    }
+    for (const id of ascending) {
+      dispatcher.timeline(id, [{ stage: 'SendResponseBackStage', at: Date.now(), ms: 1 }]);
+      dispatcher.succeeded(id);
+    }
+    await Promise.all([orchestrator.flush(), dispatcher.flush()]);
+    assert.deepEqual(errors, [], `round ${round}: a group was lost`);
+    const rows = await database().prisma.queryRecord.findMany({ where: { id: { in: ids } }, select: { status: true, stages: true } });
+    const complete = rows.filter((r) => r.status === 'succeeded' && ['PreProcessor', 'SendResponseBackStage'].every((s) => JSON.stringify(r.stages).includes(s)));
+    assert.equal(complete.length, count, `round ${round}`);
+  }
+});

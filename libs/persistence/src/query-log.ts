@@ -115,6 +115,21 @@ export const USAGE_SET = `"runner" = COALESCE(r."runner", q."runner"), "model" =
 export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inputTokens" int, "outputTokens" int, "cost" float8, "stages" jsonb`;
 
 /**
+ * Statements that write several QueryRecord rows take the rows' locks in id order. Two statements that
+ * lock the same rows in different orders deadlock, and Postgres breaks a deadlock only after
+ * `deadlock_timeout` (a second by default) by failing one of them: a group of log entries lost, or every
+ * reply's history write held for that second. An INSERT … SELECT locks in its SELECT's order (`ORDER BY
+ * "id"`); an UPDATE … FROM locks in whatever order its plan reads the table, so this one first locks its
+ * rows in id order (`locked`), and updates only those.
+ */
+export function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'): string {
+  return `WITH "input" AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(${recordset})),
+    "locked" AS MATERIALIZED (SELECT "id" FROM "QueryRecord" WHERE "id" IN (SELECT "id" FROM "input") ORDER BY "id" FOR UPDATE)
+    UPDATE "QueryRecord" AS q SET ${set}
+    FROM "input" AS r JOIN "locked" AS l ON l."id" = r."id" WHERE q."id" = r."id" AND (${where})`;
+}
+
+/**
  * How long a group of log writes collects before it is written: long enough that a query's start and
  * the timing of its stages, which the orchestrator logs a few milliseconds apart, usually share a group
  * and are written as one row version.
@@ -260,6 +275,7 @@ export class QueryLog {
          SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt", r."stages"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
            "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp, "stages" jsonb)
+         ORDER BY r."id"
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
            "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId",
            "receivedAt" = EXCLUDED."receivedAt", "startedAt" = COALESCE("QueryRecord"."startedAt", EXCLUDED."startedAt"),
@@ -270,16 +286,14 @@ export class QueryLog {
     if (attempts.size) {
       const rows = [...attempts].map(([id, attempt]) => ({ id, attempt }));
       await this.sql.query(
-        `UPDATE "QueryRecord" AS q SET "attempt" = GREATEST(q."attempt", r."attempt")
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "attempt" int) WHERE q."id" = r."id"`,
+        updateRecordsInIdOrder('"id" text, "attempt" int', '"attempt" = GREATEST(q."attempt", r."attempt")'),
         [JSON.stringify(rows)],
       );
     }
     if (timelines.size) {
       const rows = [...timelines].map(([id, stages]) => ({ id, stages }));
       await this.sql.query(
-        `UPDATE "QueryRecord" AS q SET "stages" = ${mergeSteps('q."stages"', 'r."stages"')}
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "stages" jsonb) WHERE q."id" = r."id"`,
+        updateRecordsInIdOrder('"id" text, "stages" jsonb', `"stages" = ${mergeSteps('q."stages"', 'r."stages"')}`),
         [JSON.stringify(rows)],
       );
     }
@@ -290,6 +304,7 @@ export class QueryLog {
          SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'succeeded', r."finishedAt", r."finishedAt", r."mergedInto"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
            "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "finishedAt" timestamp, "mergedInto" text)
+         ORDER BY r."id"
          ON CONFLICT ("id") DO UPDATE SET "status" = 'succeeded', "mergedInto" = EXCLUDED."mergedInto",
            "finishedAt" = COALESCE("QueryRecord"."finishedAt", EXCLUDED."finishedAt")`,
         [JSON.stringify(rows)],
@@ -298,11 +313,13 @@ export class QueryLog {
     if (ends.size) {
       const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null, ...usageColumns(e.run) }));
       await this.sql.query(
-        `UPDATE "QueryRecord" AS q SET "status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
+        updateRecordsInIdOrder(
+          `"id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD}`,
+          `"status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
            "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
-           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}
-         FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD})
-         WHERE q."id" = r."id" AND (r."status" = 'failed' OR q."status" <> 'failed')`,
+           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}`,
+          `r."status" = 'failed' OR q."status" <> 'failed'`,
+        ),
         [JSON.stringify(rows)],
       );
     }
