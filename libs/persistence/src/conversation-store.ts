@@ -143,7 +143,9 @@ export class ConversationStore {
    * One statement for any number of turns (of different queries and conversations: the batcher keeps
    * turns of one conversation apart, so each turn's base sequence number is read before any of the
    * statement's inserts). Returns, per turn, whether it was appended. The query records are locked in
-   * id order, as every statement that writes several of them does (see `updateRecordsInIdOrder`).
+   * id order, as every statement that writes several of them does (see `updateRecordsInIdOrder`), and
+   * the conversations are found by their primary key (an array of ids, not a join the planner would
+   * answer by reading the whole table).
    */
   private async writeTurns(turns: TurnRow[]): Promise<boolean[]> {
     const { rows } = await this.sql.query<{ id: string }>(
@@ -167,7 +169,7 @@ export class ConversationStore {
         SELECT a."queryId", COALESCE((SELECT MAX(cm."seq") FROM "ConversationMessage" cm WHERE cm."conversationId" = a."conversationId"), 0) AS seq
         FROM appended a
       ), touched AS (
-        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" IN (SELECT "conversationId" FROM appended)
+        UPDATE "Conversation" SET "updatedAt" = now() WHERE "id" = ANY (ARRAY(SELECT "conversationId" FROM appended))
       ), inserted AS (
         INSERT INTO "ConversationMessage" ("conversationId", "seq", "role", "content", "toolCalls", "toolCallId")
         SELECT a."conversationId", base.seq + m.ord, m.role, COALESCE(m.content, 'null'::jsonb), m."toolCalls", m."toolCallId"

@@ -123,10 +123,14 @@ export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inp
  * rows in id order (`locked`), and updates only those.
  */
 export function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'): string {
+  // `= ANY (ARRAY(…))` rather than a join or `IN`: the planner cannot tell how many rows the recordset
+  // holds and would read the whole table to hash-join a few of them; an array of ids is looked up in the
+  // primary key. The array of locked ids is built before the update reads a row, so every lock is taken
+  // first, in order.
   return `WITH "input" AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(${recordset})),
-    "locked" AS MATERIALIZED (SELECT "id" FROM "QueryRecord" WHERE "id" IN (SELECT "id" FROM "input") ORDER BY "id" FOR UPDATE)
+    "locked" AS MATERIALIZED (SELECT "id" FROM "QueryRecord" WHERE "id" = ANY (ARRAY(SELECT "id" FROM "input")) ORDER BY "id" FOR UPDATE)
     UPDATE "QueryRecord" AS q SET ${set}
-    FROM "input" AS r JOIN "locked" AS l ON l."id" = r."id" WHERE q."id" = r."id" AND (${where})`;
+    FROM "input" AS r WHERE q."id" = r."id" AND q."id" = ANY (ARRAY(SELECT "id" FROM "locked")) AND (${where})`;
 }
 
 /**
