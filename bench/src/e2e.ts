@@ -24,7 +24,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:
 import path from 'node:path';
 import { startOwnedNats, startOwnedRedis, startTestSystem, uniqueName, type OwnedDependency } from '@conveyor/test';
 import { natsRequestReplyP50 } from './nats-floor.js';
-import { CpuMeter, SideMeter } from './proc-cpu.js';
+import { CpuMeter, perMessage, SideMeter } from './proc-cpu.js';
 import { summariseFolder } from './profile-summary.js';
 import { EVENT_DELIVERY, formatRoundTrips, LATENCY_PATH, RoundTripMeter, type RoundTripCounts } from './round-trips.js';
 import { fmtMs, percentile, WARMUP_MESSAGES } from './stats.js';
@@ -213,7 +213,7 @@ try {
   console.log(`RESULT ${JSON.stringify({
     tracing, messages: total, concurrency, failures: failures.length, duplicatedFinals: duplicated, lost: sentAt.size - finalsPerReply.size,
     natsP50: floor, p50: seqP50, p99: percentile(seqLatencies, 99), throughput: total / elapsedS,
-    cpuPerMessage: Object.fromEntries([...cpuMs].map(([name, ms]) => [name, ms / total])), cpuTotal: cpuTotal / total,
+    cpuPerMessage: perMessage(cpuMs, total), cpuTotal: cpuTotal / total, cpuBeside: perMessage(sideUse.cpuMs, total),
     ...(streaming ? { streaming } : {}),
   })}`);
   if (failures.length) console.log(`first failure: ${failures[0]}`);

@@ -28,6 +28,11 @@ export class CpuMeter {
   }
 }
 
+/** Each process's CPU milliseconds divided by the messages that cost them, by name. */
+export function perMessage(cpuMs: ReadonlyMap<string, number>, messages: number): Record<string, number> {
+  return Object.fromEntries([...cpuMs].map(([name, ms]) => [name, ms / messages]));
+}
+
 /** Write system calls (write, writev, sendmsg, …) a process has made so far, from /proc/<pid>/io. */
 export function processWriteCalls(pid: number): number {
   const io = readFileSync(`/proc/${pid}/io`, 'utf8');

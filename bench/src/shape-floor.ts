@@ -33,7 +33,7 @@ import { jetstream, jetstreamManager, AckPolicy, DeliverPolicy, type JsMsg } fro
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { CpuMeter, SideMeter } from './proc-cpu.js';
+import { CpuMeter, perMessage, SideMeter } from './proc-cpu.js';
 import { percentile, WARMUP_MESSAGES } from './stats.js';
 
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -344,14 +344,14 @@ async function bench(): Promise<void> {
       streaming = { replies: streamOpts.replies, callbacks: latencies.length, p50: percentile(latencies, 50), p99: percentile(latencies, 99), finalP50: percentile(finalLatencies, 50) };
     }
 
-    const perMessage = Object.fromEntries([...used].map(([hop, ms]) => [hop, ms / total]));
-    const cpuTotal = Object.values(perMessage).reduce((a, b) => a + b, 0);
+    const hopCpu = perMessage(used, total);
+    const cpuTotal = Object.values(hopCpu).reduce((a, b) => a + b, 0);
     const variant = `${config.state ? 'with the state round trips' : 'bare hops'}, model call by ${config.openai ? 'the openai SDK' : 'undici'}`;
     console.log(`shape floor: ${variant}`);
     console.log(`messages                    ${total}, all answered`);
     console.log(`throughput                  ${(total / seconds).toFixed(0)} messages/s (${concurrency} concurrent senders)`);
     console.log(`one at a time p50 / p99     ${latencies[100]!.toFixed(2)} / ${latencies[197]!.toFixed(2)} ms`);
-    for (const hop of HOPS) console.log(`CPU per message ${hop.padEnd(12)} ${perMessage[hop]!.toFixed(2)} ms`);
+    for (const hop of HOPS) console.log(`CPU per message ${hop.padEnd(12)} ${hopCpu[hop]!.toFixed(2)} ms`);
     console.log(`CPU per message, 4 hops     ${cpuTotal.toFixed(2)} ms`);
     console.log(`CPU per message beside them ${[...sideUse.cpuMs].map(([name, ms]) => `${name} ${(ms / total).toFixed(2)} ms`).join(', ')}`);
     console.log(`write calls per message     ${[...sideUse.writeCalls].map(([name, n]) => `${name} ${(n / total).toFixed(1)}`).join(', ')}`);
@@ -359,7 +359,7 @@ async function bench(): Promise<void> {
       console.log(`streaming                   ${streaming.replies} replies of ${streamOpts.deltas} deltas at ${streamOpts.rate} deltas/s, ${streamOpts.parallel} at a time`);
       console.log(`delta → callback p50 / p99  ${streaming.p50.toFixed(2)} / ${streaming.p99.toFixed(2)} ms (${streaming.callbacks} callbacks), final part p50 ${streaming.finalP50.toFixed(2)} ms`);
     }
-    console.log(`RESULT ${JSON.stringify({ variant, messages: total, throughput: total / seconds, p50: latencies[100], p99: latencies[197], cpuPerMessage: perMessage, cpuTotal, ...(streaming ? { streaming } : {}) })}`);
+    console.log(`RESULT ${JSON.stringify({ variant, messages: total, throughput: total / seconds, p50: latencies[100], p99: latencies[197], cpuPerMessage: hopCpu, cpuTotal, cpuBeside: perMessage(sideUse.cpuMs, total), ...(streaming ? { streaming } : {}) })}`);
     await ingress.close();
   } finally {
     for (const { child } of hops.values()) child.kill('SIGKILL');
