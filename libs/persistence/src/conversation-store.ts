@@ -143,9 +143,9 @@ export class ConversationStore {
    * One statement for any number of turns (of different queries and conversations: the batcher keeps
    * turns of one conversation apart, so each turn's base sequence number is read before any of the
    * statement's inserts). Returns, per turn, whether it was appended. The query records are locked in
-   * id order, as every statement that writes several of them does (see `updateRecordsInIdOrder`), and
-   * the conversations are found by their primary key (an array of ids, not a join the planner would
-   * answer by reading the whole table).
+   * id order, as every statement that writes several of them does (see `updateRecordsInIdOrder` in
+   * query-log.ts), and the conversations are found by their primary key (an array of ids, not a join
+   * the planner would answer by reading the whole table).
    */
   private async writeTurns(turns: TurnRow[]): Promise<boolean[]> {
     const { rows } = await this.sql.query<{ id: string }>(

@@ -122,7 +122,7 @@ export const USAGE_RECORD = `"runner" text, "model" text, "modelCalls" int, "inp
  * "id"`); an UPDATE … FROM locks in whatever order its plan reads the table, so this one first locks its
  * rows in id order (`locked`), and updates only those.
  */
-export function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'): string {
+function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'): string {
   // `= ANY (ARRAY(…))` rather than a join or `IN`: the planner cannot tell how many rows the recordset
   // holds and would read the whole table to hash-join a few of them; an array of ids is looked up in the
   // primary key. The array of locked ids is built before the update reads a row, so every lock is taken
