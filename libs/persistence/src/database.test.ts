@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { isDatabaseUnavailable, waitForDatabase } from './database.js';
+import { isDatabaseUnavailable, isTransactionConflict, waitForDatabase } from './database.js';
 import { testServerUrl } from './testing/temp-database.js';
 
 async function freePort(): Promise<number> {
@@ -61,4 +61,11 @@ test('an error that is not about reaching the server is thrown at once', async (
     (err: unknown) => !isDatabaseUnavailable(err),
   );
   assert.equal(attempts, 0);
+});
+
+test('a statement failed by other transactions is told apart from one that is wrong or a database that is down', () => {
+  for (const code of ['40P01', '40001', '55P03']) assert.equal(isTransactionConflict({ code }), true, code);
+  for (const code of ['22P05', '23505', 'ECONNREFUSED', '57P01']) assert.equal(isTransactionConflict({ code }), false, code);
+  assert.equal(isTransactionConflict(new Error('deadlock detected')), false, 'by code, never by message');
+  assert.equal(isTransactionConflict(null), false);
 });

@@ -54,6 +54,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code);
 }
 
+/**
+ * Codes of a statement Postgres failed because of other transactions, not because of what it says:
+ * a deadlock it broke (40P01), a serialization failure (40001), a lock it could not take (55P03).
+ * Run again, the same statement can succeed.
+ */
+export const TRANSACTION_CONFLICT_CODES: ReadonlySet<string> = new Set(['40P01', '40001', '55P03']);
+
+export function isTransactionConflict(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && TRANSACTION_CONFLICT_CODES.has(code);
+}
+
 export interface WaitForDatabaseOptions {
   /** How long to keep trying before the last error is thrown. */
   timeoutMs: number;

@@ -55,3 +55,50 @@ test('past maxPending an add is refused instead of growing without bound', () =>
   gc.add(2);
   assert.throws(() => gc.add(3), GroupCommitFullError);
 });
+
+test('a group whose write fails retryably is written again, whole, and later groups wait behind it', async () => {
+  const attempts: number[][] = [];
+  const retried: number[][] = [];
+  const failed: number[][] = [];
+  let failures = 2;
+  const gc = new GroupCommit<number>({
+    write: async (items) => {
+      attempts.push(items);
+      if (items.includes(1) && failures-- > 0) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    },
+    retryable: (err) => (err as { code?: string }).code === '40P01',
+    retryForMs: 60_000,
+    onRetry: (_err, items) => retried.push(items),
+    onError: (_err, items) => failed.push(items),
+  });
+  gc.add(1);
+  const first = gc.flush();
+  gc.add(2);
+  await Promise.all([first, gc.flush()]);
+  assert.deepEqual(attempts, [[1], [1], [1], [2]], 'the same group three times, then the next');
+  assert.deepEqual(retried, [[1], [1]]);
+  assert.deepEqual(failed, []);
+});
+
+test('a group is reported once its retries run past the bound, and at once when its failure is not retryable', async () => {
+  const failed: string[] = [];
+  let writes = 0;
+  const gc = new GroupCommit<string>({
+    write: async (items) => {
+      writes++;
+      throw Object.assign(new Error(items[0]), { code: items[0] === 'conflict' ? '40001' : '22P05' });
+    },
+    retryable: (err) => (err as { code?: string }).code === '40001',
+    retryForMs: 250,
+    onError: (err) => failed.push((err as Error).message),
+  });
+  gc.add('conflict');
+  await gc.flush();
+  assert.deepEqual(failed, ['conflict']);
+  assert.ok(writes >= 2, `tried again before giving up (${writes} writes)`);
+  writes = 0;
+  gc.add('bad text');
+  await gc.flush();
+  assert.deepEqual(failed, ['conflict', 'bad text']);
+  assert.equal(writes, 1, 'a write that cannot succeed is not tried again');
+});

@@ -7,7 +7,19 @@ export interface GroupCommitOptions<T> {
   /** Items waiting beyond this are refused (the caller's add throws), so a stalled database cannot grow memory without bound. */
   maxPending?: number;
   onError?: (err: unknown, items: T[]) => void;
+  /**
+   * Whether a failed write is worth trying again as it is (the database restarting, a lock conflict):
+   * the whole group is written again, so `write` must be idempotent. Default: never.
+   */
+  retryable?: (err: unknown) => boolean;
+  /** How long a group keeps being tried again before it is reported to `onError`. */
+  retryForMs?: number;
+  /** Told each time a group is tried again. */
+  onRetry?: (err: unknown, items: T[]) => void;
 }
+
+const RETRY_FIRST_PAUSE_MS = 100;
+const RETRY_MAX_PAUSE_MS = 2_000;
 
 export class GroupCommitFullError extends Error {}
 
@@ -43,9 +55,27 @@ export class GroupCommit<T> {
     this.timer = undefined;
     while (this.pending.length) {
       const group = this.pending.splice(0, this.maxBatch);
-      this.writing = this.writing.then(() => this.o.write(group).catch((err) => this.o.onError?.(err, group)));
+      this.writing = this.writing.then(() => this.writeGroup(group));
     }
     await this.writing;
+  }
+
+  /** Writes one group, trying it again while its failure is retryable and the bound allows. */
+  private async writeGroup(group: T[]): Promise<void> {
+    const deadline = Date.now() + (this.o.retryForMs ?? 0);
+    for (let pause = RETRY_FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, RETRY_MAX_PAUSE_MS)) {
+      try {
+        await this.o.write(group);
+        return;
+      } catch (err) {
+        if (!this.o.retryable?.(err) || Date.now() + pause > deadline) {
+          this.o.onError?.(err, group);
+          return;
+        }
+        this.o.onRetry?.(err, group);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   private flushSoon(ms: number): void {

@@ -1,6 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { useTempDatabase } from './testing/index.js';
 import { QueryLog } from './query-log.js';
 
@@ -216,4 +217,35 @@ test('two processes\' query logs updating the same records in different orders d
     const complete = rows.filter((r) => r.status === 'succeeded' && ['PreProcessor', 'SendResponseBackStage'].every((s) => JSON.stringify(r.stages).includes(s)));
     assert.equal(complete.length, count, `round ${round}`);
   }
+});
+
+test('a group the database refuses for the moment (a lock it cannot take) is written again, and nothing is lost', async () => {
+  const errors: unknown[] = [];
+  // Connections that give up on a lock after 50 ms (55P03), as a deadlock or a restart fails a statement.
+  const impatient = new pg.Pool({ connectionString: database().pool.options.connectionString, max: 2, options: '-c lock_timeout=50' });
+  after(() => impatient.end());
+  // The updates' statements, each time one goes out (they lock their rows first: `FOR UPDATE`).
+  let updates = 0;
+  const log = new QueryLog({ query: (text, values) => ((updates += text.includes('FOR UPDATE') ? 1 : 0), impatient.query(text, values)) }, (err) => errors.push(err));
+  const id = randomUUID();
+  log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'patient', receivedAt: new Date(), attempt: 1 });
+  await log.flush();
+  const locker = await database().pool.connect();
+  try {
+    await locker.query('BEGIN');
+    await locker.query('SELECT 1 FROM "QueryRecord" WHERE "id" = $1 FOR UPDATE', [id]);
+    log.timeline(id, [{ stage: 'SendResponseBackStage', at: Date.now(), ms: 1 }]);
+    const written = log.flush();
+    for (const deadline = Date.now() + 30_000; updates < 2; ) {
+      assert.ok(Date.now() < deadline, 'the refused group was tried again');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await locker.query('ROLLBACK');
+    await written;
+  } finally {
+    locker.release();
+  }
+  assert.deepEqual(errors, []);
+  const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
+  assert.match(JSON.stringify(row.stages), /SendResponseBackStage/);
 });

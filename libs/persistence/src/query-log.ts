@@ -1,5 +1,6 @@
-import { context, trace, TraceFlags } from '@opentelemetry/api';
+import { context, metrics, trace, TraceFlags, type Counter } from '@opentelemetry/api';
 import { storableEventBody, storableText, type RunnerEventBody } from '@conveyor/contracts';
+import { isDatabaseUnavailable, isTransactionConflict } from './database.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqlStatements } from './prepared-statements.js';
 
@@ -134,6 +135,21 @@ function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'):
 }
 
 /**
+ * How long a group of log writes the database could not take (a restart, a lock conflict) keeps being
+ * tried again before its entries are reported lost. Later groups wait behind it, bounded by the group
+ * commit's pending limit.
+ */
+export const QUERY_LOG_RETRY_MS = 10_000;
+
+let retriedGroupsCounter: Counter | undefined;
+function retriedGroups(): Counter {
+  retriedGroupsCounter ??= metrics.getMeter('@conveyor/persistence').createCounter('conveyor_query_log_retries', {
+    description: 'Query log groups written again after the database refused them for the moment, by reason',
+  });
+  return retriedGroupsCounter;
+}
+
+/**
  * How long a group of log writes collects before it is written: long enough that a query's start and
  * the timing of its stages, which the orchestrator logs a few milliseconds apart, usually share a group
  * and are written as one row version.
@@ -152,7 +168,8 @@ type LogWrite =
  * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
  *
  * Writes are group-committed (QUERY_LOG_GROUP_MS, then one statement per kind for the whole group) and
- * the callers do not wait for them. Durability contract: a process killed within that window loses its
+ * the callers do not wait for them; a group the database refuses for the moment is written again for up
+ * to QUERY_LOG_RETRY_MS. Durability contract: a process killed within that window loses its
  * last log entries (a query may then show `running`, or be missing, until a later write of the same
  * query). No reply and no history depend on the log: the history append (ConversationStore.completeTurn)
  * creates the record itself when it is not there yet, and a status never goes back from
@@ -166,7 +183,16 @@ export class QueryLog {
     private readonly sql: SqlStatements,
     onError: (err: unknown, count: number) => void = () => undefined,
   ) {
-    this.writer = new GroupCommit<LogWrite>({ delayMs: QUERY_LOG_GROUP_MS, write: (items) => this.write(items), onError: (err, items) => onError(err, items.length) });
+    this.writer = new GroupCommit<LogWrite>({
+      delayMs: QUERY_LOG_GROUP_MS,
+      write: (items) => this.write(items),
+      onError: (err, items) => onError(err, items.length),
+      // Every statement of a group can run twice (the inserts and updates converge on the same rows),
+      // so a group the database could not take just then is written again, whole.
+      retryable: (err) => isDatabaseUnavailable(err) || isTransactionConflict(err),
+      retryForMs: QUERY_LOG_RETRY_MS,
+      onRetry: (err) => retriedGroups().add(1, { reason: isTransactionConflict(err) ? 'conflict' : 'unavailable' }),
+    });
   }
 
   /** A redelivered query starts again: the newest attempt wins, a finished query stays finished. */
