@@ -19,6 +19,7 @@
 // leaves it out.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BESIDE_SERVICES } from './proc-cpu.js';
 import type { StreamingResult } from './streaming.js';
 
 const streamFlags = process.argv.slice(2).filter((a) => a.startsWith('--stream-'));
@@ -59,14 +60,11 @@ interface Result {
   streaming?: StreamingResult;
 }
 
-/** The processes beside the four services, as `SideMeter` names them. */
-const BESIDE = ['nats-server', 'redis-server', 'postgres', 'bench'] as const;
-
 /**
  * CPU per message of every process the run used. On a machine of a few cores throughput is the cores
  * divided by this, whichever process spends it.
  */
-const cpuAll = (r: { cpuTotal: number; cpuBeside: Record<string, number> }) => r.cpuTotal + BESIDE.reduce((sum, name) => sum + (r.cpuBeside[name] ?? 0), 0);
+const cpuAll = (r: { cpuTotal: number; cpuBeside: Record<string, number> }) => r.cpuTotal + BESIDE_SERVICES.reduce((sum, name) => sum + (r.cpuBeside[name] ?? 0), 0);
 
 const results: Result[] = [];
 for (const tracing of ['off', '0.1', '1.0']) {
@@ -112,10 +110,10 @@ if (runnerInflight > 0) {
 
 const ms = (n: number) => n.toFixed(2);
 const cpu = (r: Result, name: string) => ms(r.cpuPerMessage[name] ?? NaN);
-console.log(`\n| tracing | messages | failed / lost / duplicated finals | throughput (msg/s, ${concurrency} senders) | p50 one at a time (ms) | p99 (ms) | ratio to NATS req/reply p50 | CPU ms/msg ingress | orchestrator | runner | dispatcher | total | ${BESIDE.join(' | ')} | all processes |`);
-console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|${BESIDE.map(() => '---|').join('')}---|`);
+console.log(`\n| tracing | messages | failed / lost / duplicated finals | throughput (msg/s, ${concurrency} senders) | p50 one at a time (ms) | p99 (ms) | ratio to NATS req/reply p50 | CPU ms/msg ingress | orchestrator | runner | dispatcher | total | ${BESIDE_SERVICES.join(' | ')} | all processes |`);
+console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|${BESIDE_SERVICES.map(() => '---|').join('')}---|`);
 for (const r of results) {
-  console.log(`| ${r.tracing} | ${r.messages} | ${r.failures} / ${r.lost} / ${r.duplicatedFinals} | ${r.throughput.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${(r.p50 / r.natsP50).toFixed(1)}x | ${cpu(r, 'ingress')} | ${cpu(r, 'orchestrator')} | ${cpu(r, 'runner')} | ${cpu(r, 'dispatcher')} | ${ms(r.cpuTotal)} | ${BESIDE.map((name) => ms(r.cpuBeside[name] ?? NaN)).join(' | ')} | ${ms(cpuAll(r))} |`);
+  console.log(`| ${r.tracing} | ${r.messages} | ${r.failures} / ${r.lost} / ${r.duplicatedFinals} | ${r.throughput.toFixed(0)} | ${ms(r.p50)} | ${ms(r.p99)} | ${(r.p50 / r.natsP50).toFixed(1)}x | ${cpu(r, 'ingress')} | ${cpu(r, 'orchestrator')} | ${cpu(r, 'runner')} | ${cpu(r, 'dispatcher')} | ${ms(r.cpuTotal)} | ${BESIDE_SERVICES.map((name) => ms(r.cpuBeside[name] ?? NaN)).join(' | ')} | ${ms(cpuAll(r))} |`);
 }
 
 const sampled = results.find((r) => r.tracing === '0.1');
@@ -127,7 +125,7 @@ if (floor && stateFloor && sampled) {
     console.log(`| ${name} | ${fmt(f)} | ${fmt(p)} | ${(p / f).toFixed(digits)}x | ${target} | ${st === undefined ? '–' : fmt(st)} | ${st === undefined ? '–' : `${(p / st).toFixed(digits)}x`} |`);
   row(`throughput (msg/s, ${concurrency} senders)`, floor.throughput, stateFloor.throughput, sampled.throughput, '>= 0.35x', 3, (n) => n.toFixed(0));
   row('CPU per message, 4 processes (ms)', floor.cpuTotal, stateFloor.cpuTotal, sampled.cpuTotal, '<= 3.5x', 1, ms);
-  row(`CPU per message, all processes (ms): ${BESIDE.join(', ')} too`, cpuAll(floor), cpuAll(stateFloor), cpuAll(sampled), '–', 1, ms);
+  row(`CPU per message, all processes (ms): ${BESIDE_SERVICES.join(', ')} too`, cpuAll(floor), cpuAll(stateFloor), cpuAll(sampled), '–', 1, ms);
   row('p50 one at a time (ms)', floor.p50, stateFloor.p50, sampled.p50, '<= 3x', 1, ms);
   if (floor.streaming && sampled.streaming) row('streamed delta → callback p50 (ms)', floor.streaming.p50, stateFloor.streaming?.p50, sampled.streaming.p50, '<= 2x', 1, ms);
 }

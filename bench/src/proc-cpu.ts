@@ -56,6 +56,9 @@ export function pidsNamed(comm: string): number[] {
 /** The backing servers a message also costs, by command name; PostgreSQL is all its processes. */
 const SERVERS = ['nats-server', 'redis-server', 'postgres'] as const;
 
+/** What `SideMeter.stop` reports CPU for: the backing servers, then `bench` (this process: the load and the fakes). */
+export const BESIDE_SERVICES = [...SERVERS, 'bench'] as const;
+
 /**
  * CPU the backing servers (every process of each, on this machine) and this process used between
  * `start()` and `stop()`, and the write system calls each measured service made. On a machine shared

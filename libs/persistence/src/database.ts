@@ -49,9 +49,14 @@ export const DATABASE_UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
 ]);
 
-export function isDatabaseUnavailable(err: unknown): boolean {
+/** Whether the error carries one of `codes` (node's and pg's errors both put theirs in `code`). */
+function hasCodeIn(err: unknown, codes: ReadonlySet<string>): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && DATABASE_UNAVAILABLE_CODES.has(code);
+  return typeof code === 'string' && codes.has(code);
+}
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return hasCodeIn(err, DATABASE_UNAVAILABLE_CODES);
 }
 
 /**
@@ -62,8 +67,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export const TRANSACTION_CONFLICT_CODES: ReadonlySet<string> = new Set(['40P01', '40001', '55P03']);
 
 export function isTransactionConflict(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && TRANSACTION_CONFLICT_CODES.has(code);
+  return hasCodeIn(err, TRANSACTION_CONFLICT_CODES);
 }
 
 export interface WaitForDatabaseOptions {

@@ -134,6 +134,17 @@ function updateRecordsInIdOrder(recordset: string, set: string, where = 'TRUE'):
     FROM "input" AS r WHERE q."id" = r."id" AND q."id" = ANY (ARRAY(SELECT "id" FROM "locked")) AND (${where})`;
 }
 
+/** The group commit's updates, built once: a query's attempt raised, its timeline merged, its end. */
+const RAISE_ATTEMPTS = updateRecordsInIdOrder('"id" text, "attempt" int', '"attempt" = GREATEST(q."attempt", r."attempt")');
+const MERGE_TIMELINES = updateRecordsInIdOrder('"id" text, "stages" jsonb', `"stages" = ${mergeSteps('q."stages"', 'r."stages"')}`);
+const END_QUERIES = updateRecordsInIdOrder(
+  `"id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD}`,
+  `"status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
+   "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
+   "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}`,
+  `r."status" = 'failed' OR q."status" <> 'failed'`,
+);
+
 /**
  * How long a group of log writes the database could not take (a restart, a lock conflict) keeps being
  * tried again before its entries are reported lost. Later groups wait behind it, bounded by the group
@@ -316,14 +327,14 @@ export class QueryLog {
     if (attempts.size) {
       const rows = [...attempts].map(([id, attempt]) => ({ id, attempt }));
       await this.sql.query(
-        updateRecordsInIdOrder('"id" text, "attempt" int', '"attempt" = GREATEST(q."attempt", r."attempt")'),
+        RAISE_ATTEMPTS,
         [JSON.stringify(rows)],
       );
     }
     if (timelines.size) {
       const rows = [...timelines].map(([id, stages]) => ({ id, stages }));
       await this.sql.query(
-        updateRecordsInIdOrder('"id" text, "stages" jsonb', `"stages" = ${mergeSteps('q."stages"', 'r."stages"')}`),
+        MERGE_TIMELINES,
         [JSON.stringify(rows)],
       );
     }
@@ -343,13 +354,7 @@ export class QueryLog {
     if (ends.size) {
       const rows = [...ends].map(([id, e]) => ({ id, status: e.status, error: e.error, finishedAt: e.at, doneAttempt: e.done?.attempt ?? null, doneSeq: e.done?.seq ?? null, doneEvent: e.done?.event ? storableEventBody(e.done.event) : null, ...usageColumns(e.run) }));
       await this.sql.query(
-        updateRecordsInIdOrder(
-          `"id" text, "status" text, "error" text, "finishedAt" timestamp, "doneAttempt" int, "doneSeq" int, "doneEvent" jsonb, ${USAGE_RECORD}`,
-          `"status" = r."status", "error" = r."error", "finishedAt" = r."finishedAt",
-           "doneAttempt" = COALESCE(r."doneAttempt", q."doneAttempt"), "doneSeq" = COALESCE(r."doneSeq", q."doneSeq"),
-           "doneEvent" = CASE WHEN r."doneSeq" IS NULL THEN q."doneEvent" ELSE r."doneEvent" END, ${USAGE_SET}`,
-          `r."status" = 'failed' OR q."status" <> 'failed'`,
-        ),
+        END_QUERIES,
         [JSON.stringify(rows)],
       );
     }
