@@ -18,6 +18,9 @@ export interface RoundTripCounts {
   redisSent: Map<string, number>;
   natsIn: number;
   natsOut: number;
+  /** Payload and header bytes of those messages, as the server counted them. */
+  natsInBytes: number;
+  natsOutBytes: number;
   pgTransactions: number;
   /** Rows inserted and updated per table. */
   pgRows: Map<string, number>;
@@ -85,11 +88,18 @@ class SentCommands {
   }
 }
 
-async function natsMessages(monitorUrl: string): Promise<{ in: number; out: number }> {
+interface NatsTraffic {
+  in: number;
+  out: number;
+  inBytes: number;
+  outBytes: number;
+}
+
+async function natsMessages(monitorUrl: string): Promise<NatsTraffic> {
   const res = await fetch(`${monitorUrl}/varz`);
   const varz: unknown = await res.json();
   const field = (name: string) => (typeof varz === 'object' && varz !== null && name in varz ? Number(Reflect.get(varz, name)) : NaN);
-  return { in: field('in_msgs'), out: field('out_msgs') };
+  return { in: field('in_msgs'), out: field('out_msgs'), inBytes: field('in_bytes'), outBytes: field('out_bytes') };
 }
 
 async function pgCounts(client: pg.Client): Promise<{ transactions: number; rows: Map<string, number> }> {
@@ -112,7 +122,7 @@ export class RoundTripMeter {
   private readonly redis: Redis;
   private readonly pg: pg.Client;
   private readonly sent: SentCommands;
-  private before?: { redis: Map<string, number>; nats: { in: number; out: number }; pg: { transactions: number; rows: Map<string, number> } };
+  private before?: { redis: Map<string, number>; nats: NatsTraffic; pg: { transactions: number; rows: Map<string, number> } };
 
   constructor(private readonly endpoints: RoundTripEndpoints) {
     this.redis = new Redis(endpoints.redisUrl, { lazyConnect: true });
@@ -138,6 +148,8 @@ export class RoundTripMeter {
       redisSent: new Map(this.sent.counts),
       natsIn: after.nats.in - before.nats.in,
       natsOut: after.nats.out - before.nats.out,
+      natsInBytes: after.nats.inBytes - before.nats.inBytes,
+      natsOutBytes: after.nats.outBytes - before.nats.outBytes,
       // This meter's own two reads are transactions too.
       pgTransactions: after.pg.transactions - before.pg.transactions - 2,
       pgRows: diff(after.pg.rows, before.pg.rows),
@@ -183,6 +195,7 @@ export interface RoundTripFocus {
  */
 export function formatRoundTrips(c: RoundTripCounts, messages: number, focus?: RoundTripFocus): string[] {
   const per = (n: number) => (n / messages).toFixed(2);
+  const kib = (bytes: number) => (bytes / messages / 1024).toFixed(2);
   const redis = [...c.redis].map(([k, v]) => [k, k === 'info' ? v - 1 : v] as const).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]);
   const redisTotal = redis.reduce((a, [, v]) => a + v, 0);
   const rows = [...c.pgRows].sort((a, b) => b[1] - a[1]);
@@ -191,7 +204,7 @@ export function formatRoundTrips(c: RoundTripCounts, messages: number, focus?: R
   return [
     `round trips per message     Redis ${per(sentTotal)} sent (${sent.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
     `                            Redis ${per(redisTotal)} commands run, scripts' included (${redis.map(([k, v]) => `${k} ${per(v)}`).join(', ')})`,
-    `                            NATS ${per(c.natsIn)} messages published, ${per(c.natsOut)} delivered`,
+    `                            NATS ${per(c.natsIn)} messages published (${kib(c.natsInBytes)} KiB), ${per(c.natsOut)} delivered (${kib(c.natsOutBytes)} KiB)`,
     `                            Postgres ${per(c.pgTransactions)} transactions; rows written ${rows.map(([k, v]) => `${k} ${per(v)}`).join(', ') || 'none'}`,
     ...(focus ? [focusLine(c, per, focus)] : []),
   ];
