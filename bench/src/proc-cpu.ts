@@ -3,14 +3,25 @@ import { readdirSync, readFileSync } from 'node:fs';
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ; 100 on Linux). */
 const USER_HZ = 100;
 
+/** /proc/<pid>/stat's fields after the command name (field 2, which may hold spaces): index 0 is field 3. */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** CPU time (user + system) a process has used so far, in milliseconds, read from /proc. */
 export function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces; fields after it are counted from its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / USER_HZ;
+  const fields = statFields(pid);
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+}
+
+/**
+ * A process's own CPU time so far plus what its children that ended used (cutime and cstime: the
+ * kernel adds a child's CPU to its parent's when the parent reaps it), in milliseconds.
+ */
+export function processTreeCpuMs(pid: number): number {
+  const fields = statFields(pid);
+  return ((Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 1000) / USER_HZ;
 }
 
 /** CPU used by each named process between `start()` and `stop()`. */
@@ -63,6 +74,11 @@ export const BESIDE_SERVICES = [...SERVERS, 'bench'] as const;
  * CPU the backing servers (every process of each, on this machine) and this process used between
  * `start()` and `stop()`, and the write system calls each measured service made. On a machine shared
  * with other work the servers' figures include it.
+ *
+ * A server's processes come and go within a phase (PostgreSQL starts a backend per connection and a
+ * pool closes idle ones). Each process is read with the CPU of its children that ended, so a backend
+ * that exits mid-phase is not lost: its parent's count gains its whole CPU as it is reaped, and its
+ * share from before the phase is what the start's reading of it subtracts.
  */
 export class SideMeter {
   private before = { servers: new Map<string, number>(), self: 0, writes: new Map<string, number>() };
@@ -70,7 +86,7 @@ export class SideMeter {
   constructor(private readonly services: Map<string, number>) {}
 
   private serverCpu(): Map<string, number> {
-    return new Map(SERVERS.map((name) => [name, pidsNamed(name).reduce((sum, pid) => sum + safe(() => processCpuMs(pid)), 0)]));
+    return new Map(SERVERS.map((name) => [name, pidsNamed(name).reduce((sum, pid) => sum + safe(() => processTreeCpuMs(pid)), 0)]));
   }
 
   private writes(): Map<string, number> {
