@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { isDatabaseUnavailable, isTransactionConflict, waitForDatabase } from './database.js';
+import { isDatabaseUnavailable, isDataError, isTransactionConflict, waitForDatabase } from './database.js';
 import { testServerUrl } from './testing/temp-database.js';
 
 async function freePort(): Promise<number> {
@@ -68,4 +68,11 @@ test('a statement failed by other transactions is told apart from one that is wr
   for (const code of ['22P05', '23505', 'ECONNREFUSED', '57P01']) assert.equal(isTransactionConflict({ code }), false, code);
   assert.equal(isTransactionConflict(new Error('deadlock detected')), false, 'by code, never by message');
   assert.equal(isTransactionConflict(null), false);
+});
+
+test('a statement refused for a value it carries (a data exception, a broken constraint) is told apart from every other failure', () => {
+  for (const code of ['22003', '22008', '22P05', '23505', '23502']) assert.equal(isDataError({ code }), true, code);
+  for (const code of ['40P01', '42601', '57P01', 'ECONNREFUSED', '22', '2200']) assert.equal(isDataError({ code }), false, code);
+  assert.equal(isDataError(new Error('integer out of range')), false, 'by code, never by message');
+  assert.equal(isDataError(undefined), false);
 });

@@ -70,6 +70,18 @@ export function isTransactionConflict(err: unknown): boolean {
   return hasCodeIn(err, TRANSACTION_CONFLICT_CODES);
 }
 
+/**
+ * SQLSTATE classes of a statement Postgres refused for a value it carries: a data exception (22: a
+ * number or a timestamp out of range, a string it cannot take) or a broken constraint (23). Another
+ * statement without that value would go through.
+ */
+const DATA_ERROR_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
+
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length === 5 && DATA_ERROR_CLASSES.has(code.slice(0, 2));
+}
+
 export interface WaitForDatabaseOptions {
   /** How long to keep trying before the last error is thrown. */
   timeoutMs: number;

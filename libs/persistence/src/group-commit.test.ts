@@ -102,3 +102,40 @@ test('a group is reported once its retries run past the bound, and at once when 
   assert.deepEqual(failed, ['conflict', 'bad text']);
   assert.equal(writes, 1, 'a write that cannot succeed is not tried again');
 });
+
+test('a group refused for one of its items is split until only that item is reported; the others are written', async () => {
+  const writes: number[][] = [];
+  const written: number[] = [];
+  const failed: number[][] = [];
+  const gc = new GroupCommit<number>({
+    write: async (items) => {
+      writes.push(items);
+      if (items.includes(5)) throw Object.assign(new Error('integer out of range'), { code: '22003' });
+      written.push(...items);
+    },
+    isolatable: (err) => (err as { code?: string }).code === '22003',
+    onError: (_err, items) => failed.push(items),
+  });
+  for (let i = 0; i < 8; i++) gc.add(i);
+  await gc.flush();
+  assert.deepEqual(failed, [[5]]);
+  assert.deepEqual(written, [0, 1, 2, 3, 4, 6, 7], 'the others, in their order');
+  assert.ok(writes.length <= 2 * 8 - 1, `at most two writes per item (${writes.length})`);
+});
+
+test('a failure that is not an item\'s is reported for the whole group without splitting it', async () => {
+  const writes: number[][] = [];
+  const failed: number[][] = [];
+  const gc = new GroupCommit<number>({
+    write: async (items) => {
+      writes.push(items);
+      throw Object.assign(new Error('syntax error'), { code: '42601' });
+    },
+    isolatable: (err) => (err as { code?: string }).code === '22003',
+    onError: (_err, items) => failed.push(items),
+  });
+  for (let i = 0; i < 4; i++) gc.add(i);
+  await gc.flush();
+  assert.deepEqual(writes, [[0, 1, 2, 3]]);
+  assert.deepEqual(failed, [[0, 1, 2, 3]]);
+});

@@ -16,6 +16,12 @@ export interface GroupCommitOptions<T> {
   retryForMs?: number;
   /** Told each time a group is tried again. */
   onRetry?: (err: unknown, items: T[]) => void;
+  /**
+   * Whether a failed write is the fault of some of its items (a value the database refuses): the group
+   * is then split in halves, each written on its own, down to the items that fail alone, so one bad
+   * item does not lose the others. Costs at most two writes per item of the group. Default: never.
+   */
+  isolatable?: (err: unknown) => boolean;
 }
 
 const RETRY_FIRST_PAUSE_MS = 100;
@@ -60,14 +66,23 @@ export class GroupCommit<T> {
     await this.writing;
   }
 
-  /** Writes one group, trying it again while its failure is retryable and the bound allows. */
-  private async writeGroup(group: T[]): Promise<void> {
-    const deadline = Date.now() + (this.o.retryForMs ?? 0);
+  /**
+   * Writes one group, trying it again while its failure is retryable and the bound allows, and
+   * splitting it while its failure is an item's (`isolatable`). The parts of a split group share its
+   * deadline.
+   */
+  private async writeGroup(group: T[], deadline = Date.now() + (this.o.retryForMs ?? 0)): Promise<void> {
     for (let pause = RETRY_FIRST_PAUSE_MS; ; pause = Math.min(pause * 2, RETRY_MAX_PAUSE_MS)) {
       try {
         await this.o.write(group);
         return;
       } catch (err) {
+        if (group.length > 1 && this.o.isolatable?.(err)) {
+          const half = Math.ceil(group.length / 2);
+          await this.writeGroup(group.slice(0, half), deadline);
+          await this.writeGroup(group.slice(half), deadline);
+          return;
+        }
         if (!this.o.retryable?.(err) || Date.now() + pause > deadline) {
           this.o.onError?.(err, group);
           return;

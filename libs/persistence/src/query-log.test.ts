@@ -249,3 +249,31 @@ test('a group the database refuses for the moment (a lock it cannot take) is wri
   const row = await database().prisma.queryRecord.findUniqueOrThrow({ where: { id } });
   assert.match(JSON.stringify(row.stages), /SendResponseBackStage/);
 });
+
+test('a value Postgres refuses loses only the entries of its query: the rest of the group is written', async () => {
+  const lost: { err: unknown; queryIds: string[] }[] = [];
+  const log = new QueryLog(database().pool, (err, queryIds) => lost.push({ err, queryIds }));
+  const ids = Array.from({ length: 6 }, () => randomUUID());
+  const bad = ids[3];
+  for (const id of ids) log.running({ id, botId: 'bot-1', pipelineId: 'p', launcherType: 'person', launcherId: 'frank', receivedAt: new Date(), attempt: 1 });
+  await log.flush();
+  for (const id of ids) {
+    // A provider that reports more tokens than the column holds (integer out of range).
+    const inputTokens = id === bad ? 2 ** 31 : 12;
+    log.failed(id, 'the model failed', null, { runner: 'local-agent', model: 'm', modelCalls: 1, inputTokens, outputTokens: 3, cost: null });
+    log.timeline(id, [{ stage: 'run', at: Date.now(), ms: 5 }]);
+  }
+  await log.flush();
+  assert.equal(lost.length, 1, 'one failure reported');
+  assert.deepEqual(lost[0].queryIds, [bad]);
+  assert.equal((lost[0].err as { code?: string }).code, '22003');
+  const rows = await database().prisma.queryRecord.findMany({ where: { id: { in: ids } } });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const id of ids.filter((i) => i !== bad)) {
+    const row = byId.get(id)!;
+    assert.equal(row.status, 'failed', 'the other queries\' ends are written');
+    assert.equal(row.inputTokens, 12);
+    assert.deepEqual((row.stages as { stage: string }[]).map((s) => s.stage), ['run']);
+  }
+  assert.equal(byId.get(bad)!.status, 'running', 'the refused end is the one entry not written');
+});

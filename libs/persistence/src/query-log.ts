@@ -1,6 +1,6 @@
 import { context, metrics, trace, TraceFlags, type Counter } from '@opentelemetry/api';
 import { storableEventBody, storableText, type RunnerEventBody } from '@conveyor/contracts';
-import { isDatabaseUnavailable, isTransactionConflict } from './database.js';
+import { isDatabaseUnavailable, isDataError, isTransactionConflict } from './database.js';
 import { GroupCommit } from './group-commit.js';
 import type { SqlStatements } from './prepared-statements.js';
 
@@ -175,12 +175,17 @@ type LogWrite =
   | { kind: 'attempt'; id: string; attempt: number }
   | { kind: 'merged'; q: QueryStart; into: string; at: Date };
 
+function queryIdOf(w: LogWrite): string {
+  return w.kind === 'running' || w.kind === 'merged' ? w.q.id : w.id;
+}
+
 /**
  * The query log (QueryRecord): what happened to each accepted message, for operators and users' support.
  *
  * Writes are group-committed (QUERY_LOG_GROUP_MS, then one statement per kind for the whole group) and
  * the callers do not wait for them; a group the database refuses for the moment is written again for up
- * to QUERY_LOG_RETRY_MS. Durability contract: a process killed within that window loses its
+ * to QUERY_LOG_RETRY_MS, and one refused for a value it carries is split until only the entries with
+ * that value are left out. Durability contract: a process killed within that window loses its
  * last log entries (a query may then show `running`, or be missing, until a later write of the same
  * query). No reply and no history depend on the log: the history append (ConversationStore.completeTurn)
  * creates the record itself when it is not there yet, and a status never goes back from
@@ -189,18 +194,23 @@ type LogWrite =
 export class QueryLog {
   private readonly writer: GroupCommit<LogWrite>;
 
-  /** `sql`: the database's prepared statements (`Database.statements`), or a pool. */
+  /**
+   * `sql`: the database's prepared statements (`Database.statements`), or a pool. `onError` is told
+   * which queries' entries were not written, and why.
+   */
   constructor(
     private readonly sql: SqlStatements,
-    onError: (err: unknown, count: number) => void = () => undefined,
+    onError: (err: unknown, queryIds: string[]) => void = () => undefined,
   ) {
     this.writer = new GroupCommit<LogWrite>({
       delayMs: QUERY_LOG_GROUP_MS,
       write: (items) => this.write(items),
-      onError: (err, items) => onError(err, items.length),
+      onError: (err, items) => onError(err, [...new Set(items.map(queryIdOf))]),
       // Every statement of a group can run twice (the inserts and updates converge on the same rows),
-      // so a group the database could not take just then is written again, whole.
+      // so a group the database could not take just then is written again, whole, and a group refused
+      // for a value one of its entries carries is written again in parts, losing only that entry.
       retryable: (err) => isDatabaseUnavailable(err) || isTransactionConflict(err),
+      isolatable: isDataError,
       retryForMs: QUERY_LOG_RETRY_MS,
       onRetry: (err) => retriedGroups().add(1, { reason: isTransactionConflict(err) ? 'conflict' : 'unavailable' }),
     });

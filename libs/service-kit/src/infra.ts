@@ -96,7 +96,7 @@ export async function connectInfra<E extends BaseEnv>(name: string, env: E, logg
     reset: (reason) => configResets.add(1, { reason }),
   });
   return { env, logger, topology: topo, nc, js, jsm, publisher: new BusPublisher(js, { streams: Object.values(topo.streams) }), prisma, db, redis, keyLayout: { pipelineShards: env.PIPELINE_SHARDS }, config,
-    queryLog: new QueryLog(db.statements, (err, count) => logger.error({ err, count }, 'query log entries not written')),
+    queryLog: new QueryLog(db.statements, (err, queryIds) => logger.error({ err, count: queryIds.length, queryIds: queryIds.slice(0, 20) }, 'query log entries not written')),
   };
 }
 
