@@ -8,13 +8,15 @@ import { createModelFetch, type FetchFunction } from './model-fetch.js';
  */
 export class OpenAIClientPool {
   private readonly clients = new Map<string, unknown>();
-  /**
-   * How every model request of this pool goes out, through the SDKs that take a `fetch` and the
-   * providers called without one: one keep-alive connection pool per endpoint.
-   */
-  readonly fetch: FetchFunction = createModelFetch();
 
-  constructor(private readonly maxClients = 256) {}
+  /**
+   * `fetch`: how every model request of this pool goes out, through the SDKs that take a `fetch` and
+   * the providers called without one; by default one keep-alive connection pool per endpoint.
+   */
+  constructor(
+    private readonly maxClients = 256,
+    readonly fetch: FetchFunction = createModelFetch(),
+  ) {}
 
   get(model: ResolvedModel): OpenAI {
     // Retries are the fallback chain's job, not the SDK's: a failing model should hand over quickly.

@@ -3,7 +3,7 @@ import { pipeline, type Readable, type Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { Agent, request, type Dispatcher } from 'undici';
 
-/** What the `openai` SDK calls to send a request (its `fetch` option). */
+/** What the `openai` and `@anthropic-ai/sdk` SDKs call to send a request (their `fetch` option). */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Redirects followed, as many as fetch follows. */

@@ -143,11 +143,12 @@ let sdk: Promise<typeof import('@anthropic-ai/sdk')> | undefined;
 
 async function client(call: ProviderCall): Promise<Anthropic> {
   const { default: AnthropicClient } = await (sdk ??= import('@anthropic-ai/sdk'));
-  // Retries are the fallback chain's job; the base URL is the API root (the SDK adds /v1/messages).
+  // Retries are the fallback chain's job; the base URL is the API root (the SDK adds /v1/messages). Its
+  // requests go through the pool's model fetch, as the OpenAI clients' do.
   return call.pool.client(
     'anthropic',
     call.model,
-    (m: ResolvedModel) => new AnthropicClient({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0 }),
+    (m: ResolvedModel) => new AnthropicClient({ apiKey: m.apiKey || 'none', authToken: null, baseURL: m.baseUrl.replace(/\/+$/, '').replace(/\/v1$/, ''), timeout: m.timeoutMs, maxRetries: 0, fetch: call.pool.fetch }),
     (c): c is Anthropic => c instanceof AnthropicClient,
   );
 }
