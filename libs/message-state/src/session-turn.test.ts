@@ -21,7 +21,7 @@ const session = (id: string) => ({ botId: 'b', adapter: 'http-bot' as const, lau
 
 async function subscribed(): Promise<TurnWakeups> {
   // No fallback recheck within the test: only a notice can end a wait.
-  const wakeups = new TurnWakeups(redis.duplicate(), prefix, NEVER_MS);
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS });
   wakeupsToClose.push(wakeups);
   await wakeups.start();
   return wakeups;
@@ -138,6 +138,24 @@ test('finishing a reply wakes the query waiting for that session at once, across
   await waitUntil(() => wakeups.waiting === 1);
   assert.equal(await leases.finish(s, 'first'), true);
   assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
+});
+
+test('with the pipeline cap split into shards, finishing a reply wakes the query waiting for that session at once', async () => {
+  const layout = { pipelineShards: 4 };
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 }, layout);
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS, layout });
+  wakeupsToClose.push(wakeups);
+  await wakeups.start();
+  // A session of a shard other than the first: its keys carry another hash tag than with one shard.
+  const s = Array.from({ length: 64 }, (_, i) => session(`sharded-${i}`)).find((c) => redisKeys(prefix, layout).pipelineShard(c) !== 0)!;
+  await leases.register(s, 'first', 1);
+  await leases.register(s, 'second', 2);
+  assert.equal(await leases.acquire(s, 'first', 1), 'acquired');
+  const turn = waitForTurn(leases, wakeups, s, 'second', 2, NEVER_MS, new AbortController().signal);
+  await waitUntil(() => wakeups.waiting === 1);
+  assert.equal(await leases.finish(s, 'first'), true);
+  assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
+  await leases.finish(s, 'second');
 });
 
 test('a freed pipeline slot wakes a query of another session waiting for one', async () => {

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { redisKeys, RetryableError, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
+import { DEFAULT_KEY_LAYOUT, redisKeys, RetryableError, type RedisKeyLayout, type RedisKeys, type ReplyRoute } from '@conveyor/contracts';
 import type { AdmittedRate, AggregationTurn, RateWindowRequest, SessionLeases, SessionRef } from './session-leases.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
@@ -74,13 +74,22 @@ export class TurnWakeups {
   /** Asks in flight by session lease key: a notice that comes while a query asks is not missed by its wait. */
   private readonly asking = new Map<string, Set<TurnAsk>>();
 
+  /** How long a wait for a session or a slot lasts without a notice (jittered up to twice that). */
+  readonly fallbackRecheckMs: number;
+
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
-   * `fallbackRecheckMs`: how long a wait for a session or a slot lasts without a notice (jittered up to
-   * twice that); a settling wait lasts at most until the query has settled by time.
+   * `fallbackRecheckMs`: how long a wait for a session or a slot lasts without a notice; a settling
+   * wait lasts at most until the query has settled by time. `layout`: the deployment's key layout, the
+   * one the scripts name the session in their notices with.
    */
-  constructor(private readonly subscriber: RedisClient, prefix: string, readonly fallbackRecheckMs: number = DEFAULT_FALLBACK_RECHECK_MS) {
-    this.keys = redisKeys(prefix);
+  constructor(
+    private readonly subscriber: RedisClient,
+    prefix: string,
+    { fallbackRecheckMs = DEFAULT_FALLBACK_RECHECK_MS, layout = DEFAULT_KEY_LAYOUT }: { fallbackRecheckMs?: number; layout?: RedisKeyLayout } = {},
+  ) {
+    this.fallbackRecheckMs = fallbackRecheckMs;
+    this.keys = redisKeys(prefix, layout);
     this.freedChannel = this.keys.sessionFreedChannel();
     this.registeredChannel = this.keys.sessionRegisteredChannel();
     // The process's main connection reports Redis going away and coming back; this one reconnects on

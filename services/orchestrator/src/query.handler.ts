@@ -56,7 +56,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       pipelineCap: this.env.PIPELINE_CONCURRENCY,
       staleMs: Math.max(60_000, this.env.SESSION_WAIT_HOLD_MS * 3),
     }, infra.keyLayout);
-    this.wakeups = new TurnWakeups(duplicateClient(infra.redis), infra.topology.prefix);
+    this.wakeups = new TurnWakeups(duplicateClient(infra.redis), infra.topology.prefix, { layout: infra.keyLayout });
     // A holder whose run ended in Postgres longer ago than a reply's gap bound has had its reply sent
     // (or given up): a lease Redis still shows for it came back with a failover's lost writes.
     const holders = throttledHolderCheck(
