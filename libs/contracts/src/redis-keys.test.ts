@@ -76,3 +76,15 @@ test('the pipeline cap splits over its shards without losing or inventing a slot
   }
   assert.throws(() => redisKeys('p', { pipelineShards: 0 }), /positive integer/);
 });
+
+test('a session key names its pipeline shard back; keys of no shard name none', () => {
+  const k = redisKeys('conveyor', { pipelineShards: 8 });
+  for (let i = 0; i < 200; i++) {
+    const s: SessionKey = { botId: 'bot-1', adapter: 'telegram', launcherType: 'group', launcherId: `chat-${i}` };
+    assert.equal(k.pipelineShardOfKey(k.sessionLease(s)), k.pipelineShard(s));
+  }
+  assert.equal(k.pipelineShardOfKey(k.streamed('q-1')), undefined);
+  assert.equal(k.pipelineShardOfKey(k.replySessionSender({ botId: 'b', adapter: 'http-bot', sessionId: 's' })), undefined);
+  assert.equal(k.pipelineShardOfKey('other:{p1}:session:{x}:lease'), undefined, 'another prefix');
+  assert.equal(redisKeys('conveyor').pipelineShardOfKey(k.pipelineSlots({ botId: 'b', adapter: 'http-bot', launcherType: 'person', launcherId: 'z' })) ?? 0, 0);
+});

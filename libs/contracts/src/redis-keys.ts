@@ -94,6 +94,17 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     /** Every shard's slot set, for reading the whole cap's use. */
     allPipelineSlots: () => Array.from({ length: shards }, (_, n) => `${pipelineTag(n)}:pipeline-slots`),
     /**
+     * The pipeline shard a key built here under a shard's tag belongs to (a session's lease, as the
+     * scripts name a session in their notices); undefined for any other key.
+     */
+    pipelineShardOfKey: (key: string): number | undefined => {
+      const start = `${prefix}:{p`;
+      if (!key.startsWith(start)) return undefined;
+      const end = key.indexOf('}', start.length);
+      const shard = Number(key.slice(start.length, end));
+      return end > start.length && Number.isInteger(shard) && shard < shards ? shard : undefined;
+    },
+    /**
      * A pub/sub channel, not a key: the release script publishes a session's lease key on it when it
      * frees a session or a pipeline slot, so waiting queries ask again at once instead of polling.
      */

@@ -253,3 +253,55 @@ async function waitUntil(cond: () => boolean, timeoutMs = 30_000): Promise<void>
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+test('a query that comes while another of this process waits for a slot queues behind it without asking', async () => {
+  const { leases, asks } = counting(new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 1, staleMs: 60_000 }));
+  const wakeups = await subscribed();
+  const [holder, first, second] = [session('nq-holder'), session('nq-first'), session('nq-second')];
+  const slots = redisKeys(prefix).pipelineSlots(holder);
+  await redis.del(slots);
+  await leases.register(holder, 'holder', 1);
+  await leases.register(first, 'first', 2);
+  await leases.register(second, 'second', 3);
+  assert.equal(await leases.acquire(holder, 'holder', 1), 'acquired');
+  const held = asks();
+  const signal = new AbortController().signal;
+  const firstTurn = waitForTurn(leases, wakeups, first, 'first', 2, NEVER_MS, signal);
+  await waitUntil(() => wakeups.waiting === 1);
+  assert.equal(asks() - held, 1, 'the first found the pipeline full');
+  let secondDone = false;
+  const secondTurn = waitForTurn(leases, wakeups, second, 'second', 3, NEVER_MS, signal).then((t) => ((secondDone = true), t));
+  await waitUntil(() => wakeups.waiting === 2);
+  assert.equal(asks() - held, 1, 'the second waits behind it without asking');
+  assert.equal(await leases.finish(holder, 'holder'), true);
+  assert.deepEqual(await firstTurn, { outcome: 'acquired', merged: [] });
+  assert.equal(secondDone, false, 'the freed slot was the first\'s');
+  assert.equal(await leases.finish(first, 'first'), true);
+  assert.deepEqual(await secondTurn, { outcome: 'acquired', merged: [] });
+  assert.equal(asks() - held, 3, 'one ask each once woken, and the first\'s that found the pipeline full');
+  await leases.finish(second, 'second');
+  await redis.del(slots);
+});
+
+test('with the cap split into shards, a freed slot wakes the longest-waiting query of its shard, and only its shard queues newcomers', async () => {
+  const layout = { pipelineShards: 2 };
+  const keys = redisKeys(prefix, layout);
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS, layout });
+  wakeupsToClose.push(wakeups);
+  const candidates = Array.from({ length: 64 }, (_, i) => session(`shard-${i}`));
+  const [a0, b0] = candidates.filter((c) => keys.pipelineShard(c) === 0);
+  const [a1, b1] = candidates.filter((c) => keys.pipelineShard(c) === 1);
+  const never = new AbortController().signal;
+  const woke: string[] = [];
+  const now = Date.now();
+  void wakeups.wait(wakeups.ask(a1), 'slot', NEVER_MS, never, now - 5_000).then(() => woke.push('shard 1, older'));
+  void wakeups.wait(wakeups.ask(a0), 'slot', NEVER_MS, never, now).then(() => woke.push('shard 0, newer'));
+  assert.equal(wakeups.slotQueued(b0), true);
+  assert.equal(wakeups.slotQueued(b1), true);
+  wakeups.freed(keys.sessionLease(b0));
+  await waitUntil(() => woke.length === 1);
+  assert.deepEqual(woke, ['shard 0, newer']);
+  assert.equal(wakeups.slotQueued(b0), false, 'no one of shard 0 waits now');
+  assert.equal(wakeups.slotQueued(b1), true);
+  wakeups.close();
+});

@@ -37,6 +37,8 @@ interface UnclaimedFreed {
 export interface TurnAsk {
   /** The session's lease key, as the release and register scripts publish it. */
   readonly session: string;
+  /** The pipeline shard whose slots the query's session counts against. */
+  readonly shard: number;
   /** Notices of the query's own session since the ask began. */
   ownNotices: number;
   /** Freed notices that came while it asked with no slot waiter to wake. */
@@ -46,6 +48,8 @@ export interface TurnAsk {
 interface Waiter {
   /** The session's lease key, as the release and register scripts publish it. */
   session: string;
+  /** The pipeline shard whose slots the session counts against. */
+  shard: number;
   reason: WaitReason;
   /** For a slot waiter: when the query first found the pipeline full (its place among this process's slot waiters). */
   since: number;
@@ -117,7 +121,7 @@ export class TurnWakeups {
    * `endAsk` (a query that needs no wait).
    */
   ask(s: SessionRef): TurnAsk {
-    const ask: TurnAsk = { session: this.keys.sessionLease(s), ownNotices: 0, unclaimed: [] };
+    const ask: TurnAsk = { session: this.keys.sessionLease(s), shard: this.keys.pipelineShard(s), ownNotices: 0, unclaimed: [] };
     let set = this.asking.get(ask.session);
     if (!set) this.asking.set(ask.session, (set = new Set()));
     set.add(ask);
@@ -151,7 +155,7 @@ export class TurnWakeups {
         signal.removeEventListener('abort', wake);
         resolve();
       };
-      const waiter: Waiter = { session, reason, since, wake };
+      const waiter: Waiter = { session, shard: ask.shard, reason, since, wake };
       const timer = setTimeout(wake, ms);
       signal.addEventListener('abort', wake, { once: true });
       let set = this.bySession.get(session);
@@ -161,13 +165,18 @@ export class TurnWakeups {
     });
   }
 
-  /** A session or a slot was freed. Exposed for unit tests; the subscription calls it. */
+  /**
+   * A session or a slot was freed: the slot is one of the freed session's pipeline shard. Exposed for
+   * unit tests; the subscription calls it.
+   */
   freed(session: string): void {
     this.noticeFor(session);
     const own = this.bySession.get(session);
     for (const w of own ? [...own] : []) w.wake();
+    const shard = this.keys.pipelineShardOfKey(session);
+    const ofShard = (w: { shard: number }) => shard === undefined || w.shard === shard;
     let oldest: Waiter | undefined;
-    for (const w of this.slotWaiters) if (!oldest || w.since < oldest.since) oldest = w;
+    for (const w of this.slotWaiters) if (ofShard(w) && (!oldest || w.since < oldest.since)) oldest = w;
     if (oldest) {
       oldest.wake();
       return;
@@ -175,7 +184,17 @@ export class TurnWakeups {
     // No slot waiter: the queries asking now may find the pipeline full; the first that does takes it.
     if (this.asking.size === 0) return;
     const unclaimed: UnclaimedFreed = { claimed: false };
-    for (const asks of this.asking.values()) for (const a of asks) if (a.unclaimed.length < MAX_UNCLAIMED_PER_ASK) a.unclaimed.push(unclaimed);
+    for (const asks of this.asking.values()) for (const a of asks) if (ofShard(a) && a.unclaimed.length < MAX_UNCLAIMED_PER_ASK) a.unclaimed.push(unclaimed);
+  }
+
+  /**
+   * Whether queries of this process wait for a slot of the session's pipeline shard: the shard was
+   * full when they last asked, and its next freed slot is the longest-waiting one's.
+   */
+  slotQueued(s: SessionRef): boolean {
+    const shard = this.keys.pipelineShard(s);
+    for (const w of this.slotWaiters) if (w.shard === shard) return true;
+    return false;
   }
 
   /** Takes a freed notice the ask saw and no other query took: true when there was one. */
@@ -267,6 +286,13 @@ export async function waitForTurn(
   const deadline = Date.now() + holdMs;
   // When the query first found the pipeline full: its place among this process's slot waiters.
   let slotSince: number | undefined;
+  // A query that comes while others of this process wait for a slot of its shard queues behind them
+  // before it asks: the shard was full when they last asked, a freed slot goes to the longest-waiting
+  // of them, and an ask now would most likely find it full and cost a round trip for nothing.
+  if (wakeups.slotQueued(route) && !signal.aborted) {
+    slotSince = Date.now();
+    await wakeups.wait(wakeups.ask(route), 'slot', Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), holdMs), signal, slotSince);
+  }
   for (;;) {
     const ask = wakeups.ask(route);
     try {
