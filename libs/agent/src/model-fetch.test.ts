@@ -3,8 +3,11 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import { OpenAIClientPool } from './client-pool.js';
 import { createModelFetch, type FetchFunction } from './model-fetch.js';
+import { anthropicProvider } from './providers/anthropic.js';
 
 interface Seen {
   method: string;
@@ -19,6 +22,9 @@ let streamsCut = 0;
 let streamCutSeen: (() => void) | undefined;
 
 const completion = { id: 'chatcmpl-1', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hello' } }] };
+// Anthropic's Messages API: a message, and its stream's events.
+const message = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [{ type: 'text', text: 'hello' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } };
+const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 const server = http.createServer((req, res) => {
@@ -56,6 +62,18 @@ const server = http.createServer((req, res) => {
           streamCutSeen?.();
         }
       });
+    } else if (path.startsWith('/messages/')) {
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req-1' }).end(JSON.stringify(message));
+    } else if (path.startsWith('/messages-stream/')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } } }));
+      res.write(sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+      for (const text of ['one', ' two', ' three']) res.write(sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }));
+      res.write(sse('content_block_stop', { type: 'content_block_stop', index: 0 }));
+      res.write(sse('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 3 } }));
+      res.end(sse('message_stop', { type: 'message_stop' }));
+    } else if (path.startsWith('/overloaded/')) {
+      res.writeHead(529, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
     } else if (path.startsWith('/bad-key/')) {
       res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad key', type: 'invalid_request_error' } }));
     } else {
@@ -149,4 +167,49 @@ test('requests it takes no shortcut for (a form body, a Request) go to the fallb
   const direct = await withFallback(`${base}/plain/v1/chat/completions`, { method: 'POST', body: '{}' });
   assert.equal(calls.length, 2, 'a string body is sent directly');
   assert.equal(((await direct.json()) as typeof completion).id, 'chatcmpl-1');
+});
+
+// The Anthropic SDK takes the same fetch: it must see what it sees with Node's (its request, its
+// answers, its streams, its errors).
+const anthropic = (prefix: string, timeout?: number) => new Anthropic({ baseURL: `${base}/${prefix}`, apiKey: 'sk-ant-test', authToken: null, maxRetries: 0, fetch, ...(timeout ? { timeout } : {}) });
+const anthropicAsk = { model: 'claude-test', max_tokens: 16, messages: [{ role: 'user' as const, content: 'hi' }] };
+
+test('a message through the Anthropic SDK: the request as the SDK built it, the answer parsed, a stream event by event', async () => {
+  seen.length = 0;
+  const answer = await anthropic('messages').messages.create(anthropicAsk);
+  assert.deepEqual(answer.content, [{ type: 'text', text: 'hello' }]);
+  const request = seen[0]!;
+  assert.equal(request.url, '/messages/v1/messages');
+  // The key in the header this SDK version puts it in (an `Authorization` bearer, or `x-api-key`).
+  assert.match(String(request.headers.authorization ?? request.headers['x-api-key']), /sk-ant-test/);
+  assert.ok(request.headers['anthropic-version'], 'the SDK names the API version');
+  assert.deepEqual(JSON.parse(request.body), anthropicAsk);
+  assert.equal((await anthropic('messages').messages.create(anthropicAsk).asResponse()).headers.get('request-id'), 'req-1');
+  let text = '';
+  for await (const event of await anthropic('messages-stream').messages.create({ ...anthropicAsk, stream: true })) {
+    if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+  }
+  assert.equal(text, 'one two three');
+});
+
+test('the Anthropic SDK tells its errors apart as with fetch: HTTP status, timeout, abort', async () => {
+  await assert.rejects(anthropic('overloaded').messages.create(anthropicAsk), (err: unknown) => err instanceof Anthropic.APIError && err.status === 529);
+  await assert.rejects(anthropic('slow', 200).messages.create(anthropicAsk), Anthropic.APIConnectionTimeoutError);
+  const controller = new AbortController();
+  const pending = anthropic('slow').messages.create(anthropicAsk, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(pending, Anthropic.APIUserAbortError);
+});
+
+test('the Anthropic provider sends its requests through its pool\'s fetch', async () => {
+  const through: string[] = [];
+  const counting: FetchFunction = (input, init) => {
+    through.push(String(input));
+    return fetch(input, init);
+  };
+  const pool = new OpenAIClientPool(4, counting);
+  const model = { id: 'claude', provider: 'anthropic' as const, baseUrl: `${base}/messages`, apiKey: 'sk-ant-test', modelId: 'claude-test', abilities: [], extraArgs: {}, timeoutMs: 5_000 };
+  const answer = await anthropicProvider.complete({ pool, model, messages: [{ role: 'user', content: 'hi' }], removeThink: false });
+  assert.equal(answer.message.content, 'hello');
+  assert.deepEqual(through, [`${base}/messages/v1/messages`]);
 });

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { redisKeys } from '@conveyor/contracts';
+import { DEFAULT_KEY_LAYOUT, redisKeys, type RedisKeyLayout } from '@conveyor/contracts';
 import { SessionLeases } from './session-leases.js';
 import { throttledHolderCheck, TurnWakeups, waitForTurn, type WaitReason } from './session-turn.js';
 import { useTestRedis } from '@conveyor/test-support';
@@ -19,9 +19,9 @@ after(async () => {
 
 const session = (id: string) => ({ botId: 'b', adapter: 'http-bot' as const, launcherType: 'person' as const, launcherId: id, sessionId: id, senderId: id, replyTo: 'm' });
 
-async function subscribed(): Promise<TurnWakeups> {
+async function subscribed(layout: RedisKeyLayout = DEFAULT_KEY_LAYOUT): Promise<TurnWakeups> {
   // No fallback recheck within the test: only a notice can end a wait.
-  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS });
+  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS, layout });
   wakeupsToClose.push(wakeups);
   await wakeups.start();
   return wakeups;
@@ -126,10 +126,10 @@ test('an ask that ends without a wait leaves nothing behind', async () => {
   assert.equal(wakeups.asks, 0);
 });
 
-test('finishing a reply wakes the query waiting for that session at once, across connections', async () => {
-  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 });
-  const wakeups = await subscribed();
-  const s = session('f');
+/** Two messages of session `s`: the second waits for the first's turn, and only the release's notice can end its wait. */
+async function finishingWakesTheNext(s: ReturnType<typeof session>, layout: RedisKeyLayout = DEFAULT_KEY_LAYOUT): Promise<void> {
+  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 }, layout);
+  const wakeups = await subscribed(layout);
   await leases.register(s, 'first', 1);
   await leases.register(s, 'second', 2);
   assert.equal(await leases.acquire(s, 'first', 1), 'acquired');
@@ -138,24 +138,16 @@ test('finishing a reply wakes the query waiting for that session at once, across
   await waitUntil(() => wakeups.waiting === 1);
   assert.equal(await leases.finish(s, 'first'), true);
   assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
-});
+  await leases.finish(s, 'second');
+}
 
-test('with the pipeline cap split into shards, finishing a reply wakes the query waiting for that session at once', async () => {
+test('finishing a reply wakes the query waiting for that session at once, across connections', () => finishingWakesTheNext(session('f')));
+
+test('with the pipeline cap split into shards, finishing a reply wakes the query waiting for that session at once', () => {
   const layout = { pipelineShards: 4 };
-  const leases = new SessionLeases(redis, prefix, { ttlMs: 60_000, settleMs: 0, pipelineCap: 20, staleMs: 60_000 }, layout);
-  const wakeups = new TurnWakeups(redis.duplicate(), prefix, { fallbackRecheckMs: NEVER_MS, layout });
-  wakeupsToClose.push(wakeups);
-  await wakeups.start();
   // A session of a shard other than the first: its keys carry another hash tag than with one shard.
   const s = Array.from({ length: 64 }, (_, i) => session(`sharded-${i}`)).find((c) => redisKeys(prefix, layout).pipelineShard(c) !== 0)!;
-  await leases.register(s, 'first', 1);
-  await leases.register(s, 'second', 2);
-  assert.equal(await leases.acquire(s, 'first', 1), 'acquired');
-  const turn = waitForTurn(leases, wakeups, s, 'second', 2, NEVER_MS, new AbortController().signal);
-  await waitUntil(() => wakeups.waiting === 1);
-  assert.equal(await leases.finish(s, 'first'), true);
-  assert.deepEqual(await turn, { outcome: 'acquired', merged: [] });
-  await leases.finish(s, 'second');
+  return finishingWakesTheNext(s, layout);
 });
 
 test('a freed pipeline slot wakes a query of another session waiting for one', async () => {
