@@ -354,8 +354,10 @@ export class Deliverer {
   }
 
   private async drainSession(s: ReplySessionKey, first?: Promise<TakeResult | undefined>): Promise<void> {
+    // The batch after each one is taken with its commit (`sendBatch`).
+    let next: TakeResult | undefined;
     for (let i = 0; i < MAX_BATCHES_PER_PASS && !this.stopped; i++) {
-      const taken = i === 0 && first ? await first : await this.queue.take(s, this.token, this.takeOptions);
+      const taken = i > 0 ? next : first ? await first : await this.queue.take(s, this.token, this.takeOptions);
       if (taken === undefined) return;
       if (taken.kind !== 'busy' && taken.skipped > 0) {
         this.stats.skipped += taken.skipped;
@@ -365,14 +367,15 @@ export class Deliverer {
       if (taken.passed.length > 0) await this.endPassed(taken.batch, taken.passed);
       const renew = setInterval(() => void this.queue.renew(s, this.token, this.leaseMs).catch(() => undefined), Math.max(200, this.leaseMs / 3));
       renew.unref();
-      let more: boolean;
       try {
-        more = await this.sendBatch(s, taken.batch);
+        next = await this.sendBatch(s, taken.batch);
       } finally {
         clearInterval(renew);
       }
-      if (!more) return;
+      if (next === undefined) return;
     }
+    // A batch taken with the last commit and not sent in this pass stays in Redis as taken: the next
+    // pass's take, under the same lease, hands it back.
     if (!this.stopped) this.rerun.add(ReplyQueue.sessionMember(s));
   }
 
@@ -389,8 +392,11 @@ export class Deliverer {
     }
   }
 
-  /** Sends a taken batch and records it; false when the session has nothing more ready (its lease is let go). */
-  private async sendBatch(s: ReplySessionKey, batch: TakenBatch): Promise<boolean> {
+  /**
+   * Sends a taken batch and records it; the session's next batch, taken with the record, or undefined
+   * when it has nothing more ready (its lease is let go) or this replica lost it.
+   */
+  private async sendBatch(s: ReplySessionKey, batch: TakenBatch): Promise<TakeResult | undefined> {
     const { queryId, entries } = batch;
     const plan = planBatch(entries, { [queryId]: batch.shown.chunks });
     this.stats.coalesced += plan.coalesced;
@@ -465,9 +471,9 @@ export class Deliverer {
     };
     const committed = await this.retrying('record a sent batch', queryId, () => this.queue.commit(s, queryId, this.token, this.takeOptions, shown, numbering, events));
     await ending;
-    if (committed === undefined) return false;
-    if (committed === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
-    return committed !== 'idle';
+    if (committed === undefined) return undefined;
+    if (committed.outcome === 'lost') this.logger.warn({ queryId }, 'sender lease lost during a batch; the next holder sends it again');
+    return committed.outcome === 'more' ? committed.taken : undefined;
   }
 
   /**

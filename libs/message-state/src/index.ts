@@ -10,7 +10,7 @@ export { RedisFixedWindow, TurnRateWindow, type RateDecision } from './rate-wind
 export { RunAttempts } from './run-attempts.js';
 export {
   ReplyQueue, nextCallbackSequence,
-  type EnqueueOutcome, type CommitOutcome, type TakenBatch, type TakeResult, type TakeOptions, type DeliverResult, type ShownState, type CallbackNumbering,
+  type EnqueueOutcome, type CommitOutcome, type CommitResult, type TakenBatch, type TakeResult, type TakeOptions, type DeliverResult, type ShownState, type CallbackNumbering,
 } from './reply-queue.js';
 export type { QueuedPart, BatchEntry } from './reply-parts.js';
 export { StreamedFlag } from './streamed-flag.js';

@@ -57,7 +57,7 @@ test('a late record of a batch whose take was lost changes nothing once the sess
   await rollBack();
   // Meanwhile the session went on (its turn was ended, a later reply numbered 1 and 2).
   await redis.hset(q.keys.replySessionSequence(route), { seq: 2, final: 0 });
-  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
+  assert.equal((await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken))).outcome, 'lost');
   assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), { seq: '2', final: '0' }, 'the numbering is not set back');
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'e:0'), 1, 'the event is left to the next take');
 });
@@ -70,7 +70,7 @@ test('a batch sent after the take that formed it was lost is recorded: its event
   // The parts went out (callback number 1); then the master died before the take reached its replica.
   await rollBack();
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'e:0'), 1, 'the event waits again');
-  const outcome = await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken));
+  const { outcome } = await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken));
   assert.equal(outcome, 'idle', 'recorded as usual, nothing more to send');
   const state = await redis.hgetall(q.keys.reply(route, queryId));
   assert.equal(state['e:0'], undefined, 'the sent event is not taken again');
@@ -86,7 +86,7 @@ test('when another replica formed its own batch of the rolled-back events, the b
   const { rollBack, taken } = await formBatch(q, route, queryId, 'the answer');
   await rollBack();
   assert.equal((await q.take(route, 'replica-b', TAKE)).kind, 'batch');
-  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
+  assert.equal((await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken))).outcome, 'lost');
   assert.equal(await redis.get(q.keys.replySessionSender(route)), 'replica-b', 'replica b keeps the session');
 });
 
@@ -98,7 +98,7 @@ test('a batch another replica still holds is left to it (it resends it byte for 
   // The lease ran out and replica b holds the session with the same batch.
   await redis.set(q.keys.replySessionSender(route), 'replica-b', 'PX', 5_000);
   const before = await redis.hgetall(q.keys.replySessionSequence(route));
-  assert.equal(await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken)), 'lost');
+  assert.equal((await q.commit(route, queryId, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken))).outcome, 'lost');
   assert.deepEqual(await redis.hgetall(q.keys.replySessionSequence(route)), before);
   assert.equal(await redis.hexists(q.keys.reply(route, queryId), 'batch'), 1);
 });
@@ -180,4 +180,23 @@ test('a commit keeps the highest number its reply used, and the next take hands 
   assert.equal(await q.enqueue(route, queryId, 1, 1, [{ ...part('b', false), queryId }], seal(1)), 'stored');
   const second = await q.take(route, 'replica-a', TAKE);
   assert.equal(second.kind === 'batch' && second.batch.replySeq, 1, 'the reply used callback 1');
+});
+
+test('a commit that leaves more to send takes the session\'s next batch in the same call', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const [first, second] = [randomUUID(), randomUUID()];
+  const seal = (queryId: string) => ({ t: 'seal' as const, queryId, terminal: true, route, attempt: 1, seq: 0 });
+  assert.equal(await q.enqueue(route, first, 1, 0, [{ ...part('one', true), queryId: first }], seal(first)), 'stored');
+  const taken = await q.take(route, 'replica-a', TAKE);
+  assert.ok(taken.kind === 'batch' && taken.batch.queryId === first);
+  // The session's next reply arrives while the first's batch goes out.
+  assert.equal(await q.enqueue(route, second, 1, 0, [{ ...part('two', true), queryId: second }], seal(second)), 'stored');
+  const committed = await q.commit(route, first, 'replica-a', TAKE, SHOWN_FINAL, { seq: 1, lastFinal: true }, events(taken));
+  assert.equal(committed.outcome, 'more');
+  assert.ok(committed.outcome === 'more' && committed.taken.kind === 'batch' && committed.taken.batch.queryId === second, 'the second reply\'s batch, taken with the commit');
+  assert.equal(await redis.get(q.keys.replySessionSender(route)), 'replica-a', 'the lease is kept for it');
+  const again = await q.take(route, 'replica-a', TAKE);
+  assert.ok(again.kind === 'batch' && again.batch.queryId === second, 'a take under the same lease hands the same batch back');
+  assert.deepEqual(again.batch.entries, committed.taken.batch.entries);
 });

@@ -16,6 +16,8 @@ const NUMBERING_TTL_MS = 3600_000;
 
 export type EnqueueOutcome = keyof typeof ENQUEUE_RESULTS;
 export type CommitOutcome = keyof typeof COMMIT_RESULTS;
+/** What `commit` answers: with `more`, the session's next batch, taken in the same step. */
+export type CommitResult = { outcome: 'more'; taken: TakeResult } | { outcome: Exclude<CommitOutcome, 'more'> };
 
 export interface TakenBatch {
   queryId: string;
@@ -228,25 +230,32 @@ export class ReplyQueue {
   }
 
   /**
-   * Records the batch as sent. `more`: the lease is kept and `take` may find more; `idle`: nothing is
-   * ready and the lease was let go (no `take` needed); `lost`: this replica lost the lease meanwhile.
-   * A lease lost with the batch (Redis rolled back to before the take) while no replica holds the
-   * session is taken back and the batch recorded as usual. `events`: the attempt and the last event
-   * seq of the batch (-1 when it sealed none), whose take is then applied again, and the numbering the
-   * batch started from (the take's): only while nothing was numbered since. `replySeq`: the highest
-   * callback sequence the reply used with this batch, undefined when the batch sent nothing.
+   * Records the batch as sent, and goes on with the session in the same round trip: `more`, the lease
+   * is kept and `taken` is the session's next batch as `take` would hand it back (a batch, or idle with
+   * the lease let go); `idle`: nothing is ready and the lease was let go; `lost`: this replica lost the
+   * lease meanwhile. A lease lost with the batch (Redis rolled back to before the take) while no
+   * replica holds the session is taken back and the batch recorded as usual. `events`: the attempt and
+   * the last event seq of the batch (-1 when it sealed none), whose take is then applied again, and the
+   * numbering the batch started from (the take's): only while nothing was numbered since. `replySeq`:
+   * the highest callback sequence the reply used with this batch, undefined when the batch sent nothing.
    */
   async commit(
-    s: ReplySessionKey, queryId: string, token: string, o: { leaseMs: number; stallMs: number }, shown: ShownState, numbering: CallbackNumbering,
+    s: ReplySessionKey, queryId: string, token: string, o: TakeOptions, shown: ShownState, numbering: CallbackNumbering,
     events: { attempt: number; lastSeq: number; startedFrom: CallbackNumbering; replySeq?: number },
-  ): Promise<CommitOutcome> {
+  ): Promise<CommitResult> {
+    const k = this.keys;
     const r = await scripts['reply-commit'].run(
       this.redis,
-      [this.keys.reply(s, queryId), this.keys.replySessionSender(s), this.keys.replySessionSequence(s), this.keys.replySessionReplies(s), this.keys.replyActiveSessions(s)],
+      [k.reply(s, queryId), k.replySessionSender(s), k.replySessionSequence(s), k.replySessionReplies(s), k.replyActiveSessions(s), k.replyPrefix(s), k.replyHeldCallMark(s)],
       [token, o.leaseMs, shown.chunks, shown.open ? '1' : '0', shown.last, shown.ended ? '1' : '0', numbering.seq, numbering.lastFinal ? '1' : '0', NUMBERING_TTL_MS, shown.finalSent ? '1' : '0',
-        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`, events.replySeq ?? ''],
+        queryId, ReplyQueue.sessionMember(s), Date.now(), o.stallMs, events.attempt, events.lastSeq, `${events.startedFrom.seq}|${events.startedFrom.lastFinal ? '1' : '0'}`, events.replySeq ?? '',
+        o.maxEntries, o.gapMs],
     );
-    return resultName('reply-commit', COMMIT_RESULTS, r);
+    if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-commit', r);
+    const outcome = resultName('reply-commit', COMMIT_RESULTS, r[0]);
+    if (outcome !== 'more') return { outcome };
+    if (r.length < 2) throw new ScriptResultError('reply-commit', r);
+    return { outcome, taken: parseTake(r.slice(1)) };
   }
 
   async renew(s: ReplySessionKey, token: string, leaseMs: number): Promise<boolean> {

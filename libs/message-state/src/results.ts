@@ -18,7 +18,7 @@ export const ACQUIRE_RESULTS = {
 /** `reply-enqueue`: what became of a runner event's parts. */
 export const ENQUEUE_RESULTS = { stored: 1, duplicate: 0, superseded: -1, ended: -2 } as const;
 
-/** `reply-commit`: whether the session's sender goes on. */
+/** `reply-commit`: whether the session's sender goes on (with `more`, the next batch follows the code). */
 export const COMMIT_RESULTS = { more: 1, idle: 2, lost: 0 } as const;
 
 /** `session-release`, `session-extend`, `reply-renew`: whether the caller held what it named. */

@@ -89,10 +89,12 @@ describe('Conveyor on a Redis Cluster of three masters', () => {
       const route = { botId: 'b', adapter: 'http-bot', sessionId: 'ticket-1', launcherType: 'person' as const, launcherId: 'ticket-1', senderId: 'u1', replyTo: 'm1' };
       const part = { route, reply: { message: [{ type: 'Plain' as const, text: 'hi' }], isFinal: true, stream: false }, queryId: 'q-r', key: 'k1' };
       assert.equal(await queue.enqueue(route, 'q-r', 1, 0, [part], { t: 'seal', queryId: 'q-r', attempt: 1, seq: 0, terminal: true, route }), 'stored');
-      const taken = await queue.take(route, 'token', { leaseMs: 5_000, maxEntries: 16, gapMs: 1_000, stallMs: 60_000 });
+      const takeOptions = { leaseMs: 5_000, maxEntries: 16, gapMs: 1_000, stallMs: 60_000 };
+      const taken = await queue.take(route, 'token', takeOptions);
       assert.equal(taken.kind, 'batch');
       assert.deepEqual(await queue.quietSessions(-60_000), [{ botId: 'b', adapter: 'http-bot', sessionId: 'ticket-1' }]);
-      assert.equal(await queue.commit(route, 'q-r', 'token', { leaseMs: 5_000, stallMs: 60_000 }, { chunks: 0, open: false, last: '', finalSent: true, ended: true }, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0, startedFrom: taken.kind === 'batch' ? taken.batch.numbering : { seq: 0, lastFinal: true } }), 'idle');
+      const committed = await queue.commit(route, 'q-r', 'token', takeOptions, { chunks: 0, open: false, last: '', finalSent: true, ended: true }, { seq: 1, lastFinal: true }, { attempt: 1, lastSeq: 0, startedFrom: taken.kind === 'batch' ? taken.batch.numbering : { seq: 0, lastFinal: true } });
+      assert.equal(committed.outcome, 'idle');
       assert.deepEqual(await queue.quietSessions(-60_000), [], 'the ended session left its shard\'s active set');
     } finally {
       client.disconnect();
