@@ -53,12 +53,9 @@
 --- @include "seal"
 --- @include "take-batch"
 local function takeNext()
-  local taken = takeBatch(
+  return takeBatchAfter(1,
     {KEYS[4], KEYS[2], KEYS[5], KEYS[3], KEYS[6], KEYS[7]},
     {ARGV[1], ARGV[2], ARGV[19], ARGV[13], ARGV[12], ARGV[20], ARGV[14]})
-  local out = {1}
-  for _, v in ipairs(taken) do out[#out + 1] = v end
-  return out
 end
 local holder = redis.call('GET', KEYS[2])
 if holder ~= ARGV[1] then

@@ -27,9 +27,6 @@
 --- @include "take-batch"
 local stored = enqueueEvent(KEYS, ARGV, 14)
 if stored ~= 1 then return {stored} end
-local taken = takeBatch(
+return takeBatchAfter(1,
   {KEYS[2], KEYS[4], KEYS[3], KEYS[5], KEYS[6], KEYS[7]},
   {ARGV[9], ARGV[10], ARGV[11], ARGV[3], ARGV[6], ARGV[12], ARGV[13]})
-local out = {1}
-for _, v in ipairs(taken) do out[#out + 1] = v end
-return out

@@ -122,3 +122,13 @@ local function takeBatch(K, A)
   redis.call('DEL', K[2])
   return {'idle', skipped}
 end
+
+--[[
+  takeBatchAfter(code, K, A): `code`, then what takeBatch(K, A) returns, in one reply: how a fused
+  script answers when its own step went through and the take followed.
+]]
+local function takeBatchAfter(code, K, A)
+  local out = {code}
+  for _, v in ipairs(takeBatch(K, A)) do out[#out + 1] = v end
+  return out
+end
