@@ -1,11 +1,12 @@
 import { Pool } from 'undici';
-import { sign } from '@conveyor/http-bot';
+import { HEADER_SIGNATURE, HEADER_TIMESTAMP, sign } from '@conveyor/http-bot';
 import type { TestSystem } from '@conveyor/test';
 
-/** What the ingress answered a message with. */
+/** What the ingress answered a message with; `acceptedId` when it accepted it (its `202`'s `data.accepted_message_id`). */
 export interface SentMessage {
   status: number;
   body: unknown;
+  acceptedId?: string;
 }
 
 /**
@@ -30,13 +31,22 @@ export class SignedSender {
     const res = await this.pool.request({
       path: this.path,
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-lb-timestamp': ts, 'x-lb-signature': sign(this.sys.inboundSecret, ts, raw) },
+      headers: { 'content-type': 'application/json', [HEADER_TIMESTAMP]: ts, [HEADER_SIGNATURE]: sign(this.sys.inboundSecret, ts, raw) },
       body: raw,
     });
-    return { status: res.statusCode, body: await res.body.json() };
+    const body: unknown = await res.body.json();
+    const acceptedId = res.statusCode === 202 ? acceptedIdOf(body) : undefined;
+    return { status: res.statusCode, body, ...(acceptedId !== undefined ? { acceptedId } : {}) };
   }
 
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+function acceptedIdOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('data' in body)) return undefined;
+  const data = body.data;
+  if (typeof data !== 'object' || data === null || !('accepted_message_id' in data)) return undefined;
+  return typeof data.accepted_message_id === 'string' ? data.accepted_message_id : undefined;
 }

@@ -79,7 +79,7 @@ export class TurnWakeups {
   private readonly asking = new Map<string, Set<TurnAsk>>();
 
   /** How long a wait for a session or a slot lasts without a notice (jittered up to twice that). */
-  readonly fallbackRecheckMs: number;
+  private readonly fallbackRecheckMs: number;
 
   /**
    * `subscriber` is a connection of its own (it enters subscriber mode); closed by `close()`.
@@ -188,6 +188,14 @@ export class TurnWakeups {
   }
 
   /**
+   * How long a wait for a session or a slot lasts when no notice ends it, at most `limit`: the recheck,
+   * jittered up to twice that so the waiters of a lost notice do not all ask at once.
+   */
+  recheckMs(limit: number): number {
+    return Math.min(this.fallbackRecheckMs * (1 + Math.random()), limit);
+  }
+
+  /**
    * Whether queries of this process wait for a slot of the session's pipeline shard: the shard was
    * full when they last asked, and its next freed slot is the longest-waiting one's.
    */
@@ -291,7 +299,7 @@ export async function waitForTurn(
   // of them, and an ask now would most likely find it full and cost a round trip for nothing.
   if (wakeups.slotQueued(route) && !signal.aborted) {
     slotSince = Date.now();
-    await wakeups.wait(wakeups.ask(route), 'slot', Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), holdMs), signal, slotSince);
+    await wakeups.wait(wakeups.ask(route), 'slot', wakeups.recheckMs(holdMs), signal, slotSince);
   }
   for (;;) {
     const ask = wakeups.ask(route);
@@ -317,7 +325,7 @@ export async function waitForTurn(
       } else if (turn.outcome === 'settling') {
         await wakeups.wait(ask, 'settling', Math.min(turn.waitMs, left), signal);
       } else {
-        const fallback = Math.min(wakeups.fallbackRecheckMs * (1 + Math.random()), left);
+        const fallback = wakeups.recheckMs(left);
         if (turn.outcome === 'pipeline-full') await wakeups.wait(ask, 'slot', fallback, signal, (slotSince ??= Date.now()));
         else await wakeups.wait(ask, 'session', fallback, signal);
       }

@@ -49,10 +49,16 @@ export const DATABASE_UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
   '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
 ]);
 
-/** Whether the error carries one of `codes` (node's and pg's errors both put theirs in `code`). */
-function hasCodeIn(err: unknown, codes: ReadonlySet<string>): boolean {
+/** The error's code: node's and pg's errors both put theirs in `code` (a SQLSTATE for Postgres's). */
+function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && codes.has(code);
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Whether the error carries one of `codes`. */
+function hasCodeIn(err: unknown, codes: ReadonlySet<string>): boolean {
+  const code = codeOf(err);
+  return code !== undefined && codes.has(code);
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {
@@ -78,8 +84,8 @@ export function isTransactionConflict(err: unknown): boolean {
 const DATA_ERROR_CLASSES: ReadonlySet<string> = new Set(['22', '23']);
 
 export function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.length === 5 && DATA_ERROR_CLASSES.has(code.slice(0, 2));
+  const code = codeOf(err);
+  return code !== undefined && code.length === 5 && DATA_ERROR_CLASSES.has(code.slice(0, 2));
 }
 
 export interface WaitForDatabaseOptions {
