@@ -6,6 +6,10 @@ export { providerFor } from './providers/index.js';
 export { UsageTally } from './usage.js';
 export { ContentResult, ToolNotFoundError, emptyToolBox, filterToolBox, type ToolBox } from './tools.js';
 export {
+  ACTIVATE_TOOL_NAME, SANDBOX_TOOL_NAMES, describeExec, inboxPath, mergeToolBoxes, outboxPath, redactCommand,
+  sandboxTools, type ExecRecord, type SandboxPort, type SandboxToolsOptions, type SkillCatalog, type SkillEntry,
+} from './sandbox-tools.js';
+export {
   runLocalAgent, runTelemetry, userFacingError, type AgentItem, type AgentOutcome,
 } from './agent-loop.js';
 export { FinalAnswerHold, toEventBody } from './events.js';

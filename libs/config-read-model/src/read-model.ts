@@ -67,7 +67,7 @@ export interface ConfigReadModelOptions {
   onPipelineRejected?: (botId: string, pipelineId: string, issues: ConfigIssue[]) => void;
 }
 
-type Prisma = Pick<PrismaClient, 'bot' | 'llmModel' | 'mcpServer' | 'pipeline' | 'instanceSettings'>;
+type Prisma = Pick<PrismaClient, 'bot' | 'llmModel' | 'mcpServer' | 'pipeline' | 'instanceSettings' | 'skill'>;
 
 /**
  * The one cache implementation of the read model: rows by key, boxed so a row that does not exist is
@@ -99,6 +99,13 @@ export class ConfigCache<V extends {}> {
 /** One key for the row sets the read model caches whole (the enabled MCP servers, the settings row). */
 const ALL = '*';
 
+/** An installed skill as a run's prompt lists it. */
+export interface SkillEntry {
+  name: string;
+  description: string;
+  revision: number;
+}
+
 interface ModelEntry {
   row: { id: string; provider: string; baseUrl: string; apiKeyRef: string; modelId: string; abilities: string[]; extraArgs: unknown; timeoutMs: number; inputPricePerMTok: number | null; outputPricePerMTok: number | null };
   /** Resolved on first use, not on read: a key that cannot be resolved fails each ask, not the abilities. */
@@ -112,6 +119,7 @@ export class ConfigReadModel {
   private readonly runnerSettings: ConfigCache<{ config: unknown }>;
   private readonly mcp: ConfigCache<McpServerEntry[]>;
   private readonly settings: ConfigCache<StoredInstanceSettings>;
+  private readonly skillList: ConfigCache<SkillEntry[]>;
   private subscription: Subscription | undefined;
 
   constructor(private readonly prisma: Prisma, options: ConfigReadModelOptions = {}) {
@@ -124,6 +132,7 @@ export class ConfigReadModel {
     this.runnerSettings = new ConfigCache<{ config: unknown }>(async (id) => (storableText(id) === id ? prisma.pipeline.findUnique({ where: { id }, select: { config: true } }) : null), ttl, max);
     this.mcp = new ConfigCache(() => this.loadMcpServers(), ttl, 1);
     this.settings = new ConfigCache(() => this.loadSettings(), ttl, 1);
+    this.skillList = new ConfigCache(() => prisma.skill.findMany({ select: { name: true, description: true, revision: true }, orderBy: { name: 'asc' }, take: 1000 }), ttl, 1);
   }
 
   /** A bot by id; null when it does not exist. */
@@ -169,6 +178,11 @@ export class ConfigReadModel {
     return (await this.mcp.get(ALL)) ?? [];
   }
 
+  /** The installed Agent Skills, names, descriptions and revisions (what a run's prompt lists). */
+  async skills(): Promise<SkillEntry[]> {
+    return (await this.skillList.get(ALL)) ?? [];
+  }
+
   /** The instance settings row as stored (absent: the defaults). A database error propagates. */
   async instanceSettings(): Promise<StoredInstanceSettings> {
     return (await this.settings.get(ALL)) ?? { ok: true, values: AdminApi.InstanceSettingsValues.parse({}) };
@@ -199,6 +213,9 @@ export class ConfigReadModel {
       case 'settings':
         this.settings.clear();
         break;
+      case 'skill':
+        this.skillList.clear();
+        break;
     }
   }
 
@@ -224,7 +241,7 @@ export class ConfigReadModel {
   }
 
   private caches(): Array<{ clear(): void }> {
-    return [this.bots, this.pipelines, this.models, this.runnerSettings, this.mcp, this.settings];
+    return [this.bots, this.pipelines, this.models, this.runnerSettings, this.mcp, this.settings, this.skillList];
   }
 
   private async loadBot(botId: string): Promise<BotEntry | null> {

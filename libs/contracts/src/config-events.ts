@@ -5,9 +5,10 @@ import { z } from 'zod';
  * changed or deleted. Every service drops its cached copy of that row on receipt; a replica that was
  * disconnected (and so may have missed events) drops all its configuration caches instead.
  * `revision` is the row's version after the write (0 when deleted); setup publishes it for every row a
- * file apply touched. `settings` is the instance settings (id `instance`, see `INSTANCE_SETTINGS_ID`).
+ * file apply touched. `settings` is the instance settings (id `instance`, see `INSTANCE_SETTINGS_ID`);
+ * `skill` an installed Agent Skill (id its name).
  */
-export const ConfigChangeKind = z.enum(['bot', 'pipeline', 'model', 'mcp-server', 'settings']);
+export const ConfigChangeKind = z.enum(['bot', 'pipeline', 'model', 'mcp-server', 'settings', 'skill']);
 export type ConfigChangeKind = z.infer<typeof ConfigChangeKind>;
 
 export const ConfigChanged = z.object({

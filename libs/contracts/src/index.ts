@@ -32,6 +32,11 @@ export { PermanentError, RetryableError } from './handler-errors.js';
 export {
   GatewaySendFailure, GatewaySendReply, GatewaySendRequest, isPassingGatewayFailure,
 } from './gateway.js';
+export {
+  BOX_SESSION_TEMPLATES, BoxSessionTemplate, ExecResult, MountedSkill, REPEATABLE_SANDBOX_OPS,
+  SANDBOX_LIMITS, SandboxBinding, SandboxFailure, SandboxLimit, SandboxOp, SandboxReply,
+  SandboxRequest, SkillName, TransferredFile, WorkspaceId, type SandboxOpName, type SandboxRequestInput,
+} from './sandbox.js';
 export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './config-events.js';
 export * as AdminApi from './admin-api.js';
 export * as DebugChat from './debug-chat.js';

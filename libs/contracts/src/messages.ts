@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SandboxBinding } from './sandbox.js';
 import { LIMITS } from './limits.js';
 import { MessageChainSchema } from './message-chain.js';
 import { LlmMessage } from './llm-message.js';
@@ -124,6 +125,8 @@ export const RunRequest = z.object({
   externalConversationTtlSeconds: z.number().int().min(0).max(31_536_000).optional(),
   /** Retrieval before the model call; absent means no knowledge base is bound. */
   knowledge: KnowledgeBinding.optional(),
+  /** The sandbox tools (exec, read, write, edit, glob, grep, activate) and their workspace; absent means none. */
+  sandbox: SandboxBinding.optional(),
 }).meta({ id: 'RunRequest/1' });
 export type RunRequest = z.infer<typeof RunRequest>;
 

@@ -168,6 +168,11 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     wecomKfPullAgain: (botId: string, openKfId: string) => `${prefix}:wecomcs:{${botId}}:again:${openKfId}`,
     /** A WeCom AI bot reply's stream as its refresh callbacks read it (content so far, finished or not), for a while after the message. */
     wecomBotStream: (botId: string, streamId: string) => `${prefix}:wecombot:{${botId}}:stream:${streamId}`,
+    /**
+     * The lease of the one sandbox call working in a workspace, on any replica (the id is a rendered
+     * template that may hold any character, so it is encoded).
+     */
+    sandboxWorkspaceLease: (workspaceId: string) => `${prefix}:sandbox:ws:${encodeURIComponent(workspaceId)}:lease`,
     /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */
     runAttempts: (queryId: string) => `${prefix}:run-attempts:${queryId}`,
     /** Span context of a run attempt, to link a redelivered run to the one that died. */

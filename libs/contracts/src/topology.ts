@@ -94,6 +94,11 @@ export interface Topology {
     /** Core NATS: `ConfigChanged` (libs/contracts/src/config-events.ts), a configuration row was written. */
     configChanged: string;
     /**
+     * Core NATS request/reply: one operation on a workspace (`SandboxRequest` → `SandboxReply`,
+     * libs/contracts/src/sandbox.ts). Every sandbox replica listens in the queue group `sandbox`.
+     */
+    sandboxCall: string;
+    /**
      * The inbox prefix of a role's connections: replies to its requests (PubAcks, JetStream API
      * answers, pulled messages) arrive under `<prefix>.>`, which only that role may subscribe to,
      * so no role reads another's replies.
@@ -257,6 +262,7 @@ export function topology(prefix = 'conveyor'): Topology {
       gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
       allGatewaySends: `${base}.gateway.send.*`,
       configChanged: `${base}.config.changed`,
+      sandboxCall: `${base}.sandbox.call`,
       inboxPrefix: (role) => `_INBOX_${prefix.replace(/-/g, '_')}_${subjectToken(role)}`,
     },
   };

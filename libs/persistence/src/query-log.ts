@@ -72,6 +72,8 @@ export interface RunUsage {
   outputTokens: number;
   cost: number | null;
   timing?: StageTiming;
+  /** Steps inside the run shown on the query's timeline after it (each sandbox `exec`). */
+  steps?: StageTiming[];
 }
 
 /** Timelines are bounded: a pipeline has a handful of stages; anything past this is dropped. */
@@ -86,7 +88,7 @@ export function usageColumns(run: RunUsage | undefined) {
     inputTokens: run?.inputTokens ?? null,
     outputTokens: run?.outputTokens ?? null,
     cost: run?.cost ?? null,
-    stages: run?.timing ? [{ ...run.timing, stage: storableText(run.timing.stage) }] : null,
+    stages: run?.timing ? [run.timing, ...(run.steps ?? [])].slice(0, MAX_TIMELINE_ENTRIES).map((t) => ({ ...t, stage: storableText(t.stage) })) : null,
   };
 }
 

@@ -19,6 +19,22 @@ export interface PipelineDefinition {
   mcpServers: 'all' | string[];
   /** The plugins called for its events: every registered one, or these `author/name`s (LangBot's `_pipeline_bound_plugins`). */
   plugins: 'all' | string[];
+  /** The installed skills its runs may activate: all, or these names (LangBot's `_pipeline_bound_skills`). */
+  skills: 'all' | string[];
+}
+
+function preferences(extensionsPreferences: unknown): Record<string, unknown> {
+  return extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+}
+
+/**
+ * LangBot's PreProcessor reading `extensions_preferences`: `enable_all_skills` (absent: true) binds
+ * every installed skill, otherwise the `skills` listed (none when the list is empty).
+ */
+export function boundSkills(extensionsPreferences: unknown): 'all' | string[] {
+  const prefs = preferences(extensionsPreferences);
+  if (prefs.enable_all_skills ?? true) return 'all';
+  return Array.isArray(prefs.skills) ? prefs.skills.filter((name): name is string => typeof name === 'string') : [];
 }
 
 /**
@@ -26,7 +42,7 @@ export interface PipelineDefinition {
  * binds every plugin, otherwise the `plugins` listed (none when the list is empty).
  */
 export function boundPlugins(extensionsPreferences: unknown): 'all' | string[] {
-  const prefs = extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+  const prefs = preferences(extensionsPreferences);
   if (prefs.enable_all_plugins ?? true) return 'all';
   return Array.isArray(prefs.plugins) ? prefs.plugins.filter((id): id is string => typeof id === 'string') : [];
 }
@@ -36,7 +52,7 @@ export function boundPlugins(extensionsPreferences: unknown): 'all' | string[] {
  * true) binds every server, otherwise the `mcp_servers` listed (none when the list is empty).
  */
 export function boundMcpServers(extensionsPreferences: unknown): 'all' | string[] {
-  const prefs = extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+  const prefs = preferences(extensionsPreferences);
   if (prefs.enable_all_mcp_servers ?? true) return 'all';
   return Array.isArray(prefs.mcp_servers) ? prefs.mcp_servers.filter((id): id is string => typeof id === 'string') : [];
 }
@@ -60,7 +76,7 @@ export function loadPipeline(id: string, stages: unknown, config: unknown, exten
   const parsed = parsePipelineConfig(config);
   if (!parsed.ok) issues.push(...parsed.issues.map((i) => ({ path: i.path ? `config.${i.path}` : 'config', reason: i.reason })));
   if (issues.length > 0 || !parsed.ok) return { ok: false, issues };
-  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE), mcpServers: boundMcpServers(extensionsPreferences), plugins: boundPlugins(extensionsPreferences) } };
+  return { ok: true, pipeline: { id, stageNames: names as string[], config: parsed.config, boundary: names.indexOf(BOUNDARY_STAGE), mcpServers: boundMcpServers(extensionsPreferences), plugins: boundPlugins(extensionsPreferences), skills: boundSkills(extensionsPreferences) } };
 }
 
 export function describeIssues(issues: readonly ConfigIssue[]): string {

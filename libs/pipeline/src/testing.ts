@@ -20,7 +20,7 @@ export function testQuery(opts: { chain?: MessageChain; group?: boolean; config?
     ...(opts.group ? { groupName: 'Room' } : {}),
     messageChain: opts.chain ?? [{ type: 'Plain', text: 'hello' }],
   };
-  return newQuery(envelope, { id: 'p1', stageNames: [], config: parsed.config, boundary: 0, mcpServers: 'all', plugins: 'all' });
+  return newQuery(envelope, { id: 'p1', stageNames: [], config: parsed.config, boundary: 0, mcpServers: 'all', plugins: 'all', skills: 'all' });
 }
 
 export interface Recorded {

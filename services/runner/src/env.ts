@@ -35,6 +35,11 @@ export const RunnerEnv = z.object({
    * default: they hold what users wrote, and trace backends are seldom held to the database's rules.
    */
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: z.preprocess(unsetWhenEmpty, z.stringbool().default(false)),
+  /**
+   * What a sandbox call may take besides its command's own time limit: a free slot on a sandbox
+   * replica, the workspace's lease, unpacking and storing it. Past it the call fails as unanswered.
+   */
+  SANDBOX_CALL_OVERHEAD_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   /** Knowledge base documents one replica ingests at once. */
   INGEST_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /** How often a replica publishes the jobs of documents still pending (added by setup, or a lost publish). */

@@ -4,12 +4,13 @@ import { RunEvents } from '@conveyor/message-state';
 import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
-import { FinalAnswerHold, ImageFetcher, OpenAIClientPool, runLocalAgent, runTelemetry, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome } from '@conveyor/agent';
+import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, runLocalAgent, runTelemetry, sandboxTools, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
+import { SandboxAccess } from './sandbox-access.js';
 import type { RunnerInfra } from './env.js';
 
 const redeliveries = meter.createCounter('conveyor_runner_redeliveries', { description: 'Runs started again after an earlier delivery did not finish' });
@@ -35,6 +36,15 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   }
 }
 
+/** Sandbox commands of one run shown on its timeline; later ones still run, unlisted. */
+const MAX_EXEC_STEPS = 16;
+
+/** One `exec` as a timeline step: the command (credentials masked), its exit code and output size. */
+function execStep(e: ExecRecord): { stage: string; at: number; ms: number } {
+  const limits = e.limits.length ? `, ${e.limits.join(', ')}` : '';
+  return { stage: `exec ${e.command} (exit ${e.exitCode ?? 'none'}, ${e.outputBytes} B out${limits})`, at: e.at, ms: Math.round(e.durationMs) };
+}
+
 /** Executes one run request and publishes what it produced as runner events. */
 @Injectable()
 export class RunHandler {
@@ -50,6 +60,7 @@ export class RunHandler {
     private readonly models: ModelDirectory,
     private readonly mcp: McpRegistry,
     private readonly external: ExternalRunners,
+    private readonly sandbox: SandboxAccess,
   ) {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
@@ -126,11 +137,13 @@ export class RunHandler {
     const emitItem = (item: AgentItem) => answer.item(toEventBody(item));
     const tally = new UsageTally();
     const startedAt = Date.now();
-    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem, tally) : await this.externalRunner(run, ctx, emitItem, tally);
+    const execs: ExecRecord[] = [];
+    const outcome = runner === 'local-agent' ? await this.localAgent(run, ctx, emitItem, tally, execs) : await this.externalRunner(run, ctx, emitItem, tally);
     // Written with the run's end (the history append or the failure), never a statement of its own.
     const usage: RunUsage = {
       runner, model: tally.model, modelCalls: tally.calls, inputTokens: tally.inputTokens, outputTokens: tally.outputTokens, cost: tally.cost,
       timing: { stage: `run ${runner}`, at: startedAt, ms: Date.now() - startedAt },
+      ...(execs.length ? { steps: execs.map(execStep) } : {}),
     };
     const userTurn = run.messages[run.messages.length - 1];
     runsCompleted.add(1, { runner, outcome: outcome.ok ? 'ok' : 'failed' });
@@ -195,15 +208,26 @@ export class RunHandler {
     return this.images.source.close();
   }
 
-  private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, usage: UsageTally): Promise<AgentOutcome> {
-    const [models, tools, messages] = await Promise.all([
+  private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, usage: UsageTally, execs: ExecRecord[]): Promise<AgentOutcome> {
+    const [models, mcpTools, sandbox, knowledgeMessages] = await Promise.all([
       this.models.resolve(run.model),
       this.mcp.toolBox(run.tools),
+      run.sandbox
+        ? sandboxTools({ port: this.sandbox.client, binding: run.sandbox, queryId: run.queryId, skills: this.sandbox, onExec: (e) => execs.length < MAX_EXEC_STEPS && execs.push(e) })
+        : undefined,
       // The retrieved context goes to the model only: history keeps the user's own words (the run's user turn).
       run.knowledge
         ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal, telemetry: runTelemetry(run, false) })
         : run.messages,
     ]);
+    let tools: ToolBox = mcpTools;
+    let messages = knowledgeMessages;
+    if (sandbox) {
+      // LangBot's order: native sandbox tools first; its guidance as a system message just before the user's turn.
+      const own = run.tools && !run.tools.enableAllTools ? filterToolBox(sandbox.box, run.tools.tools) : sandbox.box;
+      tools = mergeToolBoxes(own, mcpTools);
+      messages = [...messages.slice(0, -1), { role: 'system', content: sandbox.guidance }, ...messages.slice(-1)];
+    }
     return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, usage, emit: async (i) => void (await emit(i)) });
   }
 

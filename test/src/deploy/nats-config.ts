@@ -15,8 +15,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { subjectToken, topology, type ConsumerSpec, type Topology } from '@conveyor/contracts';
 
-export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin';
-export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
+export type ServiceRole = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin' | 'sandbox';
+export const SERVICE_ROLES: ServiceRole[] = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin', 'sandbox'];
 
 export interface Permissions {
   publish: string[];
@@ -91,6 +91,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         ...storedMessageApi(streams.runs.name), ...streams.events.subjects,
         // Knowledge base ingestion: the runner publishes jobs for pending documents and consumes them.
         ...consumerApi(consumers.ingest), subjects.deadLetter('ingest'), ...streams.ingest.subjects,
+        // The agent's code runs in the sandbox role, asked over core NATS request/reply.
+        subjects.sandboxCall,
       ],
       subscribe: subscribe('runner'),
     },
@@ -117,6 +119,13 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       ],
       subscribe: subscribe('admin'),
     },
+    // Answers the runners' sandbox calls (queue group `sandbox`); it publishes nothing else: a command
+    // it runs has no NATS connection, and its own user could not reach the streams anyway.
+    sandbox: {
+      publish: streamApi(topo),
+      subscribe: [...subscribe('sandbox'), subjects.sandboxCall],
+      allowResponses: true,
+    },
   };
 }
 
@@ -142,7 +151,7 @@ export function pluginPasswordVariable(name: string): string {
   return `NATS_PLUGIN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_PASSWORD`;
 }
 
-/** Every user of the generated config: the four services, the plugins and the operators. */
+/** Every user of the generated config: the services, the plugins and the operators. */
 export type NatsAccountRole = ServiceRole | 'plugin' | 'ops';
 
 /**

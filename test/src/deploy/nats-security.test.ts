@@ -60,7 +60,7 @@ describe('NATS permissions', () => {
       const plugins = topo.subjects.plugins;
       const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], gateway: [topo.subjects.allGatewaySends], admin: [] }[role];
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
@@ -68,7 +68,9 @@ describe('NATS permissions', () => {
       assert.equal(pub.includes(topo.subjects.dispatchSent), role === 'dispatcher', `${role} publishing sent notices`);
       // Outbound parts for held connections: the dispatcher asks, the gateway holding the bot answers.
       assert.equal(pub.includes(topo.subjects.allGatewaySends), role === 'dispatcher', `${role} sending to gateways`);
-      assert.equal(perms[role].allowResponses === true, role === 'ingress' || role === 'gateway', `${role} answering requests`);
+      // Sandbox calls: only runners ask, only the sandbox role answers.
+      assert.equal(pub.includes(topo.subjects.sandboxCall), role === 'runner', `${role} asking the sandbox`);
+      assert.equal(perms[role].allowResponses === true, role === 'ingress' || role === 'gateway' || role === 'sandbox', `${role} answering requests`);
     }
   });
 

@@ -7,8 +7,8 @@ import { waitUntil } from './wait.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** `gateway` and `admin` are started by the tests that need them (not part of the message path). */
-export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin';
+/** `gateway`, `admin` and `sandbox` are started by the tests that need them (not part of the message path). */
+export type ServiceName = 'ingress' | 'orchestrator' | 'runner' | 'dispatcher' | 'gateway' | 'admin' | 'sandbox';
 export const ALL_SERVICES: ServiceName[] = ['ingress', 'orchestrator', 'runner', 'dispatcher'];
 
 export interface RunningService {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ReasoningLevel, RunnerKind } from '@conveyor/contracts';
+import { BOX_SESSION_TEMPLATES, ReasoningLevel, RunnerKind } from '@conveyor/contracts';
 import { coerceBoolean, coerceInteger, coerceNumber } from './coerce.js';
 
 // The pipeline config (trigger, safety, ai, output) in LangBot's JSON shape, so a LangBot pipeline's
@@ -52,6 +52,17 @@ export const PipelineConfigSchema = z.looseObject({
       'knowledge-base': z.string().optional(),
       'rerank-model': z.string().default(''),
       'rerank-top-k': int(0).default(5),
+      /** LangBot's sandbox sharing scope: which conversations work in one workspace. */
+      'box-session-id-template': z.enum(BOX_SESSION_TEMPLATES, {
+        error: (issue) => `unknown box-session-id-template ${JSON.stringify(issue.input)}; one of ${BOX_SESSION_TEMPLATES.join(', ')}`,
+      }).default('{launcher_type}_{launcher_id}'),
+      /**
+       * Conveyor's switch for the sandbox tools (LangBot offers them whenever a Box backend runs; here a
+       * pipeline opts in, so a deployment without the sandbox role changes no model's tool list).
+       */
+      'box-enabled': bool().default(false),
+      /** Whether the sandbox's commands reach the network (off: no network namespace but loopback). */
+      'box-network': bool().default(false),
     }),
   }),
   output: z.looseObject({

@@ -25,6 +25,8 @@ export interface PipelineQuery {
   mcpServers?: 'all' | string[];
   /** The plugins the pipeline binds (LangBot's `_pipeline_bound_plugins`); absent means all. */
   plugins?: 'all' | string[];
+  /** The skills the pipeline binds (LangBot's `_pipeline_bound_skills`); absent means all. */
+  skills?: 'all' | string[];
   /** Rewritten by group rules and the pre content filter. */
   messageChain: MessageChain;
   variables: Record<string, unknown>;

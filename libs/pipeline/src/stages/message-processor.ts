@@ -1,4 +1,5 @@
-import { LIMITS, type RunRequest } from '@conveyor/contracts';
+import { createHash } from 'node:crypto';
+import { chatKey, LIMITS, SANDBOX_LIMITS, type BoxSessionTemplate, type RunRequest } from '@conveyor/contracts';
 import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 import { interrupt, proceed, type StageResult } from '../engine/result.js';
@@ -53,7 +54,34 @@ function runRequestWith(q: PipelineQuery, messages: RunRequest['messages']): Run
     removeThink: misc['remove-think'],
     externalConversationTtlSeconds: q.config.ai.runner['expire-time'],
     ...knowledgeOf(q),
+    ...sandboxOf(q),
   };
+}
+
+/**
+ * The workspace a run works in: LangBot's `box-session-id-template` rendered for this message, under
+ * the pipeline (a workspace never spans pipelines) and, below `{global}`, the chat's storage key (so a
+ * web chat session never shares a platform chat's files).
+ */
+export function sandboxWorkspaceId(q: Pick<PipelineQuery, 'pipelineId' | 'route' | 'queryId' | 'conversationId'>, template: BoxSessionTemplate): string {
+  const chat = chatKey(q.route);
+  const scope = {
+    '{global}': () => 'global',
+    '{launcher_type}_{launcher_id}': () => `${chat.botId}/${chat.launcherType}_${chat.launcherId}`,
+    '{launcher_type}_{launcher_id}_{sender_id}': () => `${chat.botId}/${chat.launcherType}_${chat.launcherId}_${q.route.senderId}`,
+    '{launcher_type}_{launcher_id}_{conversation_id}': () => `${chat.botId}/${chat.launcherType}_${chat.launcherId}_${q.conversationId ?? ''}`,
+    '{query_id}': () => `query/${q.queryId}`,
+  }[template]();
+  const id = `${q.pipelineId}/${scope}`;
+  if (id.length <= SANDBOX_LIMITS.workspaceIdChars) return id;
+  // Ids a platform sends may be long: a long one keeps its start and gets a digest of the whole, so two never meet.
+  return `${id.slice(0, SANDBOX_LIMITS.workspaceIdChars - 65)}#${createHash('sha256').update(id).digest('hex')}`;
+}
+
+function sandboxOf(q: PipelineQuery): Pick<RunRequest, 'sandbox'> {
+  const la = q.config.ai['local-agent'];
+  if (!la['box-enabled']) return {};
+  return { sandbox: { workspace: sandboxWorkspaceId(q, la['box-session-id-template']), network: la['box-network'], skills: q.skills ?? 'all' } };
 }
 
 /**
