@@ -118,7 +118,7 @@ export class WorkspaceFs {
     let filesRead = 0;
     let stopped = '';
     await walk(base, (rel, entry) => {
-      if (entry.isDirectory()) return !SKIP_DIRS.has(entry.name);
+      if (entry.isDirectory()) return SKIP_DIRS.has(entry.name) ? 'skip' : true;
       if (!entry.isFile()) return true;
       if (include && !path.posix.matchesGlob(entry.name, include) && !path.posix.matchesGlob(rel, include)) return true;
       filesRead += 1;
@@ -290,11 +290,12 @@ async function readNoFollow(file: string, max: number, shown = file): Promise<Bu
   }
 }
 
-type Visit = boolean | { read: string; rel: string };
+type Visit = boolean | 'skip' | { read: string; rel: string };
 
 /**
  * Walks a folder breadth-first without following links, at most SANDBOX_LIMITS.walkEntries entries.
- * `visit` returns false to stop, true to go on (into a folder), or a file to hand to `onFile`.
+ * `visit` returns false to stop, true to go on (into a folder), `skip` to pass a folder over, or a
+ * file to hand to `onFile`.
  */
 async function walk(base: string, visit: (rel: string, entry: Dirent) => Visit, onFile?: (file: string, rel: string) => Promise<boolean>): Promise<void> {
   const queue = [''];
@@ -314,7 +315,7 @@ async function walk(base: string, visit: (rel: string, entry: Dirent) => Visit, 
       if (next === false) return;
       if (typeof next === 'object') {
         if (onFile && !(await onFile(next.read, next.rel))) return;
-      } else if (entry.isDirectory()) {
+      } else if (next === true && entry.isDirectory()) {
         queue.push(rel);
       }
     }

@@ -110,7 +110,8 @@ export async function readSkillZip(zip: Buffer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
   let budget: number = SKILL_BOUNDS.maxBytes;
   for (const entry of entries) {
-    const name = wrap(() => safeRelativePath(entry.name));
+    // JSZip rewrites `../x` to `x` on load; the name as written is checked, so a hostile archive is refused, not repaired.
+    const name = wrap(() => safeRelativePath(entry.unsafeOriginalName ?? entry.name));
     if (typeof entry.unixPermissions === 'number' && (entry.unixPermissions & S_IFMT) === S_IFLNK) {
       throw new SkillFormatError('link', `${JSON.stringify(name)} is a link; a skill holds plain files only`);
     }
