@@ -4,7 +4,7 @@
 // cached copy. Secrets: model keys are encrypted and never returned; bot, pipeline and MCP settings are
 // masked (see masking.ts for which values are secrets), and a masked value sent back keeps the stored one.
 import { randomUUID } from 'node:crypto';
-import { AdminApi, modelPreset, ModelProviderKind, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
+import { AdminApi, modelPreset, ModelProviderKind, SkillName, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import { validateBotSettings, validatePipeline } from '@conveyor/config';
 import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
@@ -204,18 +204,22 @@ export class ConfigStore {
       input = { ...input, config: record(unmaskSecrets(input.config, stored.config, 'body.config')) };
     }
     const checked = await this.checkedPipeline(input);
-    // Preferences sent without enable_all_mcp_servers keep the stored value (read as LangBot reads it).
-    let enableAllMcp: boolean | undefined;
-    if (input.extensionsPreferences !== undefined && input.extensionsPreferences.enable_all_mcp_servers === undefined) {
+    // Preferences sent without enable_all_mcp_servers, or without the skill binding, keep the stored
+    // values (read as LangBot reads them).
+    let kept: Pick<AdminApi.Pipeline['extensionsPreferences'], 'enable_all_mcp_servers' | 'enable_all_skills' | 'skills'> | undefined;
+    const sent = input.extensionsPreferences;
+    if (sent !== undefined && (sent.enable_all_mcp_servers === undefined || sent.enable_all_skills === undefined || sent.skills === undefined)) {
       const stored = await this.prisma.pipeline.findUnique({ where: { id }, select: { extensionsPreferences: true } });
       if (!stored) throw AdminApiError.notFound('pipeline', id);
-      enableAllMcp = preferences(record(stored.extensionsPreferences)).enable_all_mcp_servers;
+      kept = preferences(record(stored.extensionsPreferences));
     }
     const data = {
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.stages !== undefined ? { stages: json(checked.stages) } : {}),
       ...(input.config !== undefined ? { config: json(checked.config) } : {}),
-      ...(input.extensionsPreferences !== undefined ? { extensionsPreferences: json(preferences(input.extensionsPreferences, enableAllMcp)) } : {}),
+      ...(sent !== undefined
+        ? { extensionsPreferences: json(preferences({ ...sent, enable_all_skills: sent.enable_all_skills ?? kept?.enable_all_skills, skills: sent.skills ?? kept?.skills }, kept?.enable_all_mcp_servers)) }
+        : {}),
     };
     const after = await this.write(async (tx) => {
       const result = await updateVersioned(tx.pipeline, 'pipeline', id, expected, data);
@@ -447,11 +451,16 @@ function paged<Row extends { id: string }, T>(rows: Row[], limit: number, dto: (
  * true (LangBot's reading) for stored rows, false when a new pipeline is written.
  */
 function preferences(input: Partial<AdminApi.Pipeline['extensionsPreferences']> | undefined, enableAllMcpWhenAbsent = true): AdminApi.Pipeline['extensionsPreferences'] {
+  const skills = Array.isArray(input?.skills) ? input.skills : [];
   return {
     enable_all_mcp_servers: input?.enable_all_mcp_servers ?? enableAllMcpWhenAbsent,
     mcp_servers: [...new Set(input?.mcp_servers ?? [])],
     enable_all_plugins: input?.enable_all_plugins ?? true,
     plugins: [...new Set(input?.plugins ?? [])],
+    // LangBot's reading: absent binds every installed skill. A stored name that is no skill name
+    // (written by hand) can name no skill and is left out.
+    enable_all_skills: input?.enable_all_skills ?? true,
+    skills: [...new Set(skills.filter((name) => SkillName.safeParse(name).success))],
   };
 }
 

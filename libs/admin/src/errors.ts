@@ -22,7 +22,7 @@ export class AdminApiError extends Error {
   constructor(
     readonly code: AdminApi.AdminErrorCode,
     message: string,
-    readonly details: { field?: string; issues?: AdminApi.AdminIssue[]; currentVersion?: number; retryAfterSeconds?: number } = {},
+    readonly details: { field?: string; issues?: AdminApi.AdminIssue[]; currentVersion?: number; retryAfterSeconds?: number; reason?: string } = {},
   ) {
     super(message);
     this.statusCode = STATUS[code];

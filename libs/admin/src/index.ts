@@ -16,3 +16,4 @@ export { startRetention, type RetentionSchedule, type RunningRetention, type Ret
 export { KnowledgeBases, knowledgeBaseIdsNamedBy, type IngestAnnouncer } from './knowledge-bases.js';
 export { platformList, botEndpoint, botWebhookPath, pluginList, type EndpointOptions, type LeaseView, type PluginView } from './deployment.js';
 export { monitoringSummary, monitoringErrors, monitoringSessions, sessionConversations, queryTimeline, queryLogCsv, resolveRange, summaryStatement, planRange, binnedPercentile, type RangePlan, csvField, chatOf, MAX_EXPORT_ROWS } from './monitoring.js';
+export { Skills, workspaceFolder } from './skills.js';

@@ -7,7 +7,7 @@ export { UsageTally } from './usage.js';
 export { ContentResult, ToolNotFoundError, emptyToolBox, filterToolBox, type ToolBox } from './tools.js';
 export {
   ACTIVATE_TOOL_NAME, SANDBOX_TOOL_NAMES, describeExec, inboxPath, mergeToolBoxes, outboxPath, redactCommand,
-  sandboxTools, type ExecRecord, type SandboxPort, type SandboxToolsOptions, type SkillCatalog, type SkillEntry,
+  sandboxTools, takeOutbox, withInbox, type ExecRecord, type SandboxPort, type SandboxToolsOptions, type SkillCatalog, type SkillEntry,
 } from './sandbox-tools.js';
 export {
   runLocalAgent, runTelemetry, userFacingError, type AgentItem, type AgentOutcome,

@@ -1,5 +1,6 @@
-import { SANDBOX_LIMITS, SandboxOp, type ExecResult, type MountedSkill, type SandboxBinding, type SandboxReply, type SandboxRequestInput } from '@conveyor/contracts';
+import { SANDBOX_LIMITS, SandboxOp, type ChatAttachment, type ExecResult, type LlmMessage, type MountedSkill, type SandboxBinding, type SandboxReply, type SandboxRequestInput } from '@conveyor/contracts';
 import type { ToolDefinition } from './llm-call.js';
+import type { ImageSource } from './attachments/index.js';
 import { ContentResult, ToolNotFoundError, type ToolBox } from './tools.js';
 
 /** How a run reaches the sandbox role (libs/sandbox's `SandboxClient`). */
@@ -188,4 +189,55 @@ export function mergeToolBoxes(...boxes: ToolBox[]): ToolBox {
       throw new ToolNotFoundError(name);
     },
   };
+}
+
+const OUTBOX_MIMES: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp',
+  pdf: 'application/pdf', csv: 'text/csv', txt: 'text/plain', md: 'text/markdown', json: 'application/json',
+  html: 'text/html', zip: 'application/zip', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', mp3: 'audio/mpeg', wav: 'audio/wav',
+};
+
+/**
+ * Puts the files the user sent into `/workspace/inbox/<query id>/` and tells the model where they
+ * are (LangBot's text), appended to the user's turn. A failure is the model's to hear about, not the
+ * run's end: the note says the files could not be saved.
+ */
+export async function withInbox(port: SandboxPort, binding: SandboxBinding, queryId: string, turn: LlmMessage, images: ImageSource, signal?: AbortSignal): Promise<LlmMessage> {
+  const inbox: Array<ChatAttachment & { error?: string }> = await Promise.all((binding.inbox ?? []).map((f) => (f.base64 || !f.url ? f : linkedImage(f, images, signal))));
+  const readable = inbox.filter((f) => f.base64 !== '');
+  if (inbox.length === 0) return turn;
+  const files = readable.map((f) => ({ path: `${inboxPath(queryId)}/${f.name}`, base64: f.base64, bytes: Math.floor((f.base64.length * 3) / 4), type: f.mime.startsWith('image/') ? 'image' : 'file' }));
+  if (files.length === 0) return appendText(turn, `The user sent ${inbox.length} attachment(s) that could not be read: ${inbox.map((f) => f.error).filter(Boolean).join('; ')}`);
+  const reply = await port.call({ v: 1, workspace: binding.workspace, network: binding.network, queryId, call: { op: 'put', files: files.map(({ path, base64 }) => ({ path, base64 })) } }, signal).catch((err: Error) => ({ ok: false as const, error: err.message }));
+  const note = reply.ok
+    ? ['The user sent attachments. They have been saved into the sandbox and are available to the exec/read/write tools at these paths:', ...files.map((f) => `- ${f.type}: ${f.path} (${f.bytes} bytes)`), `Write any files for the user into ${outboxPath(queryId)}/.`].join('\n')
+    : `The user sent ${files.length} attachment(s), but they could not be saved into the sandbox: ${'error' in reply ? reply.error : ''}`;
+  return appendText(turn, note);
+}
+
+function appendText(turn: LlmMessage, note: string): LlmMessage {
+  const content = typeof turn.content === 'string' || turn.content === null ? [{ type: 'text' as const, text: turn.content ?? '' }] : turn.content;
+  return { ...turn, content: [...content, { type: 'text', text: `\n\n${note}` }] };
+}
+
+/** An image the platform only linked to, read within the runner's image bounds (size, type, addresses). */
+async function linkedImage(f: ChatAttachment, images: ImageSource, signal?: AbortSignal): Promise<ChatAttachment & { error?: string }> {
+  try {
+    const image = await images.fetch(f.url!, signal);
+    const [, mime = 'image/png', base64 = ''] = /^data:([^;]+);base64,(.*)$/s.exec(image.dataUrl) ?? [];
+    return { name: `${f.name}.${mime.split('/')[1]?.replace('jpeg', 'jpg') ?? 'png'}`, mime, base64 };
+  } catch (err) {
+    return { ...f, error: (err as Error).message };
+  }
+}
+
+/** Reads and empties the query's outbox: the files go to the chat with the answer. */
+export async function takeOutbox(port: SandboxPort, binding: SandboxBinding, queryId: string, signal?: AbortSignal): Promise<ChatAttachment[]> {
+  const reply = await port.call({ v: 1, workspace: binding.workspace, network: binding.network, queryId, call: { op: 'take', path: outboxPath(queryId) } }, signal);
+  if (!reply.ok) throw new Error(`${reply.code}: ${reply.error}`);
+  return (reply.files ?? []).map((f) => {
+    const name = f.path.split('/').pop() ?? f.path;
+    return { name, mime: OUTBOX_MIMES[name.split('.').pop()?.toLowerCase() ?? ''] ?? 'application/octet-stream', base64: f.base64 };
+  });
 }

@@ -21,6 +21,7 @@
 import { z } from 'zod';
 import { AdapterName } from './messages.js';
 import { MODEL_PRESET_IDS, ModelProviderKind } from './model-providers.js';
+import { SkillName, WorkspaceId } from './sandbox.js';
 
 export const ADMIN_API_BASE = '/api/v1';
 /** The console's session cookie (HTTP-only, SameSite=Lax). */
@@ -68,6 +69,12 @@ export const AdminError = z.object({
   currentVersion: z.number().int().optional(),
   /** On `rate_limited`: seconds until another try is accepted. */
   retryAfterSeconds: z.number().int().optional(),
+  /**
+   * On some `validation_failed` answers, the finer reason: a refused skill archive's (`unsafe_path`,
+   * `link`, `too_large`, `too_many_files`, `not_a_zip`, `not_an_archive`, `no_skill_md`,
+   * `bad_front_matter`, `bad_name`, `bad_description`).
+   */
+  reason: z.string().optional(),
 });
 export type AdminError = z.infer<typeof AdminError>;
 
@@ -262,12 +269,21 @@ export const ExtensionsPreferences = z.object({
   mcp_servers: z.array(z.string().min(1).max(200)).max(256).default([]),
   enable_all_plugins: z.boolean().default(true),
   plugins: z.array(z.string().min(1).max(200)).max(256).default([]),
+  /** LangBot's skill binding: every installed skill (the default), or only those in `skills`. */
+  enable_all_skills: z.boolean().default(true),
+  skills: z.array(SkillName).max(256).default([]),
 });
 /**
  * The preferences as written: `enable_all_mcp_servers` left out is decided by the write (a new
  * pipeline gets false and opts into servers through `mcp_servers`; an update keeps the stored value).
+ * `enable_all_skills` and `skills` left out keep what is stored (all skills for a new pipeline), so a
+ * client that does not know skills changes no pipeline's binding.
  */
-export const ExtensionsPreferencesInput = ExtensionsPreferences.extend({ enable_all_mcp_servers: z.boolean().optional() });
+export const ExtensionsPreferencesInput = ExtensionsPreferences.extend({
+  enable_all_mcp_servers: z.boolean().optional(),
+  enable_all_skills: z.boolean().optional(),
+  skills: z.array(SkillName).max(256).optional(),
+});
 
 export const Pipeline = z.object({
   id: z.string(),
@@ -729,9 +745,71 @@ export type KnowledgeBaseUpdateInput = z.output<typeof KnowledgeBaseUpdate>;
 export const KnowledgeDocumentUploaded = z.object({ outcome: z.enum(['created', 'replaced', 'unchanged']), document: KnowledgeDocument });
 export type KnowledgeDocumentUploaded = z.infer<typeof KnowledgeDocumentUploaded>;
 
+// ---------------------------------------------------------------- skills and sandbox workspaces
+
+/** An installed Agent Skill (a `SKILL.md` folder), without its files. */
+export const Skill = z.object({
+  name: SkillName,
+  /** The front matter's description: what the model chooses the skill by. */
+  description: z.string(),
+  files: z.number().int(),
+  /** Bytes of its files, unpacked. */
+  bytes: z.number().int(),
+  /** 1 when installed, +1 with every replacement; sandbox replicas unpack a newer one again. */
+  revision: z.number().int(),
+  /** `file` (conveyor.yaml's `skills`) or `console` (uploaded, or saved from a workspace). */
+  managedBy: ManagedBy,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Skill = z.infer<typeof Skill>;
+
+export const SkillFile = z.object({ path: z.string(), bytes: z.number().int() });
+export type SkillFile = z.infer<typeof SkillFile>;
+
+/** GET /skills/:name: the skill, its files with their sizes, and its SKILL.md as written. */
+export const SkillDetail = Skill.extend({
+  /** SKILL.md after its front matter: what the model reads when it activates the skill. */
+  instructions: z.string(),
+  skillMd: z.string(),
+  fileList: z.array(SkillFile),
+});
+export type SkillDetail = z.infer<typeof SkillDetail>;
+
+/** The content type of POST /skills: the skill's folder (or the folder's contents) as a zip. */
+export const SKILL_UPLOAD_CONTENT_TYPE = 'application/zip';
+
+/** What an install did: a new skill (201), or a new revision of one of the same name (200). */
+export const SkillInstalled = z.object({ outcome: z.enum(['created', 'replaced']), skill: Skill });
+export type SkillInstalled = z.infer<typeof SkillInstalled>;
+
+/**
+ * POST /skills/from-workspace: a folder the agent wrote in a sandbox workspace, installed as a skill.
+ * `path` is under `/workspace` (`/workspace/my-skill`, or `my-skill`).
+ */
+export const SkillFromWorkspace = z.strictObject({
+  workspace: WorkspaceId,
+  path: z.string().trim().min(1).max(4096),
+});
+export type SkillFromWorkspaceInput = z.output<typeof SkillFromWorkspace>;
+
+/** A sandbox workspace as stored (its files are not listed). */
+export const SandboxWorkspace = z.object({
+  /** The pipeline id, then the rendered `box-session-id-template`. */
+  id: z.string(),
+  /** Bytes and files of the unpacked workspace. */
+  bytes: z.number().int(),
+  files: z.number().int(),
+  revision: z.number().int(),
+  lastUsedAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type SandboxWorkspace = z.infer<typeof SandboxWorkspace>;
+
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,
@@ -826,6 +904,13 @@ export const ADMIN_ROUTES = [
   ['DELETE', '/knowledge-bases/:id/documents/:documentId', 'admin'],
   ['GET', '/bots/:id/endpoint', 'viewer'],
   ['GET', '/plugins', 'viewer'],
+  ['GET', '/skills', 'viewer'],
+  ['GET', '/skills/:name', 'viewer'],
+  ['POST', '/skills', 'admin'],
+  ['POST', '/skills/from-workspace', 'admin'],
+  ['DELETE', '/skills/:name', 'admin'],
+  ['GET', '/sandbox/workspaces', 'viewer'],
+  ['DELETE', '/sandbox/workspaces/:id', 'admin'],
 ] as const;
 
 /**

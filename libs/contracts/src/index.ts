@@ -33,7 +33,7 @@ export {
   GatewaySendFailure, GatewaySendReply, GatewaySendRequest, isPassingGatewayFailure,
 } from './gateway.js';
 export {
-  BOX_SESSION_TEMPLATES, BoxSessionTemplate, ExecResult, MountedSkill, REPEATABLE_SANDBOX_OPS,
+  BOX_SESSION_TEMPLATES, BoxSessionTemplate, ChatAttachment, ExecResult, MountedSkill, REPEATABLE_SANDBOX_OPS,
   SANDBOX_LIMITS, SandboxBinding, SandboxFailure, SandboxLimit, SandboxOp, SandboxReply,
   SandboxRequest, SkillName, TransferredFile, WorkspaceId, type SandboxOpName, type SandboxRequestInput,
 } from './sandbox.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SandboxBinding } from './sandbox.js';
+import { ChatAttachment, SandboxBinding, SANDBOX_LIMITS } from './sandbox.js';
 import { LIMITS } from './limits.js';
 import { MessageChainSchema } from './message-chain.js';
 import { LlmMessage } from './llm-message.js';
@@ -157,8 +157,10 @@ export const RunnerEvent = z.discriminatedUnion('kind', [
     hasToolCalls: z.boolean().default(false),
     /** Names of the tools the round calls (for ResponseWrapper's `Call a.b...`), when hasToolCalls. */
     toolNames: z.array(z.string()).optional(),
+    /** Files the agent left in its sandbox outbox, sent with the final answer. */
+    attachments: z.array(ChatAttachment).max(SANDBOX_LIMITS.transferFiles).optional(),
   }),
-  RunnerEventBase.extend({ kind: z.literal('message'), message: LlmMessage }),
+  RunnerEventBase.extend({ kind: z.literal('message'), message: LlmMessage, attachments: z.array(ChatAttachment).max(SANDBOX_LIMITS.transferFiles).optional() }),
   RunnerEventBase.extend({
     kind: z.literal('tool_result'),
     toolCallId: z.string(),

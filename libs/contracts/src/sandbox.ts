@@ -67,6 +67,20 @@ export type SkillName = z.infer<typeof SkillName>;
 export const WorkspaceId = z.string().min(1).max(SANDBOX_LIMITS.workspaceIdChars);
 
 /**
+ * A file moving between the chat and a workspace: one the user sent (put in the inbox before the
+ * run) or one the agent left in its outbox (sent with the answer). Images travel as `Image`
+ * components, anything else as `File`.
+ */
+export const ChatAttachment = z.object({
+  name: z.string().min(1).max(255),
+  mime: z.string().max(255),
+  /** The bytes; empty for a user's image the platform only linked to (`url`), which the runner reads. */
+  base64: z.string().max(Math.ceil((SANDBOX_LIMITS.transferBytes * 4) / 3) + 4),
+  url: z.string().max(4096).optional(),
+});
+export type ChatAttachment = z.infer<typeof ChatAttachment>;
+
+/**
  * What a run may do in the sandbox: the workspace it works in (resolved by the orchestrator from the
  * pipeline's template and the message), whether its commands reach the network, and which installed
  * skills it may activate (`all`, or these names).
@@ -75,6 +89,8 @@ export const SandboxBinding = z.object({
   workspace: WorkspaceId,
   network: z.boolean().default(false),
   skills: z.union([z.literal('all'), z.array(SkillName).max(256)]).default('all'),
+  /** The files the user sent with the message, put in `/workspace/inbox/<query id>/` before the run. */
+  inbox: z.array(ChatAttachment).max(SANDBOX_LIMITS.transferFiles).optional(),
 });
 export type SandboxBinding = z.infer<typeof SandboxBinding>;
 

@@ -21,9 +21,9 @@ const sendFailures = meter.createCounter('conveyor_dispatch_send_failures', { de
 function itemOf(event: RunnerEvent): RespItem | null {
   switch (event.kind) {
     case 'chunk':
-      return { kind: 'chunk', text: event.text, isFinal: event.isFinal, hasToolCalls: event.hasToolCalls, toolNames: event.toolNames ?? [] };
+      return { kind: 'chunk', text: event.text, isFinal: event.isFinal, hasToolCalls: event.hasToolCalls, toolNames: event.toolNames ?? [], ...(event.attachments ? { attachments: event.attachments } : {}) };
     case 'message':
-      return { kind: 'message', message: event.message };
+      return { kind: 'message', message: event.message, ...(event.attachments ? { attachments: event.attachments } : {}) };
     case 'command_reply':
       return { kind: 'command', text: event.text };
     case 'plugin_reply':

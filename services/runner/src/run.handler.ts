@@ -4,7 +4,7 @@ import { RunEvents } from '@conveyor/message-state';
 import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
-import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, runLocalAgent, runTelemetry, sandboxTools, toEventBody, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
+import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -151,7 +151,7 @@ export class RunHandler {
       // The reply ends after the turn is in history (the session's next message must see it). The
       // answer itself ends it, as the last event, when the write is quick; the record keeps it, with
       // the number it gets, for a redelivered copy (see above).
-      const held = answer.take();
+      const held = await this.withOutbox(run, answer.take(), ctx.signal);
       // The whole turn goes to history: assistant messages with their tool calls, tool results, the answer.
       const turn = [userTurn, ...outcome.messages];
       if (!held) {
@@ -208,6 +208,21 @@ export class RunHandler {
     return this.images.source.close();
   }
 
+  /**
+   * The files the agent left in its outbox, on the answer (LangBot appends them to the final
+   * assistant message). A sandbox that cannot be reached costs the files, never the answer.
+   */
+  private async withOutbox(run: RunRequest, held: RunnerEventBody | null, signal: AbortSignal): Promise<RunnerEventBody | null> {
+    if (!run.sandbox || !held || (held.kind !== 'chunk' && held.kind !== 'message')) return held;
+    try {
+      const attachments = await takeOutbox(this.sandbox.client, run.sandbox, run.queryId, signal);
+      return attachments.length ? { ...held, attachments } : held;
+    } catch (err) {
+      this.infra.logger.warn({ queryId: run.queryId, err: (err as Error).message }, 'outbox files not sent: the sandbox could not be read');
+      return held;
+    }
+  }
+
   private async localAgent(run: RunRequest, ctx: ConsumeContext, emit: (item: AgentItem) => Promise<unknown>, usage: UsageTally, execs: ExecRecord[]): Promise<AgentOutcome> {
     const [models, mcpTools, sandbox, knowledgeMessages] = await Promise.all([
       this.models.resolve(run.model),
@@ -222,11 +237,12 @@ export class RunHandler {
     ]);
     let tools: ToolBox = mcpTools;
     let messages = knowledgeMessages;
-    if (sandbox) {
+    if (sandbox && run.sandbox) {
       // LangBot's order: native sandbox tools first; its guidance as a system message just before the user's turn.
       const own = run.tools && !run.tools.enableAllTools ? filterToolBox(sandbox.box, run.tools.tools) : sandbox.box;
       tools = mergeToolBoxes(own, mcpTools);
-      messages = [...messages.slice(0, -1), { role: 'system', content: sandbox.guidance }, ...messages.slice(-1)];
+      const turn = await withInbox(this.sandbox.client, run.sandbox, run.queryId, messages[messages.length - 1]!, this.images.source, ctx.signal);
+      messages = [...messages.slice(0, -1), { role: 'system', content: sandbox.guidance }, turn];
     }
     return runLocalAgent({ ...run, messages }, models, { pool: this.pool, logger: this.infra.logger, signal: ctx.signal, tools, images: this.images, captureContent: this.infra.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, usage, emit: async (i) => void (await emit(i)) });
   }

@@ -7,9 +7,12 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { repoRoot } from '../harness/services.js';
 import { composeEnv } from './conformance.js';
-import { hasTag } from './artifacts.js';
+import { dockerfileStages, hasTag } from './artifacts.js';
+import { passwordVariable, SERVICE_ROLES } from './nats-config.js';
 
-const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
+const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin', 'sandbox'];
+/** The services the collector and the `monitoring` profile's Prometheus scrape (deploy/otel-collector.yaml, deploy/prometheus). */
+const SCRAPED = SERVICES.filter((s) => s !== 'sandbox');
 
 /**
  * docker-compose 1.29 (Debian's package, installed by .ci/run) validates without a Docker engine. The
@@ -61,7 +64,8 @@ describe('docker-compose.yml', () => {
     const cfg = parse(compose(file, null, 'config').stdout) as { services: Record<string, any> };
     const collector = parse(readFileSync(path.join(repoRoot, 'deploy/otel-collector.yaml'), 'utf8')) as any;
     const scraped = new Map<string, number>(collector.receivers.prometheus.config.scrape_configs.flatMap((j: any) => j.dns_sd_configs.map((d: any) => [d.names[0], d.port])));
-    for (const name of SERVICES) {
+    for (const name of SERVICES) assert.match(cfg.services[name].healthcheck.test.join(' '), /127\.0\.0\.1:\d+\/health\/ready/, `${name} is health-checked`);
+    for (const name of SCRAPED) {
       const svc = cfg.services[name];
       const port = Number(svc.healthcheck.test.join(' ').match(/127\.0\.0\.1:(\d+)\/health\/ready/)?.[1]);
       assert.equal(scraped.get(name), port, `${name}'s metrics (:${port}) are scraped`);
@@ -80,7 +84,7 @@ describe('docker-compose.yml', () => {
     assert.equal(r.status, 0, r.stderr);
     const cfg = parse(r.stdout) as { services: Record<string, any> };
     const names = Object.keys(cfg.services).sort();
-    assert.deepEqual(names, ['admin', 'dev-fakes', 'dispatcher', 'gateway', 'grafana', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'prometheus', 'redis', 'runner']);
+    assert.deepEqual(names, ['admin', 'dev-fakes', 'dispatcher', 'gateway', 'grafana', 'ingress', 'jaeger', 'migrate', 'nats', 'orchestrator', 'otel-collector', 'postgres', 'prometheus', 'redis', 'runner', 'sandbox']);
 
     const nats = cfg.services.nats;
     const [major, minor] = String(nats.image).split(':')[1].split(/[.-]/).map(Number);
@@ -88,6 +92,8 @@ describe('docker-compose.yml', () => {
     assert.ok(nats.command.includes('-js'), 'JetStream on');
     assert.equal(nats.command[nats.command.indexOf('-m') + 1], '8222', 'monitoring on 8222');
     assert.ok(nats.volumes.some((v: any) => /deploy\/nats\/nats\.conf(:|$)/.test(String(v.source ?? v))), 'generated NATS config mounted');
+    // nats-server refuses a config naming a variable its environment lacks.
+    for (const role of [...SERVICE_ROLES, 'plugin', 'ops'] as const) assert.ok(nats.environment[passwordVariable(role)], `the NATS server is given ${passwordVariable(role)}`);
 
     assert.equal(cfg.services.migrate.build.target, 'migrate');
     assert.equal(cfg.services.migrate.restart, 'no');
@@ -108,6 +114,32 @@ describe('docker-compose.yml', () => {
     assert.ok(grace(cfg.services.runner.stop_grace_period) > Number(cfg.services.runner.environment.SHUTDOWN_GRACE_SECONDS), 'runner stop grace outlasts its drain');
   });
 
+  test('the sandbox: its Dockerfile stage, the backends\' network only, no capabilities, and the namespaces bubblewrap needs', () => {
+    const r = compose(file, null, 'config');
+    assert.equal(r.status, 0, r.stderr);
+    const cfg = parse(r.stdout) as { services: Record<string, any>; networks: Record<string, any> };
+    const svc = cfg.services.sandbox;
+    const stage = dockerfileStages(path.join(repoRoot, 'Dockerfile')).get('sandbox')!;
+    assert.equal(svc.build.target, 'sandbox');
+    assert.match(svc.healthcheck.test.join(' '), new RegExp(`127\\.0\\.0\\.1:${stage.env.PORT}/health/ready`), 'the health check asks the port the image listens on');
+    for (const backend of ['nats', 'redis', 'postgres', 'migrate']) assert.ok(svc.depends_on[backend], `waits for ${backend}`);
+    // Its only network is the backends', which has no route out of the host.
+    assert.deepEqual(Object.keys(svc.networks), ['backends']);
+    assert.equal(cfg.networks.backends.internal, true);
+    for (const backend of ['nats', 'redis', 'postgres', 'otel-collector']) assert.ok(Object.keys(cfg.services[backend].networks).includes('backends'), `${backend} is on the backends' network`);
+    assert.equal(svc.ports, undefined, 'publishes no port');
+    assert.deepEqual(svc.extra_hosts ?? [], [], 'no way to the host');
+    // No capabilities and no way to gain any; bubblewrap's namespaces need the engine's filters lifted, and only those.
+    assert.equal(svc.privileged, undefined);
+    assert.equal(svc.cap_add, undefined);
+    assert.deepEqual(svc.cap_drop, ['ALL']);
+    assert.deepEqual([...svc.security_opt].sort(), ['apparmor=unconfined', 'no-new-privileges:true', 'seccomp=unconfined', 'systempaths=unconfined']);
+    assert.equal(svc.user, undefined, 'runs as the image\'s user');
+    assert.match(stage.user ?? '', /^[1-9]\d*(:[1-9]\d*)?$/, 'the image\'s user is not root');
+    const grace = Number(String(svc.stop_grace_period).replace(/s$/, ''));
+    assert.ok(grace > Number(svc.environment.SHUTDOWN_GRACE_SECONDS), 'the stop grace outlasts the drain');
+  });
+
   test('the `monitoring` profile: Prometheus scrapes every service and loads the alerts, Grafana has the datasource and the dashboards', () => {
     const cfg = parse(compose(file, null, 'config').stdout) as { services: Record<string, any> };
     const { prometheus, grafana } = cfg.services;
@@ -124,7 +156,7 @@ describe('docker-compose.yml', () => {
     const configFile = prometheus.command.find((a: string) => a.startsWith('--config.file='))!.split('=')[1];
     const scrape = parse(readFileSync(path.join(repoRoot, mounted(prometheus, configFile)), 'utf8')) as any;
     const targets = new Map<string, number>(scrape.scrape_configs.flatMap((j: any) => (j.dns_sd_configs ?? []).map((d: any) => [d.names[0], d.port])));
-    for (const name of SERVICES) {
+    for (const name of SCRAPED) {
       const port = Number(cfg.services[name].healthcheck.test.join(' ').match(/127\.0\.0\.1:(\d+)\/health\/ready/)?.[1]);
       assert.equal(targets.get(name), port, `Prometheus scrapes ${name} on :${port}`);
     }
@@ -150,6 +182,12 @@ describe('docker-compose.yml', () => {
     const runtime = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     assert.match(runtime, /^USER (?!0\b|root\b)\S+/m, 'runs as a non-root user');
     for (const target of [...SERVICES, 'migrate']) assert.match(dockerfile, new RegExp(`^FROM runtime AS ${target}$`, 'm'));
+    const stages = dockerfileStages(path.join(repoRoot, 'Dockerfile'));
+    for (const target of [...SERVICES, 'migrate']) assert.match(stages.get(target)!.user ?? '', /^[1-9]\d*(:[1-9]\d*)?$/, `${target} runs as a non-root user`);
+    // The sandbox's image has what its commands run under: bubblewrap, prlimit (util-linux), tar, Python 3.
+    const sandbox = dockerfile.slice(dockerfile.indexOf('FROM runtime AS sandbox'));
+    const installed = /apt-get install [^\n]*/.exec(sandbox.slice(0, sandbox.indexOf('\nFROM ')))?.[0] ?? '';
+    for (const pkg of ['bubblewrap', 'util-linux', 'tar', 'python3']) assert.match(installed, new RegExp(`\\b${pkg}\\b`), `the sandbox image installs ${pkg}`);
   });
 
   test('the Dockerfile installs every workspace the services need: each manifest copied, each library and service in the production install', () => {

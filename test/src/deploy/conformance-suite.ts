@@ -1,7 +1,7 @@
 // What ships must start: every workload of a target (the dev or prod overlay, the compose file),
 // started from its image's tree with the command, environment, files and user its artifacts give it,
 // in a network namespace of its own, must pass its own probes within its own thresholds, and answer a
-// message end to end. One test file per target (conformance-<target>.test.ts), each within the
+// message end to end; the sandbox role must answer a runner's call, running a command under bubblewrap. One test file per target (conformance-<target>.test.ts), each within the
 // runner's per-file time limit.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,6 +81,21 @@ export function describeConformance(target: Target): void {
         assert.ok(r.message, 'the target ships the fakes and an ingress');
         assert.equal(r.message.status, 202, JSON.stringify(r.message));
         assert.match(r.message.answer ?? '', /^Echo: conformance /, r.message.problem);
+    });
+
+    test('the sandbox role starts from the target and answers a runner\'s call over NATS: a command run under bubblewrap, the file it wrote read back from the stored workspace', async () => {
+      const r = await get();
+      assert.ok(r.workloads.some((w) => w.name === 'sandbox'), `the target ships the sandbox: ${r.workloads.map((w) => w.name).join(', ')}`);
+      const sandbox = r.containers.find((c) => c.workload === 'sandbox');
+      assert.equal(sandbox?.stage, 'sandbox', 'built from the Dockerfile\'s sandbox stage');
+      const s = r.sandbox;
+      assert.ok(s, 'the sandbox was called');
+      assert.equal(s.problem, undefined, `${s.problem}\n${sandbox ? describeContainer(sandbox) : ''}`);
+      assert.equal(s.user, 'runner', 'asked as the runner, the one role the NATS permissions let ask it');
+      assert.ok(s.exec, 'exec answered');
+      assert.deepEqual({ exitCode: s.exec.exitCode, stdout: s.exec.stdout }, { exitCode: 0, stdout: 'ok\n' }, s.exec.stderr);
+      assert.ok(s.exec.revision >= 1, 'the workspace the command changed was stored');
+      assert.deepEqual(s.read, { text: 'ok', revision: s.exec.revision }, 'the file read back, at the stored revision');
     });
 
     if (target === 'prod') {

@@ -2,7 +2,9 @@
  * The deploy conformance check: one target (the dev or prod overlay, or the compose file) read into
  * workloads, started as the engine would start them inside a network namespace of their own, each
  * probed with its manifest's own probes and thresholds; on the targets that ship fakes, one message
- * sent through the HTTP-bot webhook and answered. The result is a report per workload.
+ * sent through the HTTP-bot webhook and answered; on every target, one call to the sandbox role over
+ * NATS with the runner's own credentials, run under bubblewrap and answered. The result is a report
+ * per workload.
  *
  *   ip netns exec <ns> node test/dist/deploy/conformance.js <dev|prod|compose> <report.json>
  *
@@ -10,7 +12,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { topology } from '@conveyor/contracts';
+import { connectBus } from '@conveyor/bus';
 import { sign } from '@conveyor/http-bot';
+import { SandboxClient } from '@conveyor/sandbox';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { execFileSync } from 'node:child_process';
@@ -62,7 +66,21 @@ export interface ConformanceReport {
   spans?: { count: number; services: string[]; environments: string[]; instanceIds: string[] };
   /** A target that ships a NATS cluster (prod): how it formed, and a stream the services made on it. */
   natsCluster?: NatsClusterReport;
+  sandbox?: SandboxCallReport;
   problems: string[];
+}
+
+/**
+ * One workspace asked twice through the sandbox role, as a runner asks it: a command that writes a
+ * file (run under bubblewrap, the workspace then packed by tar and stored in Postgres), then that file
+ * read back.
+ */
+export interface SandboxCallReport {
+  /** The NATS user the call was made as: the runner's, from the runner's own environment. */
+  user?: string;
+  exec?: { exitCode: number | null; stdout: string; stderr: string; revision: number };
+  read?: { text: string; revision: number };
+  problem?: string;
 }
 
 export interface NatsClusterReport {
@@ -350,6 +368,44 @@ async function natsClusterFormation(nodes: Workload[]): Promise<NatsClusterRepor
   }
 }
 
+/**
+ * The sandbox asked as a runner asks it: connected with the runner container's NATS settings (its user,
+ * its password from its environment or its mounted Secret, the CA it is given) and the runner's inbox
+ * prefix, so the shipped NATS permissions are the ones that let the call through.
+ */
+async function sandboxCall(runner: Container, scratch: string): Promise<SandboxCallReport> {
+  const env: Record<string, string> = { ...runner.env };
+  // The files the runner reads at paths inside its container, written where this process reads them.
+  for (const variable of ['NATS_PASSWORD_FILE', 'NATS_TLS_CA_FILE', 'NATS_TLS_CERT_FILE', 'NATS_TLS_KEY_FILE']) {
+    const inContainer = env[variable];
+    if (!inContainer) continue;
+    const mounted = runner.files.find((f) => f.path === inContainer);
+    if (!mounted) return { problem: `the runner's ${variable} names ${inContainer}, which nothing mounts` };
+    const here = path.join(scratch, `runner-${variable.toLowerCase()}`);
+    writeFileSync(here, mounted.content, { mode: 0o600 });
+    env[variable] = here;
+  }
+  const report: SandboxCallReport = { ...(env.NATS_USER ? { user: env.NATS_USER } : {}) };
+  const topo = topology(env.CONVEYOR_SUBJECT_PREFIX || 'conveyor');
+  let nc: Awaited<ReturnType<typeof connectBus>> | undefined;
+  try {
+    nc = await connectBus({ url: env.NATS_URL!, name: 'conformance-runner', env, extra: { inboxPrefix: topo.subjects.inboxPrefix('runner'), timeout: 10_000 } });
+    const client = new SandboxClient({ nc, topology: topo, overheadMs: 60_000 });
+    const workspace = `conformance/${randomUUID()}`;
+    const exec = await client.call({ v: 1, workspace, call: { op: 'exec', command: 'echo ok | tee greeting.txt', timeoutSec: 30 } });
+    if (!exec.ok) return { ...report, problem: `exec answered ${exec.code}: ${exec.error}` };
+    report.exec = { exitCode: exec.exec?.exitCode ?? null, stdout: exec.exec?.stdout ?? '', stderr: exec.exec?.stderr ?? '', revision: exec.revision };
+    const read = await client.call({ v: 1, workspace, call: { op: 'read', path: '/workspace/greeting.txt' } });
+    if (!read.ok) return { ...report, problem: `read answered ${read.code}: ${read.error}` };
+    report.read = { text: read.text ?? '', revision: read.revision };
+  } catch (err) {
+    report.problem = (err as Error).message;
+  } finally {
+    await nc?.close().catch(() => undefined);
+  }
+  return report;
+}
+
 /** A stream of the contract as JetStream describes it, through the services' NATS_URL as the operators' user. */
 async function clusterStream(natsUrl: string, opsPassword: string, caFile: string): Promise<NonNullable<NatsClusterReport['stream']>> {
   const name = topology('conveyor').streams.queries.name;
@@ -496,6 +552,9 @@ export async function runConformance(target: Target, log: (line: string) => void
         report.message.problem = (err as Error).message;
       }
     }
+    // The agent's sandbox, asked as the runner asks it, on every target that ships both.
+    const runner = runnable.find((w) => w.name === 'runner')?.containers[0];
+    if (runnable.some((w) => w.name === 'sandbox') && runner) report.sandbox = await sandboxCall(runner, scratch);
     // The streams the services made on the cluster, after a message went through them.
     if (report.natsCluster && spec.prod && ingress) {
       const env = ingress.env;

@@ -6,10 +6,12 @@ import { topology } from '@conveyor/contracts';
 import { repoRoot } from '../harness/services.js';
 import { conveyorStage, dockerfileStages, hasTag, kubeWorkloads, renderOverlay, type K8sObject } from './artifacts.js';
 import { prodSecrets } from './conformance.js';
-import { natsClusterOptions, natsServerConfig, PROD_CLUSTER_CONFIG } from './nats-config.js';
+import { natsClusterOptions, natsServerConfig, passwordVariable, PROD_CLUSTER_CONFIG, SERVICE_ROLES } from './nats-config.js';
 
 
-const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin'];
+const SERVICES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin', 'sandbox'];
+/** Roles nothing calls over HTTP (the runners ask the sandbox over NATS): no Service selects them. */
+const NO_SERVICE = new Set(['sandbox']);
 const overlaysDir = path.join(repoRoot, 'k8s/overlays');
 const overlays = readdirSync(overlaysDir).sort();
 
@@ -99,7 +101,8 @@ describe('Kubernetes manifests', () => {
           assert.ok(grace > 0 && pod.terminationGracePeriodSeconds > grace, `${name}: the pod's grace period outlasts the drain`);
           const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget' && o.spec.selector.matchLabels['app.kubernetes.io/name'] === name);
           assert.ok(pdb, `${name} has a PodDisruptionBudget`);
-          assert.ok(find(objects, 'Service', name), `${name} has a Service`);
+          if (NO_SERVICE.has(name)) assert.equal(objects.filter((o) => o.kind === 'Service' && o.spec.selector?.['app.kubernetes.io/name'] === name).length, 0, `nothing calls ${name} over HTTP: no Service`);
+          else assert.ok(find(objects, 'Service', name), `${name} has a Service`);
         }
       });
 
@@ -205,8 +208,8 @@ describe('Kubernetes manifests', () => {
         assert.equal(objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('conveyor-env'))?.data?.INGRESS_PUBLIC_URL, undefined, 'not in the ConfigMap every role reads');
         // Health and metrics are on the metrics port, which no Service exposes.
         for (const name of SERVICES) {
-          const svc = find(objects, 'Service', name)!;
-          assert.deepEqual(svc.spec.ports.map((p: any) => p.targetPort), ['http'], `${name}'s Service exposes only its own routes`);
+          const svc = find(objects, 'Service', name);
+          if (!NO_SERVICE.has(name)) assert.deepEqual(svc!.spec.ports.map((p: any) => p.targetPort), ['http'], `${name}'s Service exposes only its own routes`);
           const c = find(objects, 'Deployment', name)!.spec.template.spec.containers[0];
           for (const probe of [c.startupProbe, c.livenessProbe, c.readinessProbe]) assert.equal(probe.httpGet.port, 'metrics');
         }
@@ -236,6 +239,68 @@ describe('Kubernetes manifests', () => {
           }
           const open = np.spec.ingress.filter((r: any) => !r.from).flatMap((r: any) => r.ports.map((p: any) => p.port));
           assert.deepEqual(open, ['ingress', 'admin'].includes(name) ? ['http'] : [], `${name}: who may call it from anywhere`);
+        }
+      });
+
+      test('the sandbox: its own Deployment, the restricted security settings kept, a documented runtime class slot, its workspaces on a size-limited emptyDir', () => {
+        const d = find(objects, 'Deployment', 'sandbox')!;
+        assert.equal(conveyorStage(d.spec.template.spec.containers[0].image), 'sandbox', 'the Dockerfile\'s sandbox stage');
+        assert.equal(d.spec.replicas, 2, 'two replicas, not autoscaled (a scale-down would cut running commands short)');
+        assert.ok(!objects.some((o) => (o.kind === 'HorizontalPodAutoscaler' || o.kind === 'ScaledObject') && o.spec.scaleTargetRef.name === 'sandbox'));
+        const pod = d.spec.template.spec;
+        const c = pod.containers[0];
+        // The restricted Pod Security profile, field by field, on the pod and the container.
+        assert.equal(pod.securityContext.runAsNonRoot, true);
+        assert.notEqual(pod.securityContext.runAsUser, 0);
+        assert.equal(pod.securityContext.seccompProfile.type, 'RuntimeDefault');
+        assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+        assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+        assert.deepEqual(c.securityContext.capabilities, { drop: ['ALL'] }, 'no capability added');
+        assert.notEqual(c.securityContext.privileged, true);
+        assert.equal(c.securityContext.procMount, undefined, 'the default (masked) /proc');
+        assert.ok(!pod.hostNetwork && !pod.hostPID && !pod.hostIPC && !(pod.volumes as any[]).some((v) => v.hostPath), 'nothing of the node\'s');
+        assert.equal(pod.automountServiceAccountToken, false, 'no Kubernetes API token for the agent\'s commands to find');
+        // Stronger isolation is the operator's choice: the slot is there, commented and explained.
+        assert.equal(pod.runtimeClassName, undefined);
+        const manifest = readFileSync(path.join(repoRoot, 'k8s/base/deployment-sandbox.yaml'), 'utf8');
+        assert.match(manifest, /^\s*# runtimeClassName: \S+$/m, 'a commented runtimeClassName slot');
+        const slot = manifest.slice(0, manifest.search(/^\s*# runtimeClassName:/m));
+        assert.match(slot, /gVisor/);
+        assert.match(slot, /Kata/);
+        assert.match(manifest, /RuntimeDefault seccomp[\s#]+profile[\s\S]*refuses/, 'why RuntimeDefault may stop bubblewrap is said');
+        // Its copies of workspaces on an emptyDir of bounded size, at SANDBOX_DIR.
+        const dir = envOf(c, 'SANDBOX_DIR')?.value;
+        const mount = c.volumeMounts.find((m: any) => m.mountPath === dir);
+        assert.ok(mount, `SANDBOX_DIR (${dir}) is a mounted volume`);
+        const volume = pod.volumes.find((v: any) => v.name === mount.name);
+        assert.ok(volume.emptyDir?.sizeLimit, `${mount.name}: an emptyDir with a sizeLimit`);
+        assert.ok(c.resources.limits.cpu && c.resources.limits.memory, 'the commands run in its cgroup: bounded together');
+      });
+
+      test('the sandbox\'s NetworkPolicy: no ingress but metrics scraping, egress denied but to NATS, Redis, Postgres, the trace collector and DNS', () => {
+        const np = objects.find((o) => o.kind === 'NetworkPolicy' && o.spec.podSelector.matchLabels?.['app.kubernetes.io/name'] === 'sandbox')!;
+        assert.ok(np);
+        assert.deepEqual(np.spec.policyTypes, ['Ingress', 'Egress'], 'both directions denied unless allowed');
+        // Every NetworkPolicy selecting the pods counts (they add up): only this one may.
+        const selecting = objects.filter((o) => o.kind === 'NetworkPolicy' && (Object.keys(o.spec.podSelector.matchLabels ?? {}).length === 0 || o.spec.podSelector.matchLabels['app.kubernetes.io/name'] === 'sandbox'));
+        assert.deepEqual(selecting.map((o) => o.metadata.name), [np.metadata.name]);
+        for (const rule of np.spec.ingress) {
+          assert.deepEqual(rule.ports, [{ port: 'metrics' }], 'the metrics port only');
+          assert.deepEqual(rule.from, [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], 'from Prometheus\'s namespace only');
+        }
+        const allowed: string[] = [];
+        for (const rule of np.spec.egress) {
+          assert.ok(rule.ports?.length, `an egress rule without ports allows every port: ${JSON.stringify(rule)}`);
+          for (const p of rule.ports) allowed.push(`${p.port}/${p.protocol ?? 'TCP'}`);
+        }
+        assert.deepEqual(allowed.sort(), ['4222/TCP', '4317/TCP', '4318/TCP', '5432/TCP', '53/TCP', '53/UDP', '6379/TCP'], 'no web (80, 443), no other role\'s port');
+      });
+
+      test('the NATS servers the overlay ships are given every password the generated config reads, each from its role\'s key', () => {
+        const nats = find(objects, 'StatefulSet', 'nats')!.spec.template.spec.containers[0];
+        for (const role of [...SERVICE_ROLES, 'plugin', 'ops'] as const) {
+          const e = envOf(nats, passwordVariable(role));
+          assert.deepEqual(e?.valueFrom?.secretKeyRef, { name: 'conveyor-nats-credentials', key: role }, `${passwordVariable(role)} (nats-server refuses a config naming a variable it lacks)`);
         }
       });
 

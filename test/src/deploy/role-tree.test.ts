@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import path from 'node:path';
 import { repoRoot } from '../harness/services.js';
 
-const ROLES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin', 'migrate'];
+const ROLES = ['ingress', 'orchestrator', 'runner', 'dispatcher', 'gateway', 'admin', 'sandbox', 'migrate'];
 
 function files(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -43,12 +43,15 @@ describe('role trees', () => {
     assert.ok(has('admin', 'apps/console/web'), 'the admin serves the console');
     assert.ok(has('runner', 'node_modules/openai'), 'the runner calls models');
     assert.ok(has('migrate', 'prisma/migrations'), 'migrate applies the SQL migrations');
-    for (const role of ['ingress', 'orchestrator', 'dispatcher', 'gateway', 'runner', 'migrate']) {
+    // The sandbox runs the agent's commands with its own library; the runner asks it through the same library's client.
+    assert.ok(has('sandbox', 'libs/sandbox/dist/server/index.js') && has('sandbox', 'libs/sandbox/lua'), 'the sandbox has its server and its Lua scripts');
+    assert.ok(has('runner', 'libs/sandbox/dist/client.js'), 'the runner has the sandbox client');
+    for (const role of ['ingress', 'orchestrator', 'dispatcher', 'gateway', 'runner', 'sandbox', 'migrate']) {
       assert.ok(!has(role, 'apps/console'), `${role} has no console`);
       assert.ok(!has(role, 'services/admin'), `${role} has no admin service`);
     }
     // The admin tests models and MCP servers with the agent's own client.
-    for (const role of ['ingress', 'orchestrator', 'dispatcher', 'gateway']) {
+    for (const role of ['ingress', 'orchestrator', 'dispatcher', 'gateway', 'sandbox']) {
       assert.ok(!has(role, 'node_modules/openai') && !has(role, 'libs/agent'), `${role} has no agent`);
     }
     for (const role of ROLES) {

@@ -47,8 +47,8 @@ interface StartedConveyor {
  * tree is built already, so install and build are skipped; the setup step (migrate, load the example
  * conveyor.yaml) runs on a temporary database.
  */
-/** What `npm start` runs: the message path, the gateway and the admin API. */
-const STARTED: ServiceName[] = [...ALL_SERVICES, 'gateway', 'admin'];
+/** What `npm start` runs: the message path, the gateway, the admin API and (bubblewrap is installed here) the sandbox. */
+const STARTED: ServiceName[] = [...ALL_SERVICES, 'gateway', 'admin', 'sandbox'];
 
 describe('npm start', () => {
   let db: TempDatabase;
@@ -134,10 +134,11 @@ describe('npm start', () => {
     return Object.fromEntries([...output.matchAll(/^(\w+)\s*\| exited \((\w+)\)$/gm)].map((m) => [m[1], m[2]]));
   }
 
-  test('SIGTERM to npm drains the five services, and npm returns once they have stopped', async () => {
+  test('SIGTERM to npm drains the seven services, and npm returns once they have stopped', async () => {
     const run = await start('npm', await freePorts());
     await waitForAllReady(run);
-    assert.ok(processesOfRun(run.prefix).length >= 7, 'npm, the start script and five services');
+    assert.ok(processesOfRun(run.prefix).length >= STARTED.length + 2, `npm, the start script and ${STARTED.length} services`);
+    assert.doesNotMatch(run.output(), /not starting the sandbox/);
 
     // Where the admin API is and how to sign in; on a first start without a password, the setup link.
     const admin = await waitUntil('the admin line', () => /conveyor: admin API at (http:\/\/\S+\/api\/v1)/.exec(run.output()) ?? undefined, 30_000);

@@ -1,4 +1,4 @@
-import type { LlmMessage, MessageChain, ReplyRoute } from '@conveyor/contracts';
+import type { ChatAttachment, LlmMessage, MessageChain, ReplyRoute } from '@conveyor/contracts';
 import type { PipelineSettings } from '../config/schema.js';
 
 /**
@@ -6,8 +6,8 @@ import type { PipelineSettings } from '../config/schema.js';
  * whole model message, or a command reply. It is what LangBot keeps as `resp_messages[-1]`.
  */
 export type RespItem =
-  | { kind: 'chunk'; text: string; isFinal: boolean; hasToolCalls: boolean; toolNames: string[] }
-  | { kind: 'message'; message: LlmMessage }
+  | { kind: 'chunk'; text: string; isFinal: boolean; hasToolCalls: boolean; toolNames: string[]; attachments?: ChatAttachment[] }
+  | { kind: 'message'; message: LlmMessage; attachments?: ChatAttachment[] }
   | { kind: 'command'; text: string }
   /** A plugin's reply chain (prevent_default with reply_message_chain), sent as the answer unchanged. */
   | { kind: 'plugin'; chain: MessageChain };

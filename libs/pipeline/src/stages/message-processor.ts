@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chatKey, LIMITS, SANDBOX_LIMITS, type BoxSessionTemplate, type RunRequest } from '@conveyor/contracts';
+import { chatKey, LIMITS, SANDBOX_LIMITS, type BoxSessionTemplate, type ChatAttachment, type RunRequest } from '@conveyor/contracts';
 import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 import { interrupt, proceed, type StageResult } from '../engine/result.js';
@@ -81,7 +81,42 @@ export function sandboxWorkspaceId(q: Pick<PipelineQuery, 'pipelineId' | 'route'
 function sandboxOf(q: PipelineQuery): Pick<RunRequest, 'sandbox'> {
   const la = q.config.ai['local-agent'];
   if (!la['box-enabled']) return {};
-  return { sandbox: { workspace: sandboxWorkspaceId(q, la['box-session-id-template']), network: la['box-network'], skills: q.skills ?? 'all' } };
+  const inbox = inboxOf(q);
+  return { sandbox: { workspace: sandboxWorkspaceId(q, la['box-session-id-template']), network: la['box-network'], skills: q.skills ?? 'all', ...(inbox.length ? { inbox } : {}) } };
+}
+
+const IMAGE_MIMES: Record<string, string> = { '/9j/': 'image/jpeg', iVBORw0KGgo: 'image/png', R0lGOD: 'image/gif', UklGR: 'image/webp' };
+
+/**
+ * The files the user sent (LangBot's `materialize_inbound_attachments`): Image and File components
+ * whose bytes came with the message, up to the transfer bounds and to half of what the bus leaves
+ * beside the user's turn (an image also rides in the turn itself). An image known only by its URL is
+ * passed as the URL; any other file known only by URL stays out.
+ */
+function inboxOf(q: PipelineQuery): ChatAttachment[] {
+  const turn = Buffer.byteLength(JSON.stringify(q.userMessage ?? ''));
+  let room = Math.min(Math.ceil((SANDBOX_LIMITS.transferBytes * 4) / 3), Math.floor((RUN_REQUEST_MAX_BYTES - turn) / 2));
+  const out: ChatAttachment[] = [];
+  for (const c of q.messageChain) {
+    if (out.length >= SANDBOX_LIMITS.transferFiles) break;
+    let file: ChatAttachment | undefined;
+    if (c.type === 'Image' && c.base64) {
+      const data = /^data:([\w/+.-]+);base64,(.*)$/s.exec(c.base64);
+      const base64 = data ? data[2]! : c.base64;
+      const mime = data?.[1] ?? Object.entries(IMAGE_MIMES).find(([magic]) => base64.startsWith(magic))?.[1] ?? 'image/png';
+      file = { name: `image-${out.length + 1}.${mime.split('/')[1]?.replace('jpeg', 'jpg') ?? 'png'}`, mime, base64 };
+    } else if (c.type === 'Image' && /^https?:\/\//.test(c.url) && c.url.length <= 4096) {
+      // Linked only (QQ, Telegram): the runner reads it, within its image bounds, when it fills the inbox.
+      file = { name: `image-${out.length + 1}`, mime: 'image/*', base64: '', url: c.url };
+    } else if (c.type === 'File' && c.base64) {
+      const name = (c.name.split(/[\\/]/).pop() ?? '').replace(/[^\w.\- ]/g, '_').slice(0, 200) || `file-${out.length + 1}`;
+      file = { name, mime: 'application/octet-stream', base64: c.base64.replace(/^data:[^,]*,/, '') };
+    }
+    if (!file || file.base64.length > room) continue;
+    room -= file.base64.length;
+    out.push(file);
+  }
+  return out;
 }
 
 /**

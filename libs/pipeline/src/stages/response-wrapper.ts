@@ -1,5 +1,5 @@
 import type { MessageChain } from '@conveyor/contracts';
-import { messageText } from '@conveyor/contracts';
+import { messageText, type ChatAttachment } from '@conveyor/contracts';
 import type { PipelineQuery } from '../engine/query.js';
 import { proceed, type StageResult } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
@@ -21,6 +21,13 @@ export const responseWrapper: StageFactory = ({ name, config, deps }) => ({
   },
 });
 
+/** Outbox files as LangBot sends them: images as `Image` with a data URI, anything else as `File` with raw base64. */
+export function attachmentChain(files: readonly ChatAttachment[]): MessageChain {
+  return files.map((f) => f.mime.startsWith('image/')
+    ? { type: 'Image' as const, image_id: '', url: '', path: '', base64: `data:${f.mime};base64,${f.base64}` }
+    : { type: 'File' as const, id: '', name: f.name, size: Math.floor((f.base64.length * 3) / 4), url: '', path: '', base64: f.base64 });
+}
+
 async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps): AsyncGenerator<StageResult> {
   const r = q.respMessages.at(-1);
   if (!r) return;
@@ -38,6 +45,8 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps):
   let text: string;
   let toolNames: string[];
   let finalChunk = false;
+  // The agent's outbox files go with the answer (LangBot appends them to the final assistant message).
+  const files = attachmentChain(r.attachments ?? []);
   if (r.kind === 'chunk') {
     text = r.text;
     toolNames = r.hasToolCalls ? r.toolNames : [];
@@ -57,12 +66,12 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps):
       yield proceed();
     } else if (plugins.preventDefault) yield interrupt();
     else {
-      push(plugins.replyMessageChain ?? plain(text));
+      push([...(plugins.replyMessageChain ?? plain(text)), ...files]);
       yield proceed();
     }
-  } else if (finalChunk) {
-    // A final chunk without text still closes the streamed reply.
-    push([]);
+  } else if (finalChunk || files.length > 0) {
+    // A final chunk without text still closes the streamed reply (with the outbox files, if any).
+    push(files);
     yield proceed();
   }
   if (toolNames.length > 0 || (r.kind === 'chunk' && r.hasToolCalls)) {

@@ -31,6 +31,10 @@ export interface SandboxServerOptions {
   isOutage: (err: unknown) => boolean;
 }
 
+/** Ops after which the agent may expect its outbox folder to exist. */
+const OUTBOX_OPS: ReadonlySet<SandboxOp['op']> = new Set(['exec', 'write', 'edit']);
+const QUERY_ID = /^[0-9a-f-]{36}$/;
+
 /** Ops that may change the workspace: their folder is measured (and stored when changed) after the call. */
 const CHANGING_OPS: ReadonlySet<SandboxOp['op']> = new Set(['exec', 'write', 'edit', 'put', 'take']);
 
@@ -151,6 +155,9 @@ export class SandboxServer {
     const skills = await this.o.copies.skillDirs(req.skills);
     const files = new WorkspaceFs(copy.dir, skills, this.o.owner);
     const call = req.call;
+    // The query's outbox is there before the agent writes (its path is in the agent's guidance); it
+    // goes again when the run takes its files.
+    if (req.queryId && OUTBOX_OPS.has(call.op) && QUERY_ID.test(req.queryId)) await files.makeFolder(`${WORKSPACE_MOUNT}/outbox/${req.queryId}`);
     switch (call.op) {
       case 'exec': {
         if (!isMounted(call.workdir)) throw new WorkspaceFsError('refused', `workdir ${call.workdir} is outside /workspace`);

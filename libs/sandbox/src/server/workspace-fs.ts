@@ -145,6 +145,11 @@ export class WorkspaceFs {
     return out.join('\n') + (stopped ? `\n${stopped}` : '');
   }
 
+  /** Creates a folder (and its parents) under /workspace, as the sandbox's user. */
+  async makeFolder(p: string): Promise<void> {
+    await this.checkedPath(this.locate(p, true), 'all');
+  }
+
   /** Writes files from the chat into the workspace. */
   async put(files: readonly { path: string; base64: string }[]): Promise<string> {
     let total = 0;
@@ -185,6 +190,8 @@ export class WorkspaceFs {
       await rm(file, { force: true });
       return true;
     });
+    // An outbox emptied whole goes too; one with files left over stays for them.
+    if (left.length === 0) await rm(base, { recursive: true, force: true });
     return { files, left };
   }
 
@@ -205,8 +212,11 @@ export class WorkspaceFs {
     throw new WorkspaceFsError('refused', `${raw}: path escapes the workspace boundary (use paths under /workspace)`);
   }
 
-  /** Every existing part of the path, checked to be no symbolic link; creates missing folders when asked. */
-  private async checkedPath(loc: Location, createParents: boolean): Promise<string> {
+  /**
+   * Every existing part of the path, checked to be no symbolic link; creates the missing folders on
+   * the way when asked (`parents`), or every missing part as a folder (`all`).
+   */
+  private async checkedPath(loc: Location, create: false | 'parents' | 'all'): Promise<string> {
     let current = loc.root;
     for (let i = 0; i < loc.parts.length; i++) {
       current = path.join(current, loc.parts[i]!);
@@ -216,8 +226,8 @@ export class WorkspaceFs {
         throw err;
       });
       if (stat?.isSymbolicLink()) throw new WorkspaceFsError('refused', `${loc.shown}: path goes through a symbolic link; the file tools do not follow links`);
-      if (!stat && !last) {
-        if (!createParents) throw new WorkspaceFsError('not_found', `${loc.shown}: no such file or folder`);
+      if (!stat && (!last || create === 'all')) {
+        if (!create) throw new WorkspaceFsError('not_found', `${loc.shown}: no such file or folder`);
         await mkdir(current);
         if (this.owner) await chown(current, this.owner.uid, this.owner.gid);
       } else if (stat && !last && !stat.isDirectory()) {
@@ -243,7 +253,7 @@ export class WorkspaceFs {
   private async writeFile(loc: Location, data: Buffer, append: boolean): Promise<void> {
     if (!loc.writable) throw new WorkspaceFsError('refused', `${loc.shown} is read-only`);
     if (loc.parts.length === 0) throw new WorkspaceFsError('invalid', `${loc.shown} is a folder`);
-    const file = await this.checkedPath(loc, true);
+    const file = await this.checkedPath(loc, 'parents');
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
     let handle: FileHandle;
     try {
