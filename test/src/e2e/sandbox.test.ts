@@ -177,7 +177,7 @@ describe('the sandbox role', () => {
     const results = await toolResults(binding('cap'), [
       exec('echo keep > kept.txt'),
       exec('for i in 1 2 3; do head -c 7000000 /dev/zero > fill-$i; done; echo filled'),
-      exec('ls'),
+      exec('ls -I outbox'),
     ]);
     assert.match(results[1]!, /^err: limit: the workspace grew to \d+ bytes/);
     assert.equal(results[2]!.split('stdout:\n')[1]!.split('\nstderr:')[0], 'kept.txt\n');
@@ -193,7 +193,7 @@ describe('the sandbox role', () => {
     const metrics = await (await fetch(`${sys.services.get('sandbox-b').url}/metrics`)).text();
     assert.match(metrics, /conveyor_sandbox_workspace_restores_total\S* [1-9]/);
     const stored = await new SandboxWorkspaceStore(db).get(ws.workspace);
-    assert.equal(stored?.revision, 2);
+    assert.ok(stored && stored.revision > 1, 'each replica stored what its call changed');
     await sys.services.start('sandbox', SANDBOX_ENV, 'sandbox-a');
   });
 

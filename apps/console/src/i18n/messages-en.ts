@@ -543,6 +543,8 @@ export const en = {
   'audit.resource.session': 'session',
   'audit.resource.settings': 'settings',
   'audit.resource.knowledge-base': 'knowledge-base',
+  'audit.resource.skill': 'skill',
+  'audit.resource.sandbox-workspace': 'sandbox-workspace',
   'audit.action.create': 'create',
   'audit.action.update': 'update',
   'audit.action.delete': 'delete',

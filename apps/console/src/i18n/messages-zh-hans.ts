@@ -543,6 +543,8 @@ export const zhHans: Catalog = {
   'audit.resource.session': '会话',
   'audit.resource.settings': '设置',
   'audit.resource.knowledge-base': '知识库',
+  'audit.resource.skill': '技能',
+  'audit.resource.sandbox-workspace': '沙箱工作区',
   'audit.action.create': '创建',
   'audit.action.update': '更新',
   'audit.action.delete': '删除',
