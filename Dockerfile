@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One multi-stage build for every Conveyor process; each final stage is one service image:
-#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, admin, migrate)
-# docker-compose.yml builds all six targets from this file; `dev-fakes` (a fake model and HTTP-bot
+#   docker build --target runner -t conveyor/runner .      (ingress, orchestrator, runner, dispatcher, gateway, admin, sandbox, migrate)
+# docker-compose.yml builds all eight targets from this file; `dev-fakes` (a fake model and HTTP-bot
 # integrator, for development deployments only) is built by compose's `fakes` profile and the dev overlay.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -23,6 +23,7 @@ COPY libs/persistence/package.json libs/persistence/
 COPY libs/config/package.json libs/config/
 COPY libs/config-read-model/package.json libs/config-read-model/
 COPY libs/agent/package.json libs/agent/
+COPY libs/sandbox/package.json libs/sandbox/
 COPY libs/service-kit/package.json libs/service-kit/
 COPY libs/admin/package.json libs/admin/
 COPY libs/plugin-sdk/package.json libs/plugin-sdk/
@@ -51,6 +52,7 @@ COPY services/runner/package.json services/runner/
 COPY services/dispatcher/package.json services/dispatcher/
 COPY services/gateway/package.json services/gateway/
 COPY services/admin/package.json services/admin/
+COPY services/sandbox/package.json services/sandbox/
 COPY test/package.json test/
 COPY bench/package.json bench/
 COPY examples/keyword-plugin/package.json examples/keyword-plugin/
@@ -66,16 +68,16 @@ COPY services services
 # `prisma generate` only renders the client; the schema-engine download it attempts is not needed.
 # The web console's static files come from vite, after tsc built the libraries it bundles.
 RUN PRISMA_SCHEMA_ENGINE_BINARY=/bin/true npx prisma generate \
- && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin libs/config \
+ && npx tsc -b services/ingress services/orchestrator services/runner services/dispatcher services/gateway services/admin services/sandbox libs/config \
  && npm run build -w apps/console
 
 # ---- production dependencies of the libraries and services only (no test, bench, typescript, prisma CLI)
 FROM manifests AS prod-deps
 RUN npm ci --omit=dev --no-audit --no-fund --include-workspace-root=false \
       -w libs/contracts -w libs/telemetry -w libs/pipeline -w libs/delivery -w libs/redis-scripts -w libs/message-state -w libs/bus \
-      -w libs/persistence -w libs/config -w libs/config-read-model -w libs/agent -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
+      -w libs/persistence -w libs/config -w libs/config-read-model -w libs/agent -w libs/sandbox -w libs/service-kit -w libs/admin -w libs/plugin-sdk \
       -w libs/platform-kit -w libs/platforms/http-bot -w libs/platforms/telegram -w libs/platforms/webchat -w libs/platforms/slack -w libs/platforms/lark -w libs/platforms/line -w libs/platforms/wecom -w libs/platforms/registry -w libs/platforms/onebot -w libs/platforms/discord -w libs/platforms/dingtalk -w libs/platforms/officialaccount -w libs/platforms/wecomcs -w libs/platforms/wecombot -w libs/platforms/kook -w libs/platforms/qqofficial -w libs/platforms/satori -w libs/platforms/matrix -w libs/gateway \
-      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w apps/console \
+      -w services/ingress -w services/orchestrator -w services/runner -w services/dispatcher -w services/gateway -w services/admin -w services/sandbox -w apps/console \
  && npm cache clean --force
 
 # ---- one tree per role: the workspaces and packages its process loads, compiled output without
@@ -86,7 +88,7 @@ COPY --from=build /app/services services
 COPY --from=build /app/apps/console apps/console
 COPY --from=build /app/prisma/migrations prisma/migrations
 COPY scripts/role-tree.mjs scripts/
-RUN for role in ingress orchestrator runner dispatcher gateway admin migrate; do node scripts/role-tree.mjs "$role" "/trees/$role"; done
+RUN for role in ingress orchestrator runner dispatcher gateway admin sandbox migrate; do node scripts/role-tree.mjs "$role" "/trees/$role"; done
 
 # ---- runtime: non-root; each role's stage adds its own tree
 FROM ${NODE_IMAGE} AS runtime
@@ -143,6 +145,27 @@ COPY --from=role-trees /trees/admin /app
 WORKDIR /app/services/admin
 EXPOSE 8084
 ENV PORT=8084 OTEL_SERVICE_NAME=conveyor-admin
+CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
+
+# The sandbox runs the AI agent's shell commands, so its image carries what they need besides its
+# tree: bubblewrap (bwrap: the user, PID, mount, IPC, UTS and network namespaces each command runs
+# in), util-linux (prlimit: each command's rlimits on CPU time, memory, processes, file size and open
+# files), GNU tar (workspaces are packed and unpacked inside the sandbox, never on the host) and
+# Python 3 (with the image's Node.js, the interpreters commands use). A command sees /usr read-only
+# and nothing else of the image, so what is installed here is what it can run. Debian's bwrap is not
+# setuid: it makes an unprivileged user namespace, so the image stays non-root, and the engine must let
+# a container make one (docker-compose.yml and k8s/base/deployment-sandbox.yaml say how). The
+# packages come before the tree, so a code change does not reinstall them.
+FROM runtime AS sandbox
+USER root
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap util-linux tar python3 \
+ && rm -rf /var/lib/apt/lists/*
+USER 1000:1000
+COPY --from=role-trees /trees/sandbox /app
+WORKDIR /app/services/sandbox
+EXPOSE 8086
+ENV PORT=8086 OTEL_SERVICE_NAME=conveyor-sandbox
 CMD ["node", "--enable-source-maps", "--import", "@conveyor/telemetry/register", "dist/main.js"]
 
 # ---- development only: the fake OpenAI-compatible model (:8090) and HTTP-bot integrator (:8091) that

@@ -23,6 +23,7 @@ export const ROLES = {
   dispatcher: { workspaces: ['services/dispatcher'], rootFiles: [] },
   gateway: { workspaces: ['services/gateway'], rootFiles: [] },
   admin: { workspaces: ['services/admin'], rootFiles: [] },
+  sandbox: { workspaces: ['services/sandbox'], rootFiles: [] },
   migrate: { workspaces: ['libs/config'], rootFiles: ['prisma/migrations'] },
 };
 

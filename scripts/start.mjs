@@ -1,11 +1,12 @@
 // `npm start`: check that the dependencies answer and the services' ports are free, set up what is
-// missing (install, build, migrate, load conveyor.yaml), then run the four services and the admin API
-// as separate processes with prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
+// missing (install, build, migrate, load conveyor.yaml), then run the message path's four services,
+// the gateway, the sandbox (when bubblewrap is installed) and the admin API as separate processes with
+// prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
 // script exits once every service has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run
 // it on a tree they built, where building again would race other builds).
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +59,28 @@ if (down.length) {
   process.exit(1);
 }
 
+/** Where `command` is found on PATH (or itself, when it is a path), or undefined. */
+function executable(command) {
+  const candidates = command.includes('/') ? [command] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, command));
+  return candidates.find((file) => {
+    try {
+      accessSync(file, fsConstants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+// The sandbox runs the agent's commands under bubblewrap and util-linux's prlimit (Linux only). Without
+// them it could only fail its start-up check, so it is left out, saying so: the rest runs, and a
+// pipeline that uses the sandbox is told that no sandbox replica is running.
+const sandboxTools = [env.SANDBOX_BWRAP_PATH || 'bwrap', env.SANDBOX_PRLIMIT_PATH || 'prlimit'];
+const missingSandboxTools = sandboxTools.filter((t) => !executable(t));
+if (missingSandboxTools.length) {
+  console.error(`conveyor: not starting the sandbox (the agent's exec, read, write, edit, glob and grep tools): ${missingSandboxTools.join(' and ')} not found. On Debian or Ubuntu: apt install bubblewrap util-linux`);
+}
+
 const services = [
   ['ingress', 8080],
   ['orchestrator', 8081],
@@ -66,6 +89,8 @@ const services = [
   // Holds the live connections of connection platforms (OneBot); idle without such bots.
   ['gateway', 8085],
   ['admin', 8084],
+  // Runs the agent's commands, asked by the runners over NATS; its port serves health and metrics.
+  ...(missingSandboxTools.length ? [] : [['sandbox', 8086]]),
 ].map(([name, defaultPort]) => {
   const portVariable = `${name.toUpperCase()}_PORT`;
   return { name, portVariable, port: Number(env[portVariable] ?? defaultPort) };
@@ -125,7 +150,7 @@ function adminEnv(port) {
   };
 }
 
-const colors = [36, 35, 33, 32, 34, 31];
+const colors = [36, 35, 33, 32, 34, 31, 96];
 for (const [i, { name, port }] of services.entries()) {
   const child = spawn(process.execPath, ['--enable-source-maps', '--import', '@conveyor/telemetry/register', path.join(root, `services/${name}/dist/main.js`)], {
     cwd: path.join(root, `services/${name}`),

@@ -24,8 +24,10 @@ import { Tokens } from './pages/tokens.js';
 import { Audit } from './pages/audit.js';
 import { KnowledgeBases } from './pages/knowledge-bases.js';
 import { Plugins } from './pages/plugins.js';
+import { Skills } from './pages/skills.js';
+import { Workspaces } from './pages/workspaces.js';
 
-const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'queries', 'errors', 'sessions', 'dead-letters', 'chat', 'settings'];
+const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'skills', 'workspaces', 'queries', 'errors', 'sessions', 'dead-letters', 'chat', 'settings'];
 /** Pages only an admin can read (the API answers 403 to a viewer). */
 const ADMIN_NAV: PageName[] = ['users', 'tokens', 'audit'];
 
@@ -138,5 +140,7 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'audit': return <Audit route={route} />;
     case 'knowledge-bases': return <KnowledgeBases route={route} canWrite={canWrite} />;
     case 'plugins': return <Plugins />;
+    case 'skills': return <Skills route={route} canWrite={canWrite} />;
+    case 'workspaces': return <Workspaces canWrite={canWrite} />;
   }
 }

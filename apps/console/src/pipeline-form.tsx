@@ -3,10 +3,13 @@
 // since that is the name conveyor.yaml and the raw JSON use.
 import { useMemo, useState } from 'react';
 import { z } from 'zod';
+import { AdminApi } from '@conveyor/contracts';
 import { PipelineConfigSchema } from '@conveyor/pipeline/config';
+import { listAll } from './lib/api.js';
 import { buildFields, fieldLabelKey, getAt, isRecord, jsonOrText, linesToList, numberInput, optionLabelKey, setAt, type FieldNode } from './lib/schema-form.js';
 import type { Translator } from './i18n/i18n.js';
 import { useI18n } from './i18n/react.js';
+import { ErrorNote, useLoad } from './ui.js';
 
 /** The form's field tree, built once from the pipeline config schema. */
 export function usePipelineFields(): FieldNode {
@@ -146,5 +149,56 @@ function ObjectListInput({ id, node, value, disabled, onChange, i18n }: { id: st
       ))}
       <button type="button" disabled={disabled} onClick={() => onChange([...items, Object.fromEntries(fields.map((f) => [f.key, f.key === 'role' ? 'system' : '']))])}>{i18n.t('pipelines.add')}</button>
     </div>
+  );
+}
+
+/** The extensions preferences as typed (JSON text), or undefined while they are not a JSON object. */
+function parsePrefs(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return isRecord(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The pipeline's Agent Skills binding (LangBot's `extensions_preferences.enable_all_skills` and
+ * `skills`): every installed skill, or those picked from the installed ones. It edits the extensions
+ * preferences' JSON, so the raw text and this stay one value.
+ */
+export function SkillsBinding({ prefs, onChange, disabled }: { prefs: string; onChange: (next: string) => void; disabled: boolean }) {
+  const installed = useLoad((signal) => listAll('/skills', AdminApi.Skill, { signal }), []);
+  const { t } = useI18n();
+  const parsed = parsePrefs(prefs);
+  const all = parsed ? parsed.enable_all_skills !== false : true;
+  const chosen = parsed && Array.isArray(parsed.skills) ? parsed.skills.filter((n): n is string => typeof n === 'string') : [];
+  const write = (next: Record<string, unknown>) => onChange(JSON.stringify({ ...parsed, ...next }, null, 2));
+  const toggle = (name: string, on: boolean) => write({ enable_all_skills: false, skills: on ? [...new Set([...chosen, name])] : chosen.filter((n) => n !== name) });
+  const names = installed.data?.items.map((s) => s.name) ?? [];
+  // A bound name no skill has now (deleted since) stays listed, so it can be unbound.
+  const missing = chosen.filter((n) => !names.includes(n));
+  return (
+    <fieldset className="skills-binding" id="pipeline-skills" disabled={disabled || !parsed}>
+      <legend>{t('pipelines.skills')}</legend>
+      {!parsed ? <p className="hint">{t('pipelines.skillsPrefsInvalid')}</p> : null}
+      <label className="inline"><input id="pipeline-skills-all" type="checkbox" checked={all} onChange={(e) => write({ enable_all_skills: e.target.checked, skills: chosen })} /> {t('pipelines.skillsAll')}</label>
+      {!all ? (
+        <ul className="skill-choices">
+          {installed.data?.items.map((s) => (
+            <li key={s.name}>
+              <label className="inline"><input type="checkbox" data-skill={s.name} checked={chosen.includes(s.name)} onChange={(e) => toggle(s.name, e.target.checked)} /> <span className="mono" translate="no">{s.name}</span> <small translate="no">{s.description}</small></label>
+            </li>
+          ))}
+          {missing.map((n) => (
+            <li key={n}>
+              <label className="inline"><input type="checkbox" data-skill={n} checked onChange={() => toggle(n, false)} /> <span className="mono" translate="no">{n}</span> <small>{t('pipelines.skillMissing')}</small></label>
+            </li>
+          ))}
+          {installed.data && installed.data.items.length === 0 && missing.length === 0 ? <li className="hint">{t('pipelines.noSkills')}</li> : null}
+        </ul>
+      ) : null}
+      <ErrorNote error={installed.error} />
+    </fieldset>
   );
 }

@@ -2,12 +2,14 @@
 // written only when its content differs, so applying the same file again changes nothing (not even
 // updatedAt), and the summary says exactly what changed. Rows the file created and no longer names
 // are retired: bots and MCP servers disabled (reversible: naming them again enables them with their
-// ids and history), pipelines and models deleted once nothing refers to them. Rows created
-// elsewhere (the console, SQL) are never touched unless the file names them, which takes them over.
+// ids and history), pipelines and models deleted once nothing refers to them, skills deleted. Rows
+// created elsewhere (the console, SQL) are never touched unless the file names them, which takes them over.
 import { boundMcpServers } from '@conveyor/pipeline';
 import type { Prisma, PrismaClient } from '@conveyor/persistence';
+import type { SkillPackage } from '@conveyor/sandbox/skills';
 import { ConfigFileError, type ConfigIssue } from './errors.js';
 import { loadConfigFile, type LoadConfigOptions } from './load.js';
+import { readConfigSkills, sameSkillFiles } from './skills.js';
 import type { ConveyorConfig } from './types.js';
 
 /** `managedBy` of a row the file owns; any other value (the column's default is `console`) is not the file's. */
@@ -17,7 +19,7 @@ export interface ApplyCounts {
   created: string[];
   updated: string[];
   unchanged: string[];
-  /** Rows the file created and no longer names, now disabled (bots, MCP servers) or deleted (pipelines, models). */
+  /** Rows the file created and no longer names, now disabled (bots, MCP servers) or deleted (pipelines, models, skills). */
   retired: string[];
   /** Rows the file created and no longer names that something still refers to, so kept for now. */
   kept: string[];
@@ -30,6 +32,8 @@ export interface ApplySummary {
   pipelines: ApplyCounts;
   mcpServers: ApplyCounts;
   bots: ApplyCounts;
+  /** Agent Skills, by name. */
+  skills: ApplyCounts;
 }
 
 export interface ApplyOptions {
@@ -129,31 +133,81 @@ class DryRunRollback extends Error {
 }
 
 /**
- * The file's pipelines with `enable_all_mcp_servers` decided where the file leaves it out: false for
- * a pipeline the database does not have yet (new pipelines opt into MCP servers through
+ * The file's pipelines with what it leaves out of their bindings decided. `enable_all_mcp_servers`:
+ * false for a pipeline the database does not have yet (new pipelines opt into MCP servers through
  * `mcp_servers`), and for one it has, the binding it has, read as LangBot reads it (absent: all), so
- * applying a file written before this default changed takes no tools away.
+ * applying a file written before this default changed takes no tools away. `enable_all_skills` and
+ * `skills`: as stored (absent: every skill, LangBot's default), so a skill binding made in the
+ * console survives a file that does not speak of skills.
  */
-async function withMcpBinding(tx: Prisma.TransactionClient, pipelines: ConveyorConfig['pipelines']): Promise<ConveyorConfig['pipelines']> {
+async function withStoredBindings(tx: Prisma.TransactionClient, pipelines: ConveyorConfig['pipelines']): Promise<ConveyorConfig['pipelines']> {
   const out: ConveyorConfig['pipelines'] = [];
   for (const p of pipelines) {
-    if (p.extensionsPreferences.enable_all_mcp_servers !== undefined) {
+    const prefs = p.extensionsPreferences;
+    if (prefs.enable_all_mcp_servers !== undefined && prefs.enable_all_skills !== undefined && prefs.skills !== undefined) {
       out.push(p);
       continue;
     }
     const stored = await tx.pipeline.findUnique({ where: { id: p.id }, select: { extensionsPreferences: true } });
-    const enableAll = stored ? boundMcpServers(stored.extensionsPreferences) === 'all' : false;
-    out.push({ ...p, extensionsPreferences: { ...p.extensionsPreferences, enable_all_mcp_servers: enableAll } });
+    const storedPrefs = stored && isRecord(stored.extensionsPreferences) ? stored.extensionsPreferences : {};
+    const enableAllMcp = prefs.enable_all_mcp_servers ?? (stored ? boundMcpServers(stored.extensionsPreferences) === 'all' : false);
+    const enableAllSkills = prefs.enable_all_skills ?? (typeof storedPrefs.enable_all_skills === 'boolean' ? storedPrefs.enable_all_skills : undefined);
+    const skills = prefs.skills ?? (Array.isArray(storedPrefs.skills) ? storedPrefs.skills.filter((name): name is string => typeof name === 'string') : undefined);
+    out.push({
+      ...p,
+      extensionsPreferences: {
+        ...prefs,
+        enable_all_mcp_servers: enableAllMcp,
+        // Left out of the row when neither says: LangBot reads an absent binding as every skill.
+        ...(enableAllSkills !== undefined ? { enable_all_skills: enableAllSkills } : {}),
+        ...(skills !== undefined ? { skills } : {}),
+      },
+    });
   }
   return out;
 }
 
 /**
+ * Installs the file's skills (a skill whose files, description and instructions are as stored is
+ * left as it is, revision and all), takes over one of the same name installed another way, and
+ * deletes the skills the file installed and no longer lists.
+ */
+async function applySkills(tx: Prisma.TransactionClient, packages: SkillPackage[]): Promise<ApplyCounts> {
+  const counts: ApplyCounts = { created: [], updated: [], unchanged: [], retired: [], kept: [], notManaged: [] };
+  for (const skill of packages) {
+    const data = { description: skill.description, instructions: skill.instructions, archive: new Uint8Array(skill.archive), files: skill.files, bytes: skill.bytes, managedBy: FILE_MANAGED };
+    const existing = await tx.skill.findUnique({ where: { name: skill.name }, select: { description: true, instructions: true, archive: true, files: true, bytes: true, managedBy: true } });
+    if (!existing) {
+      await tx.skill.create({ data: { name: skill.name, ...data } });
+      counts.created.push(skill.name);
+    } else if (
+      existing.managedBy !== FILE_MANAGED || existing.description !== skill.description || existing.instructions !== skill.instructions ||
+      existing.files !== skill.files || existing.bytes !== skill.bytes || !(await sameSkillFiles(existing.archive, skill.archive))
+    ) {
+      // A new revision: sandbox replicas unpack the skill again.
+      await tx.skill.update({ where: { name: skill.name }, data: { ...data, revision: { increment: 1 } } });
+      counts.updated.push(skill.name);
+    } else {
+      counts.unchanged.push(skill.name);
+    }
+  }
+  const inFile = new Set(packages.map((skill) => skill.name));
+  const stored = (await tx.skill.findMany({ select: { name: true, managedBy: true }, orderBy: { name: 'asc' } })).filter((row) => !inFile.has(row.name));
+  counts.notManaged = stored.filter((row) => row.managedBy !== FILE_MANAGED).map((row) => row.name);
+  const gone = stored.filter((row) => row.managedBy === FILE_MANAGED).map((row) => row.name);
+  if (gone.length > 0) await tx.skill.deleteMany({ where: { name: { in: gone }, managedBy: FILE_MANAGED } });
+  counts.retired = gone;
+  return counts;
+}
+
+/**
  * Makes the database hold what `config` says, in one transaction: upserts every model, pipeline, MCP
- * server and bot of the file and retires the file's rows it no longer names (bots first, so a
- * pipeline they alone used can go, then pipelines, so a model they alone used can go).
+ * server, bot and skill of the file and retires the file's rows it no longer names (bots first, so a
+ * pipeline they alone used can go, then pipelines, so a model they alone used can go). The skills'
+ * folders are read first: one that cannot be installed stops the apply before anything is written.
  */
 export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConfig, options: ApplyOptions = {}): Promise<ApplySummary> {
+  const skillPackages = await readConfigSkills(config);
   try {
     return await prisma.$transaction(
       async (tx) => {
@@ -162,7 +216,7 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
         // Referenced rows first (a bot names a pipeline), then retirement the other way round
         // (a bot the file dropped may free its pipeline, and a dropped pipeline its model).
         const upsertedModels = await upsert(tx.llmModel, config.models);
-        const upsertedPipelines = await upsert(tx.pipeline, await withMcpBinding(tx, config.pipelines));
+        const upsertedPipelines = await upsert(tx.pipeline, await withStoredBindings(tx, config.pipelines));
         const upsertedMcpServers = await upsert(tx.mcpServer, config.mcpServers);
         const upsertedBots = await upsert(tx.bot, config.bots);
         const bots = await retire(upsertedBots, (ids) => disable(tx.bot, ids));
@@ -179,7 +233,8 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
           if (retired.length > 0) await tx.llmModel.deleteMany({ where: { id: { in: retired } } });
           return { retired, kept: ids.filter((id) => used.has(id)) };
         });
-        const summary = { models, pipelines, mcpServers, bots };
+        const skills = await applySkills(tx, skillPackages);
+        const summary = { models, pipelines, mcpServers, bots, skills };
         if (options.dryRun) throw new DryRunRollback(summary);
         return summary;
       },
@@ -191,7 +246,7 @@ export async function applyConfigFile(prisma: PrismaClient, config: ConveyorConf
   }
 }
 
-const KINDS = ['bots', 'pipelines', 'models', 'mcpServers'] as const;
+const KINDS = ['bots', 'pipelines', 'models', 'mcpServers', 'skills'] as const;
 
 /** One line per kind that changed, in the order the apply works (what a dry run prints). */
 export function describeChanges(summary: ApplySummary): string[] {

@@ -141,6 +141,8 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
         mcp_servers: [...new Set(p.extensionsPreferences.mcp_servers)],
         enable_all_plugins: p.extensionsPreferences.enable_all_plugins,
         plugins: [...new Set(p.extensionsPreferences.plugins)],
+        ...(p.extensionsPreferences.enable_all_skills !== undefined ? { enable_all_skills: p.extensionsPreferences.enable_all_skills } : {}),
+        ...(p.extensionsPreferences.skills !== undefined ? { skills: [...new Set(p.extensionsPreferences.skills)] } : {}),
       },
     })),
     bots: input.bots.map((b) => ({
@@ -171,6 +173,7 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
     knowledgeDocuments: input.knowledgeBases.flatMap((kb) =>
       [...new Set(kb.documents)].map((doc) => ({ knowledgeBaseId: kb.id, path: path.resolve(path.dirname(path.resolve(file)), doc) })),
     ),
+    skills: input.skills.map((s) => ({ path: path.resolve(path.dirname(path.resolve(file)), s.path) })),
   };
 }
 
@@ -188,6 +191,11 @@ function checkReferences(config: ConveyorConfig, options: LoadConfigOptions, iss
   checkDuplicates('bots', config.bots.map((b) => b.id), issues);
   checkDuplicates('mcpServers', config.mcpServers.map((s) => s.id), issues);
   checkDuplicates('knowledgeBases', config.knowledgeBases.map((kb) => kb.id), issues);
+  const skillFolders = new Set<string>();
+  config.skills.forEach((skill, i) => {
+    if (skillFolders.has(skill.path)) issues.push({ path: `skills[${i}].path`, message: `duplicate folder ${JSON.stringify(skill.path)}` });
+    skillFolders.add(skill.path);
+  });
 
   const modelIds = new Set([...config.models.map((m) => m.id), ...(options.knownModelIds ?? [])]);
   const mcpServerIds = new Set([...config.mcpServers.map((m) => m.id), ...(options.knownMcpServerIds ?? [])]);

@@ -1,7 +1,7 @@
 // The shape of conveyor.yaml, checked after `${ENV}` interpolation. Objects are strict so a typo
 // (or a secret pasted under an unknown key) is reported instead of silently ignored; values that
 // may come from an env variable (numbers, booleans) also accept their string spelling.
-import { MODEL_PRESET_IDS, ModelProviderKind, PluginName } from '@conveyor/contracts';
+import { MODEL_PRESET_IDS, ModelProviderKind, PluginName, SkillName } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { z } from 'zod';
 import { platforms } from '@conveyor/platforms';
@@ -49,13 +49,17 @@ export const ModelEntrySchema = z.strictObject({
  * pipeline new to the database gets false (MCP servers are opted into, not handed to every
  * pipeline as LangBot does), and one already stored keeps its value (see applyConfigFile).
  * `enable_all_plugins` (default true) calls every registered plugin; when false, only those listed in
- * `plugins` (`author/name`; none when empty).
+ * `plugins` (`author/name`; none when empty). `enable_all_skills` true offers every installed Agent
+ * Skill (LangBot's default); false, only those named in `skills`. Left out, both keep what the
+ * database holds for the pipeline (all skills for a new one).
  */
 export const ExtensionsPreferencesSchema = z.strictObject({
   enable_all_mcp_servers: BooleanLike.optional(),
   mcp_servers: z.array(Id).max(256).default([]),
   enable_all_plugins: BooleanLike.default(true),
   plugins: z.array(PluginName).max(256).default([]),
+  enable_all_skills: BooleanLike.optional(),
+  skills: z.array(SkillName).max(256).optional(),
 });
 
 export const PipelineEntrySchema = z.strictObject({
@@ -105,12 +109,22 @@ export const KnowledgeBaseEntrySchema = z.strictObject({
   documents: z.array(z.string().trim().min(1).max(4096)).max(10_000).default([]),
 }).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
 
+/**
+ * An Agent Skill to install: a folder holding a SKILL.md (with its scripts and files), its path
+ * relative to the file. Setup installs it (again only when its files changed) as managed by the file;
+ * a skill the file no longer lists is deleted if the file installed it.
+ */
+export const SkillEntrySchema = z.strictObject({
+  path: z.string().trim().min(1).max(4096),
+});
+
 export const ConfigFileSchema = z.strictObject({
   models: z.array(ModelEntrySchema).default([]),
   pipelines: z.array(PipelineEntrySchema).default([]),
   bots: z.array(BotEntrySchema).default([]),
   mcpServers: z.array(McpServerEntrySchema).default([]),
   knowledgeBases: z.array(KnowledgeBaseEntrySchema).default([]),
+  skills: z.array(SkillEntrySchema).max(256).default([]),
 });
 
 export type ConfigFileInput = z.infer<typeof ConfigFileSchema>;

@@ -29,7 +29,8 @@ export interface ConveyorConfig {
     config: PipelineConfig;
     /** LangBot's `extensions_preferences`: the MCP servers the pipeline's runs may use. */
     /** `enable_all_mcp_servers` undefined: the file leaves it out (applyConfigFile decides: false when new, else as stored). */
-    extensionsPreferences: { enable_all_mcp_servers?: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[] };
+    /** `enable_all_skills` and `skills` undefined: the file leaves them out (applyConfigFile keeps what is stored). */
+    extensionsPreferences: { enable_all_mcp_servers?: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[]; enable_all_skills?: boolean; skills?: string[] };
   }>;
   bots: Array<{ id: string; name: string; adapter: string; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
@@ -45,4 +46,6 @@ export interface ConveyorConfig {
   }>;
   /** The files of each knowledge base, as absolute paths (the file's entries are relative to it). */
   knowledgeDocuments: Array<{ knowledgeBaseId: string; path: string }>;
+  /** The Agent Skills to install: each a folder holding a SKILL.md, as an absolute path (the file's entries are relative to it). */
+  skills: Array<{ path: string }>;
 }

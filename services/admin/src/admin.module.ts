@@ -1,9 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
-import { AuthStore, ConfigStore, DeadLetters, KnowledgeBases } from '@conveyor/admin';
+import { AuthStore, ConfigStore, DeadLetters, KnowledgeBases, Skills, type ConfigChangeSink } from '@conveyor/admin';
 import { publishConfigChanged } from '@conveyor/bus';
 import { IngestJob } from '@conveyor/contracts';
-import { KnowledgeStore } from '@conveyor/persistence';
+import { KnowledgeStore, SandboxWorkspaceStore, SkillStore } from '@conveyor/persistence';
 import type { SecretBox } from '@conveyor/persistence';
 import type { Infra } from '@conveyor/service-kit';
 import { AuthController } from './auth.controller.js';
@@ -14,10 +14,11 @@ import { MonitoringController } from './monitoring.controller.js';
 import { RoutesController } from './routes.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
-import { CONFIG_STORE, DEAD_LETTERS, KNOWLEDGE_BASES, SECRET_BOX } from './tokens.js';
+import { CONFIG_STORE, DEAD_LETTERS, KNOWLEDGE_BASES, SECRET_BOX, SKILLS } from './tokens.js';
 import { KnowledgeBasesController } from './knowledge.controller.js';
 import { BotEndpointController, PluginDirectory, PluginsController } from './deployment.controller.js';
 import { UsersController } from './users.controller.js';
+import { SandboxWorkspacesController, SkillsController } from './skills.controller.js';
 
 export interface AdminParts {
   auth: AuthStore;
@@ -29,8 +30,8 @@ export interface AdminParts {
  * Publishes after commit and waits until NATS has it, so the change is ahead of any message sent after
  * the API answered. A failed publish is logged (the safety TTL still bounds staleness).
  */
-export function configStore(infra: Infra, box: SecretBox): ConfigStore {
-  return new ConfigStore(infra.prisma, box, {
+export function configChangeSink(infra: Infra): ConfigChangeSink {
+  return {
     changed: async (event) => {
       try {
         publishConfigChanged(infra.nc, infra.topology.subjects.configChanged, event);
@@ -39,7 +40,16 @@ export function configStore(infra: Infra, box: SecretBox): ConfigStore {
         infra.logger.error({ err, event }, 'config change not announced; services see it within the cache safety TTL');
       }
     },
-  });
+  };
+}
+
+export function configStore(infra: Infra, box: SecretBox): ConfigStore {
+  return new ConfigStore(infra.prisma, box, configChangeSink(infra));
+}
+
+/** Skills and sandbox workspaces; a skill's change is announced like any other configuration's. */
+export function skills(infra: Infra): Skills {
+  return new Skills(infra.prisma, new SkillStore(infra.db), new SandboxWorkspaceStore(infra.db), configChangeSink(infra));
 }
 
 /**
@@ -63,7 +73,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },
@@ -71,6 +81,7 @@ export class AdminModule {
         { provide: CONFIG_STORE, useValue: configStore(infra, parts.box) },
         { provide: DEAD_LETTERS, useValue: new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters) },
         { provide: KNOWLEDGE_BASES, useValue: knowledgeBases(infra) },
+        { provide: SKILLS, useValue: skills(infra) },
         PluginDirectory,
         { provide: APP_GUARD, useClass: AdminAuthGuard },
         { provide: APP_FILTER, useClass: AdminErrorFilter },

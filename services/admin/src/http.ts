@@ -2,7 +2,7 @@
 // how inputs are validated, and how every error becomes an AdminError body naming the field.
 import { Catch, HttpException, Inject, Injectable, SetMetadata, type PipeTransform, createParamDecorator, type ArgumentsHost, type CanActivate, type ExceptionFilter, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request, Response } from 'express';
+import express, { type Request, type Response } from 'express';
 import type { z } from 'zod';
 import { AdminApi, storableText } from '@conveyor/contracts';
 import { AdminApiError, allows, validationError, type AuthStore, type Principal, type Role } from '@conveyor/admin';
@@ -173,6 +173,29 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, where: 'bo
   const result = schema.safeParse(value ?? (where === 'body' ? undefined : {}));
   if (!result.success) throw validationError(where, result.error.issues);
   return result.data;
+}
+
+/**
+ * A request's body as bytes, for a route that takes a file as its body (a skill's zip). Read by the
+ * handler, so only after the guard let the caller through, and only up to `limit` bytes (past it: the
+ * same 413 a JSON body too large gets). The content type must be one of `types`; a JSON body (already
+ * read by the JSON parser) is not one of them.
+ */
+export async function rawBody(req: Request, res: Response, types: readonly string[], limit: number): Promise<Buffer> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (!types.includes(type)) {
+    throw new AdminApiError('validation_failed', `header.content-type: send the body as ${types[0]}${type ? `, not ${type.slice(0, 100)}` : ''}`, { field: 'header.content-type' });
+  }
+  try {
+    await new Promise<void>((resolve, reject) => express.raw({ type: () => true, limit })(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  } catch (err) {
+    const typed = typeof err === 'object' && err !== null && 'type' in err ? String(Reflect.get(err, 'type')) : '';
+    // Too large: rethrown as it is, which the error filter answers 413 like any other oversized body.
+    if (typed === 'entity.too.large') throw err;
+    throw AdminApiError.invalid('body', `not read: ${(err as Error).message}`);
+  }
+  const body: unknown = req.body;
+  return Buffer.isBuffer(body) ? body : Buffer.alloc(0);
 }
 
 /** A numeric path parameter. */

@@ -9,7 +9,7 @@ import { AdminApi } from '@conveyor/contracts';
 type Operation = { requestBody?: unknown; responses?: Record<string, unknown>; security?: unknown; tags?: string[]; summary?: string };
 
 /** `METHOD path` → the schema names of its body and answer (`Page:X` for a page of X). */
-const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; csv?: true }> = {
+const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; zip?: true; csv?: true }> = {
   'GET /auth/status': { answer: 'AuthStatus' },
   'POST /auth/setup': { body: 'SetupRequest', answer: 'Me' },
   'POST /auth/login': { body: 'LoginRequest', answer: 'Me' },
@@ -65,6 +65,11 @@ const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; 
   'POST /knowledge-bases/{id}/documents/{documentId}/reindex': { answer: 'KnowledgeDocument' },
   'GET /bots/{id}/endpoint': { answer: 'BotEndpoint' },
   'GET /plugins': { answer: 'PluginList' },
+  'GET /skills': { answer: 'Page:Skill' },
+  'GET /skills/{name}': { answer: 'SkillDetail' },
+  'POST /skills': { zip: true, answer: 'SkillInstalled' },
+  'POST /skills/from-workspace': { body: 'SkillFromWorkspace', answer: 'SkillInstalled' },
+  'GET /sandbox/workspaces': { answer: 'Page:SandboxWorkspace' },
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -99,11 +104,15 @@ export function buildOpenApi(app: INestApplication): OpenAPIObject {
       if (shape?.body) op.requestBody = { required: true, content: content(shape.body) };
       // One document as a multipart file field, at most LIMITS.knowledgeDocumentBytes.
       if (shape?.upload) op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', properties: { [shape.upload]: { type: 'string', format: 'binary' } }, required: [shape.upload] } } } };
+      // A skill's folder as a zip, the body itself (at most SKILL_LIMITS.uploadBytes).
+      if (shape?.zip) op.requestBody = { required: true, content: { [AdminApi.SKILL_UPLOAD_CONTENT_TYPE]: { schema: { type: 'string', format: 'binary' } } } };
       const ok = Object.keys(op.responses ?? {})[0] ?? '200';
       op.responses = {
         ...(shape?.answer ? { [ok]: { description: 'OK', content: content(shape.answer) } } : op.responses),
         // The query log of the range as CSV (RFC 4180, a header line, oldest first).
         ...(shape?.csv ? { [ok]: { description: 'OK', content: { 'text/csv': { schema: { type: 'string' } } } } } : {}),
+        // An install answers 201 with a new skill, 200 with a new revision of one of the same name.
+        ...(shape?.answer === 'SkillInstalled' ? { '200': { description: 'Replaced', content: content(shape.answer) }, '201': { description: 'Created', content: content(shape.answer) } } : {}),
         default: { description: 'AdminError: 400 validation_failed, 401, 403, 404, 409 version_conflict/conflict, 428', content: content('AdminError') },
       };
     }

@@ -15,6 +15,8 @@ import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
 import { launchChromium, pinLocale, type ConsoleLocale } from './chromium.js';
+import { packFiles } from '@conveyor/sandbox/skills';
+import { skillMd, zipOf } from '../admin/skill-zip.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 30_000;
@@ -104,6 +106,8 @@ describe('web console in Chinese and English', () => {
   const heldBotName = uniqueName('i18n held bot ');
   const leaseHolder = uniqueName('gateway-pod-');
   let heldBotId = '';
+  const skillName = uniqueName('i18n-skill-');
+  const workspaceId = `${uniqueName('i18n-pipe-')}/global`;
   let plugin: RunningPlugin | undefined;
   let redis: Redis | undefined;
   /** Every name and id of the system's rows, which pages show as they are. */
@@ -156,6 +160,11 @@ describe('web console in Chinese and English', () => {
     redis = new Redis(REDIS_URL);
     await redis.set(redisKeys(sys.prefix).connectionLease(heldBotId), `${leaseHolder}|3`, 'PX', 600_000);
 
+    // An installed skill and a sandbox workspace.
+    const skillZip = zipOf([{ name: 'SKILL.md', data: skillMd(skillName, 'Formats the weekly numbers.') }, { name: 'scripts/run.sh', data: 'echo hi\n' }]);
+    const installed = await fetch(`${admin.url}/api/v1/skills`, { method: 'POST', body: new Uint8Array(skillZip), headers: { cookie: api.sessionCookie() ?? '', 'content-type': AdminApi.SKILL_UPLOAD_CONTENT_TYPE } });
+    assert.equal(installed.status, 201, await installed.text());
+
     // A dead letter, as the dead-letter stream keeps one a consumer gave up on.
     const envelope = QueryEnvelope.parse({ v: 1, queryId: randomUUID(), receivedAt: new Date().toISOString(), route: route(sys.botId, uniqueName('i18n-session-')), senderName: 'Dead letter', messageChain: [{ type: 'Plain', text: 'a question' }] });
     await jetstream(nc).publish(sys.topology.subjects.deadLetter('orchestrator'), JSON.stringify(DeadLetter.parse({
@@ -185,6 +194,10 @@ describe('web console in Chinese and English', () => {
          WHERE "id" = $1`,
         [succeededQuery],
       );
+      await db.query(
+        `INSERT INTO "SandboxWorkspace" ("id", "revision", "archive", "bytes", "files", "updatedAt", "lastUsedAt") VALUES ($1, 1, $2, 7, 1, now(), now())`,
+        [workspaceId, await packFiles(new Map([['notes.txt', Buffer.from('scratch')]]))],
+      );
       // A chat's conversation, for the sessions page's viewer.
       const conversationId = randomUUID();
       await db.query(`INSERT INTO "Conversation" ("id", "botId", "launcherType", "launcherId", "pipelineId", "updatedAt") VALUES ($1, $2, 'person', 'u1', $3, now())`, [conversationId, botId, pipelineId]);
@@ -201,7 +214,7 @@ describe('web console in Chinese and English', () => {
         for (const v of [row.id, row.name, row.username, row.pipelineId]) if (v) data.add(v);
       }
     }
-    for (const v of [succeededQuery, failedQuery, 'admin', 'fake-model', 'CONVEYOR_KEY_E2E_LLM', kbId, kbName, embedModelId, 'fake-embed', pluginName, leaseHolder]) data.add(v);
+    for (const v of [succeededQuery, failedQuery, 'admin', 'fake-model', 'CONVEYOR_KEY_E2E_LLM', kbId, kbName, embedModelId, 'fake-embed', pluginName, leaseHolder, skillName, workspaceId]) data.add(v);
   });
 
   after(async () => {
@@ -258,6 +271,10 @@ describe('web console in Chinese and English', () => {
         await visit('#/pipelines', `tr[data-id="${pipelineId}"]`);
         await visit('#/pipelines/new', '#pipeline-id');
         await visit(`#/pipelines/${pipelineId}`, '#pipeline-check');
+        // The skill binding's choices, shown once "every skill" is unchecked (not saved).
+        await page.uncheck('#pipeline-skills-all');
+        await page.locator(`#pipeline-skills input[data-skill="${skillName}"]`).waitFor();
+        await expectOneLanguage(page, locale, 'pipeline skill binding');
         await page.click('button[role=tab] >> nth=1');
         await page.locator('#pipeline-json').waitFor();
         await expectOneLanguage(page, locale, 'pipeline raw JSON');
@@ -272,6 +289,9 @@ describe('web console in Chinese and English', () => {
         await visit('#/knowledge-bases/new', '#kb-embedding-model:has(option)');
         await visit(`#/knowledge-bases/${kbId}`, 'tr[data-name="broken.txt"][data-status="failed"]');
         await visit('#/plugins', `tr[data-name="${pluginName}"]`);
+        await visit('#/skills', `tr[data-name="${skillName}"]`);
+        await visit(`#/skills/${skillName}`, '#skill-files tr[data-path="scripts/run.sh"]');
+        await visit('#/workspaces', `tr[data-id="${workspaceId}"]`);
         await visit('#/mcp-servers', `tr[data-id="${mcpId}"]`);
         await visit('#/mcp-servers/new', '#mcp-id');
         await visit(`#/mcp-servers/${mcpId}`, '.meta');

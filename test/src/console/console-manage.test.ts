@@ -1,20 +1,27 @@
 // The console's pages for what the deployment holds, in Chromium as an operator uses them: a knowledge
 // base made, a document uploaded and followed to ready (ingested by the runner from the fake OpenAI
 // server's embeddings), re-indexed, refused, deleted; the plugins their heartbeats register; a bot's
-// webhook URL and a gateway-held bot's lease; a Telegram bot made and edited through its settings form.
+// webhook URL and a gateway-held bot's lease; a Telegram bot made and edited through its settings form;
+// Agent Skills installed from a zip and saved from a sandbox workspace, workspaces deleted, and a
+// pipeline's sandbox keys and skill binding set in its form.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Redis } from 'ioredis';
 import { AdminApi, redisKeys } from '@conveyor/contracts';
 import { runPlugin, type RunningPlugin } from '@conveyor/plugin-sdk';
 import { createPrismaClient, type PrismaClient } from '@conveyor/persistence';
+import { packDirectory } from '@conveyor/sandbox/skills';
 import { NATS_URL, REDIS_URL, addBot, startTestSystem, type TestSystem } from '../harness/system.js';
 import type { RunningService } from '../harness/services.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
 import { launchChromium, pinLocale } from './chromium.js';
+import { skillMd, zipOf } from '../admin/skill-zip.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 45_000;
@@ -212,5 +219,100 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     const json = JSON.parse(await page.inputValue('#bot-settings'));
     assert.equal(json.bot_username, 'form_bot_renamed');
     assert.ok(String(json.token).startsWith(AdminApi.SECRET_MASK_PREFIX));
+  });
+
+  test('a skill installed from a zip is listed and inspected; a hostile zip is refused; a workspace folder is saved as a skill; both are deleted', async () => {
+    const name = uniqueName('console-skill-');
+    const zip = zipOf([{ name: `${name}/SKILL.md`, data: skillMd(name, 'Formats the weekly numbers.') }, { name: `${name}/scripts/run.sh`, data: '#!/bin/sh\necho hi\n' }]);
+    await page.click('nav.sidebar a:has-text("Skills")');
+    await page.locator('h1', { hasText: 'Skills' }).waitFor();
+    await page.setInputFiles('#skill-file', { name: `${name}.zip`, mimeType: 'application/zip', buffer: zip });
+    await page.click('form[aria-label="install a skill"] button[type=submit]');
+    await expectOk(`Skill ${name} installed.`);
+    const row = page.locator(`#skill-list tr[data-name="${name}"]`);
+    await row.waitFor();
+    assert.equal(await row.locator('td').nth(1).textContent(), 'Formats the weekly numbers.');
+    assert.equal(await row.locator('td').nth(2).textContent(), '2', 'two files');
+
+    await row.locator('a').click();
+    await page.locator('h1', { hasText: `Skill ${name}` }).waitFor();
+    assert.match((await page.locator('#skill-md').textContent()) ?? '', new RegExp(`name: ${name}\\ndescription: Formats the weekly numbers\\.`));
+    await page.locator('#skill-files tr[data-path="scripts/run.sh"]').waitFor();
+    await page.locator('#skill-files tr[data-path="SKILL.md"]').waitFor();
+
+    // A zip reaching out of the skill's folder: the API's reason on the page, nothing stored.
+    await go('#/skills');
+    const before = await prisma.skill.count();
+    await page.setInputFiles('#skill-file', { name: 'evil.zip', mimeType: 'application/zip', buffer: zipOf([{ name: 'SKILL.md', data: skillMd(uniqueName('evil-'), 'Climbs out.') }, { name: '../x.sh', data: 'x' }]) });
+    await page.click('form[aria-label="install a skill"] button[type=submit]');
+    await page.locator('form[aria-label="install a skill"] [role=alert]', { hasText: 'unsafe path' }).waitFor();
+    assert.equal(await prisma.skill.count(), before);
+
+    // A workspace as the sandbox stores it, with a folder the agent wrote.
+    const saved = uniqueName('from-ws-');
+    const dir = mkdtempSync(path.join(tmpdir(), 'console-ws-'));
+    const workspaceId = `${uniqueName('pipe-')}/${sys.botId}/person_7`;
+    try {
+      mkdirSync(path.join(dir, 'out', saved), { recursive: true });
+      writeFileSync(path.join(dir, 'out', saved, 'SKILL.md'), skillMd(saved, 'Saved from the sandbox.'));
+      writeFileSync(path.join(dir, 'notes.txt'), 'scratch');
+      await prisma.sandboxWorkspace.create({ data: { id: workspaceId, archive: new Uint8Array(await packDirectory(dir)), bytes: 2048, files: 2 } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    await page.click('nav.sidebar a:has-text("Sandbox workspaces")');
+    const wsRow = page.locator(`#workspace-list tr[data-id="${workspaceId}"]`);
+    await wsRow.waitFor();
+    assert.equal(await wsRow.locator('td').nth(1).textContent(), '2,048 bytes');
+    await wsRow.locator('a:has-text("Save a folder as skill")').click();
+    await page.locator('h1', { hasText: 'Skills' }).waitFor();
+    assert.equal(await page.inputValue('#skill-workspace'), workspaceId, 'the workspace filled in');
+    await page.fill('#skill-folder', `/workspace/out/${saved}`);
+    await page.click('form[aria-label="save a skill from a workspace"] button[type=submit]');
+    await expectOk(`Skill ${saved} installed.`);
+    await page.locator(`#skill-list tr[data-name="${saved}"]`).waitFor();
+
+    // Deleted after the browser's confirmation: the skill, then the workspace.
+    await go(`#/skills/${name}`);
+    await page.locator('h1', { hasText: `Skill ${name}` }).waitFor();
+    await page.click('section > .buttons button.danger:has-text("Delete")');
+    await page.locator('h1', { hasText: 'Skills' }).waitFor();
+    await waitUntil('the skill gone', async () => (await prisma.skill.count({ where: { name } })) === 0 || undefined, UI_TIMEOUT);
+    assert.equal(await page.locator(`#skill-list tr[data-name="${name}"]`).count(), 0);
+
+    await go('#/workspaces');
+    await wsRow.locator('button:has-text("Delete")').click();
+    await wsRow.waitFor({ state: 'detached' });
+    await expectOk(`Workspace ${workspaceId} deleted.`);
+    assert.equal(await prisma.sandboxWorkspace.count({ where: { id: workspaceId } }), 0);
+  });
+
+  test("a pipeline's sandbox keys and its skill binding are set in its form", async () => {
+    const pipelineId = uniqueName('console-box-');
+    const skill = uniqueName('bound-skill-');
+    assert.equal((await api.call('POST', '/pipelines/default/copy', { id: pipelineId })).status, 201);
+    const installed = await fetch(`${admin.url}/api/v1/skills`, { method: 'POST', body: new Uint8Array(zipOf([{ name: 'SKILL.md', data: skillMd(skill, 'Bound by one pipeline.') }])), headers: { cookie: api.sessionCookie() ?? '', 'content-type': 'application/zip' } });
+    assert.equal(installed.status, 201);
+    await go(`#/pipelines/${pipelineId}`);
+    await page.locator('h1', { hasText: `Pipeline ${pipelineId}` }).waitFor();
+    const group = page.locator('details[data-path="ai.local-agent"]');
+    if ((await group.getAttribute('open')) === null) await group.locator(':scope > summary').click();
+    await field('cfg-ai.local-agent.box-enabled').check();
+    await field('cfg-ai.local-agent.box-network').check();
+    await field('cfg-ai.local-agent.box-session-id-template').selectOption('{launcher_type}_{launcher_id}_{sender_id}');
+    assert.equal(await field('cfg-ai.local-agent.box-session-id-template').locator('option:checked').textContent(), 'One per sender in each chat');
+
+    // Every installed skill by default; unchecked, the installed skills to pick from.
+    assert.equal(await page.isChecked('#pipeline-skills-all'), true);
+    await page.uncheck('#pipeline-skills-all');
+    await page.check(`#pipeline-skills input[data-skill="${skill}"]`);
+    await page.click('form[aria-label="pipeline"] button[type=submit]');
+    await expectOk('Saved.');
+    const stored = await prisma.pipeline.findUniqueOrThrow({ where: { id: pipelineId } });
+    const agent = (stored.config as { ai: { 'local-agent': Record<string, unknown> } }).ai['local-agent'];
+    assert.deepEqual([agent['box-enabled'], agent['box-network'], agent['box-session-id-template']], [true, true, '{launcher_type}_{launcher_id}_{sender_id}']);
+    const prefs = stored.extensionsPreferences as { enable_all_skills?: boolean; skills?: string[] };
+    assert.deepEqual([prefs.enable_all_skills, prefs.skills], [false, [skill]]);
+    assert.equal((await api.call('DELETE', `/skills/${skill}`)).status, 204);
   });
 });

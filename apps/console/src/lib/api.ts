@@ -56,6 +56,8 @@ export interface RequestOptions {
   body?: unknown;
   /** A multipart body (a file upload), sent as it is; the browser sets its content type. */
   form?: FormData;
+  /** A file as the body itself (a skill's zip), with its content type. */
+  file?: { body: Blob; type: string };
   /** The version the write is based on, sent as If-Match. */
   version?: number;
   query?: Record<string, string | number | undefined>;
@@ -86,6 +88,7 @@ export async function request(method: string, path: string, schema: null, option
 export async function request(method: string, path: string, schema: z.ZodType | null, options: RequestOptions = {}): Promise<unknown> {
   const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
   if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.file) headers['content-type'] = options.file.type;
   if (options.version !== undefined) headers['if-match'] = String(options.version);
   let res: Response;
   try {
@@ -93,7 +96,7 @@ export async function request(method: string, path: string, schema: z.ZodType | 
       method,
       headers,
       credentials: 'same-origin',
-      body: options.form ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
+      body: options.form ?? options.file?.body ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
       signal: options.signal,
     });
   } catch (err) {

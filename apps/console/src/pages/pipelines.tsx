@@ -6,7 +6,7 @@ import { DEFAULT_PIPELINE_STAGES, parsePipelineConfig, withPipelineDefaults } fr
 import { ApiError, listAll, request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
 import { isRecord } from '../lib/schema-form.js';
-import { ConfigForm, usePipelineFields } from '../pipeline-form.js';
+import { ConfigForm, SkillsBinding, usePipelineFields } from '../pipeline-form.js';
 import { Busy, DoneNote, ErrorNote, Field, PageHeader, parseJsonObject, useAction, useLoad } from '../ui.js';
 import { Code, richText, useI18n } from '../i18n/react.js';
 
@@ -187,6 +187,7 @@ function PipelineEditor({ pipeline, canWrite, reload, notice, onSaved }: { pipel
               {rawError ? <div className="field-issue">{rawError}</div> : null}
             </Field>
           )}
+        <SkillsBinding prefs={prefs} onChange={setPrefs} disabled={!canWrite} />
         <details>
           <summary>{t('pipelines.stagesAndExtensions')}</summary>
           <Field label={t('pipelines.stages')} htmlFor="pipeline-stages" hint={richText(i18n, 'pipelines.stagesHint', { stages: <Code>{DEFAULT_PIPELINE_STAGES.join(', ')}</Code> })}>

@@ -17,6 +17,8 @@ export async function configChangesOf(prisma: PrismaClient, summary: ApplySummar
     ['pipeline', touched(summary.pipelines), (ids) => prisma.pipeline.findMany({ where: { id: { in: ids } }, select: { id: true, version: true } })],
     ['mcp-server', touched(summary.mcpServers), (ids) => prisma.mcpServer.findMany({ where: { id: { in: ids } }, select: { id: true, version: true } })],
     ['bot', touched(summary.bots), (ids) => prisma.bot.findMany({ where: { id: { in: ids } }, select: { id: true, version: true } })],
+    // A skill's revision, as the admin API announces it: runners drop their cached skill list.
+    ['skill', touched(summary.skills), async (names) => (await prisma.skill.findMany({ where: { name: { in: names } }, select: { name: true, revision: true } })).map((r) => ({ id: r.name, version: r.revision }))],
   ];
   const events: ConfigChanged[] = [];
   for (const [kind, ids, versions] of kinds) {
