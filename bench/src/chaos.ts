@@ -18,7 +18,7 @@
 // Redis master, a replica and three Sentinels: it SIGKILLs the master while replies stream, lets the
 // Sentinels fail over, and restarts the old master empty (they make it a replica). Prints one row per fault.
 import path from 'node:path';
-import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, DEFAULT_TRIAL, failoverLine, faultViolations, nodeFaultLine, SENTINEL_FAULTS, UPGRADE_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
+import { ALL_FAULTS, ChaosRig, CLUSTER_FAULTS, DEFAULT_TRIAL, failoverLine, faultViolations, nodeFaultLine, SANDBOX_FAULTS, SENTINEL_FAULTS, UPGRADE_FAULTS, type Fault, type TrialResult } from '@conveyor/test';
 import { percentile } from './stats.js';
 
 const args = process.argv.slice(2);
@@ -26,10 +26,10 @@ const trials = Number(args.find((a) => /^\d+$/.test(a)) ?? 50);
 const unreplicatedMs = Number(args.find((a) => a.startsWith('--unreplicated-ms='))?.split('=')[1] ?? 0);
 const previousArg = args.find((a) => a.startsWith('--previous='))?.split('=')[1];
 const previousRelease = previousArg ? path.resolve(previousArg) : undefined;
-const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...UPGRADE_FAULTS];
+const known: string[] = [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...SANDBOX_FAULTS, ...UPGRADE_FAULTS];
 const faults = args.filter((a): a is Fault => known.includes(a));
 if (faults.includes('upgrade') && !previousRelease) throw new Error('the upgrade fault needs --previous=DIR, a built checkout of an earlier release');
-const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...(previousRelease ? UPGRADE_FAULTS : [])];
+const selected = faults.length ? faults : [...ALL_FAULTS, ...CLUSTER_FAULTS, ...SENTINEL_FAULTS, ...SANDBOX_FAULTS, ...(previousRelease ? UPGRADE_FAULTS : [])];
 
 const results = new Map<Fault, TrialResult[]>(selected.map((f) => [f, []]));
 // One rig on a single NATS server and Redis, one on a NATS cluster, one on a Redis Sentinel set, each only when one of its faults is selected.
@@ -37,6 +37,7 @@ const rigs = [
   [{ ...(previousRelease ? { previousRelease } : {}) }, [...ALL_FAULTS, ...UPGRADE_FAULTS]],
   [{ natsCluster: true }, CLUSTER_FAULTS],
   [{ redisSentinel: true }, SENTINEL_FAULTS],
+  [{ sandbox: true }, SANDBOX_FAULTS],
 ] as const;
 for (const [rigOptions, group] of rigs) {
   const mine = selected.filter((f) => group.includes(f));

@@ -30,6 +30,13 @@ export const CLUSTER_FAULTS: Fault[] = ['nats-node'];
 export const SENTINEL_FAULTS: Fault[] = ['redis-sentinel'];
 /** The faults of a rig given another release's built checkout (`ChaosRig.start({}, { previousRelease })`). */
 export const UPGRADE_FAULTS: Fault[] = ['upgrade'];
+/**
+ * The faults of a rig whose agent runs a command in the sandbox before each answer
+ * (`ChaosRig.start({}, { sandbox: true })`): a sandbox replica SIGKILLed while commands run.
+ */
+export const SANDBOX_FAULTS: Fault[] = ['sandbox'];
+/** What the sandbox rig's model runs before it answers: long enough that a kill lands mid-command. */
+export const SANDBOX_RIG_COMMAND = 'sleep 2; echo checked >> checks.txt; wc -l < checks.txt';
 
 /** Replicas of every stream on the cluster rig. */
 export const CLUSTER_STREAM_REPLICAS = 3;
@@ -177,6 +184,8 @@ const WORDS = Array.from({ length: 30 }, (_, i) => `w${i + 1}`).join(' ');
 export class ChaosRig {
   private trialNo = 0;
   private nodeTrialNo = 0;
+  /** A role's own environment, given again when a killed replica of it is restarted. */
+  private readonly roleEnv: Partial<Record<ServiceName, Record<string, string>>> = {};
 
   /** Reads what the services left in Redis (leases, slots); reconnects by itself after a Redis fault. */
   private client: Redis;
@@ -213,8 +222,10 @@ export class ChaosRig {
    * given the Sentinels (for the `redis-sentinel` fault).
    * `previousRelease`: the root of a checkout of an earlier release with its services built (`npm ci`,
    * `node scripts/ensure-built.mjs`), for the `upgrade` fault. It must share this tree's database schema.
+   * `sandbox`: the pipeline's agent has the sandbox (two replicas) and the model runs
+   * SANDBOX_RIG_COMMAND with `exec` before every answer (for the `sandbox` fault).
    */
-  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean; redisSentinel?: boolean; previousRelease?: string } = {}): Promise<ChaosRig> {
+  static async start(serviceEnv: Record<string, string> = {}, options: { natsCluster?: boolean; redisSentinel?: boolean; previousRelease?: string; sandbox?: boolean } = {}): Promise<ChaosRig> {
     const previous = options.previousRelease;
     if (previous !== undefined) {
       const missing = ALL_SERVICES.map((role) => path.join(previous, `services/${role}/dist/main.js`)).filter((f) => !existsSync(f));
@@ -226,6 +237,7 @@ export class ChaosRig {
     try {
       sys = await startTestSystem({
         startServices: false,
+        ...(options.sandbox ? { pipelineConfig: { ai: { 'local-agent': { 'box-enabled': true } } } } : {}),
         natsUrl: nats.url,
         redisUrl: redis.url,
         serviceEnv: {
@@ -248,11 +260,21 @@ export class ChaosRig {
       if ('masterName' in redis) await redis.waitHealthy();
       // One wave per replica: eight services booting at once starve each other on two cores.
       for (let i = 1; i <= REPLICAS; i++) await Promise.all(ALL_SERVICES.map((role) => sys.services.start(role, {}, `${role}-${i}`)));
+      if (options.sandbox) {
+        // A uid of the rig's own for the commands, so their process limit counts no one else's.
+        const uid = String(64_000 + Math.floor(Math.random() * 1_000));
+        rig.roleEnv.sandbox = { SANDBOX_RUN_AS_UID: uid, SANDBOX_RUN_AS_GID: uid };
+        for (const i of REPLICA_NUMBERS) await sys.services.start('sandbox', rig.roleEnv.sandbox, `sandbox-${i}`);
+      }
     } catch (err) {
       await rig.stop().catch(() => undefined);
       throw err;
     }
-    sys.llm.setDefault({ text: WORDS, tokensPerSecond: 30 });
+    const answer = { text: WORDS, tokensPerSecond: 30 };
+    // With the sandbox: a command first, then the answer once the command's result (or error) is back.
+    sys.llm.setDefault(options.sandbox
+      ? (body) => (body.messages?.some((m) => m.role === 'tool') ? answer : { toolCalls: [{ name: 'exec', arguments: JSON.stringify({ command: SANDBOX_RIG_COMMAND }) }] })
+      : answer);
     return rig;
   }
 
@@ -560,6 +582,6 @@ export class ChaosRig {
     if (fault === 'redis-sentinel') throw new Error('the redis-sentinel fault is injected by failOverRedis');
     const victim = `${fault}-${1 + Math.floor(Math.random() * REPLICAS)}`;
     await this.sys.services.kill(victim, 'SIGKILL');
-    await this.sys.services.start(fault, {}, victim);
+    await this.sys.services.start(fault, this.roleEnv[fault] ?? {}, victim);
   }
 }
