@@ -54,7 +54,7 @@ describe('MCP binding of pipelines created through the admin API', () => {
   test('created without a binding: no server is bound and none offered; listing the server opts in; LangBot\'s key binds all', async () => {
     const created = await api.call('POST', '/pipelines', { id: pipelineId, config: { ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    assert.deepEqual(created.body.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: [], enable_all_plugins: true, plugins: [] });
+    assert.deepEqual(created.body.extensionsPreferences, { enable_all_mcp_servers: false, mcp_servers: [], enable_all_plugins: true, plugins: [], enable_all_skills: true, skills: [] });
     const bot = await api.call('POST', '/bots', { name: 'opt-in bot', adapter: 'http-bot', pipelineId, adapterConfig: { inbound_secret: secret, callback_url: `${sys.callbacks.url}/callback` } });
     assert.equal(bot.status, 201, JSON.stringify(bot.body));
     botId = bot.body.id;
