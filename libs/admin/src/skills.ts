@@ -4,7 +4,7 @@
 // before anything is stored, so a refused one (a path out of the skill, a link, a zip bomb, no
 // SKILL.md) leaves nothing behind. Every write is audited (names and sources, never file contents)
 // and every skill write announced as a `skill` change, so runners drop their cached skill list.
-import { storableText, type AdminApi } from '@conveyor/contracts';
+import type { AdminApi } from '@conveyor/contracts';
 import type { PrismaClient, SandboxWorkspaceStore, SkillStore } from '@conveyor/persistence';
 import { ArchiveError, readArchiveFiles, readSkillZip, safeRelativePath, SKILL_LIMITS, SkillFormatError, skillFromFiles, type ArchiveBounds, type SkillPackage } from '@conveyor/sandbox/skills';
 import { recordAudit } from './audit.js';
@@ -86,11 +86,6 @@ export class Skills {
   }
 
   private async install(actor: Principal, skill: SkillPackage, source: Source): Promise<AdminApi.SkillInstalled> {
-    // Postgres stores no NUL and no lone surrogate: a SKILL.md holding one is refused, not stored altered.
-    if (storableText(skill.description) !== skill.description || storableText(skill.instructions) !== skill.instructions) {
-      const field = source.kind === 'upload' ? 'body' : 'body.path';
-      throw AdminApiError.invalid(field, 'SKILL.md holds a NUL character or a lone surrogate');
-    }
     const { revision, created } = await this.skills.install({ ...skill, managedBy: CONSOLE_MANAGED });
     const changes = source.kind === 'upload' ? ['source:upload'] : ['source:workspace', `workspace:${source.workspace}`, `path:${WORKSPACE_ROOT}/${source.folder}`];
     await this.prisma.$transaction((tx) =>

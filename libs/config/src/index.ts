@@ -7,6 +7,6 @@ export { loadConfigFile, parseConfigText, type LoadConfigOptions } from './load.
 export { applyConfigFile, describeChanges, FILE_MANAGED, notManagedWarning, syncConfigFile, type ApplyCounts, type ApplyOptions, type ApplySummary } from './apply.js';
 export { BOT_ADAPTERS, MCP_TRANSPORTS, MODEL_ABILITIES, ConfigFileSchema } from './schema.js';
 export type { ConveyorConfig } from './types.js';
-export { readConfigSkills, readSkillFolder } from './skills.js';
+export { readConfigSkills } from './skills.js';
 export { storeKnowledgeDocuments, syncKnowledgeBases, type StoredDocument, type KnowledgeBaseSync } from './knowledge-documents.js';
 export { validateBotSettings, validatePipeline, type BotSettingsIssue, type PipelineReferences, type ValidatedPipeline } from './validation.js';

@@ -10,7 +10,6 @@ import { applyConfigFile, describeChanges, FILE_MANAGED, syncConfigFile } from '
 import { configChangesOf } from './cli/announce.js';
 import { ConfigFileError } from './errors.js';
 import { loadConfigFile, parseConfigText } from './load.js';
-import { readSkillFolder } from './skills.js';
 
 let db: TempDatabase;
 let prisma: PrismaClient;
@@ -134,14 +133,6 @@ skills:
   assert.equal(await prisma.skill.count(), before, 'nothing stored');
   assert.throws(() => parseConfigText('skills:\n  - {path: a}\n  - {path: ./a}\n', path.join(dir, 'dup.yaml'), { env: {} }), /skills\[1\]\.path: duplicate folder/);
   assert.throws(() => parseConfigText('skills:\n  - {folder: a}\n', path.join(dir, 'typo.yaml'), { env: {} }), /skills\[0\]/);
-});
-
-test('a folder holding the skill\'s folder is read like a zip of it; the folder\'s name stands in for a missing name', async () => {
-  const outer = folder('nested', { 'pdf-notes/SKILL.md': '---\ndescription: Reads PDFs.\n---\nSteps.\n' });
-  const skill = await readSkillFolder(outer);
-  assert.deepEqual([skill.name, skill.description, skill.files], ['pdf-notes', 'Reads PDFs.', 1]);
-  const named = await readSkillFolder(folder('from-folder', { 'SKILL.md': '---\ndescription: Named by its folder.\n---\n' }));
-  assert.equal(named.name, 'from-folder');
 });
 
 test('a pipeline\'s skill binding comes from the file, or stays as stored when the file leaves it out', async () => {

@@ -1,6 +1,6 @@
 import JSZip from 'jszip';
 import { parse as parseYaml } from 'yaml';
-import { SkillName } from '@conveyor/contracts';
+import { SkillName, storableText } from '@conveyor/contracts';
 import { ArchiveError, packFiles, safeRelativePath, type ArchiveBounds } from './archive.js';
 
 /** Bounds of one skill: what an upload may hold, and what is unpacked for each sandbox that mounts it. */
@@ -19,7 +19,7 @@ export const SKILL_LIMITS = {
 const SKILL_BOUNDS: ArchiveBounds = { maxBytes: SKILL_LIMITS.bytes, maxFiles: SKILL_LIMITS.files };
 
 export class SkillFormatError extends Error {
-  constructor(readonly code: 'no_skill_md' | 'bad_front_matter' | 'bad_name' | 'bad_description' | 'not_a_zip' | ArchiveError['code'], message: string) {
+  constructor(readonly code: 'no_skill_md' | 'bad_front_matter' | 'bad_name' | 'bad_description' | 'bad_text' | 'not_a_zip' | ArchiveError['code'], message: string) {
     super(message);
     this.name = 'SkillFormatError';
   }
@@ -47,6 +47,8 @@ const FRONT_MATTER = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
  */
 export function parseSkillMd(text: string, folderName?: string): SkillManifest {
   if (text.length > SKILL_LIMITS.skillMdChars) throw new SkillFormatError('too_large', `SKILL.md is longer than ${SKILL_LIMITS.skillMdChars} characters`);
+  // Postgres stores no NUL and no lone surrogate: such a SKILL.md is refused, never stored altered.
+  if (storableText(text) !== text) throw new SkillFormatError('bad_text', 'SKILL.md holds a NUL character or a lone surrogate');
   const match = FRONT_MATTER.exec(text);
   if (!match) throw new SkillFormatError('bad_front_matter', 'SKILL.md must start with YAML front matter between --- lines, naming the skill and describing it');
   let meta: unknown;
