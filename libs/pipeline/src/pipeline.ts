@@ -23,38 +23,30 @@ export interface PipelineDefinition {
   skills: 'all' | string[];
 }
 
-function preferences(extensionsPreferences: unknown): Record<string, unknown> {
-  return extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+/**
+ * LangBot's PreProcessor reading one kind of `extensions_preferences`: `allKey` (absent: true) binds
+ * every one of the kind, otherwise the names listed under `listKey` (none when the list is empty).
+ */
+function bound(extensionsPreferences: unknown, allKey: string, listKey: string): 'all' | string[] {
+  const prefs = extensionsPreferences && typeof extensionsPreferences === 'object' && !Array.isArray(extensionsPreferences) ? (extensionsPreferences as Record<string, unknown>) : {};
+  if (prefs[allKey] ?? true) return 'all';
+  const listed = prefs[listKey];
+  return Array.isArray(listed) ? listed.filter((name): name is string => typeof name === 'string') : [];
 }
 
-/**
- * LangBot's PreProcessor reading `extensions_preferences`: `enable_all_skills` (absent: true) binds
- * every installed skill, otherwise the `skills` listed (none when the list is empty).
- */
+/** The installed skills a pipeline's runs may activate (`enable_all_skills`, `skills`; LangBot's `_pipeline_bound_skills`). */
 export function boundSkills(extensionsPreferences: unknown): 'all' | string[] {
-  const prefs = preferences(extensionsPreferences);
-  if (prefs.enable_all_skills ?? true) return 'all';
-  return Array.isArray(prefs.skills) ? prefs.skills.filter((name): name is string => typeof name === 'string') : [];
+  return bound(extensionsPreferences, 'enable_all_skills', 'skills');
 }
 
-/**
- * LangBot's `RuntimePipeline` reading `extensions_preferences`: `enable_all_plugins` (absent: true)
- * binds every plugin, otherwise the `plugins` listed (none when the list is empty).
- */
+/** The plugins called for a pipeline's events, by `author/name` (`enable_all_plugins`, `plugins`). */
 export function boundPlugins(extensionsPreferences: unknown): 'all' | string[] {
-  const prefs = preferences(extensionsPreferences);
-  if (prefs.enable_all_plugins ?? true) return 'all';
-  return Array.isArray(prefs.plugins) ? prefs.plugins.filter((id): id is string => typeof id === 'string') : [];
+  return bound(extensionsPreferences, 'enable_all_plugins', 'plugins');
 }
 
-/**
- * LangBot's `RuntimePipeline` reading `extensions_preferences`: `enable_all_mcp_servers` (absent:
- * true) binds every server, otherwise the `mcp_servers` listed (none when the list is empty).
- */
+/** The MCP servers a pipeline's runs use (`enable_all_mcp_servers`, `mcp_servers`). */
 export function boundMcpServers(extensionsPreferences: unknown): 'all' | string[] {
-  const prefs = preferences(extensionsPreferences);
-  if (prefs.enable_all_mcp_servers ?? true) return 'all';
-  return Array.isArray(prefs.mcp_servers) ? prefs.mcp_servers.filter((id): id is string => typeof id === 'string') : [];
+  return bound(extensionsPreferences, 'enable_all_mcp_servers', 'mcp_servers');
 }
 
 export type LoadResult = { ok: true; pipeline: PipelineDefinition } | { ok: false; issues: ConfigIssue[] };

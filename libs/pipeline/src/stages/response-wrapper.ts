@@ -46,7 +46,8 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps):
   let toolNames: string[];
   let finalChunk = false;
   // The agent's outbox files go with the answer (LangBot appends them to the final assistant message).
-  const files = attachmentChain(r.attachments ?? []);
+  // Only an answer with files builds a chain for them: most chunks carry none.
+  const files = r.attachments?.length ? attachmentChain(r.attachments) : undefined;
   if (r.kind === 'chunk') {
     text = r.text;
     toolNames = r.hasToolCalls ? r.toolNames : [];
@@ -66,12 +67,13 @@ async function* wrap(q: PipelineQuery, trackCalls: boolean, deps: PipelineDeps):
       yield proceed();
     } else if (plugins.preventDefault) yield interrupt();
     else {
-      push([...(plugins.replyMessageChain ?? plain(text)), ...files]);
+      const chain = plugins.replyMessageChain ?? plain(text);
+      push(files ? [...chain, ...files] : chain);
       yield proceed();
     }
-  } else if (finalChunk || files.length > 0) {
+  } else if (finalChunk || files) {
     // A final chunk without text still closes the streamed reply (with the outbox files, if any).
-    push(files);
+    push(files ?? []);
     yield proceed();
   }
   if (toolNames.length > 0 || (r.kind === 'chunk' && r.hasToolCalls)) {
