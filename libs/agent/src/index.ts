@@ -13,7 +13,7 @@ export {
   runLocalAgent, runTelemetry, userFacingError, type AgentItem, type AgentOutcome,
 } from './agent-loop.js';
 export { FinalAnswerHold, toEventBody } from './events.js';
-export { McpPool, McpSession, McpToolError, type McpServerConfig } from './mcp/index.js';
+export { McpPool, McpSession, McpToolError, type McpServerConfig, type StdioServerSpec } from './mcp/index.js';
 export {
   ExternalRunnerError, MAX_TBOX_RESPONSE_CHARS, RUNNER_SECRET_SETTINGS, deerflowText, isExternalRunner,
   langflowAnswer, runCoze, runDashscope, runDeerflow, runDify, runExternalRunner, runLangflow, runN8n,

@@ -36,6 +36,7 @@ export {
   BOX_SESSION_TEMPLATES, BoxSessionTemplate, ChatAttachment, ExecResult, MountedSkill, REPEATABLE_SANDBOX_OPS,
   SANDBOX_LIMITS, SandboxBinding, SandboxFailure, SandboxLimit, SandboxOp, SandboxReply,
   SandboxRequest, SkillName, TransferredFile, WorkspaceId, type SandboxOpName, type SandboxRequestInput,
+  McpProcessId, SANDBOX_MCP_LIMITS, SandboxMcpInput, SandboxMcpOpen, SandboxMcpOpenReply, SandboxMcpOutput, type SandboxMcpOpenInput,
 } from './sandbox.js';
 export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './config-events.js';
 export * as AdminApi from './admin-api.js';

@@ -204,3 +204,79 @@ export const SandboxReply = z.discriminatedUnion('ok', [
   z.object({ v: V1, ok: z.literal(false), code: SandboxFailure, error: z.string().max(4096), limit: SandboxLimit.optional() }),
 ]).meta({ id: 'SandboxReply/1' });
 export type SandboxReply = z.infer<typeof SandboxReply>;
+
+// ---------------------------------------------------------------- stdio MCP servers in the sandbox
+
+/** Bounds of stdio MCP servers run by the sandbox role. */
+export const SANDBOX_MCP_LIMITS = {
+  /** Arguments of the command, and characters of each. */
+  args: 64,
+  argChars: 4 * KIB,
+  /** How often a runner sends a keepalive to a process it holds, unless it says otherwise at the start. */
+  keepaliveMs: 15_000,
+  /** Keepalive periods with nothing from the runner after which its process is stopped (the runner is gone). */
+  idleKeepalives: 4,
+  /** Characters of the stderr tail reported when a process exits. */
+  stderrTailChars: 2 * KIB,
+} as const;
+
+/** The id of one MCP process, chosen by the runner that opens it (a UUID). */
+export const McpProcessId = z.string().regex(/^[0-9a-f-]{36}$/, 'an MCP process id is a UUID');
+
+/**
+ * Core NATS request (queue group `sandbox`): start a stdio MCP server under bubblewrap. The runner
+ * has already subscribed to the process's output subject; the replica answers once the process is
+ * started, then relays its stdout lines there.
+ */
+export const SandboxMcpOpen = z.object({
+  v: V1,
+  processId: McpProcessId,
+  /** The MCP server's name, for logs and metrics. */
+  server: z.string().min(1).max(200),
+  command: z.string().min(1).max(SANDBOX_MCP_LIMITS.argChars),
+  args: z.array(z.string().max(SANDBOX_MCP_LIMITS.argChars)).max(SANDBOX_MCP_LIMITS.args).default([]),
+  env: z.record(EnvName, z.string().max(SANDBOX_LIMITS.envChars)).refine((e) => Object.keys(e).length <= SANDBOX_LIMITS.envEntries, `at most ${SANDBOX_LIMITS.envEntries} variables`).default({}),
+  /** Whether the process reaches the network: on by default, as `npx -y` and `uvx` servers install their packages at start. */
+  network: z.boolean().default(true),
+  /** How often the runner will send a keepalive; the process is stopped after `idleKeepalives` of them missed. */
+  keepaliveMs: z.number().int().min(100).max(60_000).default(SANDBOX_MCP_LIMITS.keepaliveMs),
+}).meta({ id: 'SandboxMcpOpen/1' });
+export type SandboxMcpOpen = z.infer<typeof SandboxMcpOpen>;
+export type SandboxMcpOpenInput = z.input<typeof SandboxMcpOpen>;
+
+export const SandboxMcpOpenReply = z.discriminatedUnion('ok', [
+  z.object({ v: V1, ok: z.literal(true) }),
+  z.object({ v: V1, ok: z.literal(false), code: SandboxFailure, error: z.string().max(4096) }),
+]).meta({ id: 'SandboxMcpOpenReply/1' });
+export type SandboxMcpOpenReply = z.infer<typeof SandboxMcpOpenReply>;
+
+/**
+ * Core NATS request to a process's input subject: one JSON-RPC message for its stdin, or none (a
+ * keepalive). Answered `{ok: true}` once written; no responders means the process is gone.
+ */
+export const SandboxMcpInput = z.object({
+  v: V1,
+  message: z.unknown().optional(),
+  /** The runner is done with the process: stop it now rather than after the idle time. */
+  close: z.literal(true).optional(),
+}).meta({ id: 'SandboxMcpInput/1' });
+export type SandboxMcpInput = z.infer<typeof SandboxMcpInput>;
+
+/** Core NATS, on a process's output subject: one JSON-RPC message it wrote, or its end. */
+export const SandboxMcpOutput = z.union([
+  z.object({ v: V1, message: z.unknown() }),
+  z.object({
+    v: V1,
+    /**
+     * Why it ended: it exited, its runner closed it or went quiet, it broke the relay's bounds (a line
+     * over the bus bound, input it did not read), or its replica stopped.
+     */
+    closed: z.object({
+      reason: z.enum(['exited', 'closed', 'idle', 'protocol', 'stopping']),
+      exitCode: z.number().int().nullable(),
+      signal: z.string().nullable(),
+      stderrTail: z.string().max(SANDBOX_MCP_LIMITS.stderrTailChars),
+    }),
+  }),
+]).meta({ id: 'SandboxMcpOutput/1' });
+export type SandboxMcpOutput = z.infer<typeof SandboxMcpOutput>;

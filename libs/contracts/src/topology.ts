@@ -99,6 +99,19 @@ export interface Topology {
      */
     sandboxCall: string;
     /**
+     * Core NATS request/reply: start a stdio MCP server inside the sandbox (`SandboxMcpOpen` →
+     * `SandboxMcpOpenReply`). Every sandbox replica listens in the queue group `sandbox`; the one that
+     * answers runs the process until it exits or goes unused.
+     */
+    sandboxMcpOpen: string;
+    /** Core NATS request/reply: one JSON-RPC message (or a keepalive) to a running MCP process (`SandboxMcpInput`). */
+    sandboxMcpInput(processId: string): string;
+    /** Core NATS: what an MCP process wrote, one JSON-RPC message each, and its exit (`SandboxMcpOutput`). */
+    sandboxMcpOutput(processId: string): string;
+    /** Wildcards over every process's input and output subjects (server permissions). */
+    allSandboxMcpInputs: string;
+    allSandboxMcpOutputs: string;
+    /**
      * The inbox prefix of a role's connections: replies to its requests (PubAcks, JetStream API
      * answers, pulled messages) arrive under `<prefix>.>`, which only that role may subscribe to,
      * so no role reads another's replies.
@@ -263,6 +276,11 @@ export function topology(prefix = 'conveyor'): Topology {
       allGatewaySends: `${base}.gateway.send.*`,
       configChanged: `${base}.config.changed`,
       sandboxCall: `${base}.sandbox.call`,
+      sandboxMcpOpen: `${base}.sandbox.mcp.open`,
+      sandboxMcpInput: (processId) => `${base}.sandbox.mcp.${subjectToken(processId)}.in`,
+      sandboxMcpOutput: (processId) => `${base}.sandbox.mcp.${subjectToken(processId)}.out`,
+      allSandboxMcpInputs: `${base}.sandbox.mcp.*.in`,
+      allSandboxMcpOutputs: `${base}.sandbox.mcp.*.out`,
       inboxPrefix: (role) => `_INBOX_${prefix.replace(/-/g, '_')}_${subjectToken(role)}`,
     },
   };

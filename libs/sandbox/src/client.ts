@@ -64,7 +64,7 @@ export class SandboxClient {
             if (!parsed.success) throw new SandboxUnreachableError('malformed', 'the sandbox answered something that is no SandboxReply');
             reply = parsed.data;
           } catch (err) {
-            const failure = classify(err, timeout);
+            const failure = classifyRequestError(err, timeout);
             sandboxMetrics().clientCalls.add(1, { op, result: failure.code });
             const again = failure.code !== 'malformed' && REPEATABLE_SANDBOX_OPS.has(op) && attempt === 1;
             if (!again) throw failure;
@@ -91,18 +91,26 @@ export class SandboxClient {
   }
 }
 
-function classify(err: unknown, timeoutMs: number): SandboxUnreachableError {
+/**
+ * A failed NATS request to the sandbox role, by cause. `action` names what the request was for when
+ * it is not a workspace call (the advice for a missing role differs).
+ */
+export function classifyRequestError(err: unknown, timeoutMs: number, action?: string): SandboxUnreachableError {
   if (err instanceof SandboxUnreachableError) return err;
   if (err instanceof NoRespondersError || (err instanceof RequestError && (err.isNoResponders() || err.cause instanceof NoRespondersError))) {
-    return new SandboxUnreachableError('no_responders', 'no sandbox replica is running: start the sandbox role, or turn off box-enabled in the pipeline');
+    return new SandboxUnreachableError('no_responders', action
+      ? `could not ${action}: no sandbox replica answers (start the sandbox role, or run stdio MCP servers in the runner with MCP_STDIO_IN=runner)`
+      : 'no sandbox replica is running: start the sandbox role, or turn off box-enabled in the pipeline');
   }
   if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
-    return new SandboxUnreachableError('timeout', `the sandbox did not answer within ${Math.round(timeoutMs / 1000)} s (its replica may have stopped mid-call); the call may or may not have taken effect, and the workspace keeps its last saved state`);
+    return new SandboxUnreachableError('timeout', action
+      ? `could not ${action}: the sandbox did not answer within ${Math.round(timeoutMs / 1000)} s`
+      : `the sandbox did not answer within ${Math.round(timeoutMs / 1000)} s (its replica may have stopped mid-call); the call may or may not have taken effect, and the workspace keeps its last saved state`);
   }
   return new SandboxUnreachableError('malformed', `the sandbox call failed: ${(err as Error).message}`);
 }
 
-function safeJson(msg: { json(): unknown }): unknown {
+export function safeJson(msg: { json(): unknown }): unknown {
   try {
     return msg.json();
   } catch {

@@ -1,4 +1,4 @@
-import { metrics, type Counter, type Histogram } from '@opentelemetry/api';
+import { metrics, type Counter, type Histogram, type UpDownCounter } from '@opentelemetry/api';
 
 /** Seconds: a command runs from milliseconds to minutes. */
 const CALL_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -15,6 +15,10 @@ export const SANDBOX_METRICS = {
   expired: 'conveyor_sandbox_workspaces_expired',
   /** The runner's side: calls by op and result (ok, a failure code, timeout, no_responders). */
   clientCalls: 'conveyor_sandbox_client_calls',
+  /** Stdio MCP servers running on this replica. */
+  mcpProcesses: 'conveyor_sandbox_mcp_processes',
+  /** Stdio MCP servers ended, by reason (exited, closed, idle, protocol, stopping). */
+  mcpExits: 'conveyor_sandbox_mcp_exits',
 } as const;
 
 interface SandboxInstruments {
@@ -24,6 +28,8 @@ interface SandboxInstruments {
   restores: Counter;
   expired: Counter;
   clientCalls: Counter;
+  mcpProcesses: UpDownCounter;
+  mcpExits: Counter;
 }
 
 let instruments: SandboxInstruments | undefined;
@@ -39,6 +45,8 @@ export function sandboxMetrics(): SandboxInstruments {
     restores: meter.createCounter(SANDBOX_METRICS.restores, { description: 'Workspaces unpacked from storage onto a replica' }),
     expired: meter.createCounter(SANDBOX_METRICS.expired, { description: 'Workspaces deleted after their idle time' }),
     clientCalls: meter.createCounter(SANDBOX_METRICS.clientCalls, { description: 'Sandbox calls made by runners, by op and result' }),
+    mcpProcesses: meter.createUpDownCounter(SANDBOX_METRICS.mcpProcesses, { description: 'Stdio MCP servers running on this sandbox replica' }),
+    mcpExits: meter.createCounter(SANDBOX_METRICS.mcpExits, { description: 'Stdio MCP servers ended in the sandbox, by reason' }),
   };
   return instruments;
 }

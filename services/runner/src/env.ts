@@ -13,9 +13,21 @@ export const RunnerEnv = z.object({
    */
   RUNNER_ACK_WAIT_MS: z.coerce.number().int().min(1_000).max(3_600_000).optional(),
   /**
-   * Commands stdio MCP servers may be started with, comma-separated, each compared exactly with a
-   * server's `command` (a name on PATH or an absolute path). Empty or unset: stdio servers are off.
-   * A stdio server runs as the runner's user, so this list is what an MCP server's author may run.
+   * Where stdio MCP servers run. `sandbox` (the default): in the sandbox role, under bubblewrap like
+   * the agent's commands, with any command. `runner`: in this process's host, as its user, and only
+   * with a command MCP_STDIO_COMMANDS lists (for a deployment without the sandbox role).
+   */
+  MCP_STDIO_IN: z.preprocess(unsetWhenEmpty, z.enum(['sandbox', 'runner']).default('sandbox')),
+  /**
+   * How often the runner tells the sandbox it still holds each MCP server it started there; the
+   * sandbox stops a server after four missed (a runner that died leaves nothing running for long).
+   */
+  MCP_SANDBOX_KEEPALIVE_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /**
+   * With MCP_STDIO_IN=runner: the commands stdio MCP servers may be started with, comma-separated,
+   * each compared exactly with a server's `command` (a name on PATH or an absolute path). Empty or
+   * unset: stdio servers are off. Such a server runs as the runner's user, so this list is what an
+   * MCP server's author may run.
    */
   MCP_STDIO_COMMANDS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** MCP `tools/call` timeout (LangBot: 300 s; 0 disables it). */

@@ -41,6 +41,10 @@ export const SandboxEnv = z.object({
    */
   SANDBOX_RUN_AS_UID: int(1, 4_294_967_294, 60_000),
   SANDBOX_RUN_AS_GID: int(1, 4_294_967_294, 60_000),
+  /** Stdio MCP servers one replica runs at once (each a long-lived sandbox with the command rlimits). */
+  SANDBOX_MCP_PROCESSES: int(0, 10_000, 32),
+  /** CPU seconds an MCP server may use in its whole life (it is started again on next use past it). */
+  SANDBOX_MCP_CPU_SECONDS: int(1, 1_000_000, 3_600),
   SANDBOX_BWRAP_PATH: z.string().min(1).default('bwrap'),
   SANDBOX_PRLIMIT_PATH: z.string().min(1).default('prlimit'),
 });

@@ -1,6 +1,7 @@
-import { rm } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { SandboxWorkspaceStore, SkillStore } from '@conveyor/persistence';
-import { Bubblewrap, LocalCopies, SandboxServer, WorkspaceExpiry, WorkspaceLeases, type ExecLimits } from '@conveyor/sandbox/server';
+import { Bubblewrap, LocalCopies, McpProcessHost, SandboxServer, WorkspaceExpiry, WorkspaceLeases, type ExecLimits } from '@conveyor/sandbox/server';
 import { isDependencyOutage } from '@conveyor/service-kit';
 import type { SandboxInfra } from './env.js';
 
@@ -21,8 +22,8 @@ export function execLimits(env: SandboxInfra['env']): ExecLimits {
 
 /**
  * Builds the role from its connections: bubblewrap (checked by running `true` once, so a host that
- * cannot make namespaces fails at start with the reason), the workspace copies, leases, the server
- * and the idle expiry. Returns the stop function.
+ * cannot make namespaces fails at start with the reason), the workspace copies, leases, the server,
+ * the host of stdio MCP servers and the idle expiry. Returns the stop function.
  */
 export async function startSandbox(infra: SandboxInfra): Promise<() => Promise<void>> {
   const { env, logger } = infra;
@@ -40,6 +41,10 @@ export async function startSandbox(infra: SandboxInfra): Promise<() => Promise<v
     ...(owner ? { owner } : {}),
   });
   await copies.clear();
+  await mkdir(env.SANDBOX_DIR, { recursive: true });
+  // Commands run as another user (SANDBOX_RUN_AS_UID) and must pass through this folder to their
+  // workspace; a folder made 0700 (mktemp, a volume's default) would stop every one of them.
+  if (owner) await chmod(env.SANDBOX_DIR, 0o711);
   await selfCheck(bubblewrap, env.SANDBOX_DIR);
   const server = new SandboxServer({
     nc: infra.nc,
@@ -54,11 +59,23 @@ export async function startSandbox(infra: SandboxInfra): Promise<() => Promise<v
     ...(owner ? { owner } : {}),
   });
   server.start();
+  const mcp = new McpProcessHost({
+    nc: infra.nc,
+    topology: infra.topology,
+    logger,
+    bubblewrap,
+    limits: { ...execLimits(env), cpuSeconds: env.SANDBOX_MCP_CPU_SECONDS },
+    root: path.join(env.SANDBOX_DIR, 'mcp'),
+    maxProcesses: env.SANDBOX_MCP_PROCESSES,
+    ...(owner ? { owner } : {}),
+  });
+  await mcp.start();
   const expiry = new WorkspaceExpiry({ store: workspaces, logger, idleMs: env.SANDBOX_WORKSPACE_IDLE_SECONDS * 1000 });
   expiry.start();
   logger.info({ dir: env.SANDBOX_DIR, concurrency: env.SANDBOX_CONCURRENCY, runAs: owner?.uid ?? process.getuid?.() }, 'sandbox serving calls');
   return async () => {
     expiry.stop();
+    await mcp.stop();
     await server.stop(env.SHUTDOWN_GRACE_SECONDS * 1000);
     await copies.clear();
     await rm(env.SANDBOX_DIR, { recursive: true, force: true }).catch(() => undefined);
@@ -67,7 +84,6 @@ export async function startSandbox(infra: SandboxInfra): Promise<() => Promise<v
 
 async function selfCheck(bubblewrap: Bubblewrap, dir: string): Promise<void> {
   const probe = `${dir}/self-check`;
-  const { mkdir, chmod } = await import('node:fs/promises');
   await mkdir(probe, { recursive: true });
   await chmod(probe, 0o777);
   try {

@@ -91,10 +91,11 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         ...storedMessageApi(streams.runs.name), ...streams.events.subjects,
         // Knowledge base ingestion: the runner publishes jobs for pending documents and consumes them.
         ...consumerApi(consumers.ingest), subjects.deadLetter('ingest'), ...streams.ingest.subjects,
-        // The agent's code runs in the sandbox role, asked over core NATS request/reply.
-        subjects.sandboxCall,
+        // The agent's code runs in the sandbox role, asked over core NATS request/reply, and so do
+        // stdio MCP servers: the runner starts one, writes to it and reads what it writes.
+        subjects.sandboxCall, subjects.sandboxMcpOpen, subjects.allSandboxMcpInputs,
       ],
-      subscribe: subscribe('runner'),
+      subscribe: [...subscribe('runner'), subjects.allSandboxMcpOutputs],
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform
@@ -119,11 +120,12 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
       ],
       subscribe: subscribe('admin'),
     },
-    // Answers the runners' sandbox calls (queue group `sandbox`); it publishes nothing else: a command
-    // it runs has no NATS connection, and its own user could not reach the streams anyway.
+    // Answers the runners' sandbox calls (queue group `sandbox`) and relays the stdio MCP servers it
+    // runs; it publishes nothing else: a command it runs has no NATS connection, and its own user
+    // could not reach the streams anyway.
     sandbox: {
-      publish: streamApi(topo),
-      subscribe: [...subscribe('sandbox'), subjects.sandboxCall],
+      publish: [...streamApi(topo), subjects.allSandboxMcpOutputs],
+      subscribe: [...subscribe('sandbox'), subjects.sandboxCall, subjects.sandboxMcpOpen, subjects.allSandboxMcpInputs],
       allowResponses: true,
     },
   };

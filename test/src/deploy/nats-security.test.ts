@@ -60,7 +60,7 @@ describe('NATS permissions', () => {
       const plugins = topo.subjects.plugins;
       const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall] }[role];
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [topo.subjects.allSandboxMcpOutputs], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
@@ -70,6 +70,9 @@ describe('NATS permissions', () => {
       assert.equal(pub.includes(topo.subjects.allGatewaySends), role === 'dispatcher', `${role} sending to gateways`);
       // Sandbox calls: only runners ask, only the sandbox role answers.
       assert.equal(pub.includes(topo.subjects.sandboxCall), role === 'runner', `${role} asking the sandbox`);
+      // Stdio MCP servers in the sandbox: runners start them and write to them, the sandbox relays what they write.
+      assert.equal(pub.includes(topo.subjects.sandboxMcpOpen) && pub.includes(topo.subjects.allSandboxMcpInputs), role === 'runner', `${role} starting MCP servers in the sandbox`);
+      assert.equal(pub.includes(topo.subjects.allSandboxMcpOutputs), role === 'sandbox', `${role} relaying MCP servers' output`);
       assert.equal(perms[role].allowResponses === true, role === 'ingress' || role === 'gateway' || role === 'sandbox', `${role} answering requests`);
     }
   });
@@ -77,6 +80,9 @@ describe('NATS permissions', () => {
   test('the core NATS wildcards cover the subjects the services use', () => {
     const topo = topology('conveyor');
     assert.ok(subjectMatches(topo.subjects.allSyncReplies, topo.subjects.syncReply(randomUUID())));
+    assert.ok(subjectMatches(topo.subjects.allSandboxMcpInputs, topo.subjects.sandboxMcpInput(randomUUID())));
+    assert.ok(subjectMatches(topo.subjects.allSandboxMcpOutputs, topo.subjects.sandboxMcpOutput(randomUUID())));
+    assert.ok(!subjectMatches(topo.subjects.allSandboxMcpInputs, topo.subjects.sandboxMcpOpen));
     assert.ok(subjectMatches(topo.subjects.allWebchatSessions, topo.subjects.webchat(randomUUID(), 'a.session*id')));
     assert.ok(!subjectMatches(topo.subjects.allWebchatSessions, topo.subjects.syncReply(randomUUID())));
   });

@@ -40,6 +40,7 @@ describe('runner isolation from MCP servers and key references', () => {
     await Promise.all([
       sys.services.start('dispatcher'),
       sys.services.start('runner', {
+        MCP_STDIO_IN: 'runner',
         MCP_STDIO_COMMANDS: process.execPath,
         // Stand-ins for the runner's own secrets (its DATABASE_URL and NATS/Redis URLs are real).
         RUNNER_CANARY_SECRET: canary,

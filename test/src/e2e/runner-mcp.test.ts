@@ -95,7 +95,7 @@ describe('MCP tools in the runner process', () => {
     } finally {
       await prisma.$disconnect();
     }
-    await Promise.all([sys.services.start('dispatcher'), sys.services.start('runner', { MCP_STDIO_COMMANDS: process.execPath })]);
+    await Promise.all([sys.services.start('dispatcher'), sys.services.start('runner', { MCP_STDIO_IN: 'runner', MCP_STDIO_COMMANDS: process.execPath })]);
     runs = await RunPublisher.open(sys);
   });
   after(async () => {

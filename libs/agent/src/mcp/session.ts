@@ -9,7 +9,10 @@ import type { ContentResult } from '../tools.js';
 import { toContentResult } from './content.js';
 import { scopedSignal } from '../scoped-signal.js';
 
-/** An McpServer row. `config`: stdio `{command, args?, env?, cwd?}`; http/sse `{url, headers?}`. */
+/**
+ * An McpServer row. `config`: stdio `{command, args?, env?, cwd?, network?}` (`network` only where the
+ * server runs in the sandbox: on unless false); http/sse `{url, headers?}`.
+ */
 export interface McpServerConfig {
   id: string;
   name: string;
@@ -26,6 +29,11 @@ export interface McpSessionOptions {
    * run anything on every runner. Absent: none.
    */
   stdioCommands?: readonly string[];
+  /**
+   * Where stdio servers run instead of in this process: given, every stdio server is started through
+   * the transport it makes (the sandbox role, which isolates it, so `stdioCommands` does not apply).
+   */
+  stdioTransport?: (server: McpServerConfig, spec: StdioServerSpec) => Transport;
   connectTimeoutMs: number;
   /** 0 disables the timeout (LangBot's `tool_call_timeout_sec = 0`). */
   callTimeoutMs: number;
@@ -37,6 +45,14 @@ export interface McpSessionOptions {
 }
 
 const defaultBackoff = (failures: number) => Math.min(60_000, 1_000 * 2 ** failures);
+
+/** A stdio server's start: its command and arguments, its declared environment and whether it reaches the network. */
+export interface StdioServerSpec {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  network: boolean;
+}
 
 /** A stdio server whose command the runner does not allow; recognised by `code`. */
 export class McpStdioCommandError extends Error {
@@ -178,11 +194,16 @@ export class McpSession {
     const timeout = this.opts.connectTimeoutMs;
     if (this.server.transport === 'stdio') {
       if (typeof c.command !== 'string') throw new Error(`MCP server ${this.server.name}: stdio config needs a command`);
+      const args = Array.isArray(c.args) ? c.args.map(String) : [];
+      if (this.opts.stdioTransport) {
+        const spec = { command: c.command, args, env: stringRecord(c.env) ?? {}, network: c.network !== false };
+        return this.handshake(this.opts.stdioTransport(this.server, spec), timeout);
+      }
       const allowed = this.opts.stdioCommands ?? [];
       if (!allowed.includes(c.command)) throw new McpStdioCommandError(this.server.name, c.command, allowed);
       const transport = new StdioClientTransport({
         command: c.command,
-        args: Array.isArray(c.args) ? c.args.map(String) : [],
+        args,
         env: stdioEnvironment(c.env),
         ...(typeof c.cwd === 'string' ? { cwd: c.cwd } : {}),
         stderr: 'ignore',

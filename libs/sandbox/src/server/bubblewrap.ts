@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync } from 'node:fs';
 import type { ExecResult, SandboxLimit } from '@conveyor/contracts';
 
@@ -43,6 +44,8 @@ export interface ExecSpec {
   /** Skills mounted read-only at /skills/<name>: name → host folder. */
   skills: ReadonlyMap<string, string>;
   command: string;
+  /** Positional parameters of the shell command (`$0`, `$1` …), passed without any quoting. */
+  args?: readonly string[];
   /** Where the command starts, as the sandbox sees it (under /workspace or /skills). */
   workdir: string;
   env: Readonly<Record<string, string>>;
@@ -80,8 +83,8 @@ export class Bubblewrap {
   }
 
   /** The argument list, from prlimit on: what a test or an operator can run by hand. */
-  argv(spec: Omit<ExecSpec, 'signal' | 'timeoutMs'>): string[] {
-    const l = this.o.limits;
+  argv(spec: Omit<ExecSpec, 'signal' | 'timeoutMs'>, limits: ExecLimits = this.o.limits): string[] {
+    const l = limits;
     const args = [
       `--cpu=${l.cpuSeconds}:${l.cpuSeconds + 1}`,
       `--as=${l.memoryBytes}`,
@@ -110,8 +113,24 @@ export class Bubblewrap {
       '--clearenv',
       ...Object.entries({ ...spec.env, PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/workspace', TMPDIR: '/tmp', LANG: 'C.UTF-8' }).flatMap(([k, v]) => ['--setenv', k, v]),
       '/bin/sh', '-c', spec.command,
+      ...(spec.args ?? []),
     ];
     return args;
+  }
+
+  /**
+   * Starts a long-lived program (a stdio MCP server) in a sandbox like a command's, with its own
+   * limits, stdin and stdout as pipes and no wall time: the caller owns its life and stops it with
+   * `kill(child)`. `program` and `args` are passed as they are (no shell parsing of their text).
+   */
+  start(spec: Omit<ExecSpec, 'command' | 'args' | 'timeoutMs' | 'signal'> & { program: string; args: readonly string[] }, limits: ExecLimits): ChildProcessByStdio<Writable, Readable, Readable> {
+    const argv = this.argv({ ...spec, command: 'exec "$0" "$@"', args: [spec.program, ...spec.args] }, limits);
+    return spawn(this.prlimit, argv, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      ...(this.o.runAs ? { uid: this.o.runAs.uid, gid: this.o.runAs.gid } : {}),
+      env: {},
+    });
   }
 
   run(spec: ExecSpec): Promise<ExecResult> {
@@ -169,13 +188,7 @@ export class Bubblewrap {
       child.stdout!.on('data', collect('stdout'));
       child.stderr!.on('data', collect('stderr'));
       let timedOut = false;
-      const kill = () => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
-      };
+      const kill = () => killSandbox(child.pid);
       const timer = setTimeout(() => {
         timedOut = true;
         kill();
@@ -202,6 +215,15 @@ export class Bubblewrap {
         });
       });
     });
+  }
+}
+
+/** Kills a sandbox and everything in it: bubblewrap leads its own process group. */
+export function killSandbox(pid: number | undefined): void {
+  try {
+    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
   }
 }
 
