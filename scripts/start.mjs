@@ -19,8 +19,9 @@ env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/conveyor';
 // The example model reads its key from LLM_API_KEY; the local fake needs none.
 env.LLM_API_KEY ??= '';
-// On your own machine, stdio MCP servers may start through npx or node (the example's commented-out
-// filesystem server does); the deployments allow none unless MCP_STDIO_COMMANDS lists them.
+// Stdio MCP servers run in the sandbox. Without it (below), on your own machine they may start in the
+// runner through npx or node (the example's commented-out filesystem server does); the deployments
+// run them in the sandbox, or in the runner only with commands MCP_STDIO_COMMANDS lists.
 env.MCP_STDIO_COMMANDS ??= 'npx,node';
 // The web chat (/chat) is how the quickstart talks to a bot. It can drive every bot, so the ingress
 // serves it only behind a token: unless WEBCHAT_ENABLED is set either way, it is switched on here with
@@ -78,7 +79,8 @@ function executable(command) {
 const sandboxTools = [env.SANDBOX_BWRAP_PATH || 'bwrap', env.SANDBOX_PRLIMIT_PATH || 'prlimit'];
 const missingSandboxTools = sandboxTools.filter((t) => !executable(t));
 if (missingSandboxTools.length) {
-  console.error(`conveyor: not starting the sandbox (the agent's exec, read, write, edit, glob and grep tools): ${missingSandboxTools.join(' and ')} not found. On Debian or Ubuntu: apt install bubblewrap util-linux`);
+  console.error(`conveyor: not starting the sandbox (the agent's exec, read, write, edit, glob and grep tools; stdio MCP servers run in the runner instead): ${missingSandboxTools.join(' and ')} not found. On Debian or Ubuntu: apt install bubblewrap util-linux`);
+  env.MCP_STDIO_IN ??= 'runner';
 }
 
 const services = [

@@ -6,6 +6,8 @@
 //      replica's default SANDBOX_CONCURRENCY): how many one replica holds, what each costs in the
 //      replica's memory (RSS after a full GC, before and after) and on its disk (its local copy),
 //      and in Postgres (the stored archive).
+//   3. An MCP `tools/call` to a stdio server, one at a time: started by the sandbox role and relayed
+//      over NATS, beside the same server started by this process (as `MCP_STDIO_IN=runner` does).
 // Run it alone on the machine: it measures time.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,8 +15,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { Pool } from 'pg';
-import { SandboxClient } from '@conveyor/sandbox';
-import { startTestSystem, NATS_URL, uniqueName } from '@conveyor/test';
+import { McpSession, type StdioServerSpec } from '@conveyor/agent';
+import { SandboxClient, SandboxMcpTransport } from '@conveyor/sandbox';
+import { BARE_MCP_SERVER_SOURCE, startTestSystem, NATS_URL, uniqueName } from '@conveyor/test';
 import { MEMORY_LINE } from './memory-probe.js';
 import { fmtMs, percentile } from './stats.js';
 
@@ -95,12 +98,44 @@ try {
   // Every workspace still answers from this replica after all were made.
   const firstBack = await ask(names[0]!, { op: 'read', path: 'notes.txt' });
 
+  // ---- 3. MCP tool calls through the relay, and in this process
+  const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  const server = { id: 'bench', name: 'bench', transport: 'stdio' as const, config: { command: process.execPath, args: ['-e', BARE_MCP_SERVER_SOURCE], network: false } };
+  const mcpCall = async (session: McpSession): Promise<number[]> => {
+    await session.listTools();
+    for (let i = 0; i < 20; i++) await session.callTool('whereami', {});
+    const ms: number[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t = performance.now();
+      await session.callTool('whereami', {});
+      ms.push(performance.now() - t);
+    }
+    await session.close();
+    return ms;
+  };
+  const sessionOptions = { logger: quiet, connectTimeoutMs: 30_000, callTimeoutMs: 30_000, toolsTtlMs: 60_000 };
+  const relayedStart = performance.now();
+  const relayed = new McpSession({ ...server, config: { ...server.config, command: 'node' } }, {
+    ...sessionOptions,
+    stdioTransport: (s, spec: StdioServerSpec) => new SandboxMcpTransport({ nc, topology: sys.topology, server: { server: s.name, ...spec } }),
+  });
+  await relayed.listTools();
+  const relayedStartMs = performance.now() - relayedStart;
+  const relayedMs = await mcpCall(relayed);
+  const local = new McpSession(server, { ...sessionOptions, stdioCommands: [process.execPath] });
+  const localStart = performance.now();
+  await local.listTools();
+  const localStartMs = performance.now() - localStart;
+  const localMs = await mcpCall(local);
+
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
   console.log(`sandbox bench: one replica, ${calls} calls each, ${workspaceCount} workspaces`);
   console.log(`  exec true   p50 ${fmtMs(percentile(execMs, 50))}  p99 ${fmtMs(percentile(execMs, 99))}  max ${fmtMs(percentile(execMs, 100))}`);
   console.log(`  read        p50 ${fmtMs(percentile(readMs, 50))}  p99 ${fmtMs(percentile(readMs, 99))}`);
   console.log(`  workspaces  ${workspaceCount - failures.length}/${workspaceCount} made in ${fillSeconds.toFixed(1)} s (${((workspaceCount - failures.length) / fillSeconds).toFixed(1)}/s, 8 at once); stored ${rows[0]?.n ?? 0}, read back: ${firstBack.ok}`);
   console.log(`  per idle workspace: replica RSS ${kib((rssAfter - rssBefore) / workspaceCount)} (RSS ${(rssBefore / 2 ** 20).toFixed(1)} → ${(rssAfter / 2 ** 20).toFixed(1)} MiB), local copy ${kib((diskAfter - diskBefore) / workspaceCount)} on disk, Postgres archive ${kib(Number(rows[0]?.bytes ?? 0) / Math.max(1, rows[0]?.n ?? 1))}`);
+  console.log(`  MCP tools/call via the sandbox  p50 ${fmtMs(percentile(relayedMs, 50))}  p99 ${fmtMs(percentile(relayedMs, 99))}  (start and handshake ${fmtMs(relayedStartMs)})`);
+  console.log(`  MCP tools/call in this process p50 ${fmtMs(percentile(localMs, 50))}  p99 ${fmtMs(percentile(localMs, 99))}  (start and handshake ${fmtMs(localStartMs)})`);
   if (failures.length) console.log(`  failures: ${failures.slice(0, 5).join('; ')}`);
   await pool.query(`DELETE FROM "SandboxWorkspace" WHERE "id" LIKE $1`, [`${run}-%`]);
 } finally {

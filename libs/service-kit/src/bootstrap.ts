@@ -91,6 +91,7 @@ export async function runService<S extends z.ZodObject>(def: ServiceDefinition<S
     const operations = env.METRICS_PORT === undefined ? undefined : await serveOperations(infra, env.METRICS_PORT, env.HOST);
     if (transport) await app.startAllMicroservices();
     const stop = def.start ? await def.start(app, infra) : async () => undefined;
+    lifecycle.started = true;
     logger.info({ port, metricsPort: env.METRICS_PORT ?? port, prefix: env.CONVEYOR_SUBJECT_PREFIX }, `${def.name} ready`);
     installShutdown(def.name, logger, env.SHUTDOWN_GRACE_SECONDS, async () => {
       await transport?.close();

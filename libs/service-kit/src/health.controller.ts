@@ -29,14 +29,17 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: every dependency answers and the service is not draining. */
+  /** Readiness: the service has started, is not draining, and every dependency answers. */
   @Get('health/ready')
   // Terminus documents the route through @nestjs/swagger when it is installed, and loading it costs
   // every service about 0.4 s at start; the probes are not part of any published API.
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
   ready() {
     return this.health.check([
-      () => this.probe('service', async () => { if (lifecycle.draining) throw new Error('draining'); }),
+      () => this.probe('service', async () => {
+        if (!lifecycle.started) throw new Error('starting');
+        if (lifecycle.draining) throw new Error('draining');
+      }),
       () => this.probe('nats', async () => { await withTimeout(this.infra.nc.flush()); }),
       () => this.probe('redis', async () => { await withTimeout(this.infra.redis.ping()); }),
       () => this.probe('postgres', async () => { await withTimeout(this.infra.prisma.$queryRaw`SELECT 1`); }),

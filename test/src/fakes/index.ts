@@ -23,3 +23,4 @@ export * from './satori-server.js';
 export * from './wecom-bot-sender.js';
 export { startFakeMatrix, type FakeMatrix, type MatrixBotUser, type MatrixCall, type MatrixSentEvent, type MatrixShownMessage } from './matrix-server.js';
 export * from './wecom-bot-ws-server.js';
+export { BARE_MCP_SERVER_SOURCE } from './mcp-stdio-bare.js';

@@ -11,7 +11,8 @@ type Transport = (typeof TRANSPORTS)[number];
 const TEMPLATES: Record<Transport, Record<string, unknown>> = {
   http: { url: 'http://localhost:3000/mcp', headers: {} },
   sse: { url: 'http://localhost:3000/sse', headers: {} },
-  stdio: { command: 'node', args: ['server.js'], env: {} },
+  // Run by the sandbox role; `network: false` cuts a server that needs no network off from it.
+  stdio: { command: 'node', args: ['server.js'], env: {}, network: true },
 };
 
 function isTransport(s: string): s is Transport {
