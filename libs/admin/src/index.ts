@@ -17,3 +17,5 @@ export { KnowledgeBases, knowledgeBaseIdsNamedBy, type IngestAnnouncer } from '.
 export { platformList, botEndpoint, botWebhookPath, pluginList, type EndpointOptions, type LeaseView, type PluginView } from './deployment.js';
 export { monitoringSummary, monitoringErrors, monitoringSessions, sessionConversations, queryTimeline, queryLogCsv, resolveRange, summaryStatement, planRange, binnedPercentile, type RangePlan, csvField, chatOf, MAX_EXPORT_ROWS } from './monitoring.js';
 export { Skills, workspaceFolder } from './skills.js';
+export { ADMIN_MCP_TOOLS, adminMcpTools, adminMcpRequest, type AdminMcpTool, type AdminMcpRequest } from './mcp-tools.js';
+export { adminMcpServer, type AdminMcpDeps } from './mcp-server.js';

@@ -809,7 +809,7 @@ export type SandboxWorkspace = z.infer<typeof SandboxWorkspace>;
 
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,
@@ -911,6 +911,10 @@ export const ADMIN_ROUTES = [
   ['DELETE', '/skills/:name', 'admin'],
   ['GET', '/sandbox/workspaces', 'viewer'],
   ['DELETE', '/sandbox/workspaces/:id', 'admin'],
+  // The admin API as an MCP server: any signed-in caller; each tool needs its own route's role.
+  ['POST', '/mcp', 'viewer'],
+  ['GET', '/mcp', 'viewer'],
+  ['DELETE', '/mcp', 'viewer'],
 ] as const;
 
 /**

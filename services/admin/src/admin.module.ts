@@ -19,6 +19,7 @@ import { KnowledgeBasesController } from './knowledge.controller.js';
 import { BotEndpointController, PluginDirectory, PluginsController } from './deployment.controller.js';
 import { UsersController } from './users.controller.js';
 import { SandboxWorkspacesController, SkillsController } from './skills.controller.js';
+import { McpController } from './mcp.controller.js';
 
 export interface AdminParts {
   auth: AuthStore;
@@ -73,7 +74,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

@@ -587,6 +587,7 @@ export const en = {
   'audit.resource.knowledge-base': 'knowledge-base',
   'audit.resource.skill': 'skill',
   'audit.resource.sandbox-workspace': 'sandbox-workspace',
+  'audit.resource.mcp-tool': 'mcp-tool',
   'audit.action.create': 'create',
   'audit.action.update': 'update',
   'audit.action.delete': 'delete',
@@ -600,6 +601,8 @@ export const en = {
   'audit.action.reindex-document': 're-index document',
   'audit.action.delete-document': 'delete document',
   'audit.action.replace': 'replace',
+  'audit.action.call': 'call',
+  'audit.action.refused': 'refused',
 
   'cfg.trigger': 'Trigger',
   'cfg.trigger.group-respond-rules': 'Group Respond Rule',

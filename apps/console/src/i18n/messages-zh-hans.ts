@@ -587,6 +587,7 @@ export const zhHans: Catalog = {
   'audit.resource.knowledge-base': '知识库',
   'audit.resource.skill': '技能',
   'audit.resource.sandbox-workspace': '沙箱工作区',
+  'audit.resource.mcp-tool': 'MCP 工具',
   'audit.action.create': '创建',
   'audit.action.update': '更新',
   'audit.action.delete': '删除',
@@ -600,6 +601,8 @@ export const zhHans: Catalog = {
   'audit.action.reindex-document': '重新索引文档',
   'audit.action.delete-document': '删除文档',
   'audit.action.replace': '替换',
+  'audit.action.call': '调用',
+  'audit.action.refused': '拒绝',
 
   'cfg.trigger': '触发条件',
   'cfg.trigger.group-respond-rules': '群响应规则',

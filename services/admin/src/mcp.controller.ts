@@ -1,0 +1,83 @@
+// The admin API as an MCP server (Streamable HTTP, stateless): an agent or an IDE holding an API
+// token manages bots, pipelines, models and knowledge bases and reads the query log and monitoring
+// through MCP tools. Each tool call is sent to this service's own listener as the route it mirrors,
+// on the caller's credential, so the guard, the validation and the audit of the API apply unchanged.
+import { Controller, Delete, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AdminApi } from '@conveyor/contracts';
+import { adminMcpServer, recordAudit, type Principal } from '@conveyor/admin';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { Caller, RequireRole } from './http.js';
+
+const VERSION = '0.1.0';
+/** One tool call's own request to the API; a slow route (a model test) is bounded like a browser's call. */
+const DISPATCH_TIMEOUT_MS = 120_000;
+
+@Controller(`${AdminApi.ADMIN_API_BASE.replace(/^\//, '')}/mcp`)
+@RequireRole('viewer')
+export class McpController {
+  constructor(@Inject(INFRA) private readonly infra: Infra) {}
+
+  @Post()
+  async call(@Caller() caller: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const own = ownAddress(req);
+    const server = adminMcpServer(caller, {
+      version: VERSION,
+      audit: (record) => this.infra.prisma.$transaction((tx) => recordAudit(tx, record)),
+      dispatch: async ({ method, path, body }) => {
+        const headers: Record<string, string> = { accept: 'application/json' };
+        for (const name of ['authorization', 'cookie', 'traceparent', 'tracestate']) {
+          const value = req.headers[name];
+          if (typeof value === 'string') headers[name] = value;
+        }
+        if (body !== undefined) headers['content-type'] = 'application/json';
+        const answer = await fetch(`${own}${AdminApi.ADMIN_API_BASE}${path}`, {
+          method,
+          headers,
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+          signal: AbortSignal.timeout(DISPATCH_TIMEOUT_MS),
+        });
+        const text = await answer.text();
+        return { status: answer.status, body: text ? parseJson(text) : undefined };
+      },
+    });
+    // Stateless: no session id, one JSON answer per request, so any replica serves any call.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  /** No server-sent stream and no sessions here: MCP clients read 405 as "not offered". */
+  @Get()
+  @HttpCode(405)
+  stream(@Res({ passthrough: true }) res: Response) {
+    res.setHeader('allow', 'POST');
+    return { error: 'method_not_allowed', message: 'this MCP server is stateless: POST only' };
+  }
+
+  @Delete()
+  @HttpCode(405)
+  end(@Res({ passthrough: true }) res: Response) {
+    res.setHeader('allow', 'POST');
+    return { error: 'method_not_allowed', message: 'this MCP server is stateless: POST only' };
+  }
+}
+
+/** The listener this request came in on, as a URL this process can call. */
+function ownAddress(req: Request): string {
+  const address = (req.socket.localAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  return `http://${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
