@@ -1,7 +1,9 @@
 // What the console's browser tests share: Debian's Chromium, headless, and the console's language.
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-export type ConsoleLocale = 'zh-Hans' | 'en';
+/** The console's languages (apps/console/src/i18n/i18n.ts). */
+export const CONSOLE_LOCALES = ['zh-Hans', 'en', 'zh-Hant', 'ja', 'ko', 'ru', 'vi'] as const;
+export type ConsoleLocale = (typeof CONSOLE_LOCALES)[number];
 
 /** Where the console keeps the reader's language choice (apps/console/src/i18n/i18n.ts). */
 export const CONSOLE_LANGUAGE_KEY = 'conveyor-console-language';

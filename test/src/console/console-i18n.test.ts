@@ -14,7 +14,10 @@ import { route } from '../harness/events.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
-import { launchChromium, pinLocale, type ConsoleLocale } from './chromium.js';
+import { mkdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { CONSOLE_LOCALES, launchChromium, pinLocale, type ConsoleLocale } from './chromium.js';
 import { packFiles } from '@conveyor/sandbox/skills';
 import { skillMd, zipOf } from '../admin/skill-zip.js';
 
@@ -22,10 +25,11 @@ import { skillMd, zipOf } from '../admin/skill-zip.js';
 const UI_TIMEOUT = 30_000;
 
 /**
- * Words a Chinese page may show in Latin letters: product, protocol and vendor names that Chinese
- * UIs (LangBot's among them) keep as they are, and the key placeholder of the model form.
+ * Words a page in a language not written in Latin letters may show in them: product, protocol and
+ * vendor names that such UIs (LangBot's among them) keep as they are, and the key placeholder of the
+ * model form.
  */
-const KEPT_IN_CHINESE = new Set(['Conveyor', 'LangBot', 'OpenAI', 'Anthropic', 'Gemini', 'Ollama', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk', 'CSV']);
+const KEPT_IN_LATIN = new Set(['Conveyor', 'LangBot', 'OpenAI', 'Anthropic', 'Gemini', 'Ollama', 'AI', 'MCP', 'API', 'JSON', 'URL', 'ID', 'HTTP', 'Agent', 'Dify', 'n8n', 'Langflow', 'WeKnora', 'DeerFlow', 'Jaeger', 'base64', 'sk', 'CSV', 'DashScope', 'Alibaba', 'Tbox', 'Coze', 'Skill', 'Skills', 'Webhook', 'Token', 'zip', 'MB', 'ms', 'p50', 'p95', 'p99']);
 
 /** An identifier in a sentence rather than a word: an environment variable, a dotted config key, a template placeholder (addresses are taken out before). */
 const CODE_LIKE = [/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$/, /^[a-z][a-z-]*(\.[a-z-]+)+$/, /^\{[A-Za-z]+\}$/];
@@ -61,8 +65,8 @@ const COLLECT_TEXT = `(() => {
   return out;
 })()`;
 
-/** Latin-letter words of a Chinese page that are neither kept names, identifiers nor the test's data. */
-function untranslatedInChinese(texts: readonly string[], data: ReadonlySet<string>): string[] {
+/** Latin-letter words of a page in a non-Latin script that are neither kept names, identifiers nor the test's data. */
+function untranslatedLatin(texts: readonly string[], data: ReadonlySet<string>): string[] {
   const found = new Set<string>();
   for (const raw of texts) {
     let text = raw;
@@ -70,20 +74,74 @@ function untranslatedInChinese(texts: readonly string[], data: ReadonlySet<strin
     for (const d of [...data].sort((a, b) => b.length - a.length)) text = text.split(d).join(' ');
     text = text.replace(/https?:\/\/\S+/g, ' ');
     for (const token of text.match(/[A-Za-z{][A-Za-z0-9_{}]*(?:[-.:/@][A-Za-z0-9_{}]+)*/g) ?? []) {
-      if (KEPT_IN_CHINESE.has(token) || CODE_LIKE.some((re) => re.test(token))) continue;
+      if (KEPT_IN_LATIN.has(token) || CODE_LIKE.some((re) => re.test(token))) continue;
       found.add(`${token}  ← "${raw}"`);
     }
   }
   return [...found];
 }
 
-/** Chinese characters (and CJK punctuation) on an English page. */
-function untranslatedInEnglish(texts: readonly string[]): string[] {
-  return texts.filter((t) => /[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]/.test(t));
+/** Characters of each script: Han and CJK punctuation, Japanese kana, Hangul, Cyrillic. */
+const SCRIPTS = {
+  han: /[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]/,
+  kana: /[\u3040-\u30ff]/,
+  hangul: /[\u1100-\u11ff\uac00-\ud7af]/,
+  cyrillic: /[\u0400-\u04ff]/,
+} as const;
+type Script = keyof typeof SCRIPTS;
+
+/** The scripts a page in each language may not show; and whether its words are written in Latin letters. */
+const LANGUAGE_RULES: Record<ConsoleLocale, { foreign: Script[]; latin: boolean }> = {
+  en: { foreign: ['han', 'kana', 'hangul', 'cyrillic'], latin: true },
+  vi: { foreign: ['han', 'kana', 'hangul', 'cyrillic'], latin: true },
+  'zh-Hans': { foreign: ['kana', 'hangul', 'cyrillic'], latin: false },
+  'zh-Hant': { foreign: ['kana', 'hangul', 'cyrillic'], latin: false },
+  ja: { foreign: ['hangul', 'cyrillic'], latin: false },
+  ko: { foreign: ['han', 'kana', 'cyrillic'], latin: false },
+  ru: { foreign: ['han', 'kana', 'hangul'], latin: false },
+};
+
+/** Text of another language's script on a page, and Latin words on a page in a non-Latin script. */
+function untranslated(locale: ConsoleLocale, texts: readonly string[], data: ReadonlySet<string>): string[] {
+  const rules = LANGUAGE_RULES[locale];
+  const foreign = texts.filter((t) => rules.foreign.some((script) => SCRIPTS[script].test(t))).map((t) => `${t}  ← another script`);
+  return [...foreign, ...(rules.latin ? [] : untranslatedLatin(texts, data))];
 }
 
-/** Every console page in Chromium, in Simplified Chinese and in English, with none of the other language's words. */
-describe('web console in Chinese and English', () => {
+/**
+ * Labels that do not fit on a 1280-pixel screen: the page scrolling sideways, or a button, tab,
+ * navigation link, label, heading or column header whose text is cut by its own box or runs past the
+ * screen's edge (inside a box that does not scroll sideways itself).
+ */
+const CLIPPED_LABELS = `(() => {
+  const width = document.documentElement.clientWidth;
+  const out = [];
+  if (document.documentElement.scrollWidth > width + 1) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + width);
+  const scrollsSideways = (el) => {
+    for (let p = el.parentElement; p; p = p.parentElement) {
+      const x = getComputedStyle(p).overflowX;
+      if (x === 'auto' || x === 'scroll') return true;
+    }
+    return false;
+  };
+  for (const el of document.querySelectorAll('button, nav a, label, th, h1, h2, [role=tab], summary, legend')) {
+    if (el.closest('[translate="no"]') || !el.checkVisibility({ visibilityProperty: true })) continue;
+    const style = getComputedStyle(el);
+    if (style.display === 'inline') continue;
+    const box = el.getBoundingClientRect();
+    if (box.width === 0) continue;
+    const text = (el.innerText || el.getAttribute('aria-label') || '').trim().slice(0, 60);
+    if (el.scrollWidth > el.clientWidth + 1) out.push(text + ': its text is ' + el.scrollWidth + ' px in a ' + el.clientWidth + ' px box');
+    else if (box.right > width + 1 && !scrollsSideways(el)) out.push(text + ': runs to ' + Math.round(box.right) + ' px, past the screen');
+  }
+  return out;
+})()`;
+
+/** Where the test leaves each page's screenshot: a folder of this run (CONVEYOR_CONSOLE_SCREENSHOTS keeps it). */
+const SCREENSHOTS = process.env.CONVEYOR_CONSOLE_SCREENSHOTS ?? path.join(tmpdir(), `conveyor-console-i18n-${process.pid}`);
+
+/** Every console page in Chromium in each of the console's languages: no other language's words, every label fitting the screen. */
+describe('web console in every language', () => {
   let sys: TestSystem;
   let admin: RunningService;
   let browser: Browser;
@@ -226,22 +284,29 @@ describe('web console in Chinese and English', () => {
     await sys?.stop();
   });
 
-  /** Fails with every untranslated word of the page as it is now. */
+  /**
+   * Fails with every untranslated word of the page as it is now, and with every label that does not
+   * fit the screen; leaves a screenshot of the page.
+   */
   async function expectOneLanguage(page: Page, locale: ConsoleLocale, where: string): Promise<void> {
     // Folded parts are opened, so their labels are read too.
     await page.evaluate(`document.querySelectorAll('details').forEach((d) => { d.open = true; })`);
     const texts: string[] = await page.evaluate(COLLECT_TEXT);
     assert.ok(texts.length > 3, `${where}: the page shows text`);
-    const wrong = locale === 'zh-Hans' ? untranslatedInChinese(texts, data) : untranslatedInEnglish(texts);
-    assert.deepEqual(wrong, [], `${where} in ${locale}: untranslated text`);
+    assert.deepEqual(untranslated(locale, texts, data), [], `${where} in ${locale}: untranslated text`);
     assert.equal(await page.evaluate('document.documentElement.lang'), locale);
+    const folder = path.join(SCREENSHOTS, locale);
+    mkdirSync(folder, { recursive: true });
+    await page.screenshot({ path: path.join(folder, `${String(++shots).padStart(2, '0')}-${where.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '')}.png`), fullPage: true });
+    assert.deepEqual(await page.evaluate(CLIPPED_LABELS), [], `${where} in ${locale}: labels that do not fit a 1280-pixel screen`);
   }
+  let shots = 0;
 
   const notBusy = (page: Page) => waitUntil('the page to finish loading', async () => (await page.locator('.busy').count()) === 0, UI_TIMEOUT, 100);
 
-  for (const locale of ['zh-Hans', 'en'] as const) {
-    test(`every page in ${locale}: no word of the other language, <html lang> set`, async () => {
-      const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, locale: locale === 'en' ? 'zh-CN' : 'en-US' });
+  for (const locale of CONSOLE_LOCALES) {
+    test(`every page in ${locale}: no word of another language, every label fits a 1280-pixel screen, <html lang> set`, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: locale === 'en' ? 'zh-CN' : 'en-US' });
       // The stored choice wins over the browser's languages (set to the other one here).
       await pinLocale(context, locale);
       const page = await context.newPage();
@@ -340,7 +405,7 @@ describe('web console in Chinese and English', () => {
         await page.locator(`tr:has-text("i18n token ${locale}")`).waitFor({ state: 'detached' });
         await expectOneLanguage(page, locale, 'tokens after a revoke');
         assert.equal(dialogs.length, 1, 'the revoke asked first');
-        assert.deepEqual(locale === 'zh-Hans' ? untranslatedInChinese(dialogs, data) : untranslatedInEnglish(dialogs), [], `the dialogs in ${locale}`);
+        assert.deepEqual(untranslated(locale, dialogs, data), [], `the dialogs in ${locale}`);
 
         await visit('#/audit', 'tr[data-resource]');
       } finally {
@@ -348,6 +413,33 @@ describe('web console in Chinese and English', () => {
       }
     });
   }
+
+  test('the label check catches a label its box cuts, one past the screen, and a page that scrolls sideways', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const page = await context.newPage();
+      page.setDefaultTimeout(UI_TIMEOUT);
+      await page.goto(`${admin.url}/`);
+      await page.locator('#username').waitFor();
+      assert.deepEqual(await page.evaluate(CLIPPED_LABELS), []);
+      await page.evaluate(`(() => {
+        const cut = document.createElement('button');
+        cut.style.cssText = 'width: 60px; white-space: nowrap; overflow: hidden';
+        cut.textContent = 'a label far too long for its button';
+        const far = document.createElement('label');
+        far.style.cssText = 'display: block; position: absolute; left: 1250px; width: 200px';
+        far.textContent = 'past the edge';
+        document.body.append(cut, far);
+      })()`);
+      const found: string[] = await page.evaluate(CLIPPED_LABELS);
+      assert.equal(found.length, 3, found.join('\n'));
+      assert.match(found[0]!, /scrolls sideways/);
+      assert.match(found[1]!, /^a label far too long for its button: its text is \d+ px in a \d+ px box$/);
+      assert.match(found[2]!, /^past the edge: runs to 1450 px, past the screen$/);
+    } finally {
+      await context.close();
+    }
+  });
 
   test("with nothing stored the browser's language decides; the switcher changes every word and is remembered", async () => {
     const chinese = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'zh-CN' });
@@ -390,10 +482,13 @@ describe('web console in Chinese and English', () => {
 });
 
 describe('finding untranslated text', () => {
-  test('Latin words on a Chinese page are caught unless names, identifiers or data; Chinese on an English page is caught', () => {
+  test('Latin words on a Chinese page are caught unless names, identifiers or data; another script on a page is caught', () => {
     const data = new Set(['i18n bot 1a2b', 'admin']);
-    assert.deepEqual(untranslatedInChinese(['机器人 i18n bot 1a2b', 'admin（管理员）', '兼容 OpenAI 的接口，例如 https://api.openai.com/v1', '默认：编排器的 COMMAND_ENABLE', 'LangBot 的 command.enable'], data), []);
-    assert.deepEqual(untranslatedInChinese(['保存', 'Refresh'], data), ['Refresh  ← "Refresh"']);
-    assert.deepEqual(untranslatedInEnglish(['Save', '保存']), ['保存']);
+    assert.deepEqual(untranslated('zh-Hans', ['机器人 i18n bot 1a2b', 'admin（管理员）', '兼容 OpenAI 的接口，例如 https://api.openai.com/v1', '默认：编排器的 COMMAND_ENABLE', 'LangBot 的 command.enable'], data), []);
+    assert.deepEqual(untranslated('zh-Hans', ['保存', 'Refresh'], data), ['Refresh  ← "Refresh"']);
+    assert.deepEqual(untranslated('en', ['Save', '保存'], data), ['保存  ← another script']);
+    assert.deepEqual(untranslated('ru', ['Сохранить', 'Save', '保存'], data), ['保存  ← another script', 'Save  ← "Save"']);
+    assert.deepEqual(untranslated('ja', ['保存する', '저장'], data), ['저장  ← another script']);
+    assert.deepEqual(untranslated('vi', ['Lưu', 'Сохранить'], data), ['Сохранить  ← another script']);
   });
 });

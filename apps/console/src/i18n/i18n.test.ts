@@ -5,7 +5,7 @@ import { PipelineConfigSchema } from '@conveyor/pipeline/config';
 import { buildFields, fieldLabelKey, optionLabelKey, type FieldNode } from '../lib/schema-form.js';
 import { CATALOGS, LOCALES, createTranslator, detectLocale, placeholdersOf, type PluralForms } from './i18n.js';
 
-const texts = (m: string | PluralForms): string[] => (typeof m === 'string' ? [m] : [m.other, ...(m.one === undefined ? [] : [m.one])]);
+const texts = (m: string | PluralForms): string[] => (typeof m === 'string' ? [m] : Object.values(m).filter((v): v is string => typeof v === 'string'));
 
 describe('message catalogs', () => {
   const en: Record<string, string | PluralForms> = CATALOGS.en;
@@ -26,18 +26,32 @@ describe('message catalogs', () => {
     }
   });
 
-  test('the Chinese catalog is Chinese: every message has Chinese characters or is only names, symbols and placeholders', () => {
-    // Product and protocol names that Chinese UIs keep as they are (LangBot's own labels do too).
-    const kept = /^(Conveyor|LangBot|OpenAI|Anthropic|Gemini|Ollama|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64)$/;
+  test('the catalogs in a non-Latin script have no English words: every message is in the language or only names, symbols and placeholders', () => {
+    // Product, protocol and format names and units that such UIs keep as they are (LangBot's own labels do too).
+    const kept = /^(Conveyor|LangBot|OpenAI|Anthropic|Gemini|Ollama|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64|DashScope|Alibaba|Tbox|Coze|Skills?|Webhook|Token|zip|MB|ms|p50|p95|p99)$/;
     const foreign: string[] = [];
-    for (const [key, message] of Object.entries(CATALOGS['zh-Hans'])) {
-      for (const text of texts(message)) {
-        // The example URL of the base URL hint is an address, and a setting's name (INGRESS_PUBLIC_URL) an identifier, not words.
-        const words = text.replace(/\{[A-Za-z0-9]+\}/g, '').replace(/https?:\/\/\S+/g, '').replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, '').match(/[A-Za-z][A-Za-z0-9]*/g) ?? [];
-        foreign.push(...words.filter((w) => !kept.test(w)).map((w) => `${key}: ${w}`));
+    for (const locale of ['zh-Hans', 'zh-Hant', 'ja', 'ko', 'ru'] as const) {
+      for (const [key, message] of Object.entries(CATALOGS[locale])) {
+        for (const text of texts(message)) {
+          // The example URL of the base URL hint is an address, and a setting's name (INGRESS_PUBLIC_URL) an identifier, not words.
+          const words = text.replace(/\{[A-Za-z0-9]+\}/g, '').replace(/https?:\/\/\S+/g, '').replace(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g, '').match(/[A-Za-z][A-Za-z0-9]*/g) ?? [];
+          foreign.push(...words.filter((w) => !kept.test(w)).map((w) => `${locale} ${key}: ${w}`));
+        }
       }
     }
     assert.deepEqual(foreign, []);
+  });
+
+  test('each catalog is in its own script: no Han or kana in Korean, Russian or Vietnamese, no Hangul or Cyrillic in Chinese or Japanese', () => {
+    const scripts = { han: /[\u3400-\u9fff]/, kana: /[\u3040-\u30ff]/, hangul: /[\uac00-\ud7af]/, cyrillic: /[\u0400-\u04ff]/ };
+    const foreign: Record<string, (keyof typeof scripts)[]> = { en: ['han', 'kana', 'hangul', 'cyrillic'], vi: ['han', 'kana', 'hangul', 'cyrillic'], 'zh-Hans': ['kana', 'hangul', 'cyrillic'], 'zh-Hant': ['kana', 'hangul', 'cyrillic'], ja: ['hangul', 'cyrillic'], ko: ['han', 'kana', 'cyrillic'], ru: ['han', 'kana', 'hangul'] };
+    const wrong: string[] = [];
+    for (const locale of LOCALES) {
+      for (const [key, message] of Object.entries(CATALOGS[locale])) {
+        for (const text of texts(message)) if (foreign[locale]!.some((s) => scripts[s].test(text))) wrong.push(`${locale} ${key}: ${text}`);
+      }
+    }
+    assert.deepEqual(wrong, []);
   });
 
   test('every key of the pipeline config and every choice of its enums has a label in each language', () => {
@@ -64,8 +78,15 @@ describe('choosing the language', () => {
     assert.equal(detectLocale('en', ['zh-CN']), 'en');
     assert.equal(detectLocale('zh-Hans', ['en-US']), 'zh-Hans');
     assert.equal(detectLocale(null, ['en-GB', 'zh-CN']), 'en');
-    assert.equal(detectLocale(null, ['zh-TW']), 'zh-Hans');
+    assert.equal(detectLocale(null, ['zh-TW']), 'zh-Hant');
+    assert.equal(detectLocale(null, ['zh-Hant-HK']), 'zh-Hant');
+    assert.equal(detectLocale(null, ['zh-Hans-TW']), 'zh-Hans');
     assert.equal(detectLocale(null, ['zh']), 'zh-Hans');
+    assert.equal(detectLocale(null, ['de-DE', 'ja-JP']), 'ja');
+    assert.equal(detectLocale(null, ['ko']), 'ko');
+    assert.equal(detectLocale(null, ['ru-RU']), 'ru');
+    assert.equal(detectLocale(null, ['vi-VN', 'en']), 'vi');
+    assert.equal(detectLocale('ja', ['en']), 'ja');
     assert.equal(detectLocale(null, ['fr-FR', 'en']), 'en');
     assert.equal(detectLocale('klingon', ['de-DE']), 'zh-Hans');
     assert.equal(detectLocale(null, []), 'zh-Hans');
@@ -82,6 +103,14 @@ describe('formatting', () => {
     assert.equal(en.t('pipelines.problems', { count: 1, list: 'a: b' }), '1 problem: a: b');
     assert.equal(en.t('pipelines.problems', { count: 3, list: 'a: b' }), '3 problems: a: b');
     assert.equal(zh.t('pipelines.problems', { count: 3, list: 'a: b' }), '3 个问题：a: b');
+  });
+  test('Russian plurals: one, few and many by count', () => {
+    const ru = createTranslator('ru');
+    const forms = [1, 3, 5, 21, 22, 25].map((count) => ru.t('pipelines.problems', { count, list: 'x' }));
+    assert.equal(new Set(forms.map((f) => f.replace(/\d+/, 'N'))).size, 3, forms.join(' | '));
+    assert.equal(forms[0]!.replace('1', '21'), forms[3], 'one: 1 and 21 alike');
+    assert.equal(forms[1]!.replace('3', '22'), forms[4], 'few: 3 and 22 alike');
+    assert.equal(forms[2]!.replace('5', '25'), forms[5], 'many: 5 and 25 alike');
   });
   test('durations and dates with Intl for the locale', () => {
     const en = createTranslator('en');

@@ -2,20 +2,32 @@
 // have exactly its keys, which the compiler checks), `{name}` interpolation with numbers formatted for
 // the locale, plural forms chosen by Intl.PluralRules, and dates and durations formatted with Intl.
 import { en, type EnglishCatalog } from './messages-en.js';
+import { ja } from './messages-ja.js';
+import { ko } from './messages-ko.js';
+import { ru } from './messages-ru.js';
+import { vi } from './messages-vi.js';
 import { zhHans } from './messages-zh-hans.js';
+import { zhHant } from './messages-zh-hant.js';
 
-export const LOCALES = ['zh-Hans', 'en'] as const;
+export const LOCALES = ['zh-Hans', 'en', 'zh-Hant', 'ja', 'ko', 'ru', 'vi'] as const;
 export type Locale = (typeof LOCALES)[number];
 
 /** Each language's name in itself, for the switcher. */
-export const LOCALE_NAMES: Record<Locale, string> = { 'zh-Hans': '中文', en: 'English' };
+export const LOCALE_NAMES: Record<Locale, string> = { 'zh-Hans': '简体中文', en: 'English', 'zh-Hant': '繁體中文', ja: '日本語', ko: '한국어', ru: 'Русский', vi: 'Tiếng Việt' };
 
 /** Where this browser keeps the reader's choice (LangBot's web UI keeps its own the same way, under its own key). */
 export const LOCALE_STORAGE_KEY = 'conveyor-console-language';
 
-/** Plural forms keyed by Intl.PluralRules categories; `other` is always there (Chinese has no other). */
+/**
+ * Plural forms keyed by Intl.PluralRules categories; `other` is always there (Chinese, Japanese,
+ * Korean and Vietnamese have no other), Russian adds `few` and `many`.
+ */
 export interface PluralForms {
+  zero?: string;
   one?: string;
+  two?: string;
+  few?: string;
+  many?: string;
   other: string;
 }
 type Message = string | PluralForms;
@@ -31,20 +43,27 @@ export type Params<K extends MessageKey> = Record<PlaceholdersOf<EnglishCatalog[
 /** `t(key)` for a message without placeholders, `t(key, {…})` with exactly its placeholders. */
 export type ParamArgs<K extends MessageKey> = [PlaceholdersOf<EnglishCatalog[K]>] extends [never] ? [] : [Params<K>];
 
-export const CATALOGS: Record<Locale, Catalog> = { en, 'zh-Hans': zhHans };
+export const CATALOGS: Record<Locale, Catalog> = { en, 'zh-Hans': zhHans, 'zh-Hant': zhHant, ja, ko, ru, vi };
+
+/** Chinese as written in Taiwan, Hong Kong and Macau: Traditional characters. */
+const TRADITIONAL_CHINESE = /^zh-(hant|tw|hk|mo)(-|$)/;
 
 /**
  * The locale to start with, as LangBot's web UI picks its own: the stored choice, else the first of
- * the browser's languages the console has (any `zh*` reads Simplified Chinese, any `en*` English),
- * else Simplified Chinese, LangBot's fallback.
+ * the browser's languages the console has (`zh-TW`, `zh-HK`, `zh-MO` and `zh-Hant*` read Traditional
+ * Chinese, any other `zh*` Simplified; `ja*`, `ko*`, `ru*`, `vi*`, `en*` their language), else
+ * Simplified Chinese, LangBot's fallback.
  */
 export function detectLocale(stored: string | null, browserLanguages: readonly string[]): Locale {
   const chosen = LOCALES.find((l) => l === stored);
   if (chosen) return chosen;
   for (const tag of browserLanguages) {
     const lower = tag.toLowerCase();
+    if (TRADITIONAL_CHINESE.test(lower)) return 'zh-Hant';
     if (lower === 'zh' || lower.startsWith('zh-')) return 'zh-Hans';
-    if (lower === 'en' || lower.startsWith('en-')) return 'en';
+    const language = lower.split('-')[0];
+    const match = (['en', 'ja', 'ko', 'ru', 'vi'] as const).find((l) => l === language);
+    if (match) return match;
   }
   return 'zh-Hans';
 }
@@ -86,7 +105,7 @@ export function createTranslator(locale: Locale): Translator {
     if (isPlural(message)) {
       const count = params.count;
       const category = typeof count === 'number' ? plurals.select(count) : 'other';
-      text = (category === 'one' ? message.one : undefined) ?? message.other;
+      text = (category === 'other' ? undefined : message[category]) ?? message.other;
     } else {
       text = message;
     }

@@ -3,7 +3,12 @@
 import { Fragment, createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { z } from 'zod';
 import zodEnglish from 'zod/v4/locales/en.js';
+import zodJapanese from 'zod/v4/locales/ja.js';
+import zodKorean from 'zod/v4/locales/ko.js';
+import zodRussian from 'zod/v4/locales/ru.js';
+import zodVietnamese from 'zod/v4/locales/vi.js';
 import zodChinese from 'zod/v4/locales/zh-CN.js';
+import zodTraditionalChinese from 'zod/v4/locales/zh-TW.js';
 import { LOCALE_NAMES, LOCALE_STORAGE_KEY, LOCALES, createTranslator, detectLocale, isLocale, type Locale, type MessageKey, type Params, type Translator } from './i18n.js';
 
 interface I18nState extends Translator {
@@ -25,7 +30,9 @@ export function initialLocale(): Locale {
 }
 
 /** zod's own wording of its issues (the browser's check of a pipeline config), per language. */
-const ZOD_LOCALES: Record<Locale, () => Parameters<typeof z.config>[0]> = { en: zodEnglish, 'zh-Hans': zodChinese };
+const ZOD_LOCALES: Record<Locale, () => Parameters<typeof z.config>[0]> = {
+  en: zodEnglish, 'zh-Hans': zodChinese, 'zh-Hant': zodTraditionalChinese, ja: zodJapanese, ko: zodKorean, ru: zodRussian, vi: zodVietnamese,
+};
 
 const I18nContext = createContext<I18nState | null>(null);
 
