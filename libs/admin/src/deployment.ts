@@ -67,7 +67,7 @@ export async function botEndpoint(prisma: PrismaClient, id: string, options: End
 
 /** A live plugin registration (libs/bus' PluginRegistrationState). */
 export interface PluginView {
-  registration: { name: string; version?: string; events: readonly string[]; priority: number; timeoutMs: number };
+  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; priority: number; timeoutMs: number };
   lastHeartbeatAt: number;
   expiresAt: number;
 }
@@ -84,6 +84,7 @@ export async function pluginList(prisma: PrismaClient, live: readonly PluginView
       name: r.name,
       version: r.version ?? null,
       events: [...r.events],
+      tools: r.tools.map((t) => t.name),
       priority: r.priority,
       timeoutMs: r.timeoutMs,
       lastHeartbeatAt: new Date(lastHeartbeatAt).toISOString(),

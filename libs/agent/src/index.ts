@@ -24,3 +24,4 @@ export {
   RAG_COMBINED_PROMPT_TEMPLATE, ingestDocument, unitVector, withKnowledge,
 } from './knowledge/index.js';
 export { ImageFetcher, inlineImages, type ImageSource } from './attachments/index.js';
+export { pluginToolBox, PluginToolFailure, type PluginToolPort, type PluginToolBoxOptions } from './plugin-tools.js';

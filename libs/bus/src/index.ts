@@ -46,5 +46,7 @@ export {
   type PluginCallResult,
   type PluginHostOptions,
   type PluginRegistrationState,
+  PluginToolError,
+  type OfferedPluginTool,
 } from './plugin-host.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

@@ -1,8 +1,8 @@
 import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Counter, type Histogram } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, pluginSubjects,
-  type PluginBinding, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects,
+  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, PluginToolResult, pluginSubjects,
+  type PluginBinding, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects, type PluginTool, type PluginToolCall,
 } from '@conveyor/contracts';
 import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
@@ -183,33 +183,77 @@ export class PluginHost {
     return outcome;
   }
 
+  /** Tools of the live plugins the pipeline binds, in plugin-name order (which decides a name clash). */
+  toolsFor(binding: PluginBinding): OfferedPluginTool[] {
+    const now = this.#now();
+    const bound = binding === 'all' ? null : new Set(binding);
+    return [...this.#plugins.values()]
+      .filter((p) => p.expiresAt > now && p.registration.tools.length > 0 && (!bound || bound.has(p.registration.name)))
+      .map((p) => p.registration)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      .flatMap((plugin) => plugin.tools.map((tool) => ({ plugin, tool })));
+  }
+
+  /**
+   * Calls one of a plugin's tools for a run: at most the plugin's timeout, on any
+   * of its instances (they share the plugin's queue group). Throws PluginToolError, by code, when the
+   * plugin gave no usable answer; a result the plugin marks `is_error` is returned as it is.
+   */
+  async callTool(plugin: PluginRegistration, call: Omit<PluginToolCall, 'v'>): Promise<PluginToolResult> {
+    const outcome = await this.#exchange(plugin, { v: 1, ...call }, PluginToolResult, {
+      schema: 'PluginToolCall/1', queryId: call.queryId, spanName: `plugin ${plugin.name} tool ${call.tool}`, attrs: { plugin: plugin.name, event: 'tool', tool: call.tool },
+    });
+    if (outcome.reply) return outcome.reply;
+    const code = outcome.result === 'ok' ? 'malformed' : outcome.result;
+    throw new PluginToolError(code, toolFailure(plugin, call.tool, code, outcome.detail));
+  }
+
   async #call(plugin: PluginRegistration, request: PluginEventRequest): Promise<PluginEventReply | null> {
     const eventName = request.event.event_name;
-    const attrs = { plugin: plugin.name, event: eventName };
-    const data = encoder.encode(JSON.stringify(request));
+    const outcome = await this.#exchange(plugin, request, PluginEventReply, {
+      schema: 'PluginEventRequest/1', queryId: request.queryId, spanName: `plugin ${plugin.name} ${eventName}`, attrs: { plugin: plugin.name, event: eventName },
+    });
+    return outcome.reply;
+  }
+
+  /**
+   * One request to a plugin and its answer, checked against `schema`: a CLIENT span with the trace
+   * context in the request's headers, bounded by the plugin's timeout and the payload bound, counted
+   * and timed by result. Never throws: a failure is the result, logged once here.
+   */
+  async #exchange<T>(
+    plugin: PluginRegistration,
+    body: object,
+    schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: Parameters<typeof describeIssues>[0] } },
+    o: { schema: string; queryId: string; spanName: string; attrs: Record<string, string> },
+  ): Promise<{ result: PluginCallResult; reply: T | null; detail?: string }> {
+    const { attrs, queryId } = o;
+    const data = encoder.encode(JSON.stringify(body));
     if (data.byteLength > PLUGIN_LIMITS.payloadBytes) {
       pluginMetrics().calls.add(1, { ...attrs, result: 'too_large' });
-      this.#logger.warn({ queryId: request.queryId, ...attrs, bytes: data.byteLength }, 'plugin event over the payload bound; plugin not called');
-      return null;
+      this.#logger.warn({ queryId, ...attrs, bytes: data.byteLength }, 'plugin call over the payload bound; plugin not called');
+      return { result: 'too_large', reply: null };
     }
     const subject = this.#subjects.call(plugin.name);
-    const span = busTracer().startSpan(`plugin ${plugin.name} ${eventName}`, {
+    const span = busTracer().startSpan(o.spanName, {
       kind: SpanKind.CLIENT,
-      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'conveyor.plugin.name': plugin.name, 'conveyor.plugin.event': eventName, 'conveyor.query_id': request.queryId },
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'conveyor.plugin.name': plugin.name, 'conveyor.plugin.event': attrs.event!, ...(attrs.tool ? { 'conveyor.plugin.tool': attrs.tool } : {}), 'conveyor.query_id': queryId },
     });
     const h = natsHeaders();
-    h.set(HEADERS.queryId, request.queryId);
-    h.set(HEADERS.schema, 'PluginEventRequest/1');
+    h.set(HEADERS.queryId, queryId);
+    h.set(HEADERS.schema, o.schema);
     propagation.inject(trace.setSpan(context.active(), span), h, natsHeaderSetter);
     const started = performance.now();
     let result: PluginCallResult = 'ok';
-    let reply: PluginEventReply | null = null;
+    let reply: T | null = null;
+    let detail: string | undefined;
     try {
       const msg = await this.#nc.request(subject, data, { timeout: plugin.timeoutMs, headers: h });
       const pluginError = msg.headers?.get(HEADERS.pluginError);
       if (pluginError) {
         result = 'error';
-        this.#logger.warn({ queryId: request.queryId, ...attrs, pluginError: pluginError.slice(0, 500) }, 'plugin reported a failure; going on without it');
+        detail = pluginError.slice(0, 500);
+        this.#logger.warn({ queryId, ...attrs, pluginError: detail }, 'plugin reported a failure; going on without it');
       } else if (msg.data.byteLength > PLUGIN_LIMITS.payloadBytes) {
         result = 'too_large';
       } else {
@@ -219,16 +263,17 @@ export class PluginHost {
         } catch {
           json = undefined;
         }
-        const parsed = PluginEventReply.safeParse(json);
+        const parsed = schema.safeParse(json);
         if (parsed.success) reply = parsed.data;
         else {
           result = 'malformed';
-          this.#logger.warn({ queryId: request.queryId, ...attrs, reason: json === undefined ? 'not JSON' : describeIssues(parsed.error) }, 'plugin answered with a malformed reply; ignored');
+          detail = json === undefined ? 'not JSON' : describeIssues(parsed.error);
+          this.#logger.warn({ queryId, ...attrs, reason: detail }, 'plugin answered with a malformed reply; ignored');
         }
       }
     } catch (err) {
       result = classifyRequestError(err);
-      this.#logger.warn({ queryId: request.queryId, ...attrs, result, timeoutMs: plugin.timeoutMs, ...errorFields(err) }, 'plugin call failed; going on without it');
+      this.#logger.warn({ queryId, ...attrs, result, timeoutMs: plugin.timeoutMs, ...errorFields(err) }, 'plugin call failed; going on without it');
     } finally {
       const seconds = (performance.now() - started) / 1000;
       pluginMetrics().calls.add(1, { ...attrs, result });
@@ -237,7 +282,32 @@ export class PluginHost {
       if (result !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: result });
       span.end();
     }
-    return reply;
+    return { result, reply, ...(detail ? { detail } : {}) };
+  }
+}
+
+/** A live plugin's tool, as a run is offered it. */
+export interface OfferedPluginTool {
+  plugin: PluginRegistration;
+  tool: PluginTool;
+}
+
+/** A tool call the plugin gave no usable answer to; `code` says why. */
+export class PluginToolError extends Error {
+  constructor(readonly code: Exclude<PluginCallResult, 'ok'>, message: string) {
+    super(message);
+    this.name = 'PluginToolError';
+  }
+}
+
+/** What the model is told when a plugin's tool gave no answer. */
+function toolFailure(plugin: PluginRegistration, tool: string, result: PluginCallResult, detail?: string): string {
+  switch (result) {
+    case 'timeout': return `plugin ${plugin.name} did not answer ${tool} within ${plugin.timeoutMs} ms`;
+    case 'no_responders': return `plugin ${plugin.name} is not running; ${tool} is unavailable`;
+    case 'too_large': return `the call to ${tool} or its answer is over ${PLUGIN_LIMITS.payloadBytes} bytes`;
+    case 'malformed': return `plugin ${plugin.name} answered ${tool} with something that is no tool result${detail ? ` (${detail})` : ''}`;
+    default: return `plugin ${plugin.name} failed in ${tool}${detail ? `: ${detail}` : ''}`;
   }
 }
 

@@ -655,6 +655,8 @@ export const RegisteredPlugin = z.object({
   name: z.string(),
   version: z.string().nullable(),
   events: z.array(z.string()),
+  /** The tools it offers the local agent, by name. */
+  tools: z.array(z.string()),
   priority: z.number().int(),
   timeoutMs: z.number().int(),
   lastHeartbeatAt: Timestamp,

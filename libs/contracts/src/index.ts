@@ -25,8 +25,8 @@ export {
 export { chatKey, type ChatKey, type ChatRef } from './chat-key.js';
 export {
   PLUGIN_LIMITS, PluginDiscover, PluginEventName, PluginEventPayload, PluginEventReply,
-  PluginEventRequest, PluginName, PluginRegistration, foldPluginReply, noPluginOutcome,
-  type PluginBinding, type PluginEventOutcome,
+  PluginEventRequest, PluginName, PluginRegistration, PluginTool, PluginToolCall, PluginToolName, PluginToolResult,
+  foldPluginReply, noPluginOutcome, type PluginBinding, type PluginEventOutcome,
 } from './plugins.js';
 export { PermanentError, RetryableError } from './handler-errors.js';
 export {

@@ -3,6 +3,7 @@ import { ChatAttachment, SandboxBinding, SANDBOX_LIMITS } from './sandbox.js';
 import { LIMITS } from './limits.js';
 import { MessageChainSchema } from './message-chain.js';
 import { LlmMessage } from './llm-message.js';
+import { PluginName } from './plugins.js';
 
 /**
  * Every bus message carries `v` so a consumer can tell a newer producer's message from garbage,
@@ -81,6 +82,8 @@ export const ToolBinding = z.object({
   enableAllTools: z.boolean().default(true),
   /** Tool names offered when enableAllTools is false. */
   tools: z.array(z.string().max(200)).max(1024).default([]),
+  /** `all` running plugins (also when absent), or these `author/name`s: whose tools the run is offered (LangBot binds plugins per pipeline). */
+  plugins: z.union([z.literal('all'), z.array(PluginName).max(256)]).optional(),
 });
 export type ToolBinding = z.infer<typeof ToolBinding>;
 

@@ -24,6 +24,10 @@ export const PLUGIN_LIMITS = {
   /** Shortest and longest expiry a registration may ask for. */
   minTtlMs: 1_000,
   maxTtlMs: 60_000,
+  /** Tools one plugin may offer, characters of a tool's description, bytes of its argument schema. */
+  toolsPerPlugin: 32,
+  toolDescriptionChars: 2_048,
+  toolSchemaBytes: 16_384,
 } as const;
 
 /** LangBot's pipeline events that Conveyor emits. */
@@ -40,6 +44,21 @@ export type PluginEventName = z.infer<typeof PluginEventName>;
 /** LangBot's plugin id, `author/name`. */
 export const PluginName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'must be author/name');
 
+/** A tool's name as the model sees it (OpenAI's function names). */
+export const PluginToolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name is 1 to 64 letters, digits, _ or -');
+
+/**
+ * A tool a plugin offers the local agent (LangBot's plugin `Tool` component): the model sees its name,
+ * description and the JSON Schema of its arguments, beside the MCP and sandbox tools.
+ */
+export const PluginTool = z.object({
+  name: PluginToolName,
+  description: z.string().max(PLUGIN_LIMITS.toolDescriptionChars),
+  /** JSON Schema of the arguments (an object schema). */
+  parameters: z.record(z.string(), z.unknown()).refine((s) => JSON.stringify(s).length <= PLUGIN_LIMITS.toolSchemaBytes, `the argument schema is over ${PLUGIN_LIMITS.toolSchemaBytes} bytes`),
+});
+export type PluginTool = z.infer<typeof PluginTool>;
+
 export const PluginRegistration = z.object({
   v: V1,
   name: PluginName,
@@ -47,14 +66,17 @@ export const PluginRegistration = z.object({
   version: z.string().trim().min(1).max(64).optional(),
   /** One running process of the plugin; instances of one plugin share its calls. */
   instanceId: z.string().min(1).max(128),
-  events: z.array(PluginEventName).min(1).max(PluginEventName.options.length),
+  /** The events it answers; none for a plugin that only offers tools. */
+  events: z.array(PluginEventName).max(PluginEventName.options.length).default([]),
+  tools: z.array(PluginTool).max(PLUGIN_LIMITS.toolsPerPlugin).default([])
+    .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'two tools of one plugin share a name'),
   /** Higher is called first; equal priorities in name order. */
   priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
   /** How long one call may take before the host moves on without the plugin's answer. */
   timeoutMs: z.number().int().min(1).max(PLUGIN_LIMITS.maxTimeoutMs),
   /** The registration expires this long after its last heartbeat. */
   ttlMs: z.number().int().min(PLUGIN_LIMITS.minTtlMs).max(PLUGIN_LIMITS.maxTtlMs),
-}).meta({ id: 'PluginRegistration/1' });
+}).refine((r) => r.events.length > 0 || r.tools.length > 0, 'a plugin answers at least one event or offers at least one tool').meta({ id: 'PluginRegistration/1' });
 export type PluginRegistration = z.infer<typeof PluginRegistration>;
 
 /** A host starting up asks every plugin to send its heartbeat at once instead of at its next beat. */
@@ -121,6 +143,28 @@ export const PluginEventReply = z.object({
   prompt: z.array(LlmMessage).max(10_000).optional(),
 }).meta({ id: 'PluginEventReply/1' });
 export type PluginEventReply = z.infer<typeof PluginEventReply>;
+
+/**
+ * A tool call from a run (core NATS request on the plugin's call subject, header `Conveyor-Schema:
+ * PluginToolCall/1`): the model's arguments for one of the plugin's tools.
+ */
+export const PluginToolCall = z.object({
+  v: V1,
+  queryId: z.string().max(200),
+  botId: z.string().max(200),
+  pipelineId: z.string().max(200),
+  tool: PluginToolName,
+  arguments: z.record(z.string(), z.unknown()),
+}).meta({ id: 'PluginToolCall/1' });
+export type PluginToolCall = z.infer<typeof PluginToolCall>;
+
+/** The tool's answer for the model: text or content parts; `is_error` marks a failure the model should read as one. */
+export const PluginToolResult = z.object({
+  v: V1,
+  content: z.union([z.string(), z.array(ContentPart).max(64)]),
+  is_error: z.boolean().default(false),
+}).meta({ id: 'PluginToolResult/1' });
+export type PluginToolResult = z.infer<typeof PluginToolResult>;
 
 /** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
 export type PluginBinding = 'all' | readonly string[];

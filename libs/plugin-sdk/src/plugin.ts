@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, pluginSubjects,
+  EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects,
   type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest, type MessageChain, type Registration,
+  type ToolCallRequest, type ToolDeclaration, type ToolResult,
 } from './wire.js';
 
 /** What a handler may do with an event, after LangBot's `EventContext`. */
@@ -27,12 +28,32 @@ export interface EventContext<N extends EventName = EventName> {
 export type EventHandler<N extends EventName> = (ctx: EventContext<N>) => void | Promise<void>;
 export type Handlers = { [N in EventName]?: EventHandler<N> };
 
+/** What a tool's handler knows of the call besides its arguments. */
+export interface ToolContext {
+  readonly queryId: string;
+  readonly botId: string;
+  readonly pipelineId: string;
+  /** W3C trace context of the call, to continue Conveyor's trace in the plugin. */
+  readonly traceContext: { traceparent?: string; tracestate?: string };
+}
+
+/**
+ * A tool for the local agent (LangBot's plugin Tool component). The handler's text or content parts go
+ * to the model; a thrown error goes to it as the tool's error.
+ */
+export interface Tool extends ToolDeclaration {
+  handler: (args: Record<string, unknown>, ctx: ToolContext) => string | ContentElement[] | Promise<string | ContentElement[]>;
+}
+
 export interface PluginOptions {
   /** `author/name`, unique in the deployment. */
   name: string;
   /** The plugin's version, as operators see it in the console's plugin list (at most 64 characters). */
   version?: string;
-  handlers: Handlers;
+  /** Event handlers; a plugin that only offers tools has none. */
+  handlers?: Handlers;
+  /** Tools the local agent may call, in pipelines that bind this plugin. */
+  tools?: Tool[];
   /** Higher is called first. Default 0. */
   priority?: number;
   /** How long Conveyor waits for one answer before going on without it. Default 5000, at most 30000. */
@@ -52,13 +73,13 @@ export interface PluginOptions {
   natsPassword?: string;
   /** Calls handled at once by this process; more are answered with an error at once. Default 64. */
   maxConcurrent?: number;
-  /** Where handler failures are reported. Default console.error. */
-  onError?: (err: unknown, event: EventName) => void;
+  /** Where handler failures are reported (`event` is the event's name, or `tool:<name>`). Default console.error. */
+  onError?: (err: unknown, event: string) => void;
 }
 
 export interface RunningPlugin {
   readonly registration: Registration;
-  /** Stops answering and heartbeating; Conveyor sees no responder at once and drops the registration at its expiry. */
+  /** Stops answering and heartbeating; Conveyor sees no responder at once and drops the registration at its expiry. Calling it again waits for the first stop. */
   stop(): Promise<void>;
 }
 
@@ -67,8 +88,13 @@ const decoder = new TextDecoder();
 
 /** Starts a plugin: registers it, keeps the registration alive and answers Conveyor's event calls. */
 export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
-  const events = EVENT_NAMES.filter((e) => opts.handlers[e] !== undefined);
-  if (events.length === 0) throw new Error('a plugin needs at least one event handler');
+  const handlers = opts.handlers ?? {};
+  const tools = opts.tools ?? [];
+  const events = EVENT_NAMES.filter((e) => handlers[e] !== undefined);
+  if (events.length === 0 && tools.length === 0) throw new Error('a plugin needs at least one event handler or tool');
+  if (tools.length > LIMITS.toolsPerPlugin) throw new Error(`a plugin offers at most ${LIMITS.toolsPerPlugin} tools`);
+  for (const t of tools) if (!/^[A-Za-z0-9_-]{1,64}$/.test(t.name)) throw new Error(`tool name ${JSON.stringify(t.name)} must be 1 to 64 of A-Z a-z 0-9 _ -`);
+  if (new Set(tools.map((t) => t.name)).size !== tools.length) throw new Error('two tools share a name');
   const heartbeatMs = opts.heartbeatMs ?? 2_000;
   const registration: Registration = {
     v: 1,
@@ -76,6 +102,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
     ...(opts.version ? { version: opts.version } : {}),
     instanceId: randomUUID(),
     events,
+    tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
     priority: opts.priority ?? 0,
     timeoutMs: Math.min(Math.max(1, Math.round(opts.timeoutMs ?? 5_000)), LIMITS.maxTimeoutMs),
     ttlMs: Math.min(Math.max(heartbeatMs * 3, LIMITS.minTtlMs), LIMITS.maxTtlMs),
@@ -97,7 +124,8 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
         if (err) return;
         if (running >= maxConcurrent) return respondError(msg, 'busy');
         running++;
-        void answer(msg, opts.handlers, onError).finally(() => running--);
+        const work = msg.headers?.get(SCHEMA_HEADER) === TOOL_CALL_SCHEMA ? answerTool(msg, tools, onError) : answer(msg, handlers, onError);
+        void work.finally(() => running--);
       },
     }),
   ];
@@ -105,12 +133,17 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   announce();
   const beat = setInterval(announce, heartbeatMs);
 
+  let stopped: Promise<void> | undefined;
   return {
     registration,
-    async stop() {
-      clearInterval(beat);
-      for (const s of subscriptions) s.unsubscribe();
-      if (ownConnection) await nc.drain();
+    // Once: a second call waits for the first.
+    stop() {
+      stopped ??= (async () => {
+        clearInterval(beat);
+        for (const s of subscriptions) s.unsubscribe();
+        if (ownConnection) await nc.drain();
+      })();
+      return stopped;
     },
   };
 }
@@ -155,6 +188,33 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
   }
   const data = encoder.encode(JSON.stringify(reply));
   if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `reply of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
+  msg.respond(data);
+}
+
+async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+  let request: ToolCallRequest;
+  try {
+    request = JSON.parse(decoder.decode(msg.data)) as ToolCallRequest;
+  } catch {
+    return respondError(msg, 'request is not JSON');
+  }
+  const tool = tools.find((t) => t.name === request.tool);
+  if (!tool) return respondError(msg, `no tool ${String(request.tool)}`);
+  const ctx: ToolContext = {
+    queryId: request.queryId,
+    botId: request.botId,
+    pipelineId: request.pipelineId,
+    traceContext: { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined },
+  };
+  let result: ToolResult;
+  try {
+    result = { v: 1, content: await tool.handler(request.arguments ?? {}, ctx) };
+  } catch (err) {
+    onError(err, `tool:${tool.name}`);
+    result = { v: 1, content: err instanceof Error ? err.message : String(err), is_error: true };
+  }
+  const data = encoder.encode(JSON.stringify(result));
+  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `result of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
   msg.respond(data);
 }
 

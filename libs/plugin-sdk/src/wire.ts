@@ -97,12 +97,37 @@ export interface EventReply {
   prompt?: LlmMessage[];
 }
 
+/** A tool the plugin offers the local agent: its name (1–64 of A–Z a–z 0–9 _ -), description and JSON Schema of arguments. */
+export interface ToolDeclaration {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A run's call of one of the plugin's tools (header `Conveyor-Schema: PluginToolCall/1`). */
+export interface ToolCallRequest {
+  v: 1;
+  queryId: string;
+  botId: string;
+  pipelineId: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+/** The tool's answer for the model. */
+export interface ToolResult {
+  v: 1;
+  content: string | ContentElement[];
+  is_error?: boolean;
+}
+
 export interface Registration {
   v: 1;
   name: string;
   version?: string;
   instanceId: string;
   events: EventName[];
+  tools: ToolDeclaration[];
   priority: number;
   timeoutMs: number;
   ttlMs: number;
@@ -114,10 +139,15 @@ export const LIMITS = {
   minTtlMs: 1_000,
   maxTtlMs: 60_000,
   payloadBytes: 1_048_576,
+  toolsPerPlugin: 32,
 } as const;
 
 /** Header on a reply whose handler failed: Conveyor logs the text and goes on without the plugin. */
 export const PLUGIN_ERROR_HEADER = 'Conveyor-Plugin-Error';
+
+/** Header naming a request's schema: `PluginEventRequest/1` or `PluginToolCall/1`. */
+export const SCHEMA_HEADER = 'Conveyor-Schema';
+export const TOOL_CALL_SCHEMA = 'PluginToolCall/1';
 
 /** Conveyor's subject token escaping: anything but letters, digits, `_` and `-` becomes `~xx`. */
 export function subjectToken(raw: string): string {

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { storableMessages, type LlmMessage, type RunnerEventBody, type RunRequest } from '@conveyor/contracts';
 import { RunEvents } from '@conveyor/message-state';
-import { INFRA, isDependencyOutage } from '@conveyor/service-kit';
+import { INFRA, isDependencyOutage, PluginRuntime } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
-import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
+import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, pluginToolBox, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -61,6 +61,7 @@ export class RunHandler {
     private readonly mcp: McpRegistry,
     private readonly external: ExternalRunners,
     private readonly sandbox: SandboxAccess,
+    private readonly plugins: PluginRuntime,
   ) {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
@@ -241,6 +242,13 @@ export class RunHandler {
       // LangBot's order: native sandbox tools first; its guidance as a system message just before the user's turn.
       const own = run.tools && !run.tools.enableAllTools ? filterToolBox(sandbox.box, run.tools.tools) : sandbox.box;
       tools = mergeToolBoxes(own, mcpTools);
+    }
+    // Then the bound plugins' tools, under names no other tool of the run has.
+    const taken = new Set(tools.definitions().map((d) => d.function.name));
+    const pluginTools = pluginToolBox(this.plugins.host, { binding: run.tools?.plugins ?? 'all', taken, run: { queryId: run.queryId, botId: run.route.botId, pipelineId: run.pipelineId }, logger: this.infra.logger });
+    const offeredPluginTools = run.tools && !run.tools.enableAllTools ? filterToolBox(pluginTools, run.tools.tools) : pluginTools;
+    if (offeredPluginTools.definitions().length) tools = mergeToolBoxes(tools, offeredPluginTools);
+    if (sandbox && run.sandbox) {
       const turn = await withInbox(this.sandbox.client, run.sandbox, run.queryId, messages[messages.length - 1]!, this.images.source, ctx.signal);
       messages = [...messages.slice(0, -1), { role: 'system', content: sandbox.guidance }, turn];
     }

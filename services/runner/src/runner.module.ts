@@ -5,11 +5,12 @@ import { RunHandler } from './run.handler.js';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
+import { PluginRuntime } from '@conveyor/service-kit';
 import { SandboxAccess } from './sandbox-access.js';
 
 @Module({})
 export class RunnerModule {
   static register(): DynamicModule {
-    return { module: RunnerModule, controllers: [RunConsumer, IngestConsumer], providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners, SandboxAccess] };
+    return { module: RunnerModule, controllers: [RunConsumer, IngestConsumer], providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners, SandboxAccess, PluginRuntime] };
   }
 }

@@ -94,8 +94,10 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         // The agent's code runs in the sandbox role, asked over core NATS request/reply, and so do
         // stdio MCP servers: the runner starts one, writes to it and reads what it writes.
         subjects.sandboxCall, subjects.sandboxMcpOpen, subjects.allSandboxMcpInputs,
+        // Plugins' tools: the runner follows their heartbeats and calls them.
+        ...pluginHost.publish,
       ],
-      subscribe: [...subscribe('runner'), subjects.allSandboxMcpOutputs],
+      subscribe: [...subscribe('runner'), ...pluginHost.subscribe, subjects.allSandboxMcpOutputs],
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform

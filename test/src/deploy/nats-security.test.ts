@@ -56,11 +56,11 @@ describe('NATS permissions', () => {
       // browser's event stream) receives them and answers the sync ones.
       const coreReplies = [topo.subjects.allSyncReplies, topo.subjects.allWebchatSessions];
       assert.deepEqual(pub.filter((s) => coreReplies.includes(s)), role === 'dispatcher' ? coreReplies : [], `${role} publishing reply parts`);
-      // The services that emit plugin events follow the plugins' heartbeats, ask for them and call the plugins.
+      // The services that emit plugin events or offer plugins' tools follow the plugins' heartbeats, ask for them and call the plugins.
       const plugins = topo.subjects.plugins;
-      const emitsPluginEvents = role === 'orchestrator' || role === 'dispatcher';
-      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), emitsPluginEvents ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [topo.subjects.allSandboxMcpOutputs], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
+      const callsPlugins = role === 'orchestrator' || role === 'dispatcher' || role === 'runner';
+      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);

@@ -353,6 +353,7 @@ export const en = {
   'plugins.version': 'Version',
   'plugins.noVersion': 'not stated',
   'plugins.events': 'Events',
+  'plugins.tools': 'Tools',
   'plugins.priority': 'Priority',
   'plugins.lastHeartbeat': 'Last heartbeat',
   'plugins.pipelines': 'Pipelines bound',

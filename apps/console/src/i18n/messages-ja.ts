@@ -352,6 +352,7 @@ export const ja: Catalog = {
   'plugins.version': 'バージョン',
   'plugins.noVersion': '記載なし',
   'plugins.events': 'イベント',
+  'plugins.tools': 'ツール',
   'plugins.priority': '優先度',
   'plugins.lastHeartbeat': '最終ハートビート',
   'plugins.pipelines': '紐付けパイプライン',

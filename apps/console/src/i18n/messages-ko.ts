@@ -352,6 +352,7 @@ export const ko: Catalog = {
   'plugins.version': '버전',
   'plugins.noVersion': '명시되지 않음',
   'plugins.events': '이벤트',
+  'plugins.tools': '도구',
   'plugins.priority': '우선순위',
   'plugins.lastHeartbeat': '마지막 하트비트',
   'plugins.pipelines': '연결된 파이프라인',

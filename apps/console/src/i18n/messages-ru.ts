@@ -362,6 +362,7 @@ export const ru: Catalog = {
   'plugins.version': 'Версия',
   'plugins.noVersion': 'не указана',
   'plugins.events': 'События',
+  'plugins.tools': 'Инструменты',
   'plugins.priority': 'Приоритет',
   'plugins.lastHeartbeat': 'Последний сигнал',
   'plugins.pipelines': 'Привязанные конвейеры',

@@ -352,6 +352,7 @@ export const vi: Catalog = {
   'plugins.version': 'Phiên bản',
   'plugins.noVersion': 'không khai báo',
   'plugins.events': 'Sự kiện',
+  'plugins.tools': 'Công cụ',
   'plugins.priority': 'Độ ưu tiên',
   'plugins.lastHeartbeat': 'Nhịp tim gần nhất',
   'plugins.pipelines': 'Pipeline đã liên kết',

@@ -353,6 +353,7 @@ export const zhHans: Catalog = {
   'plugins.version': '版本',
   'plugins.noVersion': '未声明',
   'plugins.events': '事件',
+  'plugins.tools': '工具',
   'plugins.priority': '优先级',
   'plugins.lastHeartbeat': '最近心跳',
   'plugins.pipelines': '绑定的流水线',

@@ -352,6 +352,7 @@ export const zhHant: Catalog = {
   'plugins.version': '版本',
   'plugins.noVersion': '未宣告',
   'plugins.events': '事件',
+  'plugins.tools': '工具',
   'plugins.priority': '優先順序',
   'plugins.lastHeartbeat': '最近心跳',
   'plugins.pipelines': '綁定的流程線',

@@ -1,4 +1,4 @@
-// Plugins: what their heartbeats announce (name, version, events), when each last beat, and the
+// Plugins: what their heartbeats announce (name, version, events, tools), when each last beat, and the
 // pipelines whose extensions preferences bind it.
 import { AdminApi } from '@conveyor/contracts';
 import { request } from '../lib/api.js';
@@ -17,19 +17,20 @@ export function Plugins() {
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th></tr></thead>
+          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.tools')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th></tr></thead>
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.name} data-name={p.name}>
                 <td translate="no">{p.name}</td>
                 <td>{p.version === null ? t('plugins.noVersion') : <span translate="no">{p.version}</span>}</td>
                 <td className="mono" translate="no">{p.events.join(', ')}</td>
+                <td className="mono" translate="no">{p.tools.join(', ')}</td>
                 <td>{p.priority}</td>
                 <td>{dateTime(p.lastHeartbeatAt)}</td>
                 <td translate="no">{p.pipelines.map((id, i) => <span key={id}>{i ? ', ' : ''}<a href={formatRoute({ page: 'pipelines', id })}>{id}</a></span>)}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={6} className="empty">{t('plugins.empty')}</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={7} className="empty">{t('plugins.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}

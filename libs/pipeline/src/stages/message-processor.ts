@@ -50,6 +50,7 @@ function runRequestWith(q: PipelineQuery, messages: RunRequest['messages']): Run
       mcpServers: q.mcpServers ?? 'all',
       enableAllTools: la['enable-all-tools'] !== false,
       tools: Array.isArray(la.tools) ? la.tools.filter((t): t is string => typeof t === 'string') : [],
+      plugins: q.plugins ?? 'all',
     },
     removeThink: misc['remove-think'],
     externalConversationTtlSeconds: q.config.ai.runner['expire-time'],
