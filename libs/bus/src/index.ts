@@ -46,7 +46,8 @@ export {
   type PluginCallResult,
   type PluginHostOptions,
   type PluginRegistrationState,
-  PluginToolError,
+  PluginCallError,
+  type OfferedPluginCommand,
   type OfferedPluginTool,
 } from './plugin-host.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

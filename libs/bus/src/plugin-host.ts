@@ -1,8 +1,8 @@
 import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Counter, type Histogram } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, PluginToolResult, pluginSubjects,
-  type PluginBinding, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects, type PluginTool, type PluginToolCall,
+  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginCommandResult, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, PluginToolResult, pluginSubjects,
+  type PluginBinding, type PluginCommand, type PluginCommandCall, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects, type PluginTool, type PluginToolCall,
 } from '@conveyor/contracts';
 import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
@@ -196,7 +196,7 @@ export class PluginHost {
 
   /**
    * Calls one of a plugin's tools for a run: at most the plugin's timeout, on any
-   * of its instances (they share the plugin's queue group). Throws PluginToolError, by code, when the
+   * of its instances (they share the plugin's queue group). Throws PluginCallError, by code, when the
    * plugin gave no usable answer; a result the plugin marks `is_error` is returned as it is.
    */
   async callTool(plugin: PluginRegistration, call: Omit<PluginToolCall, 'v'>): Promise<PluginToolResult> {
@@ -205,7 +205,30 @@ export class PluginHost {
     });
     if (outcome.reply) return outcome.reply;
     const code = outcome.result === 'ok' ? 'malformed' : outcome.result;
-    throw new PluginToolError(code, toolFailure(plugin, call.tool, code, outcome.detail));
+    throw new PluginCallError(code, callFailure(plugin, call.tool, code, outcome.detail));
+  }
+
+  /** Commands of the live plugins the pipeline binds; of two with one name, the first plugin by name wins. */
+  commandsFor(binding: PluginBinding): OfferedPluginCommand[] {
+    const now = this.#now();
+    const bound = binding === 'all' ? null : new Set(binding);
+    const seen = new Map<string, OfferedPluginCommand>();
+    const plugins = [...this.#plugins.values()]
+      .filter((p) => p.expiresAt > now && p.registration.commands.length > 0 && (!bound || bound.has(p.registration.name)))
+      .map((p) => p.registration)
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const plugin of plugins) for (const command of plugin.commands) if (!seen.has(command.name)) seen.set(command.name, { plugin, command });
+    return [...seen.values()];
+  }
+
+  /** Runs one of a plugin's commands; throws PluginCallError, by code, when the plugin gave no usable answer. */
+  async callCommand(plugin: PluginRegistration, call: Omit<PluginCommandCall, 'v'>): Promise<PluginCommandResult> {
+    const outcome = await this.#exchange(plugin, { v: 1, ...call }, PluginCommandResult, {
+      schema: 'PluginCommandCall/1', queryId: call.queryId, spanName: `plugin ${plugin.name} command ${call.command}`, attrs: { plugin: plugin.name, event: 'command', command: call.command },
+    });
+    if (outcome.reply) return outcome.reply;
+    const code = outcome.result === 'ok' ? 'malformed' : outcome.result;
+    throw new PluginCallError(code, callFailure(plugin, call.command, code, outcome.detail));
   }
 
   async #call(plugin: PluginRegistration, request: PluginEventRequest): Promise<PluginEventReply | null> {
@@ -237,7 +260,7 @@ export class PluginHost {
     const subject = this.#subjects.call(plugin.name);
     const span = busTracer().startSpan(o.spanName, {
       kind: SpanKind.CLIENT,
-      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'conveyor.plugin.name': plugin.name, 'conveyor.plugin.event': attrs.event!, ...(attrs.tool ? { 'conveyor.plugin.tool': attrs.tool } : {}), 'conveyor.query_id': queryId },
+      attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'conveyor.plugin.name': plugin.name, 'conveyor.plugin.event': attrs.event!, ...(attrs.tool ? { 'conveyor.plugin.tool': attrs.tool } : {}), ...(attrs.command ? { 'conveyor.plugin.command': attrs.command } : {}), 'conveyor.query_id': queryId },
     });
     const h = natsHeaders();
     h.set(HEADERS.queryId, queryId);
@@ -292,22 +315,28 @@ export interface OfferedPluginTool {
   tool: PluginTool;
 }
 
-/** A tool call the plugin gave no usable answer to; `code` says why. */
-export class PluginToolError extends Error {
+/** A live plugin's command, as a chat may run it. */
+export interface OfferedPluginCommand {
+  plugin: PluginRegistration;
+  command: PluginCommand;
+}
+
+/** A tool or command call the plugin gave no usable answer to; `code` says why. */
+export class PluginCallError extends Error {
   constructor(readonly code: Exclude<PluginCallResult, 'ok'>, message: string) {
     super(message);
-    this.name = 'PluginToolError';
+    this.name = 'PluginCallError';
   }
 }
 
-/** What the model is told when a plugin's tool gave no answer. */
-function toolFailure(plugin: PluginRegistration, tool: string, result: PluginCallResult, detail?: string): string {
+/** What the model (for a tool) or the chat (for a command) is told when a plugin gave no answer. */
+function callFailure(plugin: PluginRegistration, what: string, result: PluginCallResult, detail?: string): string {
   switch (result) {
-    case 'timeout': return `plugin ${plugin.name} did not answer ${tool} within ${plugin.timeoutMs} ms`;
-    case 'no_responders': return `plugin ${plugin.name} is not running; ${tool} is unavailable`;
-    case 'too_large': return `the call to ${tool} or its answer is over ${PLUGIN_LIMITS.payloadBytes} bytes`;
-    case 'malformed': return `plugin ${plugin.name} answered ${tool} with something that is no tool result${detail ? ` (${detail})` : ''}`;
-    default: return `plugin ${plugin.name} failed in ${tool}${detail ? `: ${detail}` : ''}`;
+    case 'timeout': return `plugin ${plugin.name} did not answer ${what} within ${plugin.timeoutMs} ms`;
+    case 'no_responders': return `plugin ${plugin.name} is not running; ${what} is unavailable`;
+    case 'too_large': return `the call to ${what} or its answer is over ${PLUGIN_LIMITS.payloadBytes} bytes`;
+    case 'malformed': return `plugin ${plugin.name} answered ${what} with something that is no result${detail ? ` (${detail})` : ''}`;
+    default: return `plugin ${plugin.name} failed in ${what}${detail ? `: ${detail}` : ''}`;
   }
 }
 

@@ -435,7 +435,12 @@ export const InstanceSettingsValues = z.strictObject({
     enable: z.boolean().nullable().default(null),
     /** `command.prefix`: what marks a command. */
     prefix: z.array(z.string().trim().min(1).max(16)).min(1).max(16).nullable().default(null),
-  }).default({ enable: null, prefix: null }),
+    /**
+     * The chats whose commands run with admin privilege (LangBot's bot admins), as `person:<id>` or
+     * `group:<id>` (in a group, the group counts, as in LangBot), for every bot.
+     */
+    admins: z.array(z.string().regex(/^(person|group):.{1,500}$/, 'a chat is person:<id> or group:<id>')).max(1_000).nullable().default(null),
+  }).default({ enable: null, prefix: null, admins: null }),
   banWords: BanWordsSetting.nullable().default(null),
   monitoring: z.strictObject({
     /** Whether the console's sessions page shows what was said (message text); null or false: it shows roles, times and sizes only. */

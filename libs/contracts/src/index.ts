@@ -26,6 +26,7 @@ export { chatKey, type ChatKey, type ChatRef } from './chat-key.js';
 export {
   PLUGIN_LIMITS, PluginDiscover, PluginEventName, PluginEventPayload, PluginEventReply,
   PluginEventRequest, PluginName, PluginRegistration, PluginTool, PluginToolCall, PluginToolName, PluginToolResult,
+  PluginCommand, PluginCommandCall, PluginCommandName, PluginCommandResult,
   foldPluginReply, noPluginOutcome, type PluginBinding, type PluginEventOutcome,
 } from './plugins.js';
 export { PermanentError, RetryableError } from './handler-errors.js';

@@ -28,6 +28,9 @@ export const PLUGIN_LIMITS = {
   toolsPerPlugin: 32,
   toolDescriptionChars: 2_048,
   toolSchemaBytes: 16_384,
+  /** Commands one plugin may offer, and characters of a command's help. */
+  commandsPerPlugin: 32,
+  commandHelpChars: 256,
 } as const;
 
 /** LangBot's pipeline events that Conveyor emits. */
@@ -59,6 +62,18 @@ export const PluginTool = z.object({
 });
 export type PluginTool = z.infer<typeof PluginTool>;
 
+/** A command's name, the word after the prefix (`!name args`). */
+export const PluginCommandName = z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a command name is 1 to 32 letters, digits, _ or -');
+
+/** A `!`-command a plugin offers (LangBot's plugin Command component), listed by `!help`. */
+export const PluginCommand = z.object({
+  name: PluginCommandName,
+  help: z.string().max(PLUGIN_LIMITS.commandHelpChars).default(''),
+  /** Only a chat the instance settings name as an admin (`command.admins`) may run it (LangBot's privilege 2). */
+  adminOnly: z.boolean().default(false),
+});
+export type PluginCommand = z.infer<typeof PluginCommand>;
+
 export const PluginRegistration = z.object({
   v: V1,
   name: PluginName,
@@ -70,13 +85,15 @@ export const PluginRegistration = z.object({
   events: z.array(PluginEventName).max(PluginEventName.options.length).default([]),
   tools: z.array(PluginTool).max(PLUGIN_LIMITS.toolsPerPlugin).default([])
     .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'two tools of one plugin share a name'),
+  commands: z.array(PluginCommand).max(PLUGIN_LIMITS.commandsPerPlugin).default([])
+    .refine((commands) => new Set(commands.map((c) => c.name)).size === commands.length, 'two commands of one plugin share a name'),
   /** Higher is called first; equal priorities in name order. */
   priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
   /** How long one call may take before the host moves on without the plugin's answer. */
   timeoutMs: z.number().int().min(1).max(PLUGIN_LIMITS.maxTimeoutMs),
   /** The registration expires this long after its last heartbeat. */
   ttlMs: z.number().int().min(PLUGIN_LIMITS.minTtlMs).max(PLUGIN_LIMITS.maxTtlMs),
-}).refine((r) => r.events.length > 0 || r.tools.length > 0, 'a plugin answers at least one event or offers at least one tool').meta({ id: 'PluginRegistration/1' });
+}).refine((r) => r.events.length > 0 || r.tools.length > 0 || r.commands.length > 0, 'a plugin answers at least one event or offers at least one tool or command').meta({ id: 'PluginRegistration/1' });
 export type PluginRegistration = z.infer<typeof PluginRegistration>;
 
 /** A host starting up asks every plugin to send its heartbeat at once instead of at its next beat. */
@@ -165,6 +182,30 @@ export const PluginToolResult = z.object({
   is_error: z.boolean().default(false),
 }).meta({ id: 'PluginToolResult/1' });
 export type PluginToolResult = z.infer<typeof PluginToolResult>;
+
+/**
+ * A `!`-command from a chat (header `Conveyor-Schema: PluginCommandCall/1`), LangBot's
+ * `ExecuteContext`: the command, its parameters (split on single spaces), the whole text, the chat and
+ * whether it is an admin's.
+ */
+export const PluginCommandCall = z.object({
+  v: V1,
+  queryId: z.string().max(200),
+  botId: z.string().max(200),
+  pipelineId: z.string().max(200),
+  command: PluginCommandName,
+  params: z.array(z.string()).max(256),
+  text_message: z.string(),
+  launcher_type: z.enum(['person', 'group']),
+  launcher_id: z.string(),
+  sender_id: z.string(),
+  is_admin: z.boolean(),
+}).meta({ id: 'PluginCommandCall/1' });
+export type PluginCommandCall = z.infer<typeof PluginCommandCall>;
+
+/** The command's reply text for the chat (sent as `[bot] <text>`, as LangBot's command replies). */
+export const PluginCommandResult = z.object({ v: V1, text: z.string().max(PLUGIN_LIMITS.payloadBytes / 2) }).meta({ id: 'PluginCommandResult/1' });
+export type PluginCommandResult = z.infer<typeof PluginCommandResult>;
 
 /** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
 export type PluginBinding = 'all' | readonly string[];

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects,
-  type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest, type MessageChain, type Registration,
-  type ToolCallRequest, type ToolDeclaration, type ToolResult,
+  COMMAND_CALL_SCHEMA, EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects,
+  type CommandCallRequest, type CommandResult, type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest,
+  type MessageChain, type Registration, type ToolCallRequest, type ToolDeclaration, type ToolResult,
 } from './wire.js';
 
 /** What a handler may do with an event, after LangBot's `EventContext`. */
@@ -45,6 +45,25 @@ export interface Tool extends ToolDeclaration {
   handler: (args: Record<string, unknown>, ctx: ToolContext) => string | ContentElement[] | Promise<string | ContentElement[]>;
 }
 
+/** What a command's handler knows besides its parameters (LangBot's `ExecuteContext`). */
+export interface CommandContext extends ToolContext {
+  readonly textMessage: string;
+  readonly launcherType: 'person' | 'group';
+  readonly launcherId: string;
+  readonly senderId: string;
+  /** Whether the chat is one of the instance's command admins. */
+  readonly isAdmin: boolean;
+}
+
+/** A `!`-command (LangBot's plugin Command component): its reply text goes to the chat; a thrown error's message too. */
+export interface Command {
+  name: string;
+  help?: string;
+  /** Only chats named in the instance's `command.admins` may run it. */
+  adminOnly?: boolean;
+  handler: (params: string[], ctx: CommandContext) => string | Promise<string>;
+}
+
 export interface PluginOptions {
   /** `author/name`, unique in the deployment. */
   name: string;
@@ -54,6 +73,8 @@ export interface PluginOptions {
   handlers?: Handlers;
   /** Tools the local agent may call, in pipelines that bind this plugin. */
   tools?: Tool[];
+  /** `!`-commands chats may run, in pipelines that bind this plugin. */
+  commands?: Command[];
   /** Higher is called first. Default 0. */
   priority?: number;
   /** How long Conveyor waits for one answer before going on without it. Default 5000, at most 30000. */
@@ -73,7 +94,7 @@ export interface PluginOptions {
   natsPassword?: string;
   /** Calls handled at once by this process; more are answered with an error at once. Default 64. */
   maxConcurrent?: number;
-  /** Where handler failures are reported (`event` is the event's name, or `tool:<name>`). Default console.error. */
+  /** Where handler failures are reported (`event` is the event's name, `tool:<name>` or `command:<name>`). Default console.error. */
   onError?: (err: unknown, event: string) => void;
 }
 
@@ -90,8 +111,12 @@ const decoder = new TextDecoder();
 export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   const handlers = opts.handlers ?? {};
   const tools = opts.tools ?? [];
+  const commands = opts.commands ?? [];
   const events = EVENT_NAMES.filter((e) => handlers[e] !== undefined);
-  if (events.length === 0 && tools.length === 0) throw new Error('a plugin needs at least one event handler or tool');
+  if (events.length === 0 && tools.length === 0 && commands.length === 0) throw new Error('a plugin needs at least one event handler, tool or command');
+  if (commands.length > LIMITS.commandsPerPlugin) throw new Error(`a plugin offers at most ${LIMITS.commandsPerPlugin} commands`);
+  for (const c of commands) if (!/^[A-Za-z0-9_-]{1,32}$/.test(c.name)) throw new Error(`command name ${JSON.stringify(c.name)} must be 1 to 32 of A-Z a-z 0-9 _ -`);
+  if (new Set(commands.map((c) => c.name)).size !== commands.length) throw new Error('two commands share a name');
   if (tools.length > LIMITS.toolsPerPlugin) throw new Error(`a plugin offers at most ${LIMITS.toolsPerPlugin} tools`);
   for (const t of tools) if (!/^[A-Za-z0-9_-]{1,64}$/.test(t.name)) throw new Error(`tool name ${JSON.stringify(t.name)} must be 1 to 64 of A-Z a-z 0-9 _ -`);
   if (new Set(tools.map((t) => t.name)).size !== tools.length) throw new Error('two tools share a name');
@@ -103,6 +128,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
     instanceId: randomUUID(),
     events,
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+    commands: commands.map(({ name, help, adminOnly }) => ({ name, help: help ?? '', adminOnly: adminOnly ?? false })),
     priority: opts.priority ?? 0,
     timeoutMs: Math.min(Math.max(1, Math.round(opts.timeoutMs ?? 5_000)), LIMITS.maxTimeoutMs),
     ttlMs: Math.min(Math.max(heartbeatMs * 3, LIMITS.minTtlMs), LIMITS.maxTtlMs),
@@ -124,7 +150,8 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
         if (err) return;
         if (running >= maxConcurrent) return respondError(msg, 'busy');
         running++;
-        const work = msg.headers?.get(SCHEMA_HEADER) === TOOL_CALL_SCHEMA ? answerTool(msg, tools, onError) : answer(msg, handlers, onError);
+        const schema = msg.headers?.get(SCHEMA_HEADER);
+        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, onError) : answer(msg, handlers, onError);
         void work.finally(() => running--);
       },
     }),
@@ -212,6 +239,38 @@ async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable
   } catch (err) {
     onError(err, `tool:${tool.name}`);
     result = { v: 1, content: err instanceof Error ? err.message : String(err), is_error: true };
+  }
+  const data = encoder.encode(JSON.stringify(result));
+  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `result of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
+  msg.respond(data);
+}
+
+async function answerCommand(msg: Msg, commands: readonly Command[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+  let request: CommandCallRequest;
+  try {
+    request = JSON.parse(decoder.decode(msg.data)) as CommandCallRequest;
+  } catch {
+    return respondError(msg, 'request is not JSON');
+  }
+  const command = commands.find((c) => c.name === request.command);
+  if (!command) return respondError(msg, `no command ${String(request.command)}`);
+  const ctx: CommandContext = {
+    queryId: request.queryId,
+    botId: request.botId,
+    pipelineId: request.pipelineId,
+    textMessage: request.text_message,
+    launcherType: request.launcher_type,
+    launcherId: request.launcher_id,
+    senderId: request.sender_id,
+    isAdmin: request.is_admin,
+    traceContext: { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined },
+  };
+  let result: CommandResult;
+  try {
+    result = { v: 1, text: await command.handler(request.params ?? [], ctx) };
+  } catch (err) {
+    onError(err, `command:${command.name}`);
+    result = { v: 1, text: err instanceof Error ? err.message : String(err) };
   }
   const data = encoder.encode(JSON.stringify(result));
   if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `result of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);

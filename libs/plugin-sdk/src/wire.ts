@@ -121,6 +121,34 @@ export interface ToolResult {
   is_error?: boolean;
 }
 
+/** A `!`-command the plugin offers: its name (1–32 of A–Z a–z 0–9 _ -), its line in `!help`, and whether only admins' chats may run it. */
+export interface CommandDeclaration {
+  name: string;
+  help: string;
+  adminOnly: boolean;
+}
+
+/** A chat's command (header `Conveyor-Schema: PluginCommandCall/1`). */
+export interface CommandCallRequest {
+  v: 1;
+  queryId: string;
+  botId: string;
+  pipelineId: string;
+  command: string;
+  params: string[];
+  text_message: string;
+  launcher_type: 'person' | 'group';
+  launcher_id: string;
+  sender_id: string;
+  is_admin: boolean;
+}
+
+/** The command's reply text, sent to the chat as `[bot] <text>`. */
+export interface CommandResult {
+  v: 1;
+  text: string;
+}
+
 export interface Registration {
   v: 1;
   name: string;
@@ -128,6 +156,7 @@ export interface Registration {
   instanceId: string;
   events: EventName[];
   tools: ToolDeclaration[];
+  commands: CommandDeclaration[];
   priority: number;
   timeoutMs: number;
   ttlMs: number;
@@ -140,14 +169,16 @@ export const LIMITS = {
   maxTtlMs: 60_000,
   payloadBytes: 1_048_576,
   toolsPerPlugin: 32,
+  commandsPerPlugin: 32,
 } as const;
 
 /** Header on a reply whose handler failed: Conveyor logs the text and goes on without the plugin. */
 export const PLUGIN_ERROR_HEADER = 'Conveyor-Plugin-Error';
 
-/** Header naming a request's schema: `PluginEventRequest/1` or `PluginToolCall/1`. */
+/** Header naming a request's schema: `PluginEventRequest/1`, `PluginToolCall/1` or `PluginCommandCall/1`. */
 export const SCHEMA_HEADER = 'Conveyor-Schema';
 export const TOOL_CALL_SCHEMA = 'PluginToolCall/1';
+export const COMMAND_CALL_SCHEMA = 'PluginCommandCall/1';
 
 /** Conveyor's subject token escaping: anything but letters, digits, `_` and `-` becomes `~xx`. */
 export function subjectToken(raw: string): string {

@@ -5,8 +5,9 @@ import { INFRA } from './infra.module.js';
 import type { Infra } from './infra.js';
 
 /**
- * The plugin registry and caller of a service that emits plugin events (the orchestrator, the
- * dispatcher): heartbeats are followed from module start, and `port` is what the stages call.
+ * The plugin registry and caller of a service that calls plugins (the orchestrator and the dispatcher
+ * for events and commands, the runner for tools): heartbeats are followed from module start, and
+ * `port` is what the stages call.
  */
 @Injectable()
 export class PluginRuntime implements OnModuleInit, OnModuleDestroy {
@@ -18,6 +19,17 @@ export class PluginRuntime implements OnModuleInit, OnModuleDestroy {
     this.port = {
       emit: (q, event) => this.host.emit({ queryId: q.queryId, botId: q.route.botId, pipelineId: q.pipelineId, event }, q.plugins ?? 'all'),
       listens: (q, event) => this.host.forEvent(event, q.plugins ?? 'all').length > 0,
+      commands: (q) => this.host.commandsFor(q.plugins ?? 'all').map((c) => c.command),
+      runCommand: async (q, command, call) => {
+        const offered = this.host.commandsFor(q.plugins ?? 'all').find((c) => c.command.name === command);
+        if (!offered) throw new Error(`no plugin offers ${command} now`);
+        const { route } = q;
+        const result = await this.host.callCommand(offered.plugin, {
+          queryId: q.queryId, botId: route.botId, pipelineId: q.pipelineId, command, ...call,
+          launcher_type: route.launcherType, launcher_id: route.launcherId, sender_id: route.senderId,
+        });
+        return result.text;
+      },
     };
   }
 

@@ -259,6 +259,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       commands: commandPort(this.conversations),
       banWords: settings.banWords,
       commandPrefixes: settings.commandPrefixes,
+      commandAdmins: settings.commandAdmins,
       plugins: this.plugins.port,
     };
     // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.

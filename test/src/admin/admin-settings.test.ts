@@ -28,7 +28,7 @@ describe('admin API: instance settings', () => {
   test('nothing stored: every value is null (the services use their env and file defaults)', async () => {
     const got = await api.call('GET', '/settings');
     assert.equal(got.status, 200, JSON.stringify(got.body));
-    assert.deepEqual({ command: got.body.command, banWords: got.body.banWords }, { command: { enable: null, prefix: null }, banWords: null });
+    assert.deepEqual({ command: got.body.command, banWords: got.body.banWords }, { command: { enable: null, prefix: null, admins: null }, banWords: null });
     assert.equal(got.body.version, 1);
     const doc = (await (await fetch(`${api.baseUrl}/api/docs-json`)).json()) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
     assert.ok(doc.paths['/api/v1/settings']?.put?.requestBody, 'the OpenAPI document has the settings routes');
@@ -42,7 +42,7 @@ describe('admin API: instance settings', () => {
     const current = await api.call('GET', '/settings');
     const put = await api.call('PUT', '/settings', { command: { enable: true, prefix: ['#'] } }, { 'if-match': String(current.body.version) });
     assert.equal(put.status, 200, JSON.stringify(put.body));
-    assert.deepEqual(put.body.command, { enable: true, prefix: ['#'] });
+    assert.deepEqual(put.body.command, { enable: true, prefix: ['#'], admins: null });
     assert.equal(put.body.version, current.body.version + 1);
     await events.waitFor('settings', 'instance', put.body.version);
 

@@ -506,6 +506,8 @@ export const en = {
   'settings.off': 'off',
   'settings.prefixes': 'Prefixes',
   'settings.prefixesHint': "LangBot's {key}, separated by spaces; empty: the orchestrator's {env}",
+  'settings.admins': 'Admins',
+  'settings.adminsHint': "Chats whose commands run as an admin's, one per line: {person} or {group} (in a group, the whole group)",
   'settings.banWords': 'Ban words',
   'settings.storeBanWords': 'Store ban words here',
   'settings.storeBanWordsHint': 'Off: the file {env} names (if any)',

@@ -505,6 +505,8 @@ export const ja: Catalog = {
   'settings.off': 'オフ',
   'settings.prefixes': 'プレフィックス',
   'settings.prefixesHint': 'LangBot の {key}。スペース区切り。空欄：オーケストレーターの {env}',
+  'settings.admins': '管理者',
+  'settings.adminsHint': 'コマンドを管理者として実行するチャット（1 行に 1 つ）：{person} または {group}（グループではグループ全体）',
   'settings.banWords': '禁止ワード',
   'settings.storeBanWords': '禁止ワードをここに保存',
   'settings.storeBanWordsHint': 'オフ：{env} で指定したファイル（あれば）',

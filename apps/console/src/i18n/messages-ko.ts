@@ -505,6 +505,8 @@ export const ko: Catalog = {
   'settings.off': '꺼짐',
   'settings.prefixes': '접두사',
   'settings.prefixesHint': 'LangBot의 {key}. 공백으로 구분하며, 비워 두면 오케스트레이터의 {env} 사용',
+  'settings.admins': '관리자',
+  'settings.adminsHint': '명령을 관리자 권한으로 실행하는 채팅(한 줄에 하나): {person} 또는 {group} (그룹에서는 그룹 전체)',
   'settings.banWords': '금지어',
   'settings.storeBanWords': '금지어를 여기에 저장',
   'settings.storeBanWordsHint': '끄면 {env}에 지정된 파일 사용 (있는 경우)',

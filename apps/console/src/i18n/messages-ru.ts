@@ -520,6 +520,8 @@ export const ru: Catalog = {
   'settings.off': 'выключено',
   'settings.prefixes': 'Префиксы',
   'settings.prefixesHint': '{key} в LangBot, через пробел; пусто — {env} оркестратора',
+  'settings.admins': 'Администраторы',
+  'settings.adminsHint': 'Чаты, чьи команды выполняются с правами администратора, по одному в строке: {person} или {group} (в группе — вся группа)',
   'settings.banWords': 'Запрещённые слова',
   'settings.storeBanWords': 'Хранить запрещённые слова здесь',
   'settings.storeBanWordsHint': 'Выкл.: файл, указанный в {env} (если задан)',

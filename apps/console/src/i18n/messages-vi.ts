@@ -505,6 +505,8 @@ export const vi: Catalog = {
   'settings.off': 'tắt',
   'settings.prefixes': 'Tiền tố',
   'settings.prefixesHint': '{key} của LangBot, cách nhau bằng dấu cách; để trống: {env} của bộ điều phối',
+  'settings.admins': 'Quản trị viên',
+  'settings.adminsHint': 'Các cuộc trò chuyện chạy lệnh với quyền quản trị, mỗi dòng một: {person} hoặc {group} (trong nhóm thì cả nhóm)',
   'settings.banWords': 'Từ cấm',
   'settings.storeBanWords': 'Lưu từ cấm tại đây',
   'settings.storeBanWordsHint': 'Tắt: dùng tệp do {env} chỉ định (nếu có)',

@@ -506,6 +506,8 @@ export const zhHans: Catalog = {
   'settings.off': '关闭',
   'settings.prefixes': '前缀',
   'settings.prefixesHint': 'LangBot 的 {key}，以空格分隔；留空：编排器的 {env}',
+  'settings.admins': '管理员',
+  'settings.adminsHint': '以管理员身份执行命令的会话，每行一个：{person} 或 {group}（群聊中整个群都算）',
   'settings.banWords': '屏蔽词',
   'settings.storeBanWords': '在此保存屏蔽词',
   'settings.storeBanWordsHint': '关闭：使用 {env} 指定的文件（如有）',

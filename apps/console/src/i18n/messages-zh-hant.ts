@@ -505,6 +505,8 @@ export const zhHant: Catalog = {
   'settings.off': '關閉',
   'settings.prefixes': '前綴',
   'settings.prefixesHint': 'LangBot 的 {key}，以空格分隔；留空：編排器的 {env}',
+  'settings.admins': '管理員',
+  'settings.adminsHint': '以管理員身分執行命令的對話，每行一個：{person} 或 {group}（群組中整個群組都算）',
   'settings.banWords': '禁用詞',
   'settings.storeBanWords': '在此儲存禁用詞',
   'settings.storeBanWordsHint': '關閉：使用 {env} 指定的檔案（如有）',

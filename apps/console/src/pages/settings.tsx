@@ -1,4 +1,4 @@
-// Instance settings: LangBot's command switch and prefixes and the ban words. Each value left at
+// Instance settings: LangBot's command switch, prefixes and admins, and the ban words. Each value left at
 // "default" uses the deployment's own (the orchestrator's environment, the ban-word file).
 import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
@@ -11,6 +11,7 @@ type Enable = 'default' | 'on' | 'off';
 interface Draft {
   enable: Enable;
   prefix: string;
+  admins: string;
   storeBanWords: boolean;
   words: string;
   mask: string;
@@ -22,6 +23,7 @@ function draftOf(s: AdminApi.InstanceSettings): Draft {
   return {
     enable: s.command.enable === null ? 'default' : s.command.enable ? 'on' : 'off',
     prefix: (s.command.prefix ?? []).join(' '),
+    admins: (s.command.admins ?? []).join('\n'),
     storeBanWords: s.banWords !== null,
     words: (s.banWords?.words ?? []).join('\n'),
     mask: s.banWords?.mask ?? '*',
@@ -34,8 +36,9 @@ function draftOf(s: AdminApi.InstanceSettings): Draft {
 function bodyOf(d: Draft): AdminApi.InstanceSettingsValues {
   const prefix = d.prefix.split(/\s+/).filter(Boolean);
   const words = d.words.split('\n').map((w) => w.trim()).filter(Boolean);
+  const admins = d.admins.split('\n').map((a) => a.trim()).filter(Boolean);
   return {
-    command: { enable: d.enable === 'default' ? null : d.enable === 'on', prefix: prefix.length ? prefix : null },
+    command: { enable: d.enable === 'default' ? null : d.enable === 'on', prefix: prefix.length ? prefix : null, admins: admins.length ? admins : null },
     banWords: d.storeBanWords ? { words, mask: d.mask, mask_word: d.maskWord } : null,
     monitoring: { showMessageText: d.showMessageText ? true : null },
   };
@@ -84,6 +87,9 @@ export function Settings({ canWrite }: { canWrite: boolean }) {
             </Field>
             <Field label={t('settings.prefixes')} htmlFor="settings-command-prefix" hint={richText(i18n, 'settings.prefixesHint', { key: <Code>command.prefix</Code>, env: <Code>COMMAND_PREFIX</Code> })}>
               <input id="settings-command-prefix" value={draft.prefix} onChange={(e) => set({ prefix: e.target.value })} />
+            </Field>
+            <Field label={t('settings.admins')} htmlFor="settings-command-admins" hint={richText(i18n, 'settings.adminsHint', { person: <Code>person:12345</Code>, group: <Code>group:67890</Code> })}>
+              <textarea id="settings-command-admins" rows={3} value={draft.admins} onChange={(e) => set({ admins: e.target.value })} />
             </Field>
           </fieldset>
           <fieldset disabled={!canWrite}>

@@ -13,6 +13,8 @@ export interface InstanceDefaults {
 export interface EffectiveInstanceSettings {
   /** The prefixes MessageProcessor treats as commands; none when commands are off. */
   commandPrefixes: string[];
+  /** Chats (`person:<id>`, `group:<id>`) whose commands run with admin privilege. */
+  commandAdmins: ReadonlySet<string>;
   banWords: BanWords;
 }
 
@@ -20,5 +22,5 @@ export function effectiveInstanceSettings(stored: AdminApi.InstanceSettingsValue
   const enable = stored.command.enable ?? defaults.commandEnable;
   const prefix = stored.command.prefix ?? defaults.commandPrefix;
   const banWords = stored.banWords ? { mask: stored.banWords.mask, maskWord: stored.banWords.mask_word, words: stored.banWords.words } : defaults.banWords;
-  return { commandPrefixes: enable ? prefix : [], banWords };
+  return { commandPrefixes: enable ? prefix : [], commandAdmins: new Set(stored.command.admins ?? []), banWords };
 }

@@ -1,5 +1,5 @@
 import type { LlmMessage, MessageChain, PluginEventName, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
-import type { PluginEventOutcome } from '@conveyor/contracts';
+import type { PluginCommand, PluginCommandCall, PluginEventOutcome } from '@conveyor/contracts';
 import type { PipelineQuery } from './query.js';
 
 // What stages need from the outside world. The engine and stages depend only on these interfaces, so
@@ -66,6 +66,10 @@ export interface PluginPort {
   emit(query: PipelineQuery, event: PluginEventPayload): Promise<PluginEventOutcome>;
   /** Whether a plugin the query's pipeline binds would be called for the event now. */
   listens(query: PipelineQuery, event: PluginEventName): boolean;
+  /** The commands of the live plugins the query's pipeline binds; of two with one name, the first plugin by name wins. */
+  commands(query: PipelineQuery): PluginCommand[];
+  /** Runs a plugin's command; throws with a message for the chat when the plugin gives no answer. */
+  runCommand(query: PipelineQuery, command: string, call: Pick<PluginCommandCall, 'params' | 'text_message' | 'is_admin'>): Promise<string>;
 }
 
 /** Built-in commands' side effects. */
@@ -104,6 +108,8 @@ export interface PipelineDeps {
   renderer?: TextRenderer;
   /** The `!`-commands' prefixes (LangBot's `command.prefix`); empty disables commands. */
   commandPrefixes?: string[];
+  /** Chats (`person:<id>`, `group:<id>`) whose commands run with admin privilege (LangBot's bot admins). */
+  commandAdmins?: ReadonlySet<string>;
   /** Called for each stage result with the stage name, for metrics. */
   onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;
   /**

@@ -12,7 +12,7 @@ import { alteredUserMessage, emitMessageReceived } from './events.js';
 /** A plugin port that records the events and answers each with the outcome `answer` gives. */
 function plugins(answer: (event: PluginEventPayload) => Partial<PluginEventOutcome>): { port: PluginPort; seen: PluginEventPayload[] } {
   const seen: PluginEventPayload[] = [];
-  return { seen, port: { emit: async (_q, event) => (seen.push(structuredClone(event)), { ...noPluginOutcome(), ...answer(event) }), listens: () => true } };
+  return { seen, port: { emit: async (_q, event) => (seen.push(structuredClone(event)), { ...noPluginOutcome(), ...answer(event) }), listens: () => true, commands: () => [], runCommand: async () => '' } };
 }
 
 async function collect(name: keyof typeof STAGE_REGISTRY, q: PipelineQuery, extra: Partial<PipelineDeps>): Promise<StageResult[]> {

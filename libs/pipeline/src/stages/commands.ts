@@ -14,9 +14,11 @@ interface Command {
 const COMMANDS: Record<string, Command> = {
   help: {
     help: '显示帮助',
-    async run(_q, _p, deps) {
+    async run(q, _p, deps) {
       const prefix = deps.commandPrefixes?.[0] ?? '!';
-      return [['可用命令:', ...Object.entries(COMMANDS).map(([n, c]) => `${prefix}${n}: ${c.help}`)].join('\n')];
+      const own = Object.entries(COMMANDS).map(([n, c]) => `${prefix}${n}: ${c.help}`);
+      const plugins = (deps.plugins?.commands(q) ?? []).filter((c) => !Object.hasOwn(COMMANDS, c.name)).map((c) => `${prefix}${c.name}: ${c.help}`);
+      return [['可用命令:', ...own, ...plugins].join('\n')];
     },
   },
   reset: {
@@ -38,10 +40,38 @@ export function unknownCommand(cmd: string): string {
   return `未知命令: ${cmd}`;
 }
 
-/** The replies for a command text without its prefix (split on single spaces, as LangBot does). */
+/** LangBot's reply to a command that needs admin privilege from a chat that has none. */
+export function notPermitted(cmd: string): string {
+  return `权限不足: ${cmd}`;
+}
+
+/** A command a plugin could not run: what the chat is told. */
+export function commandFailed(cmd: string, reason: string): string {
+  return `命令执行失败: ${cmd}: ${reason}`;
+}
+
+/** Whether the query's chat is an admin's: in a group the group counts, as LangBot's bot admins do. */
+export function isCommandAdmin(q: Pick<PipelineQuery, 'route'>, admins: ReadonlySet<string> | undefined): boolean {
+  return admins?.has(`${q.route.launcherType}:${q.route.launcherId}`) ?? false;
+}
+
+/**
+ * The replies for a command text without its prefix (split on single spaces, as LangBot does): a
+ * built-in, else a command of a plugin the pipeline binds (admin-only ones for admins' chats only).
+ */
 export async function executeCommand(q: PipelineQuery, commandText: string, deps: PipelineDeps): Promise<string[]> {
   const [cmd, ...params] = commandText.split(' ');
   const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined;
-  if (!command) return [unknownCommand(cmd)];
-  return command.run(q, params, deps);
+  if (command) return command.run(q, params, deps);
+  const plugin = deps.plugins?.commands(q).find((c) => c.name === cmd);
+  if (!plugin) return [unknownCommand(cmd)];
+  const isAdmin = isCommandAdmin(q, deps.commandAdmins);
+  if (plugin.adminOnly && !isAdmin) return [notPermitted(cmd)];
+  try {
+    return [await deps.plugins!.runCommand(q, cmd, { params, text_message: commandText, is_admin: isAdmin })];
+  } catch (err) {
+    if (deps.isOutage?.(err)) throw err;
+    deps.logger.warn({ queryId: q.queryId, command: cmd, err: (err as Error).message }, 'plugin command failed');
+    return [commandFailed(cmd, (err as Error).message)];
+  }
 }
