@@ -6,7 +6,7 @@ import { effectiveInstanceSettings, type InstanceDefaults } from './instance-set
 const defaults: InstanceDefaults = { commandEnable: true, commandPrefix: ['!', '！'], banWords: { mask: '*', maskWord: '', words: ['fromfile'] } };
 
 test('nothing stored: the deployment defaults', () => {
-  assert.deepEqual(effectiveInstanceSettings(AdminApi.InstanceSettingsValues.parse({}), defaults), { commandPrefixes: ['!', '！'], banWords: defaults.banWords });
+  assert.deepEqual(effectiveInstanceSettings(AdminApi.InstanceSettingsValues.parse({}), defaults), { commandPrefixes: ['!', '！'], commandAdmins: new Set(), banWords: defaults.banWords });
 });
 
 test('a stored value wins, each value on its own', () => {
@@ -17,6 +17,9 @@ test('a stored value wins, each value on its own', () => {
   assert.deepEqual(effectiveInstanceSettings(off, defaults).commandPrefixes, []);
   const words = AdminApi.InstanceSettingsValues.parse({ banWords: { words: ['bad'], mask_word: '[x]' } });
   assert.deepEqual(effectiveInstanceSettings(words, defaults).banWords, { mask: '*', maskWord: '[x]', words: ['bad'] });
+  const admins = AdminApi.InstanceSettingsValues.parse({ command: { admins: ['person:boss', 'group:ops'] } });
+  assert.deepEqual(effectiveInstanceSettings(admins, defaults).commandAdmins, new Set(['person:boss', 'group:ops']));
+  assert.equal(AdminApi.InstanceSettingsValues.safeParse({ command: { admins: ['boss'] } }).success, false, 'a chat names its kind');
 });
 
 test('the API refuses a word that is not a regular expression, naming it', () => {
