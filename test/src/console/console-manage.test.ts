@@ -159,16 +159,20 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     assert.equal(await page.locator(`tr[data-id="${kbId}"]`).count(), 0);
   });
 
-  test('the plugins page lists a plugin sending heartbeats with its version, events and bound pipelines', async () => {
+  test('the plugins page lists a plugin sending heartbeats with its version, events, tools and bound pipelines', async () => {
     const name = `tests/${uniqueName('console-plugin')}`;
-    plugin = await runPlugin({ name, version: '2.0.1', prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 500, handlers: { GroupNormalMessageReceived: () => undefined } });
+    plugin = await runPlugin({
+      name, version: '2.0.1', prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 500,
+      handlers: { GroupNormalMessageReceived: () => undefined },
+      tools: [{ name: 'order_status', description: 'An order', parameters: { type: 'object' }, handler: () => 'shipped' }],
+    });
     // The admin hears the heartbeats first; then the page, opened as an operator would, lists it.
     await waitUntil('the plugin registered', async () => AdminApi.PluginList.parse((await api.call('GET', '/plugins')).body).items.some((p) => p.name === name) || undefined, UI_TIMEOUT);
     await page.click('nav.sidebar a:has-text("Plugins")');
     const row = page.locator(`tr[data-name="${name}"]`);
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
-    assert.deepEqual([cells[1], cells[2], cells[5]], ['2.0.1', 'GroupNormalMessageReceived', 'default']);
+    assert.deepEqual([cells[1], cells[2], cells[3], cells[6]], ['2.0.1', 'GroupNormalMessageReceived', 'order_status', 'default']);
   });
 
   test("a webhook bot's URL to paste, and a gateway-held bot's holder", async () => {
