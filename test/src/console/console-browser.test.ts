@@ -394,7 +394,7 @@ describe('web console in Chromium', () => {
     await page.click('form[aria-label="settings"] button[type=submit]');
     await expectOk('Settings saved');
     const after = AdminApi.InstanceSettings.parse(await (await fetch(`${admin.url}/api/v1/settings`, { headers: bearer })).json());
-    assert.deepEqual(after.command, { enable: true, prefix: ['/', '#'] });
+    assert.deepEqual(after.command, { enable: true, prefix: ['/', '#'], admins: null });
 
     await go('#/audit?resource=settings');
     await page.locator('tr[data-resource="settings"]', { hasText: 'command.prefix' }).waitFor();
