@@ -133,11 +133,16 @@ export const PluginEventPayload = z.discriminatedUnion('event_name', [
 ]);
 export type PluginEventPayload = z.infer<typeof PluginEventPayload>;
 
-export const PluginEventRequest = z.object({
+/** What every call to a plugin carries first: the wire version and the message, bot and pipeline it is for. */
+const CallOrigin = {
   v: V1,
   queryId: z.string().max(200),
   botId: z.string().max(200),
   pipelineId: z.string().max(200),
+};
+
+export const PluginEventRequest = z.object({
+  ...CallOrigin,
   event: PluginEventPayload,
 }).meta({ id: 'PluginEventRequest/1' });
 export type PluginEventRequest = z.infer<typeof PluginEventRequest>;
@@ -166,10 +171,7 @@ export type PluginEventReply = z.infer<typeof PluginEventReply>;
  * PluginToolCall/1`): the model's arguments for one of the plugin's tools.
  */
 export const PluginToolCall = z.object({
-  v: V1,
-  queryId: z.string().max(200),
-  botId: z.string().max(200),
-  pipelineId: z.string().max(200),
+  ...CallOrigin,
   tool: PluginToolName,
   arguments: z.record(z.string(), z.unknown()),
 }).meta({ id: 'PluginToolCall/1' });
@@ -189,10 +191,7 @@ export type PluginToolResult = z.infer<typeof PluginToolResult>;
  * whether it is an admin's.
  */
 export const PluginCommandCall = z.object({
-  v: V1,
-  queryId: z.string().max(200),
-  botId: z.string().max(200),
-  pipelineId: z.string().max(200),
+  ...CallOrigin,
   command: PluginCommandName,
   params: z.array(z.string()).max(256),
   text_message: z.string(),

@@ -175,6 +175,27 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   };
 }
 
+/** A request's JSON body, or undefined when it is not JSON. */
+function parseRequest<T>(msg: Msg): T | undefined {
+  try {
+    return JSON.parse(decoder.decode(msg.data)) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The W3C trace context a call carries, to continue Conveyor's trace in the plugin. */
+function traceContextOf(msg: Msg): { traceparent?: string; tracestate?: string } {
+  return { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined };
+}
+
+/** Answers with a JSON body, or with an error when it is over Conveyor's payload bound. */
+function respondJson(msg: Msg, body: EventReply | ToolResult | CommandResult): void {
+  const data = encoder.encode(JSON.stringify(body));
+  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `reply of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
+  msg.respond(data);
+}
+
 function respondError(msg: Msg, message: string): void {
   const h = natsHeaders();
   h.set(PLUGIN_ERROR_HEADER, message.slice(0, 500).replace(/[\r\n]+/g, ' '));
@@ -182,12 +203,8 @@ function respondError(msg: Msg, message: string): void {
 }
 
 async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
-  let request: EventRequest;
-  try {
-    request = JSON.parse(decoder.decode(msg.data)) as EventRequest;
-  } catch {
-    return respondError(msg, 'request is not JSON');
-  }
+  const request = parseRequest<EventRequest>(msg);
+  if (!request) return respondError(msg, 'request is not JSON');
   const name = request.event?.event_name;
   const handler = handlers[name] as EventHandler<EventName> | undefined;
   if (!handler) return respondError(msg, `no handler for ${String(name)}`);
@@ -197,7 +214,7 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
     queryId: request.queryId,
     botId: request.botId,
     pipelineId: request.pipelineId,
-    traceContext: { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined },
+    traceContext: traceContextOf(msg),
     preventDefault: () => void (reply.prevent_default = true),
     preventPostorder: () => void (reply.prevent_postorder = true),
     reply: (chain) => void (reply.reply_message_chain = chain),
@@ -213,25 +230,19 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
     reply.default_prompt = request.event.default_prompt;
     reply.prompt = request.event.prompt;
   }
-  const data = encoder.encode(JSON.stringify(reply));
-  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `reply of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
-  msg.respond(data);
+  respondJson(msg, reply);
 }
 
 async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
-  let request: ToolCallRequest;
-  try {
-    request = JSON.parse(decoder.decode(msg.data)) as ToolCallRequest;
-  } catch {
-    return respondError(msg, 'request is not JSON');
-  }
+  const request = parseRequest<ToolCallRequest>(msg);
+  if (!request) return respondError(msg, 'request is not JSON');
   const tool = tools.find((t) => t.name === request.tool);
   if (!tool) return respondError(msg, `no tool ${String(request.tool)}`);
   const ctx: ToolContext = {
     queryId: request.queryId,
     botId: request.botId,
     pipelineId: request.pipelineId,
-    traceContext: { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined },
+    traceContext: traceContextOf(msg),
   };
   let result: ToolResult;
   try {
@@ -240,18 +251,12 @@ async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable
     onError(err, `tool:${tool.name}`);
     result = { v: 1, content: err instanceof Error ? err.message : String(err), is_error: true };
   }
-  const data = encoder.encode(JSON.stringify(result));
-  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `result of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
-  msg.respond(data);
+  respondJson(msg, result);
 }
 
 async function answerCommand(msg: Msg, commands: readonly Command[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
-  let request: CommandCallRequest;
-  try {
-    request = JSON.parse(decoder.decode(msg.data)) as CommandCallRequest;
-  } catch {
-    return respondError(msg, 'request is not JSON');
-  }
+  const request = parseRequest<CommandCallRequest>(msg);
+  if (!request) return respondError(msg, 'request is not JSON');
   const command = commands.find((c) => c.name === request.command);
   if (!command) return respondError(msg, `no command ${String(request.command)}`);
   const ctx: CommandContext = {
@@ -263,7 +268,7 @@ async function answerCommand(msg: Msg, commands: readonly Command[], onError: No
     launcherId: request.launcher_id,
     senderId: request.sender_id,
     isAdmin: request.is_admin,
-    traceContext: { traceparent: msg.headers?.get('traceparent') || undefined, tracestate: msg.headers?.get('tracestate') || undefined },
+    traceContext: traceContextOf(msg),
   };
   let result: CommandResult;
   try {
@@ -272,9 +277,7 @@ async function answerCommand(msg: Msg, commands: readonly Command[], onError: No
     onError(err, `command:${command.name}`);
     result = { v: 1, text: err instanceof Error ? err.message : String(err) };
   }
-  const data = encoder.encode(JSON.stringify(result));
-  if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `result of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
-  msg.respond(data);
+  respondJson(msg, result);
 }
 
 /** `natsUrl` as the client's server list: one URL, or several comma-separated (a cluster's nodes). */
