@@ -51,8 +51,10 @@ describe('admin API: the MCP server', () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
     for (const name of ['list_bots', 'create_bot', 'update_pipeline', 'delete_model', 'test_model', 'create_knowledge_base', 'list_queries', 'get_query_timeline', 'get_monitoring_summary']) assert.ok(names.includes(name), `${name} offered`);
     const id = uniqueName('mcp-model-');
-    const created = await client.callTool({ name: 'create_model', arguments: { body: { id, baseUrl: sys.llm.url, model: 'fake-model', abilities: ['func_call'] } } });
+    const canary = `sk-mcp-canary-${uniqueName('key-')}`;
+    const created = await client.callTool({ name: 'create_model', arguments: { body: { id, baseUrl: sys.llm.url, model: 'fake-model', abilities: ['func_call'], apiKey: canary } } });
     assert.ok(!created.isError, text(created));
+    assert.ok(!text(created).includes(canary), 'the key is not in the tool result');
     assert.equal(json(created).version, 1);
     const listed = json(await client.callTool({ name: 'list_models', arguments: { limit: 200 } })) as { items: { id: string }[] };
     assert.ok(listed.items.some((m) => m.id === id));
@@ -61,7 +63,9 @@ describe('admin API: the MCP server', () => {
     const stale = await client.callTool({ name: 'update_model', arguments: { id, body: { name: 'Again', version: 1 } } });
     assert.equal(stale.isError, true, 'a write naming an old version is refused');
     assert.equal(json(stale).code, 'version_conflict');
-    assert.equal(json(await client.callTool({ name: 'get_model', arguments: { id } })).name, 'Renamed');
+    const read = await client.callTool({ name: 'get_model', arguments: { id } });
+    assert.equal(json(read).name, 'Renamed');
+    assert.ok(!text(read).includes(canary), 'the key is not in a read');
     const removed = await client.callTool({ name: 'delete_model', arguments: { id, body: { version: 2 } } });
     assert.ok(!removed.isError, text(removed));
     assert.equal((await api.call('GET', `/models/${id}`)).status, 404);
@@ -71,6 +75,7 @@ describe('admin API: the MCP server', () => {
     const calls = await audit(`resource=mcp-tool&actor=${encodeURIComponent(`token:${tokens.admin.id}`)}&limit=100`);
     assert.deepEqual(calls.map((e) => e.resourceId).reverse(), ['create_model', 'list_models', 'update_model', 'update_model', 'get_model', 'delete_model']);
     assert.ok(calls.every((e) => e.action === 'call'));
+    assert.ok(!admin.logs.some((l) => l.includes(canary)), 'the key is in no log line');
   });
 
   test('a viewer token gets the read tools only; a write tool it names is refused and audited', async () => {
