@@ -16,7 +16,10 @@ const DOCUMENT_FIELDS = { id: true, knowledgeBaseId: true, name: true, type: tru
 type DocumentRow = Prisma.KnowledgeDocumentGetPayload<{ select: typeof DOCUMENT_FIELDS }>;
 
 const STATUSES = ['pending', 'processing', 'done', 'failed'] as const;
-const TYPES = ['text', 'markdown', 'pdf', 'docx'] as const;
+const TYPES = ['text', 'markdown', 'pdf', 'docx', 'html', 'xlsx', 'epub'] as const;
+const MODES = ['vector', 'fulltext', 'hybrid'] as const;
+/** The settings a knowledge base's chunks were made with: changing one ingests its documents again. */
+const CHUNKING = ['embeddingModelId', 'chunkSize', 'chunkOverlap'] as const;
 
 const oneOf = <T extends string>(options: readonly T[], value: string, fallback: T): T => options.find((o) => o === value) ?? fallback;
 
@@ -62,19 +65,30 @@ export class KnowledgeBases {
 
   /**
    * Changes the fields given. Retrieval reads the settings for every question, so the next query
-   * uses them. A knowledge base declared in conveyor.yaml gets the file's settings again when the file
-   * is synced (a deploy's migrate step).
+   * uses them. A new embedding model or chunking sends every document back to `pending` (in the same
+   * transaction as the change, so no question meets chunks of the old model) and announces their jobs.
+   * A knowledge base declared in conveyor.yaml gets the file's settings again when the file is synced
+   * (a deploy's migrate step).
    */
   async update(actor: Principal, id: string, input: AdminApi.KnowledgeBaseUpdateInput): Promise<AdminApi.KnowledgeBase> {
     if (input.rerankModelId) await this.checkModel('body.rerankModelId', input.rerankModelId, 'rerank');
+    if (input.embeddingModelId) await this.checkModel('body.embeddingModelId', input.embeddingModelId, 'embedding');
+    const existing = await this.prisma.knowledgeBase.findUnique({ where: { id } });
+    if (!existing) throw AdminApiError.notFound('knowledge base', id);
+    const changes = (Object.keys(input) as Array<keyof typeof input>).filter((k) => input[k] !== undefined && input[k] !== existing[k]);
+    if (changes.length === 0) return this.get(id);
+    const chunkSize = input.chunkSize ?? existing.chunkSize;
+    const chunkOverlap = input.chunkOverlap ?? existing.chunkOverlap;
+    if (chunkOverlap >= chunkSize) throw AdminApiError.invalid('body.chunkOverlap', `chunkOverlap (${chunkOverlap}) must be less than chunkSize (${chunkSize})`);
+    const requeued = changes.some((k) => (CHUNKING as readonly string[]).includes(k))
+      ? await this.knowledgeWrite(() => this.store.rechunk(id, { embeddingModelId: input.embeddingModelId, chunkSize: input.chunkSize, chunkOverlap: input.chunkOverlap }), id)
+      : [];
     await this.prisma.$transaction(async (tx) => {
-      const existing = await tx.knowledgeBase.findUnique({ where: { id } });
-      if (!existing) throw AdminApiError.notFound('knowledge base', id);
-      const changes = (Object.keys(input) as Array<keyof typeof input>).filter((k) => input[k] !== undefined && input[k] !== existing[k]);
-      if (changes.length === 0) return;
-      await tx.knowledgeBase.update({ where: { id }, data: Object.fromEntries(changes.map((k) => [k, input[k]])) });
+      const rest = changes.filter((k) => !(CHUNKING as readonly string[]).includes(k));
+      if (rest.length) await tx.knowledgeBase.update({ where: { id }, data: Object.fromEntries(rest.map((k) => [k, input[k]])) });
       await recordAudit(tx, { actor: actor.actor, resource: 'knowledge-base', resourceId: id, action: 'update', changes });
     });
+    for (const doc of requeued) await this.announce({ knowledgeBaseId: id, documentId: doc.id, revision: doc.revision });
     return this.get(id);
   }
 
@@ -110,7 +124,7 @@ export class KnowledgeBases {
     const name = file.name.replace(/^.*[\\/]/, '').trim();
     if (!name || name.length > 255) throw AdminApiError.invalid('body.file', 'the file needs a name of 1 to 255 characters');
     const type = documentTypeOf(name);
-    if (!type) throw AdminApiError.invalid('body.file', `${name}: unsupported document type (text: .txt .md .markdown .csv .log; .pdf; .docx)`);
+    if (!type) throw AdminApiError.invalid('body.file', `${name}: unsupported document type (text: .txt .md .markdown .csv .tsv .log; .html .htm; .pdf; .docx; .xlsx; .epub)`);
     const added = await this.knowledgeWrite(() => this.store.addDocument(knowledgeBaseId, name, type, file.content, { oneAtATime: true }), knowledgeBaseId);
     if (added.outcome !== 'unchanged') {
       await this.prisma.$transaction((tx) => recordAudit(tx, { actor: actor.actor, resource: 'knowledge-base', resourceId: knowledgeBaseId, action: added.outcome === 'created' ? 'add-document' : 'replace-document', changes: [name] }));
@@ -180,6 +194,7 @@ export class KnowledgeBases {
         chunkSize: r.chunkSize,
         chunkOverlap: r.chunkOverlap,
         rerankModelId: r.rerankModelId,
+        retrievalMode: oneOf(MODES, r.retrievalMode, 'hybrid'),
         documents,
         chunks: chunks.find((c) => c.knowledgeBaseId === r.id)?._count._all ?? 0,
         createdAt: r.createdAt.toISOString(),

@@ -30,7 +30,7 @@ test('setup stores a knowledge base and its documents once; a changed file gets 
     writeFileSync(file, yaml(['faq.md']));
     const store = new KnowledgeStore(database());
     const first = await syncConfigFile(database().prisma, file);
-    assert.deepEqual((await syncKnowledgeBases(database().prisma, first.config)).created, ['handbook']);
+    assert.deepEqual((await syncKnowledgeBases(database().prisma, store, first.config)).created, ['handbook']);
     const kb = await database().prisma.knowledgeBase.findUniqueOrThrow({ where: { id: 'handbook' } });
     assert.deepEqual([kb.embeddingModelId, kb.topK, kb.chunkSize, kb.chunkOverlap, kb.rerankModelId], ['embed', 5, 300, 30, null]);
     const stored = await storeKnowledgeDocuments(store, first.config);
@@ -38,11 +38,18 @@ test('setup stores a knowledge base and its documents once; a changed file gets 
     assert.deepEqual((await store.pending()).map((p) => p.id), [stored[0].documentId], 'pending until a runner ingests it');
 
     const again = await syncConfigFile(database().prisma, file);
-    assert.deepEqual(await syncKnowledgeBases(database().prisma, again.config), { created: [], updated: [], unchanged: ['handbook'] });
+    assert.deepEqual(await syncKnowledgeBases(database().prisma, store, again.config), { created: [], updated: [], unchanged: ['handbook'], rechunked: [] });
     assert.deepEqual((await storeKnowledgeDocuments(store, again.config)).map((d) => d.outcome), ['unchanged']);
 
     writeFileSync(path.join(dir, 'faq.md'), '# FAQ\nAsk us anything.');
     assert.deepEqual((await storeKnowledgeDocuments(store, again.config)).map((d) => [d.outcome, d.revision]), [['replaced', 2]]);
+
+    writeFileSync(file, yaml(['faq.md']).replace('chunkSize: 300', 'chunkSize: 200\n    retrievalMode: fulltext'));
+    const rechunked = await syncConfigFile(database().prisma, file);
+    assert.deepEqual(await syncKnowledgeBases(database().prisma, store, rechunked.config), { created: [], updated: ['handbook'], unchanged: [], rechunked: ['handbook'] });
+    const changed = await database().prisma.knowledgeBase.findUniqueOrThrow({ where: { id: 'handbook' } });
+    assert.deepEqual([changed.chunkSize, changed.retrievalMode], [200, 'fulltext']);
+    assert.deepEqual((await store.pending()).map((p) => [p.id, p.revision]), [[stored[0].documentId, 3]], 'new chunking ingests the document again');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -55,7 +62,7 @@ test('a missing or unsupported document, or an unknown embedding model, stops se
     writeFileSync(path.join(dir, 'tool.exe'), 'MZ');
     writeFileSync(file, yaml(['missing.md', 'tool.exe']));
     const { config } = await syncConfigFile(database().prisma, file);
-    await syncKnowledgeBases(database().prisma, config);
+    await syncKnowledgeBases(database().prisma, new KnowledgeStore(database()), config);
     await assert.rejects(storeKnowledgeDocuments(new KnowledgeStore(database()), config), (err: unknown) => {
       assert.ok(err instanceof ConfigFileError);
       assert.match(err.message, /missing\.md: cannot read the file/);

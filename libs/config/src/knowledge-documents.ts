@@ -53,21 +53,31 @@ export interface KnowledgeBaseSync {
   created: string[];
   updated: string[];
   unchanged: string[];
+  /** Updated ones whose documents went back to `pending` (a new embedding model or chunking). */
+  rechunked: string[];
 }
 
+/** The settings a knowledge base's chunks were made with: changing one re-ingests its documents. */
+const CHUNKING_FIELDS = ['embeddingModelId', 'chunkSize', 'chunkOverlap'] as const;
+
 /**
- * Creates or updates the knowledge bases `config` declares (settings only; documents are stored by
- * storeKnowledgeDocuments). A knowledge base no longer in the file is left as it is, with its
- * documents: deleting it would drop ingested chunks that pipelines may still retrieve from.
+ * Creates or updates the knowledge bases `config` declares (settings; documents are stored by
+ * storeKnowledgeDocuments). A new embedding model or chunking sends the knowledge base's documents
+ * back to `pending` (a runner ingests them again). A knowledge base no longer in the file is left as it
+ * is, with its documents: deleting it would drop ingested chunks that pipelines may still retrieve from.
  */
-export async function syncKnowledgeBases(prisma: PrismaClient, config: Pick<ConveyorConfig, 'knowledgeBases'>): Promise<KnowledgeBaseSync> {
-  const out: KnowledgeBaseSync = { created: [], updated: [], unchanged: [] };
+export async function syncKnowledgeBases(prisma: PrismaClient, store: Pick<KnowledgeStore, 'rechunk'>, config: Pick<ConveyorConfig, 'knowledgeBases'>): Promise<KnowledgeBaseSync> {
+  const out: KnowledgeBaseSync = { created: [], updated: [], unchanged: [], rechunked: [] };
   for (const kb of config.knowledgeBases) {
     const existing = await prisma.knowledgeBase.findUnique({ where: { id: kb.id } });
     if (!existing) {
       await prisma.knowledgeBase.create({ data: kb });
       out.created.push(kb.id);
     } else if ((Object.keys(kb) as Array<keyof typeof kb>).some((key) => existing[key] !== kb[key])) {
+      if (CHUNKING_FIELDS.some((key) => existing[key] !== kb[key])) {
+        await store.rechunk(kb.id, { embeddingModelId: kb.embeddingModelId, chunkSize: kb.chunkSize, chunkOverlap: kb.chunkOverlap });
+        out.rechunked.push(kb.id);
+      }
       await prisma.knowledgeBase.update({ where: { id: kb.id }, data: kb });
       out.updated.push(kb.id);
     } else {

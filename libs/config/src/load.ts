@@ -169,6 +169,7 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       chunkSize: kb.chunkSize,
       chunkOverlap: kb.chunkOverlap,
       rerankModelId: kb.rerankModel ?? null,
+      retrievalMode: kb.retrievalMode,
     })),
     knowledgeDocuments: input.knowledgeBases.flatMap((kb) =>
       [...new Set(kb.documents)].map((doc) => ({ knowledgeBaseId: kb.id, path: path.resolve(path.dirname(path.resolve(file)), doc) })),

@@ -106,6 +106,8 @@ export const KnowledgeBaseEntrySchema = z.strictObject({
   chunkOverlap: z.coerce.number().int().min(0).max(99_999).default(50),
   /** A model id with the `rerank` ability, used when the pipeline names no `rerank-model`. */
   rerankModel: Id.optional(),
+  /** `vector` (embeddings), `fulltext` (terms, CJK as bigrams) or `hybrid` (both, fused by reciprocal rank). */
+  retrievalMode: z.enum(['vector', 'fulltext', 'hybrid']).default('hybrid'),
   documents: z.array(z.string().trim().min(1).max(4096)).max(10_000).default([]),
 }).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
 

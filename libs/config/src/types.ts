@@ -43,6 +43,7 @@ export interface ConveyorConfig {
     chunkSize: number;
     chunkOverlap: number;
     rerankModelId: string | null;
+    retrievalMode: 'vector' | 'fulltext' | 'hybrid';
   }>;
   /** The files of each knowledge base, as absolute paths (the file's entries are relative to it). */
   knowledgeDocuments: Array<{ knowledgeBaseId: string; path: string }>;

@@ -676,7 +676,7 @@ export type PluginList = z.infer<typeof PluginList>;
 
 // ---------------------------------------------------------------- knowledge bases
 
-const KnowledgeDocumentType = z.enum(['text', 'markdown', 'pdf', 'docx']);
+const KnowledgeDocumentType = z.enum(['text', 'markdown', 'pdf', 'docx', 'html', 'xlsx', 'epub']);
 /** `pending` (waiting for a runner), `processing` (being chunked and embedded), `done` (searchable), `failed` (`error` says why). */
 export const KnowledgeDocumentStatus = z.enum(['pending', 'processing', 'done', 'failed']);
 export type KnowledgeDocumentStatus = z.infer<typeof KnowledgeDocumentStatus>;
@@ -702,6 +702,10 @@ export const KnowledgeDocument = z.object({
 });
 export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
 
+/** `vector`: by embedding; `fulltext`: by terms (CJK text as bigrams); `hybrid`: both, fused by reciprocal rank. */
+export const KnowledgeRetrievalMode = z.enum(['vector', 'fulltext', 'hybrid']);
+export type KnowledgeRetrievalMode = z.infer<typeof KnowledgeRetrievalMode>;
+
 export const KnowledgeBase = z.object({
   id: z.string(),
   name: z.string(),
@@ -711,6 +715,7 @@ export const KnowledgeBase = z.object({
   chunkSize: z.number().int(),
   chunkOverlap: z.number().int(),
   rerankModelId: z.string().nullable(),
+  retrievalMode: KnowledgeRetrievalMode,
   /** Its documents by status. */
   documents: z.object({ pending: z.number().int(), processing: z.number().int(), done: z.number().int(), failed: z.number().int() }),
   chunks: z.number().int(),
@@ -731,13 +736,14 @@ export const KnowledgeBaseCreate = z.strictObject({
   chunkOverlap: z.number().int().min(0).max(99_999).default(50),
   /** An LlmModel with the `rerank` ability, used when a pipeline names none. */
   rerankModelId: Id.optional(),
+  retrievalMode: KnowledgeRetrievalMode.default('hybrid'),
 }).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
 export type KnowledgeBaseCreateInput = z.output<typeof KnowledgeBaseCreate>;
 
 /**
- * PATCH /knowledge-bases/:id: its name, description and retrieval settings, the fields given. The
- * embedding model and the chunking are fixed: its chunks were cut and embedded with them (create a new
- * knowledge base to change them). `rerankModelId: null` removes the rerank model.
+ * PATCH /knowledge-bases/:id: the fields given. A new embedding model, chunk size or overlap ingests
+ * every document again (each goes back to `pending`; until then the knowledge base has fewer chunks).
+ * `rerankModelId: null` removes the rerank model.
  */
 export const KnowledgeBaseUpdate = z.strictObject({
   name: Name.optional(),
@@ -745,7 +751,12 @@ export const KnowledgeBaseUpdate = z.strictObject({
   topK: z.number().int().min(1).max(64).optional(),
   /** An LlmModel with the `rerank` ability, or null for none. */
   rerankModelId: Id.nullable().optional(),
-}).refine((kb) => Object.keys(kb).length > 0, { message: 'name at least one of name, description, topK, rerankModelId' });
+  retrievalMode: KnowledgeRetrievalMode.optional(),
+  /** An LlmModel with the `embedding` ability. */
+  embeddingModelId: Id.optional(),
+  chunkSize: z.number().int().min(1).max(100_000).optional(),
+  chunkOverlap: z.number().int().min(0).max(99_999).optional(),
+}).refine((kb) => Object.keys(kb).length > 0, { message: 'name at least one of name, description, topK, rerankModelId, retrievalMode, embeddingModelId, chunkSize, chunkOverlap' });
 export type KnowledgeBaseUpdateInput = z.output<typeof KnowledgeBaseUpdate>;
 
 /** What an upload did: a new document, new content under an existing name, or nothing (the same bytes). */

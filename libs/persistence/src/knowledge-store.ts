@@ -2,8 +2,13 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { LIMITS } from '@conveyor/contracts';
 import type { Database } from './client.js';
+import { tsqueryLiteral, tsvectorLiteral } from './knowledge-terms.js';
 
-export type KnowledgeDocumentType = 'text' | 'markdown' | 'pdf' | 'docx';
+export type KnowledgeDocumentType = 'text' | 'markdown' | 'pdf' | 'docx' | 'html' | 'xlsx' | 'epub';
+
+/** How a knowledge base finds chunks for a question: by embedding, by terms, or both fused by rank. */
+export const RETRIEVAL_MODES = ['vector', 'fulltext', 'hybrid'] as const;
+export type RetrievalMode = (typeof RETRIEVAL_MODES)[number];
 export type KnowledgeDocumentStatus = 'pending' | 'processing' | 'done' | 'failed';
 
 export interface KnowledgeBaseSettings {
@@ -14,11 +19,23 @@ export interface KnowledgeBaseSettings {
   chunkSize: number;
   chunkOverlap: number;
   rerankModelId: string | null;
+  retrievalMode: RetrievalMode;
+}
+
+/** What a search looks for: the question's text, and its embedding when the mode uses vectors. */
+export interface ChunkQuery {
+  text: string;
+  embedding?: ArrayLike<number>;
 }
 
 export interface ChunkHit {
+  /** The chunk's id (a bigint, as text). */
+  id: string;
   text: string;
-  /** Cosine similarity to the query (embeddings are unit length). */
+  /**
+   * Vector search: cosine similarity to the query (embeddings are unit length); full-text: Postgres'
+   * `ts_rank`; hybrid: the reciprocal rank fusion score.
+   */
   score: number;
   documentId: string;
   position: number;
@@ -48,10 +65,13 @@ export class KnowledgeDocumentError extends Error {
 export function documentTypeOf(fileName: string): KnowledgeDocumentType | undefined {
   const ext = /\.([A-Za-z0-9]+)$/.exec(fileName)?.[1]?.toLowerCase();
   switch (ext) {
-    case 'txt': case 'text': case 'log': case 'csv': return 'text';
+    case 'txt': case 'text': case 'log': case 'csv': case 'tsv': return 'text';
     case 'md': case 'markdown': return 'markdown';
     case 'pdf': return 'pdf';
     case 'docx': return 'docx';
+    case 'html': case 'htm': case 'xhtml': return 'html';
+    case 'xlsx': return 'xlsx';
+    case 'epub': return 'epub';
     default: return undefined;
   }
 }
@@ -114,6 +134,31 @@ async function refuseWhileIngesting(client: pg.PoolClient, knowledgeBaseId: stri
   if (rows[0]) throw new KnowledgeDocumentError('knowledge_base_busy', `${rows[0].name} is ${rows[0].status === 'pending' ? 'waiting to be ingested' : 'being ingested'}; a knowledge base ingests one document at a time`);
 }
 
+/**
+ * Reciprocal rank fusion's constant (Cormack et al., and the default of Elasticsearch and OpenSearch):
+ * a chunk's fused score is the sum over the lists holding it of 1 / (k + rank).
+ */
+const RRF_K = 60;
+/** Candidates each list of a hybrid search contributes: a multiple of top-k, so fusion has room to reorder. */
+const hybridCandidates = (topK: number) => Math.max(20, topK * 4);
+
+/** Fuses ranked lists by reciprocal rank: chunks high in either list, or present in both, come first. */
+export function fuseByRank(lists: ChunkHit[][], topK: number): ChunkHit[] {
+  const fused = new Map<string, ChunkHit>();
+  for (const list of lists) {
+    list.forEach((hit, rank) => {
+      const score = 1 / (RRF_K + rank + 1);
+      const seen = fused.get(hit.id);
+      if (seen) seen.score += score;
+      else fused.set(hit.id, { ...hit, score });
+    });
+  }
+  return [...fused.values()].sort((a, b) => b.score - a.score || Number(a.id) - Number(b.id)).slice(0, topK);
+}
+
+/** Chunks whose terms one sweep step computes (those written before full-text search existed). */
+const TERMS_BACKFILL_ROWS = 500;
+
 /** pgvector's text form of a vector: `[0.1,0.2,...]`. */
 const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`;
 
@@ -154,14 +199,66 @@ export class KnowledgeStore {
 
   async knowledgeBase(id: string): Promise<KnowledgeBaseSettings | null> {
     const { rows } = await this.pool.query<KnowledgeBaseSettings>(
-      'SELECT id, name, "embeddingModelId", "topK", "chunkSize", "chunkOverlap", "rerankModelId" FROM "KnowledgeBase" WHERE id = $1',
+      'SELECT id, name, "embeddingModelId", "topK", "chunkSize", "chunkOverlap", "rerankModelId", "retrievalMode" FROM "KnowledgeBase" WHERE id = $1',
       [id],
     );
-    return rows[0] ?? null;
+    const row = rows[0];
+    if (!row) return null;
+    return { ...row, retrievalMode: RETRIEVAL_MODES.find((m) => m === row.retrievalMode) ?? 'hybrid' };
+  }
+
+  /**
+   * The knowledge base's best `topK` chunks for the query, best first: by embedding (`vector`, which
+   * needs `query.embedding`), by terms (`fulltext`), or both fused by reciprocal rank (`hybrid`; without
+   * an embedding it is full-text alone).
+   */
+  async search(knowledgeBaseId: string, query: ChunkQuery, topK: number, mode: RetrievalMode): Promise<ChunkHit[]> {
+    if (mode === 'fulltext' || (mode === 'hybrid' && !query.embedding)) return this.searchTerms(knowledgeBaseId, query.text, topK);
+    if (!query.embedding) throw new Error('a vector search needs the question\'s embedding');
+    if (mode === 'vector') return this.searchVector(knowledgeBaseId, query.embedding, topK);
+    const candidates = hybridCandidates(topK);
+    const [byVector, byTerms] = await Promise.all([
+      this.searchVector(knowledgeBaseId, query.embedding, candidates),
+      this.searchTerms(knowledgeBaseId, query.text, candidates),
+    ]);
+    return fuseByRank([byVector, byTerms], topK);
+  }
+
+  /**
+   * Full-text search: the chunks holding any of the question's terms, ranked by `ts_rank` normalised
+   * by the chunk's length (so a long chunk does not win by size alone). The GIN index over the terms
+   * finds the candidates.
+   */
+  async searchTerms(knowledgeBaseId: string, text: string, topK: number): Promise<ChunkHit[]> {
+    const query = tsqueryLiteral(text);
+    if (!query) return [];
+    const { rows } = await this.pool.query<ChunkHit>(
+      `SELECT id::text AS id, "text", "documentId", "position", ts_rank(terms, q, 1)::float8 AS score
+         FROM "KnowledgeChunk", CAST($2 AS tsquery) AS q
+        WHERE "knowledgeBaseId" = $1 AND terms @@ q
+        ORDER BY score DESC, id LIMIT $3`,
+      [knowledgeBaseId, query, topK],
+    );
+    return rows;
+  }
+
+  /**
+   * Computes the search terms of up to `limit` chunks that have none (written before full-text search
+   * existed); returns how many it did. The runner's sweep calls it until it returns 0.
+   */
+  async fillMissingTerms(limit = TERMS_BACKFILL_ROWS): Promise<number> {
+    const { rows } = await this.pool.query<{ id: string; text: string }>('SELECT id::text AS id, "text" FROM "KnowledgeChunk" WHERE terms IS NULL ORDER BY id LIMIT $1', [limit]);
+    if (rows.length === 0) return 0;
+    await this.pool.query(
+      `UPDATE "KnowledgeChunk" AS c SET terms = CAST(p.terms AS tsvector)
+         FROM jsonb_to_recordset($1::jsonb) AS p(id bigint, terms text) WHERE c.id = p.id AND c.terms IS NULL`,
+      [JSON.stringify(rows.map((r) => ({ id: r.id, terms: tsvectorLiteral(r.text) })))],
+    );
+    return rows.length;
   }
 
   /** The `topK` chunks of the knowledge base nearest to `embedding` (unit length), best first. */
-  async search(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
+  async searchVector(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
     if (await this.hasPgvector()) return this.searchIndexed(knowledgeBaseId, embedding, topK);
     const matrix = await this.matrix(knowledgeBaseId, embedding.length);
     if (matrix) return this.searchMatrix(matrix, embedding, topK);
@@ -246,22 +343,22 @@ export class KnowledgeStore {
     }
     if (best.length === 0) return [];
     const { rows } = await this.pool.query<{ id: string; text: string; documentId: string; position: number }>(
-      'SELECT id, "text", "documentId", "position" FROM "KnowledgeChunk" WHERE id = ANY($1::bigint[])',
+      'SELECT id::text AS id, "text", "documentId", "position" FROM "KnowledgeChunk" WHERE id = ANY($1::bigint[])',
       [best.map((b) => String(ids[b.row]))],
     );
     const byId = new Map(rows.map((r) => [Number(r.id), r]));
     // A chunk deleted since the matrix was read is left out.
     return best.flatMap((b) => {
       const r = byId.get(ids[b.row]);
-      return r ? [{ text: r.text, documentId: r.documentId, position: r.position, score: b.score }] : [];
+      return r ? [{ id: r.id, text: r.text, documentId: r.documentId, position: r.position, score: b.score }] : [];
     });
   }
 
   /** Exact search in SQL, for a knowledge base too large for the in-process budget. */
   private async searchInSql(knowledgeBaseId: string, embedding: ArrayLike<number>, topK: number): Promise<ChunkHit[]> {
-    const { rows } = await this.pool.query<{ text: string; score: number; documentId: string; position: number }>(
-      `SELECT "text", "documentId", "position", score FROM (
-         SELECT "text", "documentId", "position",
+    const { rows } = await this.pool.query<ChunkHit>(
+      `SELECT id, "text", "documentId", "position", score FROM (
+         SELECT id::text AS id, "text", "documentId", "position",
                 (SELECT sum(a * b) FROM unnest("embedding", $2::real[]) AS t(a, b))::float8 AS score
            FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = $1 AND "embedding" IS NOT NULL
        ) scored WHERE score IS NOT NULL ORDER BY score DESC, "documentId", "position" LIMIT $3`,
@@ -276,8 +373,8 @@ export class KnowledgeStore {
     // The knowledge base id is a literal, not a parameter, so the planner can match the partial index's predicate.
     const client = await this.pool.connect();
     try {
-      const { rows } = await client.query<{ text: string; score: number; documentId: string; position: number }>(
-        `SELECT "text", "documentId", "position", -(("embedding"::vector(${dims})) <#> $1::vector(${dims}))::float8 AS score
+      const { rows } = await client.query<ChunkHit>(
+        `SELECT id::text AS id, "text", "documentId", "position", -(("embedding"::vector(${dims})) <#> $1::vector(${dims}))::float8 AS score
            FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = ${client.escapeLiteral(knowledgeBaseId)}
           ORDER BY ("embedding"::vector(${dims})) <#> $1::vector(${dims}) LIMIT $2`,
         [vectorLiteral(embedding), topK],
@@ -387,6 +484,39 @@ export class KnowledgeStore {
     }
   }
 
+  /**
+   * Changes how the knowledge base's chunks are made (embedding model, chunk size, overlap) and sends
+   * every document back to `pending` under a new revision, its chunks removed, in one transaction: a
+   * question never meets chunks of one model scored against another's embedding. Jobs in flight for
+   * the old revisions are dropped when they finish. Returns the documents to announce.
+   */
+  async rechunk(knowledgeBaseId: string, settings: Partial<Pick<KnowledgeBaseSettings, 'embeddingModelId' | 'chunkSize' | 'chunkOverlap'>>): Promise<Array<{ id: string; revision: number }>> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const kb = await client.query('SELECT 1 FROM "KnowledgeBase" WHERE id = $1 FOR UPDATE', [knowledgeBaseId]);
+      if (!kb.rowCount) throw new KnowledgeDocumentError('unknown_knowledge_base', `unknown knowledge base ${JSON.stringify(knowledgeBaseId)}`);
+      await client.query(
+        `UPDATE "KnowledgeBase" SET "embeddingModelId" = coalesce($2, "embeddingModelId"), "chunkSize" = coalesce($3, "chunkSize"),
+                "chunkOverlap" = coalesce($4, "chunkOverlap"), "updatedAt" = now() WHERE id = $1`,
+        [knowledgeBaseId, settings.embeddingModelId ?? null, settings.chunkSize ?? null, settings.chunkOverlap ?? null],
+      );
+      await client.query('DELETE FROM "KnowledgeChunk" WHERE "knowledgeBaseId" = $1', [knowledgeBaseId]);
+      const { rows } = await client.query<{ id: string; revision: number }>(
+        `UPDATE "KnowledgeDocument" SET revision = revision + 1, status = 'pending', error = NULL, progress = 0, "updatedAt" = now()
+          WHERE "knowledgeBaseId" = $1 RETURNING id, revision`,
+        [knowledgeBaseId],
+      );
+      await client.query('COMMIT');
+      return rows;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
   /** Removes a document and its chunks (a job still running for it finds it gone and stores nothing). */
   async deleteDocument(knowledgeBaseId: string, documentId: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('DELETE FROM "KnowledgeDocument" WHERE id = $1 AND "knowledgeBaseId" = $2', [documentId, knowledgeBaseId]);
@@ -441,10 +571,10 @@ export class KnowledgeStore {
       for (let start = 0; start < chunks.length; start += rowsPerInsert) {
         const part = chunks.slice(start, start + rowsPerInsert);
         await client.query(
-          `INSERT INTO "KnowledgeChunk" ("documentId", "knowledgeBaseId", position, "text", embedding)
-           SELECT $1, $2, p.position, p.text, p.embedding::real[]
-             FROM jsonb_to_recordset($3::jsonb) AS p(position int, text text, embedding text)`,
-          [doc.id, doc.knowledgeBaseId, JSON.stringify(part.map((c, i) => ({ position: start + i, text: c.text, embedding: `{${Array.from(c.embedding).join(',')}}` })))],
+          `INSERT INTO "KnowledgeChunk" ("documentId", "knowledgeBaseId", position, "text", embedding, terms)
+           SELECT $1, $2, p.position, p.text, p.embedding::real[], CAST(p.terms AS tsvector)
+             FROM jsonb_to_recordset($3::jsonb) AS p(position int, text text, embedding text, terms text)`,
+          [doc.id, doc.knowledgeBaseId, JSON.stringify(part.map((c, i) => ({ position: start + i, text: c.text, embedding: `{${Array.from(c.embedding).join(',')}}`, terms: tsvectorLiteral(c.text) })))],
         );
       }
       await client.query(`UPDATE "KnowledgeDocument" SET status = 'done', progress = 100, error = NULL, "updatedAt" = now() WHERE id = $1`, [doc.id]);

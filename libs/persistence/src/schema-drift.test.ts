@@ -23,7 +23,7 @@ function parseSchema(text: string): Model[] {
     const model: Model = { name, fields: [], blockAttrs: [] };
     for (const line of body.split('\n').map((l) => l.trim()).filter(Boolean)) {
       if (line.startsWith('@@')) { model.blockAttrs.push(line); continue; }
-      const m = /^(\w+)\s+(\w+)(\[\])?(\?)?\s*(.*)$/.exec(line);
+      const m = /^(\w+)\s+(Unsupported\("\w+"\)|\w+)(\[\])?(\?)?\s*(.*)$/.exec(line);
       assert.ok(m, `cannot parse field line ${line}`);
       model.fields.push({ name: m[1], type: m[2], list: !!m[3], optional: !!m[4], attrs: m[5] });
     }
@@ -39,7 +39,7 @@ const KEYWORDS = new Set(['position']);
 const ident = (name: string) => (/^[a-z_][a-z0-9_]*$/.test(name) && !KEYWORDS.has(name) ? name : `"${name}"`);
 
 const PG_TYPES: Record<string, string> = {
-  String: 'text', Int: 'integer', BigInt: 'bigint', Boolean: 'boolean', DateTime: 'timestamp without time zone', Json: 'jsonb', Bytes: 'bytea', Float: 'double precision',
+  'Unsupported("tsvector")': 'tsvector', String: 'text', Int: 'integer', BigInt: 'bigint', Boolean: 'boolean', DateTime: 'timestamp without time zone', Json: 'jsonb', Bytes: 'bytea', Float: 'double precision',
 };
 
 /** The element type Postgres stores for a list field: `@db.Real` narrows Float to float4. */
@@ -115,11 +115,11 @@ for (const model of models) {
 
   test(`indexes and foreign keys of ${model.name} match its attributes`, async () => {
     const expectedIndexes = model.blockAttrs
-      .map((a) => /^@@(index|unique)\(\[([^\]]+)\]\)$/.exec(a))
+      .map((a) => /^@@(index|unique)\(\[([^\]]+)\](?:, type: (Gin))?\)$/.exec(a))
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => {
         const cols = m[2].split(',').map((c) => c.trim());
-        return `${m[1] === 'unique' ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${model.name}_${cols.join('_')}_${m[1] === 'unique' ? 'key' : 'idx'}" ON public."${model.name}" USING btree (${cols.map(ident).join(', ')})`;
+        return `${m[1] === 'unique' ? 'CREATE UNIQUE INDEX' : 'CREATE INDEX'} "${model.name}_${cols.join('_')}_${m[1] === 'unique' ? 'key' : 'idx'}" ON public."${model.name}" USING ${m[3] ? 'gin' : 'btree'} (${cols.map(ident).join(', ')})`;
       });
     assert.equal(expectedIndexes.length, model.blockAttrs.filter((a) => !a.startsWith('@@id(')).length, 'every block attribute understood');
     const { rows } = await client.query<{ indexdef: string }>(

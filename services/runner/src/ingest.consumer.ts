@@ -41,7 +41,8 @@ export class IngestConsumer {
 
 /**
  * Publishes the job of every document still pending (documents added by setup, or whose publish was
- * lost), now and every KNOWLEDGE_SWEEP_MS. The job's de-duplication id is the document and revision,
+ * lost), and computes the search terms of a batch of chunks written before full-text search existed,
+ * now and every KNOWLEDGE_SWEEP_MS. The job's de-duplication id is the document and revision,
  * so replicas sweeping at once publish it once. Returns the stop.
  */
 export function startKnowledgeSweep(infra: RunnerInfra): () => void {
@@ -54,6 +55,8 @@ export function startKnowledgeSweep(infra: RunnerInfra): () => void {
       for (const doc of await store.pending(SWEEP_BATCH)) {
         await infra.publisher.publish(infra.topology.subjects.ingest(doc.knowledgeBaseId), IngestJob, { v: 1, documentId: doc.id, revision: doc.revision }, { msgId: `ingest:${doc.id}:${doc.revision}` });
       }
+      const filled = await store.fillMissingTerms();
+      if (filled > 0) infra.logger.info({ chunks: filled }, 'computed the search terms of chunks written before full-text search');
     } catch (err) {
       infra.logger.warn({ err: (err as Error).message }, 'knowledge sweep failed; the next one tries again');
     } finally {

@@ -37,9 +37,9 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : undefined };
   };
-  const documentState = (id: string, until: (d: AdminApi.KnowledgeDocument) => boolean) =>
+  const documentState = (id: string, until: (d: AdminApi.KnowledgeDocument) => boolean, kb = kbId) =>
     waitUntil(`document ${id} to settle`, async () => {
-      const docs = AdminApi.Page(AdminApi.KnowledgeDocument).parse((await api.call('GET', `/knowledge-bases/${kbId}/documents`)).body).items;
+      const docs = AdminApi.Page(AdminApi.KnowledgeDocument).parse((await api.call('GET', `/knowledge-bases/${kb}/documents`)).body).items;
       const d = docs.find((x) => x.id === id);
       return d && until(d) ? d : undefined;
     }, 45_000);
@@ -106,22 +106,24 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.deepEqual(audit.sort(), ['add-document', 'add-document', 'create']);
   });
 
-  test('a knowledge base\'s name, description and retrieval settings change through PATCH; its embedding model and chunking do not', async () => {
+  test('a knowledge base\'s name, description and retrieval settings change through PATCH; bad values are refused naming the field', async () => {
     const id = uniqueName('kb-');
     assert.equal((await api.call('POST', '/knowledge-bases', { id, name: 'Draft', embeddingModelId: 'embed', topK: 3 })).status, 201);
     await db.prisma.llmModel.create({ data: { id: `${id}-rr`, name: 'rerank', baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: 'fake-rr', abilities: ['rerank'] } });
     const patched = await api.call('PATCH', `/knowledge-bases/${id}`, { name: 'Policies', description: 'What HR wrote down', topK: 7, rerankModelId: `${id}-rr` });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const kb = AdminApi.KnowledgeBase.parse(patched.body);
-    assert.deepEqual([kb.name, kb.description, kb.topK, kb.rerankModelId, kb.embeddingModelId, kb.chunkSize], ['Policies', 'What HR wrote down', 7, `${id}-rr`, 'embed', 512]);
+    assert.deepEqual([kb.name, kb.description, kb.topK, kb.rerankModelId, kb.embeddingModelId, kb.chunkSize, kb.retrievalMode], ['Policies', 'What HR wrote down', 7, `${id}-rr`, 'embed', 512, 'hybrid']);
     // What retrieval reads for the next question.
     const stored = await db.prisma.knowledgeBase.findUniqueOrThrow({ where: { id } });
     assert.deepEqual([stored.name, stored.topK, stored.rerankModelId], ['Policies', 7, `${id}-rr`]);
     const cleared = await api.call('PATCH', `/knowledge-bases/${id}`, { rerankModelId: null });
     assert.equal(cleared.body.rerankModelId, null);
+    assert.equal((await api.call('PATCH', `/knowledge-bases/${id}`, { retrievalMode: 'fulltext' })).body.retrievalMode, 'fulltext');
     for (const [body, field] of [
-      [{ chunkSize: 100 }, 'body'],
-      [{ embeddingModelId: 'chat' }, 'body'],
+      [{ chunkOverlap: 512 }, 'body.chunkOverlap'],
+      [{ embeddingModelId: 'chat' }, 'body.embeddingModelId'],
+      [{ retrievalMode: 'semantic' }, 'body'],
       [{ topK: 0 }, 'body.topK'],
       [{ rerankModelId: 'chat' }, 'body.rerankModelId'],
       [{}, 'body'],
@@ -133,7 +135,35 @@ describe('admin API: knowledge bases, plugins, bot endpoints', () => {
     assert.equal((await api.call('PATCH', `/knowledge-bases/${uniqueName('kb-')}`, { name: 'x' })).status, 404);
     assert.equal((await viewer.call('PATCH', `/knowledge-bases/${id}`, { name: 'No' })).status, 403);
     const audit = (await api.call('GET', `/audit?resource=knowledge-base&resourceId=${id}`)).body.items as AdminApi.AuditEntry[];
-    assert.deepEqual(audit.filter((e) => e.action === 'update').map((e) => [...e.changes].sort()), [['rerankModelId'], ['description', 'name', 'rerankModelId', 'topK']]);
+    assert.deepEqual(audit.filter((e) => e.action === 'update').map((e) => [...e.changes].sort()), [['retrievalMode'], ['rerankModelId'], ['description', 'name', 'rerankModelId', 'topK']]);
+    assert.equal((await api.call('DELETE', `/knowledge-bases/${id}`)).status, 204);
+  });
+
+  test('a new chunk size or embedding model ingests every document again; an HTML page is read as its text', async () => {
+    const id = uniqueName('kb-');
+    assert.equal((await api.call('POST', '/knowledge-bases', { id, name: 'Pages', embeddingModelId: 'embed', chunkSize: 400, chunkOverlap: 0 })).status, 201);
+    const page = `<html><body><h1>Visitors</h1><p>${'Parking is free on level two. '.repeat(4)}</p><p>${'The lobby opens at eight. '.repeat(4)}</p><script>secret()</script></body></html>`;
+    const up = await upload(api, id, 'visitors.html', page);
+    assert.equal(up.status, 201, JSON.stringify(up.body));
+    assert.equal(up.body.document.type, 'html');
+    const first = await documentState(up.body.document.id, (d) => d.status === 'done', id);
+    const before = await db.prisma.knowledgeChunk.findMany({ where: { documentId: first.id }, orderBy: { position: 'asc' } });
+    assert.ok(before.length >= 1 && before.every((c) => !c.text.includes('secret') && !c.text.includes('<')), JSON.stringify(before.map((c) => c.text)));
+
+    const rechunked = await api.call('PATCH', `/knowledge-bases/${id}`, { chunkSize: 60 });
+    assert.equal(rechunked.status, 200, JSON.stringify(rechunked.body));
+    const again = await documentState(first.id, (d) => d.status === 'done' && d.revision === first.revision + 1, id);
+    assert.ok(again.chunks > before.length, `smaller chunks: ${again.chunks} > ${before.length}`);
+    const after = await db.prisma.knowledgeChunk.findMany({ where: { documentId: first.id } });
+    assert.ok(after.every((c) => c.text.length <= 60), 'cut at the new size');
+
+    await db.prisma.llmModel.create({ data: { id: `${id}-e2`, name: 'embed 2', baseUrl: sys.llm.url, apiKeyRef: 'env:CONVEYOR_KEY_E2E_LLM', modelId: 'fake-embed-2', abilities: ['embedding'] } });
+    const embedsBefore = sys.llm.embeddingRequests.length;
+    assert.equal((await api.call('PATCH', `/knowledge-bases/${id}`, { embeddingModelId: `${id}-e2` })).status, 200);
+    await documentState(first.id, (d) => d.status === 'done' && d.revision === first.revision + 2, id);
+    assert.ok(sys.llm.embeddingRequests.slice(embedsBefore).some((r) => r.model === 'fake-embed-2'), 'embedded with the new model');
+    const audit = (await api.call('GET', `/audit?resource=knowledge-base&resourceId=${id}`)).body.items as AdminApi.AuditEntry[];
+    assert.deepEqual(audit.filter((e) => e.action === 'update').map((e) => e.changes), [['embeddingModelId'], ['chunkSize']]);
     assert.equal((await api.call('DELETE', `/knowledge-bases/${id}`)).status, 204);
   });
 

@@ -52,8 +52,10 @@ describe('knowledge bases', () => {
     const chunks = await db.prisma.knowledgeChunk.findMany({ where: { documentId: doc.id }, orderBy: { position: 'asc' } });
     assert.deepEqual(chunks.map((c) => c.text), HANDBOOK.split('\n\n'), 'one chunk per paragraph at chunk size 60');
     assert.ok(chunks.every((c) => c.embedding.length === 64));
-    const hits = await store.search('handbook', unitVector(fakeEmbedding('where can visitors park for free')), 1);
+    const question = 'where can visitors park for free';
+    const hits = await store.search('handbook', { text: question, embedding: unitVector(fakeEmbedding(question)) }, 1, 'vector');
     assert.equal(hits[0]?.text, 'Parking is free for visitors on level two.');
+    assert.deepEqual((await store.search('handbook', { text: question }, 1, 'fulltext')).map((h) => h.text), ['Parking is free for visitors on level two.'], 'the chunks carry their search terms');
   });
 
   test("the model receives LangBot's combined prompt with the reranked chunks; history keeps the user's words", async () => {

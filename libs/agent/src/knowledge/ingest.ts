@@ -6,6 +6,7 @@ import type { OpenAIClientPool } from '../client-pool.js';
 import type { ResolvedModel } from '../model.js';
 import type { AgentLogger } from '../agent-loop.js';
 import { chunkText } from './chunk.js';
+import { epubText, htmlText, xlsxText } from './document-formats.js';
 import { embedTexts, KnowledgeError } from './embeddings.js';
 
 export interface IngestDocument {
@@ -41,7 +42,8 @@ export interface IngestDeps {
 
 /**
  * The text of a document: text and Markdown decoded as UTF-8, PDF pages (unpdf, pdf.js) joined by
- * blank lines, DOCX paragraphs (mammoth). A file that cannot be parsed, or holds more text than a
+ * blank lines, DOCX paragraphs (mammoth), HTML as plain text, XLSX rows with their column headers, and
+ * EPUB sections in reading order. A file that cannot be parsed, or holds more text than a
  * document may, is a code-classified error that fails the document.
  */
 export async function documentText(doc: Pick<IngestDocument, 'name' | 'type' | 'content'>): Promise<string> {
@@ -67,6 +69,15 @@ export async function documentText(doc: Pick<IngestDocument, 'name' | 'type' | '
         text = (await mammoth.extractRawText({ buffer: doc.content })).value;
         break;
       }
+      case 'html':
+        text = htmlText(new TextDecoder('utf-8').decode(doc.content));
+        break;
+      case 'xlsx':
+        text = await xlsxText(doc.content);
+        break;
+      case 'epub':
+        text = await epubText(doc.content);
+        break;
       default:
         throw new Error(`documents of type ${doc.type} cannot be read`);
     }

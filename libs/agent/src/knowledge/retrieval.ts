@@ -8,17 +8,21 @@ import { embedTexts, KnowledgeError } from './embeddings.js';
 import { rerank } from './rerank.js';
 import { combinedPrompt, retrievalText, withRetrievalText } from './template.js';
 
+/** `vector`: by embedding; `fulltext`: by terms (no embedding call); `hybrid`: both, fused by rank. */
+export type RetrievalMode = 'vector' | 'fulltext' | 'hybrid';
+
 export interface KnowledgeBaseInfo {
   id: string;
   embeddingModelId: string;
   topK: number;
   rerankModelId: string | null;
+  retrievalMode: RetrievalMode;
 }
 
 /** Where knowledge bases and their chunks live (Postgres' KnowledgeStore in the runner). */
 export interface KnowledgeSource {
   knowledgeBase(id: string): Promise<KnowledgeBaseInfo | null>;
-  search(knowledgeBaseId: string, embedding: Float32Array, topK: number): Promise<Array<{ text: string }>>;
+  search(knowledgeBaseId: string, query: { text: string; embedding?: Float32Array }, topK: number, mode: RetrievalMode): Promise<Array<{ text: string }>>;
 }
 
 export interface RetrievalDeps {
@@ -35,8 +39,8 @@ export interface RetrievalDeps {
 const retrievals = meter.createCounter('conveyor_knowledge_retrievals', { description: 'Knowledge base retrievals before a model call, by outcome (hits, none, failed)' });
 
 /**
- * LangBot's retrieval step of the local agent: for each bound knowledge base in order, embed the user's
- * text and take the knowledge base's top-k chunks; rerank them when a rerank model is set (at most 64
+ * LangBot's retrieval step of the local agent: for each bound knowledge base in order, take its top-k
+ * chunks for the user's text by its retrieval mode (embedding the text unless the mode is full-text); rerank them when a rerank model is set (at most 64
  * documents, the best `rerankTopK` kept; a missing model or a failed rerank keeps the order); fill
  * `rag_combined_prompt_template` and put it in place of the user turn's first text. Only a user turn
  * with text retrieves. A failure is logged (with the trace id) and the messages go on unchanged.
@@ -86,14 +90,14 @@ async function retrieve(question: string, binding: NonNullable<RunRequest['knowl
       continue;
     }
     kbRerankModel ??= kb.rerankModelId;
-    let embedding = embeddings.get(kb.embeddingModelId);
-    if (!embedding) {
+    let embedding = kb.retrievalMode === 'fulltext' ? undefined : embeddings.get(kb.embeddingModelId);
+    if (!embedding && kb.retrievalMode !== 'fulltext') {
       const model = await deps.model(kb.embeddingModelId);
       if (!model) throw new KnowledgeError('model_missing', `embedding model ${kb.embeddingModelId} of knowledge base ${id} not found`);
       [embedding] = await embedTexts(deps.pool, model, [question], { signal: deps.signal, telemetry: deps.telemetry });
       embeddings.set(kb.embeddingModelId, embedding);
     }
-    for (const hit of await deps.source.search(id, embedding, kb.topK)) hits.push(hit.text);
+    for (const hit of await deps.source.search(id, { text: question, embedding }, kb.topK, kb.retrievalMode)) hits.push(hit.text);
   }
   const rerankModelId = binding.rerankModel || kbRerankModel;
   if (hits.length === 0 || !rerankModelId) return hits;

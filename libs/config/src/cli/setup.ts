@@ -55,8 +55,8 @@ async function main(): Promise<void> {
     } else {
       console.log(`setup: configuration changes not announced: ${announced.skipped}; running services pick them up within their cache safety TTL`);
     }
-    const kbs = await syncKnowledgeBases(db.prisma, config);
-    if (kbs.created.length + kbs.updated.length) console.log(`setup: knowledge bases: created ${JSON.stringify(kbs.created)}, updated ${JSON.stringify(kbs.updated)}`);
+    const kbs = await syncKnowledgeBases(db.prisma, new KnowledgeStore(db), config);
+    if (kbs.created.length + kbs.updated.length) console.log(`setup: knowledge bases: created ${JSON.stringify(kbs.created)}, updated ${JSON.stringify(kbs.updated)}${kbs.rechunked.length ? `, ingesting again (new embedding model or chunking) ${JSON.stringify(kbs.rechunked)}` : ''}`);
     // Documents wait as `pending`; a runner publishes their ingestion jobs (it sweeps pending documents).
     const documents = await storeKnowledgeDocuments(new KnowledgeStore(db), config);
     if (documents.length) {
