@@ -11,7 +11,8 @@ import { useI18n } from '../i18n/react.js';
 const base = (id: string) => `/knowledge-bases/${encodeURIComponent(id)}`;
 /** How often a page with a document in flight asks again. */
 const REFRESH_MS = 1_500;
-const FORMATS = '.txt .md .markdown .csv .log .pdf .docx';
+const FORMATS = '.txt .md .markdown .csv .tsv .log .html .htm .pdf .docx .xlsx .epub';
+const MODES = AdminApi.KnowledgeRetrievalMode.options;
 
 export function KnowledgeBases({ route, canWrite }: { route: Route; canWrite: boolean }) {
   if (route.id === 'new') return <KnowledgeBaseCreate canWrite={canWrite} />;
@@ -66,6 +67,7 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
   const [chunkSize, setChunkSize] = useState('512');
   const [chunkOverlap, setChunkOverlap] = useState('50');
   const [topK, setTopK] = useState('5');
+  const [retrievalMode, setRetrievalMode] = useState<AdminApi.KnowledgeRetrievalMode>('hybrid');
   const save = useAction();
   const { t } = useI18n();
   const chosenModel = embeddingModelId || embedding[0]?.id || '';
@@ -74,7 +76,7 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
     e.preventDefault();
     void save.run(async () => {
       const created = await request('POST', '/knowledge-bases', AdminApi.KnowledgeBase, {
-        body: { id: id.trim(), name: name.trim(), description, embeddingModelId: chosenModel, ...(rerankModelId ? { rerankModelId } : {}), chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap), topK: Number(topK) },
+        body: { id: id.trim(), name: name.trim(), description, embeddingModelId: chosenModel, ...(rerankModelId ? { rerankModelId } : {}), chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap), topK: Number(topK), retrievalMode },
       });
       location.hash = formatRoute({ page: 'knowledge-bases', id: created.id });
     });
@@ -102,6 +104,7 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
         <Field label={t('kb.chunkSize')} htmlFor="kb-chunk-size"><input id="kb-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
         <Field label={t('kb.chunkOverlap')} htmlFor="kb-chunk-overlap"><input id="kb-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
         <Field label={t('kb.topK')} htmlFor="kb-top-k"><input id="kb-top-k" inputMode="numeric" value={topK} onChange={(e) => setTopK(e.target.value)} /></Field>
+        <RetrievalModeField id="kb-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />
         <ErrorNote error={models.error} />
         <div className="buttons"><button type="submit" disabled={!canWrite || save.busy || !chosenModel}>{save.busy ? t('common.saving') : t('kb.create')}</button></div>
         <ErrorNote error={save.error} />
@@ -110,28 +113,54 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
   );
 }
 
-/** The editable settings: name, description, chunks per question and the rerank model. */
+function RetrievalModeField({ id, value, onChange }: { id: string; value: AdminApi.KnowledgeRetrievalMode; onChange: (mode: AdminApi.KnowledgeRetrievalMode) => void }) {
+  const { t } = useI18n();
+  return (
+    <Field label={t('kb.retrievalMode')} htmlFor={id}>
+      <select id={id} value={value} onChange={(e) => onChange(MODES.find((m) => m === e.target.value) ?? 'hybrid')}>
+        {MODES.map((m) => <option key={m} value={m}>{t(`kb.mode.${m}`)}</option>)}
+      </select>
+    </Field>
+  );
+}
+
+/**
+ * The editable settings: name, description, retrieval (mode, chunks per question, rerank model), and
+ * the chunking (embedding model, chunk size and overlap), whose change ingests every document again.
+ */
 function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase; onSaved: () => void }) {
   const models = useLoad((signal) => listAll('/models', AdminApi.Model, { signal }), []);
   const rerank = models.data?.items.filter((m) => m.abilities.includes('rerank')) ?? [];
+  const embedding = models.data?.items.filter((m) => m.abilities.includes('embedding')) ?? [];
   const [name, setName] = useState(info.name);
   const [description, setDescription] = useState(info.description);
   const [topK, setTopK] = useState(String(info.topK));
   const [rerankModelId, setRerankModelId] = useState(info.rerankModelId ?? '');
+  const [retrievalMode, setRetrievalMode] = useState(info.retrievalMode);
+  const [embeddingModelId, setEmbeddingModelId] = useState(info.embeddingModelId);
+  const [chunkSize, setChunkSize] = useState(String(info.chunkSize));
+  const [chunkOverlap, setChunkOverlap] = useState(String(info.chunkOverlap));
   const save = useAction();
   const { t } = useI18n();
+  const documents = info.documents.pending + info.documents.processing + info.documents.done + info.documents.failed;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    const rechunk = embeddingModelId !== info.embeddingModelId || Number(chunkSize) !== info.chunkSize || Number(chunkOverlap) !== info.chunkOverlap;
+    if (rechunk && documents > 0 && !confirm(t('kb.rechunkConfirm', { n: documents }))) return;
     void save.run(async () => {
       const saved = await request('PATCH', base(info.id), AdminApi.KnowledgeBase, {
-        body: { name: name.trim(), description, topK: Number(topK), rerankModelId: rerankModelId || null },
+        body: { name: name.trim(), description, topK: Number(topK), rerankModelId: rerankModelId || null, retrievalMode, embeddingModelId, chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap) },
       });
       // The form shows what was stored (a name trimmed, say); the page's header and meta line reload.
       setName(saved.name);
       setDescription(saved.description);
       setTopK(String(saved.topK));
       setRerankModelId(saved.rerankModelId ?? '');
+      setRetrievalMode(saved.retrievalMode);
+      setEmbeddingModelId(saved.embeddingModelId);
+      setChunkSize(String(saved.chunkSize));
+      setChunkOverlap(String(saved.chunkOverlap));
       onSaved();
       return t('kb.settingsSaved');
     });
@@ -143,6 +172,7 @@ function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase
       <p className="hint">{t('kb.settingsHint')}</p>
       <Field label={t('common.name')} htmlFor="kb-edit-name"><input id="kb-edit-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
       <Field label={t('kb.description')} htmlFor="kb-edit-description"><textarea id="kb-edit-description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} /></Field>
+      <RetrievalModeField id="kb-edit-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />
       <Field label={t('kb.topK')} htmlFor="kb-edit-top-k"><input id="kb-edit-top-k" inputMode="numeric" value={topK} onChange={(e) => setTopK(e.target.value)} /></Field>
       <Field label={t('kb.rerankModel')} htmlFor="kb-edit-rerank-model">
         <select id="kb-edit-rerank-model" value={rerankModelId} onChange={(e) => setRerankModelId(e.target.value)}>
@@ -152,6 +182,14 @@ function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase
           {rerank.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
         </select>
       </Field>
+      <Field label={t('kb.embeddingModel')} htmlFor="kb-edit-embedding-model">
+        <select id="kb-edit-embedding-model" value={embeddingModelId} onChange={(e) => setEmbeddingModelId(e.target.value)}>
+          {embedding.some((m) => m.id === info.embeddingModelId) ? null : <option value={info.embeddingModelId} translate="no">{info.embeddingModelId}</option>}
+          {embedding.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
+        </select>
+      </Field>
+      <Field label={t('kb.chunkSize')} htmlFor="kb-edit-chunk-size"><input id="kb-edit-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
+      <Field label={t('kb.chunkOverlap')} htmlFor="kb-edit-chunk-overlap"><input id="kb-edit-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
       <ErrorNote error={models.error} />
       <div className="buttons"><button type="submit" disabled={save.busy}>{save.busy ? t('common.saving') : t('common.save')}</button></div>
       <ErrorNote error={save.error} />
