@@ -129,12 +129,15 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     await form.locator('#kb-edit-description').fill('Where things are in the office');
     await form.locator('#kb-edit-top-k').fill('4');
     await form.locator('#kb-edit-rerank-model').selectOption('rerank');
+    await form.locator('#kb-edit-retrieval-mode').selectOption('fulltext');
+    await form.locator('#kb-edit-chunk-size').fill('30');
     await form.locator('button[type=submit]').click();
     await expectOk('Settings saved.');
     await page.locator('h1', { hasText: `Knowledge base ${kbName} v2` }).waitFor();
     await page.locator('p.meta', { hasText: '4 chunks per question' }).waitFor();
+    await page.locator('p.meta', { hasText: 'chunk size 30' }).waitFor();
     const stored = await prisma.knowledgeBase.findUniqueOrThrow({ where: { id: kbId } });
-    assert.deepEqual([stored.name, stored.description, stored.topK, stored.rerankModelId, stored.chunkSize], [`${kbName} v2`, 'Where things are in the office', 4, 'rerank', 40]);
+    assert.deepEqual([stored.name, stored.description, stored.topK, stored.rerankModelId, stored.chunkSize, stored.retrievalMode], [`${kbName} v2`, 'Where things are in the office', 4, 'rerank', 30, 'fulltext']);
     // Out of bounds: the API's reason, nothing stored.
     await form.locator('#kb-edit-top-k').fill('0');
     await form.locator('button[type=submit]').click();
