@@ -25,3 +25,4 @@ export {
 } from './knowledge/index.js';
 export { ImageFetcher, inlineImages, type ImageSource } from './attachments/index.js';
 export { pluginToolBox, PluginToolFailure, type PluginToolPort, type PluginToolBoxOptions } from './plugin-tools.js';
+export { PluginHostApi, PluginHostError, type PipelineAccess, type PluginHostPorts } from './plugin-host-api.js';

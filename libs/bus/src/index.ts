@@ -50,4 +50,5 @@ export {
   type OfferedPluginCommand,
   type OfferedPluginTool,
 } from './plugin-host.js';
+export { PluginHostServer, type PluginHostHandler, type PluginHostServerOptions } from './plugin-host-server.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

@@ -1,2 +1,3 @@
 export { ConfigCache, ConfigReadModel, MAX_LISTED_BOTS, type BotEntry, type EnabledBot, type ConfigLogger, type ConfigReadModelOptions, type McpServerEntry, type ModelConfig, type SkillEntry, type StoredInstanceSettings } from './read-model.js';
 export { InstanceSettingsSource, type InstanceSettingsDeps } from './instance-settings.js';
+export { PluginAccess, type PluginPipelineAccess } from './plugin-access.js';

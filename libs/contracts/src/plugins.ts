@@ -31,6 +31,16 @@ export const PLUGIN_LIMITS = {
   /** Commands one plugin may offer, and characters of a command's help. */
   commandsPerPlugin: 32,
   commandHelpChars: 256,
+  /** A plugin's own key/value storage: characters of a key, bytes of a value, keys and bytes in all. */
+  storageKeyChars: 256,
+  storageValueBytes: 262_144,
+  storageKeys: 1_000,
+  storageBytes: 4_194_304,
+  /** Texts one embedding call may carry, documents one rerank call, chunks one retrieval returns. */
+  hostTexts: 64,
+  hostTopK: 64,
+  /** Longest a host call (a model's answer included) may take before the runner gives up on it. */
+  hostCallMs: 120_000,
 } as const;
 
 /** LangBot's pipeline events that Conveyor emits. */
@@ -240,3 +250,61 @@ export function foldPluginReply(outcome: PluginEventOutcome, event: PluginEventP
   if (reply.prompt) outcome.prompt = reply.prompt;
   return { ...event, default_prompt: outcome.defaultPrompt ?? event.default_prompt, prompt: outcome.prompt ?? event.prompt };
 }
+
+// ---------------------------------------------------------------- the host API: a plugin calls Conveyor
+
+const StorageKey = z.string().min(1).max(PLUGIN_LIMITS.storageKeyChars);
+const HostId = z.string().min(1).max(200);
+
+/**
+ * A plugin's call into Conveyor (LangBot's plugin host API), on the plugin's own host subject; `plugin`
+ * must be the name that subject was built from. `op` says what is asked:
+ * - `storage.get` / `storage.set` / `storage.delete` / `storage.list`: the plugin's own key/value
+ *   storage (values are text; a plugin encodes what it keeps, JSON say), bounded per plugin;
+ * - `llm.invoke`: the model of a pipeline that binds the plugin (its primary, then its fallbacks), with
+ *   `stream: true` answered by several replies (`PluginHostStreamChunk/1`, then the final reply);
+ * - `embeddings` / `rerank`: a model with that ability, by id;
+ * - `knowledge.retrieve`: a knowledge base a pipeline binding the plugin retrieves from.
+ */
+export const PluginHostRequest = z.discriminatedUnion('op', [
+  z.object({ v: V1, plugin: PluginName, op: z.literal('storage.get'), key: StorageKey }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('storage.set'), key: StorageKey, value: z.string() }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('storage.delete'), key: StorageKey }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('storage.list'), prefix: z.string().max(PLUGIN_LIMITS.storageKeyChars).default('') }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('llm.invoke'), pipelineId: HostId, messages: z.array(LlmMessage).min(1).max(1_000), stream: z.boolean().default(false) }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('embeddings'), modelId: HostId, texts: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('rerank'), modelId: HostId, query: z.string().max(100_000), documents: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('knowledge.retrieve'), knowledgeBaseId: HostId, query: z.string().min(1).max(100_000), topK: z.number().int().min(1).max(PLUGIN_LIMITS.hostTopK).optional() }),
+]).meta({ id: 'PluginHostRequest/1' });
+export type PluginHostRequest = z.infer<typeof PluginHostRequest>;
+export type PluginHostOp = PluginHostRequest['op'];
+
+/**
+ * Why a host call was refused or failed: `invalid` (the request), `forbidden` (not the plugin's to use:
+ * a pipeline that does not bind it, another plugin's subject), `not_found`, `too_large` (a storage
+ * bound), `unavailable` (the model or backend failed), `internal`.
+ */
+export const PluginHostErrorCode = z.enum(['invalid', 'forbidden', 'not_found', 'too_large', 'unavailable', 'internal']);
+export type PluginHostErrorCode = z.infer<typeof PluginHostErrorCode>;
+
+/** What each op answers, in `result` of a successful reply. */
+export interface PluginHostResults {
+  'storage.get': { value: string | null };
+  'storage.set': { bytes: number };
+  'storage.delete': { deleted: boolean };
+  'storage.list': { keys: string[] };
+  'llm.invoke': { message: LlmMessage; model: string; usage?: { prompt_tokens: number; completion_tokens: number } };
+  embeddings: { embeddings: number[][] };
+  rerank: { results: Array<{ index: number; score: number }> };
+  'knowledge.retrieve': { chunks: Array<{ text: string; score: number; documentId: string }> };
+}
+
+export const PluginHostReply = z.discriminatedUnion('ok', [
+  z.object({ v: V1, ok: z.literal(true), result: z.record(z.string(), z.unknown()) }),
+  z.object({ v: V1, ok: z.literal(false), error: z.object({ code: PluginHostErrorCode, message: z.string().max(2_000) }) }),
+]).meta({ id: 'PluginHostReply/1' });
+export type PluginHostReply = z.infer<typeof PluginHostReply>;
+
+/** A streamed `llm.invoke`'s text as it comes, before the final reply (header `Conveyor-Schema: PluginHostStreamChunk/1`). */
+export const PluginHostStreamChunk = z.object({ v: V1, delta: z.string() }).meta({ id: 'PluginHostStreamChunk/1' });
+export type PluginHostStreamChunk = z.infer<typeof PluginHostStreamChunk>;

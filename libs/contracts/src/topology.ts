@@ -129,6 +129,21 @@ export interface PluginSubjects {
   call(pluginName: string): string;
   /** Wildcard over every plugin's call subject (server permissions). */
   allCalls: string;
+  /**
+   * Request/reply: a plugin's calls into Conveyor (`PluginHostRequest/1` → `PluginHostReply/1`), on a
+   * subject of its own, so a server that gives each plugin its own user tells who is calling. Runner
+   * replicas answer in the queue group `plugin-host`.
+   */
+  host(pluginName: string): string;
+  /** Wildcard over every plugin's host subject (the runners' subscription, server permissions). */
+  allHosts: string;
+  /**
+   * The inbox prefix of a plugin's connection: answers to its host calls (several for a streamed one)
+   * arrive under `<prefix>.>`, which only that plugin's user may subscribe to.
+   */
+  inboxPrefix(pluginName: string): string;
+  /** Wildcard over every plugin's inbox (the shared plugin user's subscription, the runners' publish right). */
+  allInboxes: string;
 }
 
 /** The plugin runtime's subjects, also built by the plugin SDK (which must agree: a test compares them). */
@@ -140,6 +155,10 @@ export function pluginSubjects(prefix: string): PluginSubjects {
     discover: `${base}.discover`,
     call: (pluginName) => `${base}.call.${subjectToken(pluginName)}`,
     allCalls: `${base}.call.*`,
+    host: (pluginName) => `${base}.host.${subjectToken(pluginName)}`,
+    allHosts: `${base}.host.*`,
+    inboxPrefix: (pluginName) => `_INBOX_${prefix.replace(/-/g, '_')}.plugin.${subjectToken(pluginName)}`,
+    allInboxes: `_INBOX_${prefix.replace(/-/g, '_')}.plugin.>`,
   };
 }
 

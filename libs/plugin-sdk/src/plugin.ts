@@ -5,6 +5,7 @@ import {
   type CommandCallRequest, type CommandResult, type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest,
   type MessageChain, type Registration, type ToolCallRequest, type ToolDeclaration, type ToolResult,
 } from './wire.js';
+import { hostClient, type Host } from './host.js';
 
 /** What a handler may do with an event, after LangBot's `EventContext`. */
 export interface EventContext<N extends EventName = EventName> {
@@ -15,6 +16,8 @@ export interface EventContext<N extends EventName = EventName> {
   readonly pipelineId: string;
   /** W3C trace context of the call (`traceparent`, `tracestate`), to continue Conveyor's trace in the plugin. */
   readonly traceContext: { traceparent?: string; tracestate?: string };
+  /** Calls into Conveyor: storage, models, knowledge. */
+  readonly host: Host;
   /** Stop Conveyor's default behaviour for this event (no runner; no reply unless `reply` is set). */
   preventDefault(): void;
   /** Plugins after this one are not called for this event. */
@@ -35,6 +38,8 @@ export interface ToolContext {
   readonly pipelineId: string;
   /** W3C trace context of the call, to continue Conveyor's trace in the plugin. */
   readonly traceContext: { traceparent?: string; tracestate?: string };
+  /** Calls into Conveyor: storage, models, knowledge. */
+  readonly host: Host;
 }
 
 /**
@@ -100,6 +105,8 @@ export interface PluginOptions {
 
 export interface RunningPlugin {
   readonly registration: Registration;
+  /** Calls into Conveyor outside a handler (a timer, say): storage, models, knowledge. */
+  readonly host: Host;
   /** Stops answering and heartbeating; Conveyor sees no responder at once and drops the registration at its expiry. Calling it again waits for the first stop. */
   stop(): Promise<void>;
 }
@@ -136,7 +143,9 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\/[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(registration.name)) throw new Error(`plugin name ${JSON.stringify(registration.name)} must be author/name`);
   const subjects = pluginSubjects(opts.prefix ?? 'conveyor');
   const ownConnection = !opts.nc;
-  const nc = opts.nc ?? (await connect({ servers: natsServers(opts.natsUrl ?? 'nats://127.0.0.1:4222'), name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword }));
+  // Its own inbox prefix: a server giving the plugin a user of its own lets only it read its answers there.
+  const nc = opts.nc ?? (await connect({ servers: natsServers(opts.natsUrl ?? 'nats://127.0.0.1:4222'), name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword, inboxPrefix: subjects.inboxPrefix(registration.name) }));
+  const host = hostClient(nc, opts.prefix ?? 'conveyor', registration.name);
   const maxConcurrent = opts.maxConcurrent ?? 64;
   const onError = opts.onError ?? ((err, event) => console.error(`plugin ${registration.name}: ${event} handler failed:`, err));
   let running = 0;
@@ -151,7 +160,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
         if (running >= maxConcurrent) return respondError(msg, 'busy');
         running++;
         const schema = msg.headers?.get(SCHEMA_HEADER);
-        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, onError) : answer(msg, handlers, onError);
+        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, host, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, host, onError) : answer(msg, handlers, host, onError);
         void work.finally(() => running--);
       },
     }),
@@ -163,6 +172,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   let stopped: Promise<void> | undefined;
   return {
     registration,
+    host,
     // Once: a second call waits for the first.
     stop() {
       stopped ??= (async () => {
@@ -202,7 +212,7 @@ function respondError(msg: Msg, message: string): void {
   msg.respond(new Uint8Array(), { headers: h });
 }
 
-async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answer(msg: Msg, handlers: Handlers, host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<EventRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const name = request.event?.event_name;
@@ -215,6 +225,7 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
     botId: request.botId,
     pipelineId: request.pipelineId,
     traceContext: traceContextOf(msg),
+    host,
     preventDefault: () => void (reply.prevent_default = true),
     preventPostorder: () => void (reply.prevent_postorder = true),
     reply: (chain) => void (reply.reply_message_chain = chain),
@@ -233,7 +244,7 @@ async function answer(msg: Msg, handlers: Handlers, onError: NonNullable<PluginO
   respondJson(msg, reply);
 }
 
-async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answerTool(msg: Msg, tools: readonly Tool[], host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<ToolCallRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const tool = tools.find((t) => t.name === request.tool);
@@ -243,6 +254,7 @@ async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable
     botId: request.botId,
     pipelineId: request.pipelineId,
     traceContext: traceContextOf(msg),
+    host,
   };
   let result: ToolResult;
   try {
@@ -254,7 +266,7 @@ async function answerTool(msg: Msg, tools: readonly Tool[], onError: NonNullable
   respondJson(msg, result);
 }
 
-async function answerCommand(msg: Msg, commands: readonly Command[], onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answerCommand(msg: Msg, commands: readonly Command[], host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<CommandCallRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const command = commands.find((c) => c.name === request.command);
@@ -269,6 +281,7 @@ async function answerCommand(msg: Msg, commands: readonly Command[], onError: No
     senderId: request.sender_id,
     isAdmin: request.is_admin,
     traceContext: traceContextOf(msg),
+    host,
   };
   let result: CommandResult;
   try {

@@ -170,6 +170,13 @@ export const LIMITS = {
   payloadBytes: 1_048_576,
   toolsPerPlugin: 32,
   commandsPerPlugin: 32,
+  /** The plugin's storage: characters of a key, bytes of a value, keys and bytes in all. */
+  storageKeyChars: 256,
+  storageValueBytes: 262_144,
+  storageKeys: 1_000,
+  storageBytes: 4_194_304,
+  /** Longest Conveyor works on one host call. */
+  hostCallMs: 120_000,
 } as const;
 
 /** Header on a reply whose handler failed: Conveyor logs the text and goes on without the plugin. */
@@ -195,5 +202,33 @@ export function pluginSubjects(prefix: string) {
     heartbeat: `${base}.heartbeat`,
     discover: `${base}.discover`,
     call: (pluginName: string) => `${base}.call.${subjectToken(pluginName)}`,
+    /** Where the plugin calls Conveyor (the host API). */
+    host: (pluginName: string) => `${base}.host.${subjectToken(pluginName)}`,
+    /** The inbox prefix of the plugin's connection: the host API's answers arrive under it. */
+    inboxPrefix: (pluginName: string) => `_INBOX_${prefix.replace(/-/g, '_')}.plugin.${subjectToken(pluginName)}`,
   };
 }
+
+/** Header value of the host API's final answer and of a streamed answer's text. */
+export const HOST_REPLY_SCHEMA = 'PluginHostReply/1';
+export const HOST_STREAM_CHUNK_SCHEMA = 'PluginHostStreamChunk/1';
+
+/**
+ * A call into Conveyor (the host API, `PluginHostRequest/1`), on the plugin's host subject with a
+ * reply subject under its inbox prefix. `plugin` is the plugin's own name.
+ */
+export type HostRequest =
+  | { v: 1; plugin: string; op: 'storage.get'; key: string }
+  | { v: 1; plugin: string; op: 'storage.set'; key: string; value: string }
+  | { v: 1; plugin: string; op: 'storage.delete'; key: string }
+  | { v: 1; plugin: string; op: 'storage.list'; prefix?: string }
+  | { v: 1; plugin: string; op: 'llm.invoke'; pipelineId: string; messages: LlmMessage[]; stream?: boolean }
+  | { v: 1; plugin: string; op: 'embeddings'; modelId: string; texts: string[] }
+  | { v: 1; plugin: string; op: 'rerank'; modelId: string; query: string; documents: string[] }
+  | { v: 1; plugin: string; op: 'knowledge.retrieve'; knowledgeBaseId: string; query: string; topK?: number };
+
+/** Why a host call was refused or failed. */
+export type HostErrorCode = 'invalid' | 'forbidden' | 'not_found' | 'too_large' | 'unavailable' | 'internal';
+
+/** The final answer of a host call (`PluginHostReply/1`); a streamed `llm.invoke` sends `{v, delta}` messages first. */
+export type HostReply = { v: 1; ok: true; result: Record<string, unknown> } | { v: 1; ok: false; error: { code: HostErrorCode; message: string } };

@@ -7,10 +7,11 @@ import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
 import { PluginRuntime } from '@conveyor/service-kit';
 import { SandboxAccess } from './sandbox-access.js';
+import { PluginHostApiServer } from './plugin-host-api.js';
 
 @Module({})
 export class RunnerModule {
   static register(): DynamicModule {
-    return { module: RunnerModule, controllers: [RunConsumer, IngestConsumer], providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners, SandboxAccess, PluginRuntime] };
+    return { module: RunnerModule, controllers: [RunConsumer, IngestConsumer], providers: [RunHandler, ModelDirectory, McpRegistry, ExternalRunners, SandboxAccess, PluginRuntime, PluginHostApiServer] };
   }
 }

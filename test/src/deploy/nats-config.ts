@@ -94,10 +94,11 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         // The agent's code runs in the sandbox role, asked over core NATS request/reply, and so do
         // stdio MCP servers: the runner starts one, writes to it and reads what it writes.
         subjects.sandboxCall, subjects.sandboxMcpOpen, subjects.allSandboxMcpInputs,
-        // Plugins' tools: the runner follows their heartbeats and calls them.
-        ...pluginHost.publish,
+        // Plugins' tools: the runner follows their heartbeats and calls them. It answers their host
+        // calls, a streamed one with several messages to the calling plugin's inbox.
+        ...pluginHost.publish, subjects.plugins.allInboxes,
       ],
-      subscribe: [...subscribe('runner'), ...pluginHost.subscribe, subjects.allSandboxMcpOutputs],
+      subscribe: [...subscribe('runner'), ...pluginHost.subscribe, subjects.allSandboxMcpOutputs, subjects.plugins.allHosts],
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform
@@ -135,14 +136,17 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
 
 /**
  * Plugin processes (any language, any number): they announce themselves on the heartbeat subject,
- * hear a host's discovery call and answer the events sent to their call subjects; nothing else, so a
- * plugin cannot read or write the streams. The shared `plugin` user hears every plugin's calls; a
- * plugin with an identity of its own (`name` given) hears only its own, so it can neither read nor
- * answer another plugin's events.
+ * hear a host's discovery call, answer the events sent to their call subjects and call the host API
+ * on their host subjects, reading the answers in their inboxes; nothing else, so a plugin cannot read
+ * or write the streams. The shared `plugin` user hears every plugin's calls; a plugin with an identity
+ * of its own (`name` given) hears only its own and calls the host API only as itself, so it can
+ * neither answer another plugin's events nor read or write another plugin's storage.
  */
 export function pluginPermissions(topo: Topology, name?: string): Permissions {
   const { plugins } = topo.subjects;
-  return { publish: [plugins.heartbeat], subscribe: [plugins.discover, name === undefined ? plugins.allCalls : plugins.call(name)], allowResponses: true };
+  return name === undefined
+    ? { publish: [plugins.heartbeat, plugins.allHosts], subscribe: [plugins.discover, plugins.allCalls, plugins.allInboxes], allowResponses: true }
+    : { publish: [plugins.heartbeat, plugins.host(name)], subscribe: [plugins.discover, plugins.call(name), `${plugins.inboxPrefix(name)}.>`], allowResponses: true };
 }
 
 /** The NATS user of a plugin with an identity of its own. */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { topology, type Topology } from '@conveyor/contracts';
-import { awaitStreams, BusPublisher, connectBus, ensureConsumers, ensureStreams, startConsumer, StreamNotProvisionedError, subjectMatches } from '@conveyor/bus';
+import { awaitStreams, BusPublisher, connectBus, ensureConsumers, ensureStreams, PluginHostServer, startConsumer, StreamNotProvisionedError, subjectMatches } from '@conveyor/bus';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { runPlugin } from '@conveyor/plugin-sdk';
@@ -59,8 +59,9 @@ describe('NATS permissions', () => {
       // The services that emit plugin events or offer plugins' tools follow the plugins' heartbeats, ask for them and call the plugins.
       const plugins = topo.subjects.plugins;
       const callsPlugins = role === 'orchestrator' || role === 'dispatcher' || role === 'runner';
-      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
+      // The runner answers plugins' host calls, a streamed one with several messages to the plugin's inbox.
+      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls, ...(role === 'runner' ? [plugins.allInboxes] : [])] : [], `${role} calling plugins`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs, plugins.allHosts], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
@@ -298,6 +299,29 @@ describe('NATS permissions: plugins with identities of their own', () => {
       // Beta has no plugin running: the call finds nobody (alpha cannot take it).
       await assert.rejects(host.request(topo.subjects.plugins.call('sec/beta'), call, { timeout: 2_000 }), /no responders|timeout/i);
       assert.deepEqual(heard, []);
+
+      // The host API as alpha: a streamed answer (two messages) from a runner reaches alpha's inbox;
+      // alpha may not call as beta nor read beta's inbox.
+      const runner = await connectBus({ url: nats.url, name: 'sec-runner', env: await nats.credentialsEnv('runner'), extra: { inboxPrefix: topo.subjects.inboxPrefix('runner') } });
+      open.push(runner);
+      const hostServer = new PluginHostServer(runner, topo.prefix, async (request, emit) => {
+        emit('one ');
+        return { op: request.op, value: null };
+      }, { classify: () => undefined });
+      await hostServer.start();
+      try {
+        const deltas: string[] = [];
+        const result = await alpha.host.invokeLlm('p', [{ role: 'user', content: 'hi' }], { onDelta: (d) => deltas.push(d) }).catch((err: unknown) => err);
+        assert.deepEqual(deltas, ['one '], 'the streamed message reached alpha\'s inbox');
+        assert.ok(!(result instanceof Error), String(result));
+        raw.publish(topo.subjects.plugins.host('sec/beta'), JSON.stringify({ v: 1, plugin: 'sec/beta', op: 'storage.get', key: 'k' }));
+        raw.subscribe(`${topo.subjects.plugins.inboxPrefix('sec/beta')}.>`);
+        await raw.flush().catch(() => undefined);
+        await waitUntil('the server refused calling as beta', () => nats.logs.some((l) => l.includes('Publish Violation') && l.includes(alphaCredentials.user) && l.includes('.plugin.host.')), 10_000);
+        await waitUntil('the server refused reading beta\'s inbox', () => nats.logs.some((l) => l.includes('Subscription Violation') && l.includes(alphaCredentials.user) && l.includes('.plugin.sec~2fbeta')), 10_000);
+      } finally {
+        hostServer.stop();
+      }
 
       // Without the shared user, its name and password sign nobody in.
       await assert.rejects(connectBus({ url: nats.url, name: 'sec-shared', env: await nats.credentialsEnv('plugin') }), /Authorization/i);

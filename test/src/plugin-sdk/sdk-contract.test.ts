@@ -15,7 +15,11 @@ test('the SDK builds the subjects the contracts build', () => {
     const sdk = pluginSubjects(prefix);
     assert.equal(sdk.heartbeat, ours.heartbeat);
     assert.equal(sdk.discover, ours.discover);
-    for (const name of ['conveyor/keyword-reply', 'a.b/c-d_e', 'x/y.z']) assert.equal(sdk.call(name), ours.call(name));
+    for (const name of ['conveyor/keyword-reply', 'a.b/c-d_e', 'x/y.z']) {
+      assert.equal(sdk.call(name), ours.call(name));
+      assert.equal(sdk.host(name), ours.host(name));
+      assert.equal(sdk.inboxPrefix(name), ours.inboxPrefix(name));
+    }
   }
   assert.equal(PLUGIN_ERROR_HEADER, HEADERS.pluginError);
 });

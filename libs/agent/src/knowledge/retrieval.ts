@@ -22,7 +22,7 @@ export interface KnowledgeBaseInfo {
 /** Where knowledge bases and their chunks live (Postgres' KnowledgeStore in the runner). */
 export interface KnowledgeSource {
   knowledgeBase(id: string): Promise<KnowledgeBaseInfo | null>;
-  search(knowledgeBaseId: string, query: { text: string; embedding?: Float32Array }, topK: number, mode: RetrievalMode): Promise<Array<{ text: string }>>;
+  search(knowledgeBaseId: string, query: { text: string; embedding?: Float32Array }, topK: number, mode: RetrievalMode): Promise<Array<{ text: string; score?: number; documentId?: string }>>;
 }
 
 export interface RetrievalDeps {
