@@ -103,3 +103,20 @@ test('a host starting asks for heartbeats: a plugin answering the discovery is r
     await bus.cleanup();
   }
 });
+
+test('a tool whose argument schema is not valid JSON Schema refuses the registration, naming the plugin and tool; a valid one is accepted', async () => {
+  const bus = await testBus('plugin-schema');
+  const logger = memoryLogger();
+  const host = new PluginHost(bus.nc, bus.topo.prefix, { logger });
+  try {
+    const tool = (parameters: Record<string, unknown>) => ({ name: 'lookup', description: 'd', parameters });
+    assert.equal(host.register(encode(registration('s/bad', { events: [], tools: [tool({ type: 'object', properties: { q: { type: 'strng' } } })] }))), false);
+    assert.match(String((logger.lines.at(-1)?.obj as { reason?: string })?.reason), /plugin s\/bad, tool lookup: the argument schema is not valid JSON Schema/);
+    assert.equal(host.register(encode(registration('s/array', { events: [], tools: [tool({ type: 'array' })] }))), false);
+    assert.ok(host.register(encode(registration('s/good', { events: [], tools: [tool({ type: 'object', properties: { q: { type: 'string' } } })] }))));
+    assert.deepEqual(host.toolsFor('all').map((t) => `${t.plugin.name}:${t.tool.name}`), ['s/good:lookup']);
+  } finally {
+    host.stop();
+    await bus.cleanup();
+  }
+});

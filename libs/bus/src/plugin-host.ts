@@ -8,6 +8,7 @@ import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
 import { errorFields, silentLogger, type BusLogger } from './logger.js';
 import { describeIssues } from './validate.js';
+import { toolSchemaProblem } from './tool-schema.js';
 
 /** How one call ended; every value but `ok` means the plugin's answer was not used. */
 export type PluginCallResult = 'ok' | 'timeout' | 'no_responders' | 'malformed' | 'error' | 'too_large';
@@ -108,17 +109,16 @@ export class PluginHost {
     } catch {
       parsed = undefined;
     }
-    if (!parsed?.success) {
-      this.#rejectionsSinceLog++;
-      if (this.#now() - this.#lastRejectionLoggedAt >= REJECTION_LOG_INTERVAL_MS) {
-        this.#logger.warn({ reason: parsed ? describeIssues(parsed.error) : 'not JSON', rejected: this.#rejectionsSinceLog }, 'plugin heartbeat rejected');
-        this.#lastRejectionLoggedAt = this.#now();
-        this.#rejectionsSinceLog = 0;
-      }
-      return false;
-    }
+    if (!parsed?.success) return this.#reject(parsed ? describeIssues(parsed.error) : 'not JSON');
     const registration = parsed.data;
     const known = this.#plugins.get(registration.name);
+    // Tool schemas are compiled once per change, not at every heartbeat.
+    if (registration.tools.length > 0 && JSON.stringify(known?.registration.tools) !== JSON.stringify(registration.tools)) {
+      for (const tool of registration.tools) {
+        const problem = toolSchemaProblem(tool.parameters);
+        if (problem) return this.#reject(`plugin ${registration.name}, tool ${tool.name}: ${problem}`);
+      }
+    }
     if (!known) {
       this.#prune();
       if (this.#plugins.size >= PLUGIN_LIMITS.registered) {
@@ -130,6 +130,17 @@ export class PluginHost {
     const now = this.#now();
     this.#plugins.set(registration.name, { registration, lastHeartbeatAt: now, expiresAt: now + registration.ttlMs });
     return true;
+  }
+
+  /** A heartbeat refused: logged at most once per interval with the count, since it repeats every few seconds. */
+  #reject(reason: string): false {
+    this.#rejectionsSinceLog++;
+    if (this.#now() - this.#lastRejectionLoggedAt >= REJECTION_LOG_INTERVAL_MS) {
+      this.#logger.warn({ reason, rejected: this.#rejectionsSinceLog }, 'plugin heartbeat rejected');
+      this.#lastRejectionLoggedAt = this.#now();
+      this.#rejectionsSinceLog = 0;
+    }
+    return false;
   }
 
   #prune(): void {
