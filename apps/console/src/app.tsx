@@ -139,7 +139,7 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'tokens': return <Tokens />;
     case 'audit': return <Audit route={route} />;
     case 'knowledge-bases': return <KnowledgeBases route={route} canWrite={canWrite} />;
-    case 'plugins': return <Plugins />;
+    case 'plugins': return <Plugins route={route} canWrite={canWrite} />;
     case 'skills': return <Skills route={route} canWrite={canWrite} />;
     case 'workspaces': return <Workspaces canWrite={canWrite} />;
   }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { AdminApi } from '@conveyor/contracts';
 import { holdsConnection, platforms, type Platform } from '@conveyor/platforms';
 import type { PrismaClient } from '@conveyor/persistence';
+import { boundPlugins } from '@conveyor/pipeline';
 import { AdminApiError } from './errors.js';
 
 /**
@@ -67,7 +68,7 @@ export async function botEndpoint(prisma: PrismaClient, id: string, options: End
 
 /** A live plugin registration (libs/bus' PluginRegistrationState). */
 export interface PluginView {
-  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; priority: number; timeoutMs: number };
+  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; priority: number; timeoutMs: number; settings?: Record<string, unknown> };
   lastHeartbeatAt: number;
   expiresAt: number;
 }
@@ -76,8 +77,8 @@ export interface PluginView {
 export async function pluginList(prisma: PrismaClient, live: readonly PluginView[]): Promise<AdminApi.PluginList> {
   const pipelines = live.length ? await prisma.pipeline.findMany({ select: { id: true, extensionsPreferences: true }, orderBy: { id: 'asc' } }) : [];
   const binds = (prefs: unknown, name: string) => {
-    const p = (prefs ?? {}) as { enable_all_plugins?: unknown; plugins?: unknown };
-    return p.enable_all_plugins !== false || (Array.isArray(p.plugins) && p.plugins.includes(name));
+    const bound = boundPlugins(prefs);
+    return bound === 'all' || bound.includes(name);
   };
   return {
     items: live.map(({ registration: r, lastHeartbeatAt, expiresAt }) => ({
@@ -90,6 +91,7 @@ export async function pluginList(prisma: PrismaClient, live: readonly PluginView
       lastHeartbeatAt: new Date(lastHeartbeatAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
       pipelines: pipelines.filter((p) => binds(p.extensionsPreferences, r.name)).map((p) => p.id),
+      hasSettings: r.settings !== undefined,
     })),
   };
 }

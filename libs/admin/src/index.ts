@@ -19,3 +19,4 @@ export { monitoringSummary, monitoringErrors, monitoringSessions, sessionConvers
 export { Skills, workspaceFolder } from './skills.js';
 export { ADMIN_MCP_TOOLS, adminMcpTools, adminMcpRequest, type AdminMcpTool, type AdminMcpRequest } from './mcp-tools.js';
 export { adminMcpServer, type AdminMcpDeps } from './mcp-server.js';
+export { PluginSettings, secretSettingKeys, type PluginSettingsSource } from './plugin-settings.js';

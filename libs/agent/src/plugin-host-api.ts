@@ -31,6 +31,8 @@ export interface PluginHostPorts {
     keys(plugin: string, prefix: string): Promise<string[]>;
   };
   pipeline(plugin: string, pipelineId: string): Promise<PipelineAccess>;
+  /** The settings an admin gave the plugin: the installation's, with the pipeline's over them when given. */
+  settings(plugin: string, pipelineId: string | undefined): Promise<Record<string, unknown>>;
   /** Whether a pipeline that binds the plugin retrieves from the knowledge base. */
   retrievesFrom(plugin: string, knowledgeBaseId: string): Promise<boolean>;
   /** The selection's models with their keys, primary first, skipping unusable ones. */
@@ -76,6 +78,14 @@ export class PluginHostApi {
       }
       case 'knowledge.retrieve':
         return this.retrieve(request, signal);
+      case 'settings.get': {
+        if (request.pipelineId !== undefined) {
+          const access = await this.ports.pipeline(request.plugin, request.pipelineId);
+          if (access.access === 'not_found') throw new PluginHostError('not_found', `no pipeline ${JSON.stringify(request.pipelineId)}`);
+          if (access.access === 'not_bound') return this.refuse(request, `pipeline:${request.pipelineId}`, `pipeline ${JSON.stringify(request.pipelineId)} does not bind plugin ${request.plugin}`);
+        }
+        return { values: await this.ports.settings(request.plugin, request.pipelineId) };
+      }
     }
   }
 

@@ -8,7 +8,7 @@ import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
 import { errorFields, silentLogger, type BusLogger } from './logger.js';
 import { describeIssues } from './validate.js';
-import { toolSchemaProblem } from './tool-schema.js';
+import { objectSchemaProblem } from './object-schema.js';
 
 /** How one call ended; every value but `ok` means the plugin's answer was not used. */
 export type PluginCallResult = 'ok' | 'timeout' | 'no_responders' | 'malformed' | 'error' | 'too_large';
@@ -112,12 +112,16 @@ export class PluginHost {
     if (!parsed?.success) return this.#reject(parsed ? describeIssues(parsed.error) : 'not JSON');
     const registration = parsed.data;
     const known = this.#plugins.get(registration.name);
-    // Tool schemas are compiled once per change, not at every heartbeat.
+    // Schemas are compiled once per change, not at every heartbeat.
     if (registration.tools.length > 0 && JSON.stringify(known?.registration.tools) !== JSON.stringify(registration.tools)) {
       for (const tool of registration.tools) {
-        const problem = toolSchemaProblem(tool.parameters);
-        if (problem) return this.#reject(`plugin ${registration.name}, tool ${tool.name}: ${problem}`);
+        const problem = objectSchemaProblem(tool.parameters);
+        if (problem) return this.#reject(`plugin ${registration.name}, tool ${tool.name}: the argument schema ${problem}`);
       }
+    }
+    if (registration.settings && JSON.stringify(known?.registration.settings) !== JSON.stringify(registration.settings)) {
+      const problem = objectSchemaProblem(registration.settings);
+      if (problem) return this.#reject(`plugin ${registration.name}: the settings schema ${problem}`);
     }
     if (!known) {
       this.#prune();

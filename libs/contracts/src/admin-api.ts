@@ -669,8 +669,44 @@ export const RegisteredPlugin = z.object({
   expiresAt: Timestamp,
   /** Pipelines whose extensions preferences bind it (all plugins, or this one by name). */
   pipelines: z.array(z.string()),
+  /** Whether it declares settings an admin fills in (GET /plugins/:name/settings). */
+  hasSettings: z.boolean(),
 });
 export type RegisteredPlugin = z.infer<typeof RegisteredPlugin>;
+
+/** A plugin's settings values for one scope, secrets masked. */
+export const PluginSettingsScope = z.object({
+  /** null: the installation's (every pipeline); else the pipeline whose values go over them. */
+  pipelineId: z.string().nullable(),
+  values: z.record(z.string(), z.unknown()),
+  version: z.number().int(),
+  updatedAt: Timestamp,
+});
+export type PluginSettingsScope = z.infer<typeof PluginSettingsScope>;
+
+/** GET /plugins/:name/settings: the schema the live plugin announces and the stored values. */
+export const PluginSettings = z.object({
+  name: z.string(),
+  /** JSON Schema of the settings; a property with `writeOnly: true` or `format: "password"` is a secret. */
+  schema: z.record(z.string(), z.unknown()),
+  /** The installation's values, then each pipeline's that has any. */
+  scopes: z.array(PluginSettingsScope),
+  /** Pipelines binding the plugin: the ones that may have values of their own. */
+  pipelines: z.array(z.string()),
+});
+export type PluginSettings = z.infer<typeof PluginSettings>;
+
+/**
+ * PUT /plugins/:name/settings: the values of one scope, whole (a key left out is removed), checked
+ * against the plugin's schema; a masked secret sent back keeps the stored one. `version` (from GET;
+ * 0 for a scope with no values yet) guards against a concurrent change.
+ */
+export const PluginSettingsUpdate = z.strictObject({
+  pipelineId: z.string().min(1).max(200).nullable().default(null),
+  values: z.record(z.string(), z.unknown()),
+  version: z.number().int().min(0),
+});
+export type PluginSettingsUpdateInput = z.output<typeof PluginSettingsUpdate>;
 export const PluginList = z.object({ items: z.array(RegisteredPlugin) });
 export type PluginList = z.infer<typeof PluginList>;
 
@@ -827,7 +863,7 @@ export type SandboxWorkspace = z.infer<typeof SandboxWorkspace>;
 
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool', 'plugin', 'plugin-host']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,

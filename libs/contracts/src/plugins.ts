@@ -41,6 +41,9 @@ export const PLUGIN_LIMITS = {
   hostTopK: 64,
   /** Longest a host call (a model's answer included) may take before the runner gives up on it. */
   hostCallMs: 120_000,
+  /** Bytes of a plugin's settings schema, and of the values stored for one scope. */
+  settingsSchemaBytes: 16_384,
+  settingsValuesBytes: 65_536,
 } as const;
 
 /** LangBot's pipeline events that Conveyor emits. */
@@ -97,6 +100,12 @@ export const PluginRegistration = z.object({
     .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'two tools of one plugin share a name'),
   commands: z.array(PluginCommand).max(PLUGIN_LIMITS.commandsPerPlugin).default([])
     .refine((commands) => new Set(commands.map((c) => c.name)).size === commands.length, 'two commands of one plugin share a name'),
+  /**
+   * JSON Schema (an object schema) of the settings an admin fills in, per installation and per
+   * pipeline; a property with `writeOnly: true` or `format: "password"` is a secret (masked in the
+   * admin API). Absent: the plugin has no settings.
+   */
+  settings: z.record(z.string(), z.unknown()).refine((s) => JSON.stringify(s).length <= PLUGIN_LIMITS.settingsSchemaBytes, `the settings schema is over ${PLUGIN_LIMITS.settingsSchemaBytes} bytes`).optional(),
   /** Higher is called first; equal priorities in name order. */
   priority: z.number().int().min(-1_000_000).max(1_000_000).default(0),
   /** How long one call may take before the host moves on without the plugin's answer. */
@@ -264,7 +273,9 @@ const HostId = z.string().min(1).max(200);
  * - `llm.invoke`: the model of a pipeline that binds the plugin (its primary, then its fallbacks), with
  *   `stream: true` answered by several replies (`PluginHostStreamChunk/1`, then the final reply);
  * - `embeddings` / `rerank`: a model with that ability, by id;
- * - `knowledge.retrieve`: a knowledge base a pipeline binding the plugin retrieves from.
+ * - `knowledge.retrieve`: a knowledge base a pipeline binding the plugin retrieves from;
+ * - `settings.get`: the settings an admin gave the plugin, the installation's with a pipeline's
+ *   (one that binds the plugin) over them when `pipelineId` is given.
  */
 export const PluginHostRequest = z.discriminatedUnion('op', [
   z.object({ v: V1, plugin: PluginName, op: z.literal('storage.get'), key: StorageKey }),
@@ -274,6 +285,7 @@ export const PluginHostRequest = z.discriminatedUnion('op', [
   z.object({ v: V1, plugin: PluginName, op: z.literal('llm.invoke'), pipelineId: HostId, messages: z.array(LlmMessage).min(1).max(1_000), stream: z.boolean().default(false) }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('embeddings'), modelId: HostId, texts: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('rerank'), modelId: HostId, query: z.string().max(100_000), documents: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('settings.get'), pipelineId: HostId.optional() }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('knowledge.retrieve'), knowledgeBaseId: HostId, query: z.string().min(1).max(100_000), topK: z.number().int().min(1).max(PLUGIN_LIMITS.hostTopK).optional() }),
 ]).meta({ id: 'PluginHostRequest/1' });
 export type PluginHostRequest = z.infer<typeof PluginHostRequest>;
@@ -297,7 +309,16 @@ export interface PluginHostResults {
   embeddings: { embeddings: number[][] };
   rerank: { results: Array<{ index: number; score: number }> };
   'knowledge.retrieve': { chunks: Array<{ text: string; score: number; documentId: string }> };
+  'settings.get': { values: Record<string, unknown> };
 }
+
+/**
+ * An admin changed a plugin's settings (core NATS, the plugin's own `settingsChanged` subject): for
+ * the installation (`pipelineId` null) or one pipeline. It carries no values, so no secret travels on
+ * a broadcast; the plugin reads them with `settings.get`.
+ */
+export const PluginSettingsChanged = z.object({ v: V1, pipelineId: z.string().nullable() }).meta({ id: 'PluginSettingsChanged/1' });
+export type PluginSettingsChanged = z.infer<typeof PluginSettingsChanged>;
 
 export const PluginHostReply = z.discriminatedUnion('ok', [
   z.object({ v: V1, ok: z.literal(true), result: z.record(z.string(), z.unknown()) }),

@@ -144,6 +144,10 @@ export interface PluginSubjects {
   inboxPrefix(pluginName: string): string;
   /** Wildcard over every plugin's inbox (the shared plugin user's subscription, the runners' publish right). */
   allInboxes: string;
+  /** Core NATS: `PluginSettingsChanged`, an admin changed this plugin's settings. */
+  settingsChanged(pluginName: string): string;
+  /** Wildcard over every plugin's settings subject (the admin's publish right, the shared plugin user's subscription). */
+  allSettingsChanged: string;
 }
 
 /** The plugin runtime's subjects, also built by the plugin SDK (which must agree: a test compares them). */
@@ -159,6 +163,8 @@ export function pluginSubjects(prefix: string): PluginSubjects {
     allHosts: `${base}.host.*`,
     inboxPrefix: (pluginName) => `_INBOX_${prefix.replace(/-/g, '_')}.plugin.${subjectToken(pluginName)}`,
     allInboxes: `_INBOX_${prefix.replace(/-/g, '_')}.plugin.>`,
+    settingsChanged: (pluginName) => `${base}.settings.${subjectToken(pluginName)}`,
+    allSettingsChanged: `${base}.settings.*`,
   };
 }
 

@@ -16,6 +16,7 @@ export { QueryLog, mergeSteps, activeTrace, MAX_TIMELINE_ENTRIES, type DoneEvent
 export { KnowledgeStore, KnowledgeDocumentError, enablePgvector, documentTypeOf, fuseByRank, RETRIEVAL_MODES, type RetrievalMode, type ChunkQuery, type KnowledgeBaseSettings, type ChunkHit, type DocumentToIngest, type KnowledgeDocumentType, type KnowledgeDocumentStatus, type AddDocumentOutcome } from './knowledge-store.js';
 export { searchTerms, tsqueryLiteral, tsvectorLiteral } from './knowledge-terms.js';
 export { PluginStorage, PluginStorageError, type PluginStorageBounds } from './plugin-storage.js';
+export { PluginSettingsStore, PluginSettingsConflict, INSTALLATION_SCOPE, type StoredPluginSettings } from './plugin-settings-store.js';
 export { foldRollupDeltas, foldAllRollupDeltas, DURATION_BOUNDS_MS, DURATION_BIN_COUNT, ROLLUP_LOCK_KEYS } from './query-rollup.js';
 export { RetentionPruner, RETENTION_KINDS, RETENTION_LOCK_KEYS, type RetentionKind, type RetentionPolicy, type RetentionPrunerOptions, type RetentionSummary, type PruneBatch } from './retention.js';
 export { SandboxWorkspaceStore, SkillStore, type SkillRecord, type SkillSummary, type SkillToInstall, type WorkspaceArchive, type WorkspaceSummary } from './sandbox-store.js';

@@ -29,6 +29,8 @@ export interface Host {
   rerank(modelId: string, query: string, documents: string[]): Promise<Array<{ index: number; score: number }>>;
   /** Chunks of a knowledge base that a pipeline binding this plugin retrieves from, best first. */
   retrieve(knowledgeBaseId: string, query: string, topK?: number): Promise<Array<{ text: string; score: number; documentId: string }>>;
+  /** The settings an admin gave the plugin: the installation's, with a pipeline's over them when one is named. */
+  settings(pipelineId?: string): Promise<Record<string, unknown>>;
 }
 
 const encoder = new TextEncoder();
@@ -87,6 +89,7 @@ export function hostClient(nc: NatsConnection, prefix: string, plugin: string): 
     },
     embed: async (modelId, texts) => (await call({ op: 'embeddings', modelId, texts })).embeddings as number[][],
     rerank: async (modelId, query, documents) => (await call({ op: 'rerank', modelId, query, documents })).results as Array<{ index: number; score: number }>,
+    settings: async (pipelineId) => (await call({ op: 'settings.get', ...(pipelineId === undefined ? {} : { pipelineId }) })).values as Record<string, unknown>,
     retrieve: async (knowledgeBaseId, query, topK) => (await call({ op: 'knowledge.retrieve', knowledgeBaseId, query, ...(topK ? { topK } : {}) })).chunks as Array<{ text: string; score: number; documentId: string }>,
   };
 }

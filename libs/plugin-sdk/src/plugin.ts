@@ -18,6 +18,8 @@ export interface EventContext<N extends EventName = EventName> {
   readonly traceContext: { traceparent?: string; tracestate?: string };
   /** Calls into Conveyor: storage, models, knowledge. */
   readonly host: Host;
+  /** The plugin's settings for this call's pipeline (the installation's, with the pipeline's over them); kept until an admin changes them. */
+  settings(): Promise<Record<string, unknown>>;
   /** Stop Conveyor's default behaviour for this event (no runner; no reply unless `reply` is set). */
   preventDefault(): void;
   /** Plugins after this one are not called for this event. */
@@ -40,6 +42,8 @@ export interface ToolContext {
   readonly traceContext: { traceparent?: string; tracestate?: string };
   /** Calls into Conveyor: storage, models, knowledge. */
   readonly host: Host;
+  /** The plugin's settings for this call's pipeline (the installation's, with the pipeline's over them); kept until an admin changes them. */
+  settings(): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -80,6 +84,14 @@ export interface PluginOptions {
   tools?: Tool[];
   /** `!`-commands chats may run, in pipelines that bind this plugin. */
   commands?: Command[];
+  /**
+   * JSON Schema (an object schema) of the settings an admin fills in, per installation and per
+   * pipeline, in the console or the admin API; `writeOnly: true` or `format: "password"` marks a secret.
+   * Read them with `ctx.settings()`; they change without a restart.
+   */
+  settings?: Record<string, unknown>;
+  /** Called when an admin changed the settings (of the installation, `pipelineId` null, or of a pipeline). */
+  onSettingsChanged?: (pipelineId: string | null) => void;
   /** Higher is called first. Default 0. */
   priority?: number;
   /** How long Conveyor waits for one answer before going on without it. Default 5000, at most 30000. */
@@ -107,8 +119,16 @@ export interface RunningPlugin {
   readonly registration: Registration;
   /** Calls into Conveyor outside a handler (a timer, say): storage, models, knowledge. */
   readonly host: Host;
+  /** The plugin's settings: the installation's, with a pipeline's over them when one is named; kept until an admin changes them. */
+  settings(pipelineId?: string): Promise<Record<string, unknown>>;
   /** Stops answering and heartbeating; Conveyor sees no responder at once and drops the registration at its expiry. Calling it again waits for the first stop. */
   stop(): Promise<void>;
+}
+
+/** What every call's context reaches besides the call itself. */
+interface CallEnv {
+  host: Host;
+  settings(pipelineId?: string): Promise<Record<string, unknown>>;
 }
 
 const encoder = new TextEncoder();
@@ -132,6 +152,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
     v: 1,
     name: opts.name,
     ...(opts.version ? { version: opts.version } : {}),
+    ...(opts.settings ? { settings: opts.settings } : {}),
     instanceId: randomUUID(),
     events,
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
@@ -146,6 +167,20 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   // Its own inbox prefix: a server giving the plugin a user of its own lets only it read its answers there.
   const nc = opts.nc ?? (await connect({ servers: natsServers(opts.natsUrl ?? 'nats://127.0.0.1:4222'), name: `plugin ${registration.name}`, user: opts.natsUser, pass: opts.natsPassword, inboxPrefix: subjects.inboxPrefix(registration.name) }));
   const host = hostClient(nc, opts.prefix ?? 'conveyor', registration.name);
+  // Settings are read once per pipeline and kept until Conveyor says an admin changed them.
+  const settingsCache = new Map<string, Promise<Record<string, unknown>>>();
+  const settingsOf = (pipelineId?: string) => {
+    const key = pipelineId ?? '';
+    let values = settingsCache.get(key);
+    if (!values) {
+      values = host.settings(pipelineId);
+      settingsCache.set(key, values);
+      // A failed read is not kept: the next call asks again.
+      values.catch(() => settingsCache.delete(key));
+    }
+    return values;
+  };
+  const env: CallEnv = { host, settings: settingsOf };
   const maxConcurrent = opts.maxConcurrent ?? 64;
   const onError = opts.onError ?? ((err, event) => console.error(`plugin ${registration.name}: ${event} handler failed:`, err));
   let running = 0;
@@ -153,6 +188,18 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   const announce = () => nc.publish(subjects.heartbeat, encoder.encode(JSON.stringify(registration)));
   const subscriptions: Subscription[] = [
     nc.subscribe(subjects.discover, { callback: (err) => void (err || announce()) }),
+    nc.subscribe(subjects.settingsChanged(registration.name), {
+      callback: (err, msg) => {
+        if (err) return;
+        settingsCache.clear();
+        const change = parseRequest<{ pipelineId?: string | null }>(msg);
+        try {
+          opts.onSettingsChanged?.(change?.pipelineId ?? null);
+        } catch (e) {
+          onError(e, 'settings');
+        }
+      },
+    }),
     nc.subscribe(subjects.call(registration.name), {
       queue: registration.name,
       callback: (err, msg) => {
@@ -160,7 +207,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
         if (running >= maxConcurrent) return respondError(msg, 'busy');
         running++;
         const schema = msg.headers?.get(SCHEMA_HEADER);
-        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, host, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, host, onError) : answer(msg, handlers, host, onError);
+        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, env, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, env, onError) : answer(msg, handlers, env, onError);
         void work.finally(() => running--);
       },
     }),
@@ -173,6 +220,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   return {
     registration,
     host,
+    settings: settingsOf,
     // Once: a second call waits for the first.
     stop() {
       stopped ??= (async () => {
@@ -212,7 +260,7 @@ function respondError(msg: Msg, message: string): void {
   msg.respond(new Uint8Array(), { headers: h });
 }
 
-async function answer(msg: Msg, handlers: Handlers, host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answer(msg: Msg, handlers: Handlers, env: CallEnv, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<EventRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const name = request.event?.event_name;
@@ -225,7 +273,8 @@ async function answer(msg: Msg, handlers: Handlers, host: Host, onError: NonNull
     botId: request.botId,
     pipelineId: request.pipelineId,
     traceContext: traceContextOf(msg),
-    host,
+    host: env.host,
+    settings: () => env.settings(request.pipelineId),
     preventDefault: () => void (reply.prevent_default = true),
     preventPostorder: () => void (reply.prevent_postorder = true),
     reply: (chain) => void (reply.reply_message_chain = chain),
@@ -244,7 +293,7 @@ async function answer(msg: Msg, handlers: Handlers, host: Host, onError: NonNull
   respondJson(msg, reply);
 }
 
-async function answerTool(msg: Msg, tools: readonly Tool[], host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answerTool(msg: Msg, tools: readonly Tool[], env: CallEnv, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<ToolCallRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const tool = tools.find((t) => t.name === request.tool);
@@ -254,7 +303,8 @@ async function answerTool(msg: Msg, tools: readonly Tool[], host: Host, onError:
     botId: request.botId,
     pipelineId: request.pipelineId,
     traceContext: traceContextOf(msg),
-    host,
+    host: env.host,
+    settings: () => env.settings(request.pipelineId),
   };
   let result: ToolResult;
   try {
@@ -266,7 +316,7 @@ async function answerTool(msg: Msg, tools: readonly Tool[], host: Host, onError:
   respondJson(msg, result);
 }
 
-async function answerCommand(msg: Msg, commands: readonly Command[], host: Host, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+async function answerCommand(msg: Msg, commands: readonly Command[], env: CallEnv, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
   const request = parseRequest<CommandCallRequest>(msg);
   if (!request) return respondError(msg, 'request is not JSON');
   const command = commands.find((c) => c.name === request.command);
@@ -281,7 +331,8 @@ async function answerCommand(msg: Msg, commands: readonly Command[], host: Host,
     senderId: request.sender_id,
     isAdmin: request.is_admin,
     traceContext: traceContextOf(msg),
-    host,
+    host: env.host,
+    settings: () => env.settings(request.pipelineId),
   };
   let result: CommandResult;
   try {

@@ -153,6 +153,8 @@ export interface Registration {
   v: 1;
   name: string;
   version?: string;
+  /** JSON Schema (an object schema) of the settings an admin fills in; `writeOnly` or `format: "password"` marks a secret. */
+  settings?: Record<string, unknown>;
   instanceId: string;
   events: EventName[];
   tools: ToolDeclaration[];
@@ -206,6 +208,8 @@ export function pluginSubjects(prefix: string) {
     host: (pluginName: string) => `${base}.host.${subjectToken(pluginName)}`,
     /** The inbox prefix of the plugin's connection: the host API's answers arrive under it. */
     inboxPrefix: (pluginName: string) => `_INBOX_${prefix.replace(/-/g, '_')}.plugin.${subjectToken(pluginName)}`,
+    /** Where Conveyor says an admin changed the plugin's settings (`{v:1, pipelineId}`). */
+    settingsChanged: (pluginName: string) => `${base}.settings.${subjectToken(pluginName)}`,
   };
 }
 
@@ -225,7 +229,8 @@ export type HostRequest =
   | { v: 1; plugin: string; op: 'llm.invoke'; pipelineId: string; messages: LlmMessage[]; stream?: boolean }
   | { v: 1; plugin: string; op: 'embeddings'; modelId: string; texts: string[] }
   | { v: 1; plugin: string; op: 'rerank'; modelId: string; query: string; documents: string[] }
-  | { v: 1; plugin: string; op: 'knowledge.retrieve'; knowledgeBaseId: string; query: string; topK?: number };
+  | { v: 1; plugin: string; op: 'knowledge.retrieve'; knowledgeBaseId: string; query: string; topK?: number }
+  | { v: 1; plugin: string; op: 'settings.get'; pipelineId?: string };
 
 /** Why a host call was refused or failed. */
 export type HostErrorCode = 'invalid' | 'forbidden' | 'not_found' | 'too_large' | 'unavailable' | 'internal';

@@ -1,10 +1,11 @@
-import { Controller, Get, Inject, Injectable, Param, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { AdminApi } from '@conveyor/contracts';
-import { botEndpoint, pluginList } from '@conveyor/admin';
+import { Body, Controller, Get, Inject, Injectable, Param, Put, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { AdminApi, PluginName, PluginSettingsChanged } from '@conveyor/contracts';
+import { AdminApiError, botEndpoint, pluginList, PluginSettings, type Principal } from '@conveyor/admin';
+import { PluginSettingsStore } from '@conveyor/persistence';
 import { PluginHost } from '@conveyor/bus';
 import { readConnectionLease } from '@conveyor/gateway';
 import { INFRA, type Infra } from '@conveyor/service-kit';
-import { StorableId } from './http.js';
+import { Caller, parse, StorableId } from './http.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
 
 /**
@@ -29,13 +30,48 @@ export class PluginDirectory implements OnModuleInit, OnModuleDestroy {
   }
 }
 
+/** A plugin's name from the path (`author/name`, the slash sent as %2F). */
+function pluginName(raw: string): string {
+  const parsed = PluginName.safeParse(raw);
+  if (!parsed.success) throw AdminApiError.invalid('path.name', 'a plugin name is author/name');
+  return parsed.data;
+}
+
 @Controller('api/v1/plugins')
 export class PluginsController {
-  constructor(@Inject(INFRA) private readonly infra: Infra, private readonly directory: PluginDirectory) {}
+  private readonly settings: PluginSettings;
+
+  constructor(@Inject(INFRA) private readonly infra: Infra, private readonly directory: PluginDirectory) {
+    this.settings = new PluginSettings(infra.prisma, new PluginSettingsStore(infra.prisma), {
+      schemaOf: (name) => {
+        const live = directory.host.registrations().find((r) => r.registration.name === name);
+        return live ? live.registration.settings : null;
+      },
+      announce: async (name, pipelineId) => {
+        try {
+          infra.nc.publish(infra.topology.subjects.plugins.settingsChanged(name), JSON.stringify(PluginSettingsChanged.parse({ v: 1, pipelineId })));
+          await infra.nc.flush();
+        } catch (err) {
+          // Stored all the same: the plugin reads its settings at its next start.
+          infra.logger.warn({ plugin: name, err: (err as Error).message }, 'plugin settings change not announced');
+        }
+      },
+    });
+  }
 
   @Get()
   list(): Promise<AdminApi.PluginList> {
     return pluginList(this.infra.prisma, this.directory.host.registrations());
+  }
+
+  @Get(':name/settings')
+  getSettings(@Param('name') name: string): Promise<AdminApi.PluginSettings> {
+    return this.settings.get(pluginName(name));
+  }
+
+  @Put(':name/settings')
+  putSettings(@Caller() caller: Principal, @Param('name') name: string, @Body() body: unknown): Promise<AdminApi.PluginSettings> {
+    return this.settings.put(caller, pluginName(name), parse(AdminApi.PluginSettingsUpdate, body, 'body'));
   }
 }
 

@@ -65,6 +65,8 @@ const SHAPES: Record<string, { body?: string; answer?: string; upload?: string; 
   'POST /knowledge-bases/{id}/documents/{documentId}/reindex': { answer: 'KnowledgeDocument' },
   'GET /bots/{id}/endpoint': { answer: 'BotEndpoint' },
   'GET /plugins': { answer: 'PluginList' },
+  'GET /plugins/{name}/settings': { answer: 'PluginSettings' },
+  'PUT /plugins/{name}/settings': { body: 'PluginSettingsUpdate', answer: 'PluginSettings' },
   'GET /skills': { answer: 'Page:Skill' },
   'GET /skills/{name}': { answer: 'SkillDetail' },
   'POST /skills': { zip: true, answer: 'SkillInstalled' },

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { OpenAIClientPool, PluginHostApi, PluginHostError } from '@conveyor/agent';
 import { PluginHostServer } from '@conveyor/bus';
 import { PluginAccess } from '@conveyor/config-read-model';
-import { KnowledgeStore, PluginStorage, PluginStorageError } from '@conveyor/persistence';
+import { KnowledgeStore, PluginSettingsStore, PluginStorage, PluginStorageError } from '@conveyor/persistence';
 import { INFRA } from '@conveyor/service-kit';
 import { currentTraceId } from '@conveyor/telemetry';
 import { ModelDirectory } from './model-directory.js';
@@ -20,6 +20,7 @@ export class PluginHostApiServer implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(INFRA) infra: RunnerInfra, models: ModelDirectory) {
     const storage = new PluginStorage(infra.db);
     const access = new PluginAccess(infra.db.prisma);
+    const settings = new PluginSettingsStore(infra.db.prisma);
     const api = new PluginHostApi({
       storage: {
         get: (plugin, key) => storage.get(plugin, key),
@@ -36,6 +37,7 @@ export class PluginHostApiServer implements OnModuleInit, OnModuleDestroy {
       },
       pipeline: (plugin, id) => access.pipeline(plugin, id),
       retrievesFrom: (plugin, id) => access.retrievesFrom(plugin, id),
+      settings: (plugin, pipelineId) => settings.effective(plugin, pipelineId),
       resolveModels: (selection) => models.resolve(selection),
       model: (id) => models.find(id),
       knowledge: new KnowledgeStore(infra.db),

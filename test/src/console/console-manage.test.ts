@@ -175,7 +175,45 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     const row = page.locator(`tr[data-name="${name}"]`);
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
-    assert.deepEqual([cells[1], cells[2], cells[3], cells[6]], ['2.0.1', 'GroupNormalMessageReceived', 'order_status', 'default']);
+    assert.deepEqual([cells[1], cells[2], cells[3], cells[6], cells[7]], ['2.0.1', 'GroupNormalMessageReceived', 'order_status', 'default', ''], 'no settings to edit');
+  });
+
+  test('a plugin\'s settings form is built from its schema; saved values reach the plugin, the secret comes back masked', async () => {
+    const name = `tests/${uniqueName('console-settings')}`;
+    const changed: Array<string | null> = [];
+    const withSettings = await runPlugin({
+      name, prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 500,
+      settings: { type: 'object', properties: { greeting: { type: 'string', title: 'Greeting' }, mode: { type: 'string', enum: ['short', 'long'] }, token: { type: 'string', format: 'password' } }, required: ['greeting'] },
+      onSettingsChanged: (pipelineId) => void changed.push(pipelineId),
+      tools: [{ name: 'hello', description: 'Hello', parameters: { type: 'object' }, handler: () => 'hi' }],
+    });
+    try {
+      await waitUntil('the plugin registered', async () => AdminApi.PluginList.parse((await api.call('GET', '/plugins')).body).items.some((p) => p.name === name && p.hasSettings) || undefined, UI_TIMEOUT);
+      await go('#/plugins');
+      // The list was loaded before this plugin beat: load it again.
+      await page.reload();
+      await page.locator(`tr[data-name="${name}"] a:has-text("Edit")`).click();
+      const form = page.locator('form[aria-label="plugin settings"]');
+      await form.locator('#plugin-setting-greeting').fill('Welcome');
+      await form.locator('#plugin-setting-mode').selectOption('long');
+      await form.locator('#plugin-setting-token').fill('tok-0123456789abcdef');
+      assert.equal(await form.locator('#plugin-setting-token').getAttribute('type'), 'password');
+      await form.locator('button[type=submit]').click();
+      await expectOk('Settings saved; the plugin was told.');
+      await waitUntil('the plugin told', () => changed.includes(null) || undefined, UI_TIMEOUT);
+      assert.deepEqual(await withSettings.settings(), { greeting: 'Welcome', mode: 'long', token: 'tok-0123456789abcdef' });
+      // Reloaded, the form shows the secret masked; saving again keeps it.
+      await page.reload();
+      await form.locator('#plugin-setting-greeting').waitFor();
+      assert.equal(await form.locator('#plugin-setting-token').inputValue(), `${AdminApi.SECRET_MASK_PREFIX}cdef`);
+      await form.locator('#plugin-setting-greeting').fill('Welcome back');
+      await form.locator('button[type=submit]').click();
+      await expectOk('Settings saved; the plugin was told.');
+      await waitUntil('the second change', () => changed.length >= 2 || undefined, UI_TIMEOUT);
+      assert.deepEqual(await withSettings.settings(), { greeting: 'Welcome back', mode: 'long', token: 'tok-0123456789abcdef' });
+    } finally {
+      await withSettings.stop();
+    }
   });
 
   test("a webhook bot's URL to paste, and a gateway-held bot's holder", async () => {

@@ -116,12 +116,15 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     },
     // The admin API provisions the streams, announces configuration changes, reads and removes dead
     // letters, and resubmits a dead letter's payload to the stream subject it failed on.
+    // The admin lists the plugins from their heartbeats (asking for them at start) and tells a plugin
+    // its settings changed; it never calls a plugin.
     admin: {
       publish: [
         ...streamApi(topo), ...streamManagementApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
         ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
+        subjects.plugins.discover, subjects.plugins.allSettingsChanged,
       ],
-      subscribe: subscribe('admin'),
+      subscribe: [...subscribe('admin'), subjects.plugins.heartbeat],
     },
     // Answers the runners' sandbox calls (queue group `sandbox`) and relays the stdio MCP servers it
     // runs; it publishes nothing else: a command it runs has no NATS connection, and its own user
@@ -138,15 +141,16 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
  * Plugin processes (any language, any number): they announce themselves on the heartbeat subject,
  * hear a host's discovery call, answer the events sent to their call subjects and call the host API
  * on their host subjects, reading the answers in their inboxes; nothing else, so a plugin cannot read
- * or write the streams. The shared `plugin` user hears every plugin's calls; a plugin with an identity
- * of its own (`name` given) hears only its own and calls the host API only as itself, so it can
- * neither answer another plugin's events nor read or write another plugin's storage.
+ * or write the streams, and hear their settings changes. The shared `plugin` user hears every plugin's
+ * calls; a plugin with an identity of its own (`name` given) hears only its own and calls the host API
+ * only as itself, so it can neither answer another plugin's events nor read or write another plugin's
+ * storage or settings.
  */
 export function pluginPermissions(topo: Topology, name?: string): Permissions {
   const { plugins } = topo.subjects;
   return name === undefined
-    ? { publish: [plugins.heartbeat, plugins.allHosts], subscribe: [plugins.discover, plugins.allCalls, plugins.allInboxes], allowResponses: true }
-    : { publish: [plugins.heartbeat, plugins.host(name)], subscribe: [plugins.discover, plugins.call(name), `${plugins.inboxPrefix(name)}.>`], allowResponses: true };
+    ? { publish: [plugins.heartbeat, plugins.allHosts], subscribe: [plugins.discover, plugins.allCalls, plugins.allInboxes, plugins.allSettingsChanged], allowResponses: true }
+    : { publish: [plugins.heartbeat, plugins.host(name)], subscribe: [plugins.discover, plugins.call(name), `${plugins.inboxPrefix(name)}.>`, plugins.settingsChanged(name)], allowResponses: true };
 }
 
 /** The NATS user of a plugin with an identity of its own. */

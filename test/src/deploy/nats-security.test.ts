@@ -60,8 +60,9 @@ describe('NATS permissions', () => {
       const plugins = topo.subjects.plugins;
       const callsPlugins = role === 'orchestrator' || role === 'dispatcher' || role === 'runner';
       // The runner answers plugins' host calls, a streamed one with several messages to the plugin's inbox.
-      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls, ...(role === 'runner' ? [plugins.allInboxes] : [])] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs, plugins.allHosts], gateway: [topo.subjects.allGatewaySends], admin: [], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
+      // The admin lists plugins from their heartbeats and tells one its settings changed; it calls none.
+      assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls, ...(role === 'runner' ? [plugins.allInboxes] : [])] : role === 'admin' ? [plugins.discover, plugins.allSettingsChanged] : [], `${role} calling plugins`);
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs, plugins.allHosts], gateway: [topo.subjects.allGatewaySends], admin: [plugins.heartbeat], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
