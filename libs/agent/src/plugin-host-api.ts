@@ -2,7 +2,7 @@
 // pipeline's model, embeddings and rerank by model id, retrieval from a knowledge base a bound
 // pipeline uses. Who is calling was settled by the transport (the plugin's own subject); whether the
 // plugin may use the pipeline or knowledge base it names is settled here, and a refusal is audited.
-import type { ModelSelection, PluginHostErrorCode, PluginHostRequest, PluginHostResults } from '@conveyor/contracts';
+import type { DirectSendReply, DirectSendRequest, ModelSelection, PluginHostErrorCode, PluginHostRequest, PluginHostResults } from '@conveyor/contracts';
 import type { OpenAIClientPool } from './client-pool.js';
 import type { ResolvedModel } from './model.js';
 import type { AgentLogger } from './agent-loop.js';
@@ -33,6 +33,10 @@ export interface PluginHostPorts {
   pipeline(plugin: string, pipelineId: string): Promise<PipelineAccess>;
   /** The settings an admin gave the plugin: the installation's, with the pipeline's over them when given. */
   settings(plugin: string, pipelineId: string | undefined): Promise<Record<string, unknown>>;
+  /** Whether a bot exists and its pipeline binds the plugin. */
+  bot(plugin: string, botId: string): Promise<'bound' | 'not_bound' | 'not_found'>;
+  /** Asks a dispatcher to send a message to a chat. */
+  sendToChat(request: DirectSendRequest): Promise<DirectSendReply>;
   /** Whether a pipeline that binds the plugin retrieves from the knowledge base. */
   retrievesFrom(plugin: string, knowledgeBaseId: string): Promise<boolean>;
   /** The selection's models with their keys, primary first, skipping unusable ones. */
@@ -78,6 +82,14 @@ export class PluginHostApi {
       }
       case 'knowledge.retrieve':
         return this.retrieve(request, signal);
+      case 'message.send': {
+        const access = await this.ports.bot(request.plugin, request.botId);
+        if (access === 'not_found') throw new PluginHostError('not_found', `no bot ${JSON.stringify(request.botId)}`);
+        if (access === 'not_bound') return this.refuse(request, `bot:${request.botId}`, `the pipeline of bot ${JSON.stringify(request.botId)} does not bind plugin ${request.plugin}`);
+        const sent = await this.ports.sendToChat({ v: 1, botId: request.botId, target: request.target, messageChain: request.messageChain, origin: `plugin:${request.plugin}` });
+        if (sent.ok) return { sent: true };
+        throw new PluginHostError(sent.error.code === 'failed' ? 'unavailable' : sent.error.code === 'disabled' ? 'forbidden' : sent.error.code, sent.error.message);
+      }
       case 'settings.get': {
         if (request.pipelineId !== undefined) {
           const access = await this.ports.pipeline(request.plugin, request.pipelineId);

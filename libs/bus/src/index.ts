@@ -50,5 +50,6 @@ export {
   type OfferedPluginCommand,
   type OfferedPluginTool,
 } from './plugin-host.js';
+export { requestDirectSend, serveDirectSends, DIRECT_SEND_TIMEOUT_MS } from './direct-send.js';
 export { PluginHostServer, type PluginHostHandler, type PluginHostServerOptions } from './plugin-host-server.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';

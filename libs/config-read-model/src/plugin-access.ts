@@ -25,7 +25,7 @@ const binds = (extensionsPreferences: unknown, plugin: string) => {
  * on the message path, and a binding removed in the console counts at once.
  */
 export class PluginAccess {
-  constructor(private readonly prisma: Pick<PrismaClient, 'pipeline'>) {}
+  constructor(private readonly prisma: Pick<PrismaClient, 'pipeline' | 'bot'>) {}
 
   async pipeline(plugin: string, pipelineId: string): Promise<PluginPipelineAccess> {
     const row = await this.prisma.pipeline.findUnique({ where: { id: pipelineId }, select: { config: true, extensionsPreferences: true } });
@@ -36,6 +36,13 @@ export class PluginAccess {
       ? modelOf(model as Parameters<typeof modelOf>[0])
       : { primary: '', fallbacks: [] };
     return { access: 'bound', models: selection };
+  }
+
+  /** Whether a bot exists and its pipeline binds the plugin. */
+  async bot(plugin: string, botId: string): Promise<'bound' | 'not_bound' | 'not_found'> {
+    const row = await this.prisma.bot.findUnique({ where: { id: botId }, select: { pipeline: { select: { extensionsPreferences: true } } } });
+    if (!row) return 'not_found';
+    return binds(row.pipeline.extensionsPreferences, plugin) ? 'bound' : 'not_bound';
   }
 
   async retrievesFrom(plugin: string, knowledgeBaseId: string): Promise<boolean> {

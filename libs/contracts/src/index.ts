@@ -43,3 +43,4 @@ export {
 export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './config-events.js';
 export * as AdminApi from './admin-api.js';
 export * as DebugChat from './debug-chat.js';
+export { DirectSendRequest, DirectSendReply, DirectSendErrorCode } from './direct-send.js';

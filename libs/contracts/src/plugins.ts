@@ -274,6 +274,8 @@ const HostId = z.string().min(1).max(200);
  *   `stream: true` answered by several replies (`PluginHostStreamChunk/1`, then the final reply);
  * - `embeddings` / `rerank`: a model with that ability, by id;
  * - `knowledge.retrieve`: a knowledge base a pipeline binding the plugin retrieves from;
+ * - `message.send`: a message to a chat of a bot whose pipeline binds the plugin (LangBot's
+ *   `send_message`), sent by a dispatcher straight to the platform;
  * - `settings.get`: the settings an admin gave the plugin, the installation's with a pipeline's
  *   (one that binds the plugin) over them when `pipelineId` is given.
  */
@@ -286,6 +288,7 @@ export const PluginHostRequest = z.discriminatedUnion('op', [
   z.object({ v: V1, plugin: PluginName, op: z.literal('embeddings'), modelId: HostId, texts: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('rerank'), modelId: HostId, query: z.string().max(100_000), documents: z.array(z.string().max(100_000)).min(1).max(PLUGIN_LIMITS.hostTexts) }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('settings.get'), pipelineId: HostId.optional() }),
+  z.object({ v: V1, plugin: PluginName, op: z.literal('message.send'), botId: HostId, target: z.object({ type: z.enum(['person', 'group']), id: z.string().min(1).max(1000) }), messageChain: MessageChainSchema }),
   z.object({ v: V1, plugin: PluginName, op: z.literal('knowledge.retrieve'), knowledgeBaseId: HostId, query: z.string().min(1).max(100_000), topK: z.number().int().min(1).max(PLUGIN_LIMITS.hostTopK).optional() }),
 ]).meta({ id: 'PluginHostRequest/1' });
 export type PluginHostRequest = z.infer<typeof PluginHostRequest>;
@@ -310,6 +313,7 @@ export interface PluginHostResults {
   rerank: { results: Array<{ index: number; score: number }> };
   'knowledge.retrieve': { chunks: Array<{ text: string; score: number; documentId: string }> };
   'settings.get': { values: Record<string, unknown> };
+  'message.send': { sent: true };
 }
 
 /**

@@ -82,6 +82,11 @@ export interface Topology {
      * sent, so the replica that handled an event acknowledges it at once, without asking Redis.
      */
     dispatchSent: string;
+    /**
+     * Core NATS request/reply: a message to a chat that answers nothing (`DirectSendRequest` →
+     * `DirectSendReply`, libs/contracts/src/direct-send.ts), sent by a dispatcher replica (queue group `direct-send`).
+     */
+    directSend: string;
     /** Core NATS: the plugin runtime (libs/contracts/src/plugins.ts). */
     plugins: PluginSubjects;
     /**
@@ -296,6 +301,7 @@ export function topology(prefix = 'conveyor'): Topology {
       syncReply: (ingressInstance) => `${base}.sync.${subjectToken(ingressInstance)}`,
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
       dispatchSent: `${base}.dispatch.sent`,
+      directSend: `${base}.dispatch.direct`,
       plugins: pluginSubjects(prefix),
       gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
       allGatewaySends: `${base}.gateway.send.*`,

@@ -5,3 +5,4 @@ export {
 } from './types.js';
 export { Deliverer } from './deliverer.js';
 export type { BotConfig, BotConfigs } from '@conveyor/platform-kit';
+export { directRoute, sendToChat, type DirectSendDeps } from './direct-send.js';

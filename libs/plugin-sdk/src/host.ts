@@ -1,5 +1,5 @@
 import { createInbox, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
-import { HOST_REPLY_SCHEMA, HOST_STREAM_CHUNK_SCHEMA, LIMITS, SCHEMA_HEADER, pluginSubjects, type ContentElement, type HostErrorCode, type HostReply, type HostRequest, type LlmMessage } from './wire.js';
+import { HOST_REPLY_SCHEMA, HOST_STREAM_CHUNK_SCHEMA, LIMITS, SCHEMA_HEADER, pluginSubjects, type ContentElement, type HostErrorCode, type HostReply, type HostRequest, type LlmMessage, type MessageChain } from './wire.js';
 
 /** A host call Conveyor refused or could not answer; `code` says why. */
 export class HostError extends Error {
@@ -31,6 +31,8 @@ export interface Host {
   retrieve(knowledgeBaseId: string, query: string, topK?: number): Promise<Array<{ text: string; score: number; documentId: string }>>;
   /** The settings an admin gave the plugin: the installation's, with a pipeline's over them when one is named. */
   settings(pipelineId?: string): Promise<Record<string, unknown>>;
+  /** Sends a message to a chat of a bot whose pipeline binds this plugin (LangBot's `send_message`). */
+  sendMessage(botId: string, target: { type: 'person' | 'group'; id: string }, messageChain: MessageChain): Promise<void>;
 }
 
 const encoder = new TextEncoder();
@@ -89,6 +91,7 @@ export function hostClient(nc: NatsConnection, prefix: string, plugin: string): 
     },
     embed: async (modelId, texts) => (await call({ op: 'embeddings', modelId, texts })).embeddings as number[][],
     rerank: async (modelId, query, documents) => (await call({ op: 'rerank', modelId, query, documents })).results as Array<{ index: number; score: number }>,
+    sendMessage: async (botId, target, messageChain) => void (await call({ op: 'message.send', botId, target, messageChain })),
     settings: async (pipelineId) => (await call({ op: 'settings.get', ...(pipelineId === undefined ? {} : { pipelineId }) })).values as Record<string, unknown>,
     retrieve: async (knowledgeBaseId, query, topK) => (await call({ op: 'knowledge.retrieve', knowledgeBaseId, query, ...(topK ? { topK } : {}) })).chunks as Array<{ text: string; score: number; documentId: string }>,
   };

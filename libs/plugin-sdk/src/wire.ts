@@ -230,7 +230,8 @@ export type HostRequest =
   | { v: 1; plugin: string; op: 'embeddings'; modelId: string; texts: string[] }
   | { v: 1; plugin: string; op: 'rerank'; modelId: string; query: string; documents: string[] }
   | { v: 1; plugin: string; op: 'knowledge.retrieve'; knowledgeBaseId: string; query: string; topK?: number }
-  | { v: 1; plugin: string; op: 'settings.get'; pipelineId?: string };
+  | { v: 1; plugin: string; op: 'settings.get'; pipelineId?: string }
+  | { v: 1; plugin: string; op: 'message.send'; botId: string; target: { type: 'person' | 'group'; id: string }; messageChain: MessageChain };
 
 /** Why a host call was refused or failed. */
 export type HostErrorCode = 'invalid' | 'forbidden' | 'not_found' | 'too_large' | 'unavailable' | 'internal';

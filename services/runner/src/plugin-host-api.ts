@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { OpenAIClientPool, PluginHostApi, PluginHostError } from '@conveyor/agent';
-import { PluginHostServer } from '@conveyor/bus';
+import { PluginHostServer, requestDirectSend } from '@conveyor/bus';
 import { PluginAccess } from '@conveyor/config-read-model';
 import { KnowledgeStore, PluginSettingsStore, PluginStorage, PluginStorageError } from '@conveyor/persistence';
 import { INFRA } from '@conveyor/service-kit';
@@ -37,6 +37,8 @@ export class PluginHostApiServer implements OnModuleInit, OnModuleDestroy {
       },
       pipeline: (plugin, id) => access.pipeline(plugin, id),
       retrievesFrom: (plugin, id) => access.retrievesFrom(plugin, id),
+      bot: (plugin, id) => access.bot(plugin, id),
+      sendToChat: (request) => requestDirectSend(infra.nc, infra.topology.prefix, request),
       settings: (plugin, pipelineId) => settings.effective(plugin, pipelineId),
       resolveModels: (selection) => models.resolve(selection),
       model: (id) => models.find(id),

@@ -95,17 +95,21 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         // stdio MCP servers: the runner starts one, writes to it and reads what it writes.
         subjects.sandboxCall, subjects.sandboxMcpOpen, subjects.allSandboxMcpInputs,
         // Plugins' tools: the runner follows their heartbeats and calls them. It answers their host
-        // calls, a streamed one with several messages to the calling plugin's inbox.
-        ...pluginHost.publish, subjects.plugins.allInboxes,
+        // calls, a streamed one with several messages to the calling plugin's inbox, and asks a
+        // dispatcher to send a plugin's message to a chat.
+        ...pluginHost.publish, subjects.plugins.allInboxes, subjects.directSend,
       ],
       subscribe: [...subscribe('runner'), ...pluginHost.subscribe, subjects.allSandboxMcpOutputs, subjects.plugins.allHosts],
     },
     // Reply parts for a waiting `/sync` call (request/reply) and for web chat sessions, over core NATS.
     // Replicas tell each other which events' parts they sent (core NATS). Parts for a held platform
     // connection are requests to the gateway replica holding it.
+    // It also sends messages to chats that answer nothing (plugins' and operators' direct sends),
+    // answering each request once.
     dispatcher: {
       publish: [...streamApi(topo), ...consuming('dispatcher'), subjects.allSyncReplies, subjects.allWebchatSessions, subjects.dispatchSent, subjects.allGatewaySends, ...pluginHost.publish],
-      subscribe: [...subscribe('dispatcher'), subjects.dispatchSent, ...pluginHost.subscribe],
+      subscribe: [...subscribe('dispatcher'), subjects.dispatchSent, ...pluginHost.subscribe, subjects.directSend],
+      allowResponses: true,
     },
     // Inbound messages from held platform connections become queries; the replica holding a bot's
     // connection answers the dispatcher's send requests for it.

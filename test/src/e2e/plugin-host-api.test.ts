@@ -21,6 +21,7 @@ describe('plugin host API', () => {
   let other: RunningPlugin;
   const kbId = uniqueName('kb');
   const unboundPipeline = uniqueName('pipeline');
+  const unboundBot = uniqueName('bot');
   const names = { plugin: `acme/${uniqueName('host')}`, other: `acme/${uniqueName('other')}` };
 
   before(async () => {
@@ -36,7 +37,9 @@ describe('plugin host API', () => {
       await store.complete({ id: doc.id, knowledgeBaseId: kb, revision: doc.revision }, texts.map((text) => ({ text, embedding: unitVector(fakeEmbedding(text)) })));
     }
     await db.prisma.pipeline.create({ data: { id: unboundPipeline, name: unboundPipeline, stages: (await db.prisma.pipeline.findUniqueOrThrow({ where: { id: 'default' } })).stages ?? [], config: { ai: { 'local-agent': { model: { primary: 'fake', fallbacks: [] } } } }, extensionsPreferences: { enable_all_plugins: false, plugins: [names.other] } } });
-    await sys.services.start('runner');
+    await Promise.all([sys.services.start('runner'), sys.services.start('dispatcher')]);
+    const defaultBot = await db.prisma.bot.findUniqueOrThrow({ where: { id: sys.botId } });
+    await db.prisma.bot.create({ data: { id: unboundBot, name: unboundBot, adapter: 'http-bot', adapterConfig: defaultBot.adapterConfig ?? {}, pipelineId: unboundPipeline, enabled: true } });
     plugin = await runPlugin({ name: names.plugin, prefix: sys.prefix, natsUrl: NATS_URL, tools: [{ name: 'noop', description: 'nothing', parameters: { type: 'object' }, handler: () => 'ok' }] });
     other = await runPlugin({ name: names.other, prefix: sys.prefix, natsUrl: NATS_URL, tools: [{ name: 'noop2', description: 'nothing', parameters: { type: 'object' }, handler: () => 'ok' }] });
   });
@@ -106,6 +109,21 @@ describe('plugin host API', () => {
     assert.equal([...ranked].sort((a, b) => b.score - a.score)[0]!.index, 1);
     const chunks = await plugin.host.retrieve(kbId, 'where can visitors park for free', 1);
     assert.deepEqual(chunks.map((c) => c.text), ['Parking is free for visitors on level two.']);
+  });
+
+  test('message.send: a message reaches a chat of a bot whose pipeline binds the plugin; another bot is refused and audited', async () => {
+    const chat = uniqueName('user');
+    await plugin.host.sendMessage(sys.botId, { type: 'person', id: chat }, [{ type: 'Plain', text: 'Your order shipped.' }]);
+    const callback = (await sys.callbacks.waitFor((all) => all.some((c) => c.json?.session_id === chat), 30_000)).find((c) => c.json?.session_id === chat)!;
+    assert.deepEqual(callback.json.message, [{ type: 'Plain', text: 'Your order shipped.' }]);
+    assert.equal(callback.json.is_final, true);
+
+    await assert.rejects(plugin.host.sendMessage(unboundBot, { type: 'person', id: chat }, [{ type: 'Plain', text: 'nope' }]), refused('forbidden'));
+    await assert.rejects(plugin.host.sendMessage(uniqueName('missing'), { type: 'person', id: chat }, [{ type: 'Plain', text: 'nope' }]), refused('not_found'));
+    await assert.rejects(plugin.host.sendMessage(sys.botId, { type: 'person', id: chat }, []), refused('invalid'));
+    const audit = await db.prisma.auditEntry.findMany({ where: { actor: `plugin:${names.plugin}`, resourceId: `bot:${unboundBot}` } });
+    assert.deepEqual(audit.map((a) => a.action), ['refused message.send']);
+    assert.equal((await sys.callbacks.waitFor(() => true)).filter((c) => c.json?.session_id === chat).length, 1, 'only the allowed message went out');
   });
 
   test('bad input: a request naming another plugin than its subject, or not matching the schema, gets a clear error', async () => {
