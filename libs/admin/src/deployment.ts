@@ -68,13 +68,20 @@ export async function botEndpoint(prisma: PrismaClient, id: string, options: End
 
 /** A live plugin registration (libs/bus' PluginRegistrationState). */
 export interface PluginView {
-  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; priority: number; timeoutMs: number; settings?: Record<string, unknown> };
+  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; commands: readonly { name: string }[]; priority: number; timeoutMs: number; settings?: Record<string, unknown> };
   lastHeartbeatAt: number;
   expiresAt: number;
 }
 
-/** The registered plugins with the pipelines binding each (all plugins, or this one by name). */
-export async function pluginList(prisma: PrismaClient, live: readonly PluginView[]): Promise<AdminApi.PluginList> {
+/** A plugin's calls over the last hour (libs/message-state's PluginCallSummary). */
+export interface PluginCallsView {
+  calls: number;
+  errors: number;
+  meanMs: number | null;
+}
+
+/** The registered plugins with the pipelines binding each (all plugins, or this one by name) and their last hour's calls. */
+export async function pluginList(prisma: PrismaClient, live: readonly PluginView[], lastHour: ReadonlyMap<string, PluginCallsView> = new Map()): Promise<AdminApi.PluginList> {
   const pipelines = live.length ? await prisma.pipeline.findMany({ select: { id: true, extensionsPreferences: true }, orderBy: { id: 'asc' } }) : [];
   const binds = (prefs: unknown, name: string) => {
     const bound = boundPlugins(prefs);
@@ -86,6 +93,8 @@ export async function pluginList(prisma: PrismaClient, live: readonly PluginView
       version: r.version ?? null,
       events: [...r.events],
       tools: r.tools.map((t) => t.name),
+      commands: r.commands.map((c) => c.name),
+      lastHour: lastHour.get(r.name) ?? { calls: 0, errors: 0, meanMs: null },
       priority: r.priority,
       timeoutMs: r.timeoutMs,
       lastHeartbeatAt: new Date(lastHeartbeatAt).toISOString(),

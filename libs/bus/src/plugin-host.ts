@@ -52,6 +52,8 @@ export interface PluginRegistrationState {
 export interface PluginHostOptions {
   logger?: BusLogger;
   now?: () => number;
+  /** Told of every call's outcome and time (cluster-wide statistics); must not throw or block. */
+  onCall?: (call: { plugin: string; result: PluginCallResult; ms: number }) => void;
 }
 
 const encoder = new TextEncoder();
@@ -69,6 +71,7 @@ export class PluginHost {
   readonly #subjects: PluginSubjects;
   readonly #logger: BusLogger;
   readonly #now: () => number;
+  readonly #onCall: NonNullable<PluginHostOptions['onCall']>;
   readonly #plugins = new Map<string, Registered>();
   #subscription: Subscription | undefined;
   /** A misconfigured plugin repeats its bad heartbeat every few seconds: one warning per interval is enough. */
@@ -80,6 +83,7 @@ export class PluginHost {
     this.#subjects = pluginSubjects(prefix);
     this.#logger = opts.logger ?? silentLogger;
     this.#now = opts.now ?? Date.now;
+    this.#onCall = opts.onCall ?? (() => undefined);
   }
 
   /** Subscribes to heartbeats and asks every running plugin for one at once. */
@@ -269,6 +273,7 @@ export class PluginHost {
     const data = encoder.encode(JSON.stringify(body));
     if (data.byteLength > PLUGIN_LIMITS.payloadBytes) {
       pluginMetrics().calls.add(1, { ...attrs, result: 'too_large' });
+      this.#onCall({ plugin: plugin.name, result: 'too_large', ms: 0 });
       this.#logger.warn({ queryId, ...attrs, bytes: data.byteLength }, 'plugin call over the payload bound; plugin not called');
       return { result: 'too_large', reply: null };
     }
@@ -316,6 +321,7 @@ export class PluginHost {
       const seconds = (performance.now() - started) / 1000;
       pluginMetrics().calls.add(1, { ...attrs, result });
       pluginMetrics().callDuration.record(seconds, attrs);
+      this.#onCall({ plugin: plugin.name, result, ms: seconds * 1000 });
       span.setAttribute('conveyor.plugin.result', result);
       if (result !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: result });
       span.end();

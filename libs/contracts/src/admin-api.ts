@@ -662,6 +662,10 @@ export const RegisteredPlugin = z.object({
   events: z.array(z.string()),
   /** The tools it offers the local agent, by name. */
   tools: z.array(z.string()),
+  /** The `!`-commands it offers, by name. */
+  commands: z.array(z.string()),
+  /** Calls to it over the last hour from every service, cluster-wide: how many, how many failed, their mean time (null without calls). */
+  lastHour: z.object({ calls: z.number().int(), errors: z.number().int(), meanMs: z.number().int().nullable() }),
   priority: z.number().int(),
   timeoutMs: z.number().int(),
   lastHeartbeatAt: Timestamp,

@@ -114,6 +114,11 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
      * registers a message the orchestrator already saw, which then is settling and may run at once.
      */
     sessionRegisteredChannel: () => `${prefix}:session-registered`,
+    /**
+     * Plugin calls of one minute (epoch minute), cluster-wide: a hash of `<plugin>\u0000calls`,
+     * `…errors` and `…ms` counters every service calling plugins adds to, for the console.
+     */
+    pluginCallStats: (minute: number) => `${prefix}:plugin-stats:${minute}`,
     /** Admin sign-in attempts not yet proven good, of one user name from one client address, in the current window. */
     adminLoginAttempts: (username: string, address: string) => `${prefix}:admin:login-attempts:${username}:${address}`,
     /** Admin sign-in (`login`) or setup (`setup`) attempts from one client address, in the current window. */

@@ -19,3 +19,4 @@ export { ScriptResultError } from './results.js';
 export type { PublishPort } from './publish-port.js';
 export { RunEvents, EVENT_PUBLISH_RETRY_MS, type RunEventsDeps, type EventSource, type EventNumber } from './run-events.js';
 export { QueryIntake, INTAKE_UNAVAILABLE_RETRY_MS, type InboundQueryMessage, type IntakeResult, type QueryIntakeDeps } from './query-intake.js';
+export { PluginCallStats, type PluginCallSample, type PluginCallSummary } from './plugin-call-stats.js';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { PluginHost } from '@conveyor/bus';
+import { PluginCallStats } from '@conveyor/message-state';
 import type { PluginPort } from '@conveyor/pipeline';
 import { INFRA } from './infra.module.js';
 import type { Infra } from './infra.js';
@@ -13,9 +14,14 @@ import type { Infra } from './infra.js';
 export class PluginRuntime implements OnModuleInit, OnModuleDestroy {
   readonly host: PluginHost;
   readonly port: PluginPort;
+  /** Every call's outcome, added up in Redis every few seconds for the console's plugin list. */
+  private readonly stats: PluginCallStats;
+  private readonly logger: Infra['logger'];
 
   constructor(@Inject(INFRA) infra: Infra) {
-    this.host = new PluginHost(infra.nc, infra.topology.prefix, { logger: infra.logger });
+    this.stats = new PluginCallStats(infra.redis, infra.topology.prefix);
+    this.logger = infra.logger;
+    this.host = new PluginHost(infra.nc, infra.topology.prefix, { logger: infra.logger, onCall: (c) => this.stats.record({ plugin: c.plugin, ok: c.result === 'ok', ms: c.ms }) });
     this.port = {
       emit: (q, event) => this.host.emit({ queryId: q.queryId, botId: q.route.botId, pipelineId: q.pipelineId, event }, q.plugins ?? 'all'),
       listens: (q, event) => this.host.forEvent(event, q.plugins ?? 'all').length > 0,
@@ -35,9 +41,11 @@ export class PluginRuntime implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await this.host.start();
+    this.stats.start(5_000, (err) => this.logger.warn({ err: (err as Error).message }, 'plugin call statistics not written; those counts are dropped'));
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.host.stop();
+    await this.stats.stop();
   }
 }

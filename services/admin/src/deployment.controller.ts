@@ -2,6 +2,7 @@ import { Body, Controller, Get, Inject, Injectable, Param, Put, type OnModuleDes
 import { AdminApi, PluginName, PluginSettingsChanged } from '@conveyor/contracts';
 import { AdminApiError, botEndpoint, pluginList, PluginSettings, type Principal } from '@conveyor/admin';
 import { PluginSettingsStore } from '@conveyor/persistence';
+import { PluginCallStats } from '@conveyor/message-state';
 import { PluginHost } from '@conveyor/bus';
 import { readConnectionLease } from '@conveyor/gateway';
 import { INFRA, type Infra } from '@conveyor/service-kit';
@@ -40,8 +41,10 @@ function pluginName(raw: string): string {
 @Controller('api/v1/plugins')
 export class PluginsController {
   private readonly settings: PluginSettings;
+  private readonly stats: PluginCallStats;
 
   constructor(@Inject(INFRA) private readonly infra: Infra, private readonly directory: PluginDirectory) {
+    this.stats = new PluginCallStats(infra.redis, infra.topology.prefix);
     this.settings = new PluginSettings(infra.prisma, new PluginSettingsStore(infra.prisma), {
       schemaOf: (name) => {
         const live = directory.host.registrations().find((r) => r.registration.name === name);
@@ -60,8 +63,8 @@ export class PluginsController {
   }
 
   @Get()
-  list(): Promise<AdminApi.PluginList> {
-    return pluginList(this.infra.prisma, this.directory.host.registrations());
+  async list(): Promise<AdminApi.PluginList> {
+    return pluginList(this.infra.prisma, this.directory.host.registrations(), await this.stats.summary(60));
   }
 
   @Get(':name/settings')

@@ -102,6 +102,17 @@ describe('admin API: plugin settings', () => {
     assert.deepEqual(await plugin.settings(), { greeting: 'Hi', maxItems: 3, apiKey: 'sk-live-0123456789abcdef' }, 'the installation\'s alone without a pipeline');
   });
 
+  test('the plugin list counts the last hour\'s calls to the plugin from every service, with their failures and mean time', async () => {
+    // Every run above called the plugin's tool once, through the runner; its counts reach Redis within seconds.
+    const listed = await waitUntil('the calls counted', async () => {
+      const item = AdminApi.PluginList.parse((await viewer.call('GET', '/plugins')).body).items.find((p) => p.name === name);
+      return item && item.lastHour.calls >= 4 ? item : undefined;
+    }, 30_000);
+    assert.equal(listed.lastHour.errors, 0);
+    assert.ok(listed.lastHour.meanMs !== null && listed.lastHour.meanMs >= 0);
+    assert.deepEqual([listed.tools, listed.commands], [['greet'], []]);
+  });
+
   test('bad values, a stale version, an unbound or unknown pipeline, a viewer and an unknown plugin are refused; nothing changes', async () => {
     const current = AdminApi.PluginSettings.parse((await api.call('GET', path)).body).scopes.find((s) => s.pipelineId === null)!;
     for (const [body, status, field, message] of [

@@ -1,5 +1,5 @@
-// Plugins: what their heartbeats announce (name, version, events, tools), when each last beat, and the
-// pipelines whose extensions preferences bind it; a plugin that declares settings has a page with a
+// Plugins: what their heartbeats announce (name, version, events, tools, commands), when each last beat,
+// the pipelines whose extensions preferences bind it and the last hour's calls (cluster-wide); a plugin that declares settings has a page with a
 // form built from its JSON Schema, for the installation and for each pipeline binding it.
 import { useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
@@ -23,7 +23,7 @@ function PluginList() {
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.tools')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th><th>{t('plugins.settings')}</th></tr></thead>
+          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.tools')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th><th>{t('plugins.settings')}</th><th>{t('plugins.commands')}</th><th>{t('plugins.calls')}</th><th>{t('plugins.errors')}</th><th>{t('plugins.meanLatency')}</th></tr></thead>
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.name} data-name={p.name}>
@@ -35,9 +35,13 @@ function PluginList() {
                 <td>{dateTime(p.lastHeartbeatAt)}</td>
                 <td translate="no">{p.pipelines.map((id, i) => <span key={id}>{i ? ', ' : ''}<a href={formatRoute({ page: 'pipelines', id })}>{id}</a></span>)}</td>
                 <td>{p.hasSettings ? <a href={formatRoute({ page: 'plugins', id: p.name })}>{t('plugins.edit')}</a> : null}</td>
+                <td className="mono" translate="no">{p.commands.map((c) => `!${c}`).join(', ')}</td>
+                <td className="calls">{p.lastHour.calls}</td>
+                <td className="errors">{p.lastHour.errors}</td>
+                <td className="latency">{p.lastHour.meanMs === null ? '—' : t('plugins.ms', { n: p.lastHour.meanMs })}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={8} className="empty">{t('plugins.empty')}</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={12} className="empty">{t('plugins.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
