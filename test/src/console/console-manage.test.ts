@@ -175,7 +175,7 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     const row = page.locator(`tr[data-name="${name}"]`);
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
-    assert.deepEqual([cells[1], cells[2], cells[3], cells[6], cells[7]], ['2.0.1', 'GroupNormalMessageReceived', 'order_status', 'default', ''], 'no settings to edit');
+    assert.deepEqual([cells[1], cells[2], cells[3], cells[6], cells[7], cells[8]], ['2.0.1', 'GroupNormalMessageReceived', 'order_status', 'default', '0 calls, 0 failed, mean —', ''], 'no calls yet, no settings to edit');
   });
 
   test('a plugin\'s settings form is built from its schema; saved values reach the plugin, the secret comes back masked', async () => {

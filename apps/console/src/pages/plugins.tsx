@@ -23,25 +23,22 @@ function PluginList() {
       <Busy on={list.loading} />
       {list.data ? (
         <table>
-          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.tools')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th><th>{t('plugins.settings')}</th><th>{t('plugins.commands')}</th><th>{t('plugins.calls')}</th><th>{t('plugins.errors')}</th><th>{t('plugins.meanLatency')}</th></tr></thead>
+          <thead><tr><th>{t('common.name')}</th><th>{t('plugins.version')}</th><th>{t('plugins.events')}</th><th>{t('plugins.tools')}</th><th>{t('plugins.priority')}</th><th>{t('plugins.lastHeartbeat')}</th><th>{t('plugins.pipelines')}</th><th>{t('plugins.lastHour')}</th><th>{t('plugins.settings')}</th></tr></thead>
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.name} data-name={p.name}>
                 <td translate="no">{p.name}</td>
                 <td>{p.version === null ? t('plugins.noVersion') : <span translate="no">{p.version}</span>}</td>
                 <td className="mono" translate="no">{p.events.join(', ')}</td>
-                <td className="mono" translate="no">{p.tools.join(', ')}</td>
+                <td className="mono" translate="no">{[...p.tools, ...p.commands.map((c) => `!${c}`)].join(', ')}</td>
                 <td>{p.priority}</td>
                 <td>{dateTime(p.lastHeartbeatAt)}</td>
                 <td translate="no">{p.pipelines.map((id, i) => <span key={id}>{i ? ', ' : ''}<a href={formatRoute({ page: 'pipelines', id })}>{id}</a></span>)}</td>
+                <td className="last-hour">{t('plugins.lastHourValue', { calls: p.lastHour.calls, errors: p.lastHour.errors, mean: p.lastHour.meanMs === null ? '—' : t('plugins.ms', { n: p.lastHour.meanMs }) })}</td>
                 <td>{p.hasSettings ? <a href={formatRoute({ page: 'plugins', id: p.name })}>{t('plugins.edit')}</a> : null}</td>
-                <td className="mono" translate="no">{p.commands.map((c) => `!${c}`).join(', ')}</td>
-                <td className="calls">{p.lastHour.calls}</td>
-                <td className="errors">{p.lastHour.errors}</td>
-                <td className="latency">{p.lastHour.meanMs === null ? '—' : t('plugins.ms', { n: p.lastHour.meanMs })}</td>
               </tr>
             ))}
-            {list.data.items.length === 0 ? <tr><td colSpan={12} className="empty">{t('plugins.empty')}</td></tr> : null}
+            {list.data.items.length === 0 ? <tr><td colSpan={9} className="empty">{t('plugins.empty')}</td></tr> : null}
           </tbody>
         </table>
       ) : null}
