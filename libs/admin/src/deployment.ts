@@ -68,7 +68,7 @@ export async function botEndpoint(prisma: PrismaClient, id: string, options: End
 
 /** A live plugin registration (libs/bus' PluginRegistrationState). */
 export interface PluginView {
-  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; commands: readonly { name: string }[]; priority: number; timeoutMs: number; settings?: Record<string, unknown> };
+  registration: { name: string; version?: string; events: readonly string[]; tools: readonly { name: string }[]; commands: readonly { name: string }[]; retrievers: readonly { name: string }[]; priority: number; timeoutMs: number; settings?: Record<string, unknown> };
   lastHeartbeatAt: number;
   expiresAt: number;
 }
@@ -94,6 +94,7 @@ export async function pluginList(prisma: PrismaClient, live: readonly PluginView
       events: [...r.events],
       tools: r.tools.map((t) => t.name),
       commands: r.commands.map((c) => c.name),
+      retrievers: r.retrievers.map((x) => x.name),
       lastHour: lastHour.get(r.name) ?? { calls: 0, errors: 0, meanMs: null },
       priority: r.priority,
       timeoutMs: r.timeoutMs,

@@ -34,6 +34,8 @@ export class KnowledgeBases {
     private readonly prisma: PrismaClient,
     private readonly store: KnowledgeStore,
     private readonly announce: IngestAnnouncer,
+    /** The retrievers a live plugin offers; null when it is not running. */
+    private readonly retrieversOf: (plugin: string) => string[] | null = () => null,
   ) {}
 
   async list(page: AdminApi.PageQuery): Promise<Paged<AdminApi.KnowledgeBase>> {
@@ -51,13 +53,19 @@ export class KnowledgeBases {
   }
 
   async create(actor: Principal, input: AdminApi.KnowledgeBaseCreateInput): Promise<AdminApi.KnowledgeBase> {
-    await this.checkModel('body.embeddingModelId', input.embeddingModelId, 'embedding');
+    if (input.embeddingModelId) await this.checkModel('body.embeddingModelId', input.embeddingModelId, 'embedding');
+    if (input.retriever) {
+      const offered = this.retrieversOf(input.retriever.plugin);
+      if (!offered) throw AdminApiError.invalid('body.retriever.plugin', `plugin ${input.retriever.plugin} is not running; start it, then create the knowledge base`);
+      if (!offered.includes(input.retriever.name)) throw AdminApiError.invalid('body.retriever.name', `plugin ${input.retriever.plugin} offers no retriever ${input.retriever.name} (it offers: ${offered.join(', ') || 'none'})`);
+    }
     if (input.rerankModelId) await this.checkModel('body.rerankModelId', input.rerankModelId, 'rerank');
+    const { retriever, embeddingModelId, ...settings } = input;
     await this.prisma.$transaction(async (tx) => {
       if (await tx.knowledgeBase.findUnique({ where: { id: input.id }, select: { id: true } })) {
         throw new AdminApiError('conflict', `body.id: knowledge base ${JSON.stringify(input.id)} exists`, { field: 'body.id' });
       }
-      await tx.knowledgeBase.create({ data: { ...input, rerankModelId: input.rerankModelId ?? null } });
+      await tx.knowledgeBase.create({ data: { ...settings, embeddingModelId: embeddingModelId ?? '', retrieverPlugin: retriever?.plugin ?? null, retriever: retriever?.name ?? null, rerankModelId: input.rerankModelId ?? null } });
       await recordAudit(tx, { actor: actor.actor, resource: 'knowledge-base', resourceId: input.id, action: 'create', changes: Object.keys(input) });
     });
     return this.get(input.id);
@@ -75,6 +83,9 @@ export class KnowledgeBases {
     if (input.embeddingModelId) await this.checkModel('body.embeddingModelId', input.embeddingModelId, 'embedding');
     const existing = await this.prisma.knowledgeBase.findUnique({ where: { id } });
     if (!existing) throw AdminApiError.notFound('knowledge base', id);
+    if (existing.retriever && (input.embeddingModelId !== undefined || input.chunkSize !== undefined || input.chunkOverlap !== undefined || input.retrievalMode !== undefined)) {
+      throw AdminApiError.invalid('body', `knowledge base ${id} is backed by plugin ${existing.retrieverPlugin}'s retriever: it has no embedding model, chunking or retrieval mode of its own`);
+    }
     const changes = (Object.keys(input) as Array<keyof typeof input>).filter((k) => input[k] !== undefined && input[k] !== existing[k]);
     if (changes.length === 0) return this.get(id);
     const chunkSize = input.chunkSize ?? existing.chunkSize;
@@ -121,6 +132,8 @@ export class KnowledgeBases {
    * The formats, the size bound and the one-at-a-time rule are the knowledge store's.
    */
   async upload(actor: Principal, knowledgeBaseId: string, file: { name: string; content: Buffer }): Promise<AdminApi.KnowledgeDocumentUploaded> {
+    const backing = await this.prisma.knowledgeBase.findUnique({ where: { id: knowledgeBaseId }, select: { retrieverPlugin: true } });
+    if (backing?.retrieverPlugin) throw new AdminApiError('conflict', `knowledge base ${knowledgeBaseId} is backed by plugin ${backing.retrieverPlugin}'s retriever; its content lives in the plugin`, { field: 'path.id' });
     const name = file.name.replace(/^.*[\\/]/, '').trim();
     if (!name || name.length > 255) throw AdminApiError.invalid('body.file', 'the file needs a name of 1 to 255 characters');
     const type = documentTypeOf(name);
@@ -195,6 +208,7 @@ export class KnowledgeBases {
         chunkOverlap: r.chunkOverlap,
         rerankModelId: r.rerankModelId,
         retrievalMode: oneOf(MODES, r.retrievalMode, 'hybrid'),
+        retriever: r.retrieverPlugin && r.retriever ? { plugin: r.retrieverPlugin, name: r.retriever } : null,
         documents,
         chunks: chunks.find((c) => c.knowledgeBaseId === r.id)?._count._all ?? 0,
         createdAt: r.createdAt.toISOString(),

@@ -138,6 +138,7 @@ export class PluginHostApi {
   private async retrieve(request: Extract<PluginHostRequest, { op: 'knowledge.retrieve' }>, signal?: AbortSignal): Promise<PluginHostResults['knowledge.retrieve']> {
     const kb = await this.ports.knowledge.knowledgeBase(request.knowledgeBaseId);
     if (!kb) throw new PluginHostError('not_found', `no knowledge base ${JSON.stringify(request.knowledgeBaseId)}`);
+    if (kb.retriever) throw new PluginHostError('invalid', `knowledge base ${kb.id} is backed by plugin ${kb.retriever.plugin}'s retriever ${kb.retriever.name}, not by documents`);
     if (!(await this.ports.retrievesFrom(request.plugin, kb.id))) {
       return this.refuse(request, `knowledge-base:${kb.id}`, `no pipeline binding plugin ${request.plugin} retrieves from knowledge base ${JSON.stringify(kb.id)}`);
     }

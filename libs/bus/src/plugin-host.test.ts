@@ -8,7 +8,7 @@ const spans = installTestTracing();
 
 const encode = (x: unknown) => new TextEncoder().encode(JSON.stringify(x));
 const registration = (name: string, extra: Partial<PluginRegistration> = {}): PluginRegistration => ({
-  v: 1, name, instanceId: `${name}-1`, events: ['PersonNormalMessageReceived'], tools: [], commands: [], priority: 0, timeoutMs: 1_000, ttlMs: 5_000, ...extra,
+  v: 1, name, instanceId: `${name}-1`, events: ['PersonNormalMessageReceived'], tools: [], commands: [], retrievers: [], priority: 0, timeoutMs: 1_000, ttlMs: 5_000, ...extra,
 });
 const event: PluginEventPayload = { event_name: 'PersonNormalMessageReceived', launcher_type: 'person', launcher_id: 'u', sender_id: 'u', text_message: 'hi', message_chain: [{ type: 'Plain', text: 'hi' }] };
 

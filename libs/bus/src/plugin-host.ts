@@ -1,8 +1,8 @@
 import { context, metrics, propagation, SpanKind, SpanStatusCode, trace, type Counter, type Histogram } from '@opentelemetry/api';
 import { headers as natsHeaders, NoRespondersError, RequestError, TimeoutError, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginCommandResult, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, PluginToolResult, pluginSubjects,
-  type PluginBinding, type PluginCommand, type PluginCommandCall, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects, type PluginTool, type PluginToolCall,
+  foldPluginReply, noPluginOutcome, HEADERS, PLUGIN_LIMITS, PluginCommandResult, PluginDiscover, PluginEventReply, PluginEventRequest, PluginRegistration, PluginRetrieveResult, PluginToolResult, pluginSubjects,
+  type PluginBinding, type PluginCommand, type PluginCommandCall, type PluginEventName, type PluginEventOutcome, type PluginEventPayload, type PluginSubjects, type PluginTool, type PluginToolCall, type PluginRetrieveCall,
 } from '@conveyor/contracts';
 import { busTracer, natsHeaderSetter } from './otel.js';
 import { DURATION_BUCKETS_SECONDS } from './metrics.js';
@@ -248,6 +248,24 @@ export class PluginHost {
     if (outcome.reply) return outcome.reply;
     const code = outcome.result === 'ok' ? 'malformed' : outcome.result;
     throw new PluginCallError(code, callFailure(plugin, call.command, code, outcome.detail));
+  }
+
+  /**
+   * Asks a live plugin's retriever for a knowledge base's chunks. Throws PluginCallError when the
+   * plugin is not registered, offers no such retriever, or gives no usable answer.
+   */
+  async callRetriever(pluginName: string, call: Omit<PluginRetrieveCall, 'v'>): Promise<PluginRetrieveResult> {
+    const live = this.#plugins.get(pluginName);
+    const plugin = live && live.expiresAt > this.#now() ? live.registration : undefined;
+    if (!plugin || !plugin.retrievers.some((r) => r.name === call.retriever)) {
+      throw new PluginCallError('no_responders', `plugin ${pluginName} is not running or offers no retriever ${call.retriever}`);
+    }
+    const outcome = await this.#exchange(plugin, { v: 1, ...call }, PluginRetrieveResult, {
+      schema: 'PluginRetrieveCall/1', queryId: call.queryId, spanName: `plugin ${plugin.name} retrieve ${call.retriever}`, attrs: { plugin: plugin.name, event: 'retrieve', retriever: call.retriever },
+    });
+    if (outcome.reply) return outcome.reply;
+    const code = outcome.result === 'ok' ? 'malformed' : outcome.result;
+    throw new PluginCallError(code, callFailure(plugin, `retriever ${call.retriever}`, code, outcome.detail));
   }
 
   async #call(plugin: PluginRegistration, request: PluginEventRequest): Promise<PluginEventReply | null> {

@@ -664,6 +664,8 @@ export const RegisteredPlugin = z.object({
   tools: z.array(z.string()),
   /** The `!`-commands it offers, by name. */
   commands: z.array(z.string()),
+  /** The knowledge retrievers it offers, by name (a knowledge base may be backed by one). */
+  retrievers: z.array(z.string()),
   /** Calls to it over the last hour from every service, cluster-wide: how many, how many failed, their mean time (null without calls). */
   lastHour: z.object({ calls: z.number().int(), errors: z.number().int(), meanMs: z.number().int().nullable() }),
   priority: z.number().int(),
@@ -756,6 +758,8 @@ export const KnowledgeBase = z.object({
   chunkOverlap: z.number().int(),
   rerankModelId: z.string().nullable(),
   retrievalMode: KnowledgeRetrievalMode,
+  /** The plugin retriever backing it instead of documents (its embedding model and chunking then unused). */
+  retriever: z.object({ plugin: z.string(), name: z.string() }).nullable(),
   /** Its documents by status. */
   documents: z.object({ pending: z.number().int(), processing: z.number().int(), done: z.number().int(), failed: z.number().int() }),
   chunks: z.number().int(),
@@ -769,15 +773,18 @@ export const KnowledgeBaseCreate = z.strictObject({
   id: Id,
   name: Name,
   description: z.string().max(2_000).default(''),
-  /** An LlmModel with the `embedding` ability. */
-  embeddingModelId: Id,
+  /** An LlmModel with the `embedding` ability; not for a knowledge base backed by a plugin's retriever. */
+  embeddingModelId: Id.optional(),
+  /** A live plugin's retriever that backs the knowledge base instead of documents (LangBot's external knowledge base). */
+  retriever: z.strictObject({ plugin: z.string().min(3).max(129), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }).optional(),
   topK: z.number().int().min(1).max(64).default(5),
   chunkSize: z.number().int().min(1).max(100_000).default(512),
   chunkOverlap: z.number().int().min(0).max(99_999).default(50),
   /** An LlmModel with the `rerank` ability, used when a pipeline names none. */
   rerankModelId: Id.optional(),
   retrievalMode: KnowledgeRetrievalMode.default('hybrid'),
-}).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] });
+}).refine((kb) => kb.chunkOverlap < kb.chunkSize, { message: 'chunkOverlap must be less than chunkSize', path: ['chunkOverlap'] })
+  .refine((kb) => (kb.embeddingModelId === undefined) !== (kb.retriever === undefined), { message: 'name an embeddingModelId (a knowledge base of documents) or a retriever (one backed by a plugin), not both', path: ['embeddingModelId'] });
 export type KnowledgeBaseCreateInput = z.output<typeof KnowledgeBaseCreate>;
 
 /**

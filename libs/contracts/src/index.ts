@@ -28,7 +28,7 @@ export {
   PluginEventRequest, PluginName, PluginRegistration, PluginTool, PluginToolCall, PluginToolName, PluginToolResult,
   PluginCommand, PluginCommandCall, PluginCommandName, PluginCommandResult,
   foldPluginReply, noPluginOutcome, type PluginBinding, type PluginEventOutcome,
-  PluginHostRequest, PluginHostReply, PluginHostStreamChunk, PluginHostErrorCode, PluginSettingsChanged, type PluginHostOp, type PluginHostResults,
+  PluginHostRequest, PluginHostReply, PluginHostStreamChunk, PluginHostErrorCode, PluginSettingsChanged, PluginRetriever, PluginRetrieveCall, PluginRetrieveResult, type PluginHostOp, type PluginHostResults,
 } from './plugins.js';
 export { PermanentError, RetryableError } from './handler-errors.js';
 export {

@@ -31,6 +31,9 @@ export const PLUGIN_LIMITS = {
   /** Commands one plugin may offer, and characters of a command's help. */
   commandsPerPlugin: 32,
   commandHelpChars: 256,
+  /** Knowledge retrievers one plugin may offer, and chunks one retrieval may answer. */
+  retrieversPerPlugin: 8,
+  retrievedChunks: 64,
   /** A plugin's own key/value storage: characters of a key, bytes of a value, keys and bytes in all. */
   storageKeyChars: 256,
   storageValueBytes: 262_144,
@@ -87,6 +90,16 @@ export const PluginCommand = z.object({
 });
 export type PluginCommand = z.infer<typeof PluginCommand>;
 
+/**
+ * A knowledge retriever a plugin offers (LangBot's KnowledgeRetriever component): a knowledge base may
+ * be backed by it instead of documents, and retrieval then asks the plugin for the chunks.
+ */
+export const PluginRetriever = z.object({
+  name: PluginToolName,
+  description: z.string().max(PLUGIN_LIMITS.toolDescriptionChars).default(''),
+});
+export type PluginRetriever = z.infer<typeof PluginRetriever>;
+
 export const PluginRegistration = z.object({
   v: V1,
   name: PluginName,
@@ -100,6 +113,8 @@ export const PluginRegistration = z.object({
     .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, 'two tools of one plugin share a name'),
   commands: z.array(PluginCommand).max(PLUGIN_LIMITS.commandsPerPlugin).default([])
     .refine((commands) => new Set(commands.map((c) => c.name)).size === commands.length, 'two commands of one plugin share a name'),
+  retrievers: z.array(PluginRetriever).max(PLUGIN_LIMITS.retrieversPerPlugin).default([])
+    .refine((retrievers) => new Set(retrievers.map((r) => r.name)).size === retrievers.length, 'two retrievers of one plugin share a name'),
   /**
    * JSON Schema (an object schema) of the settings an admin fills in, per installation and per
    * pipeline; a property with `writeOnly: true` or `format: "password"` is a secret (masked in the
@@ -112,7 +127,7 @@ export const PluginRegistration = z.object({
   timeoutMs: z.number().int().min(1).max(PLUGIN_LIMITS.maxTimeoutMs),
   /** The registration expires this long after its last heartbeat. */
   ttlMs: z.number().int().min(PLUGIN_LIMITS.minTtlMs).max(PLUGIN_LIMITS.maxTtlMs),
-}).refine((r) => r.events.length > 0 || r.tools.length > 0 || r.commands.length > 0, 'a plugin answers at least one event or offers at least one tool or command').meta({ id: 'PluginRegistration/1' });
+}).refine((r) => r.events.length > 0 || r.tools.length > 0 || r.commands.length > 0 || r.retrievers.length > 0, 'a plugin answers at least one event or offers at least one tool, command or retriever').meta({ id: 'PluginRegistration/1' });
 export type PluginRegistration = z.infer<typeof PluginRegistration>;
 
 /** A host starting up asks every plugin to send its heartbeat at once instead of at its next beat. */
@@ -224,6 +239,26 @@ export type PluginCommandCall = z.infer<typeof PluginCommandCall>;
 /** The command's reply text for the chat (sent as `[bot] <text>`, as LangBot's command replies). */
 export const PluginCommandResult = z.object({ v: V1, text: z.string().max(PLUGIN_LIMITS.payloadBytes / 2) }).meta({ id: 'PluginCommandResult/1' });
 export type PluginCommandResult = z.infer<typeof PluginCommandResult>;
+
+/**
+ * A retrieval from a knowledge base backed by one of the plugin's retrievers (header `Conveyor-Schema:
+ * PluginRetrieveCall/1`): the user's question and how many chunks the knowledge base wants.
+ */
+export const PluginRetrieveCall = z.object({
+  ...CallOrigin,
+  retriever: PluginToolName,
+  knowledgeBaseId: z.string().max(200),
+  query: z.string().max(100_000),
+  topK: z.number().int().min(1).max(PLUGIN_LIMITS.retrievedChunks),
+}).meta({ id: 'PluginRetrieveCall/1' });
+export type PluginRetrieveCall = z.infer<typeof PluginRetrieveCall>;
+
+/** The chunks found, best first (at most `topK` are used); `score` and `source` are shown where chunks are. */
+export const PluginRetrieveResult = z.object({
+  v: V1,
+  chunks: z.array(z.object({ text: z.string().max(100_000), score: z.number().optional(), source: z.string().max(1_000).optional() })).max(PLUGIN_LIMITS.retrievedChunks),
+}).meta({ id: 'PluginRetrieveResult/1' });
+export type PluginRetrieveResult = z.infer<typeof PluginRetrieveResult>;
 
 /** The plugins a pipeline binds (LangBot's `_pipeline_bound_plugins`): every one, or these names. */
 export type PluginBinding = 'all' | readonly string[];

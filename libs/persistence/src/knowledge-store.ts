@@ -20,6 +20,8 @@ export interface KnowledgeBaseSettings {
   chunkOverlap: number;
   rerankModelId: string | null;
   retrievalMode: RetrievalMode;
+  /** The plugin retriever backing it instead of documents; null for a knowledge base of documents. */
+  retriever: { plugin: string; name: string } | null;
 }
 
 /** What a search looks for: the question's text, and its embedding when the mode uses vectors. */
@@ -198,13 +200,18 @@ export class KnowledgeStore {
   }
 
   async knowledgeBase(id: string): Promise<KnowledgeBaseSettings | null> {
-    const { rows } = await this.pool.query<KnowledgeBaseSettings>(
-      'SELECT id, name, "embeddingModelId", "topK", "chunkSize", "chunkOverlap", "rerankModelId", "retrievalMode" FROM "KnowledgeBase" WHERE id = $1',
+    const { rows } = await this.pool.query<Omit<KnowledgeBaseSettings, 'retriever'> & { retrieverPlugin: string | null; retriever: string | null }>(
+      'SELECT id, name, "embeddingModelId", "topK", "chunkSize", "chunkOverlap", "rerankModelId", "retrievalMode", "retrieverPlugin", retriever FROM "KnowledgeBase" WHERE id = $1',
       [id],
     );
     const row = rows[0];
     if (!row) return null;
-    return { ...row, retrievalMode: RETRIEVAL_MODES.find((m) => m === row.retrievalMode) ?? 'hybrid' };
+    const { retrieverPlugin, retriever, ...settings } = row;
+    return {
+      ...settings,
+      retrievalMode: RETRIEVAL_MODES.find((m) => m === row.retrievalMode) ?? 'hybrid',
+      retriever: retrieverPlugin && retriever ? { plugin: retrieverPlugin, name: retriever } : null,
+    };
   }
 
   /**

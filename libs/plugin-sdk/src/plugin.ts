@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connect, headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import {
-  COMMAND_CALL_SCHEMA, EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects,
+  COMMAND_CALL_SCHEMA, EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, RETRIEVE_CALL_SCHEMA, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects,
   type CommandCallRequest, type CommandResult, type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest,
-  type MessageChain, type Registration, type ToolCallRequest, type ToolDeclaration, type ToolResult,
+  type MessageChain, type Registration, type RetrieveCallRequest, type RetrieveResult, type ToolCallRequest, type ToolDeclaration, type ToolResult,
 } from './wire.js';
 import { hostClient, type Host } from './host.js';
 
@@ -73,6 +73,21 @@ export interface Command {
   handler: (params: string[], ctx: CommandContext) => string | Promise<string>;
 }
 
+/** What a retriever's handler knows besides the question. */
+export interface RetrieveContext extends ToolContext {
+  readonly knowledgeBaseId: string;
+}
+
+/**
+ * A knowledge retriever (LangBot's KnowledgeRetriever component): a knowledge base created with it as
+ * its source asks the handler for chunks, best first, instead of searching documents.
+ */
+export interface Retriever {
+  name: string;
+  description?: string;
+  handler: (query: string, topK: number, ctx: RetrieveContext) => Array<{ text: string; score?: number; source?: string }> | Promise<Array<{ text: string; score?: number; source?: string }>>;
+}
+
 export interface PluginOptions {
   /** `author/name`, unique in the deployment. */
   name: string;
@@ -84,6 +99,8 @@ export interface PluginOptions {
   tools?: Tool[];
   /** `!`-commands chats may run, in pipelines that bind this plugin. */
   commands?: Command[];
+  /** Knowledge retrievers a knowledge base may be backed by. */
+  retrievers?: Retriever[];
   /**
    * JSON Schema (an object schema) of the settings an admin fills in, per installation and per
    * pipeline, in the console or the admin API; `writeOnly: true` or `format: "password"` marks a secret.
@@ -139,8 +156,11 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
   const handlers = opts.handlers ?? {};
   const tools = opts.tools ?? [];
   const commands = opts.commands ?? [];
+  const retrievers = opts.retrievers ?? [];
+  if (retrievers.length > LIMITS.retrieversPerPlugin) throw new Error(`a plugin offers at most ${LIMITS.retrieversPerPlugin} retrievers`);
+  for (const r of retrievers) if (!/^[A-Za-z0-9_-]{1,64}$/.test(r.name)) throw new Error(`retriever name ${JSON.stringify(r.name)} must be 1 to 64 of A-Z a-z 0-9 _ -`);
   const events = EVENT_NAMES.filter((e) => handlers[e] !== undefined);
-  if (events.length === 0 && tools.length === 0 && commands.length === 0) throw new Error('a plugin needs at least one event handler, tool or command');
+  if (events.length === 0 && tools.length === 0 && commands.length === 0 && retrievers.length === 0) throw new Error('a plugin needs at least one event handler, tool, command or retriever');
   if (commands.length > LIMITS.commandsPerPlugin) throw new Error(`a plugin offers at most ${LIMITS.commandsPerPlugin} commands`);
   for (const c of commands) if (!/^[A-Za-z0-9_-]{1,32}$/.test(c.name)) throw new Error(`command name ${JSON.stringify(c.name)} must be 1 to 32 of A-Z a-z 0-9 _ -`);
   if (new Set(commands.map((c) => c.name)).size !== commands.length) throw new Error('two commands share a name');
@@ -157,6 +177,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
     events,
     tools: tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
     commands: commands.map(({ name, help, adminOnly }) => ({ name, help: help ?? '', adminOnly: adminOnly ?? false })),
+    retrievers: retrievers.map(({ name, description }) => ({ name, description: description ?? '' })),
     priority: opts.priority ?? 0,
     timeoutMs: Math.min(Math.max(1, Math.round(opts.timeoutMs ?? 5_000)), LIMITS.maxTimeoutMs),
     ttlMs: Math.min(Math.max(heartbeatMs * 3, LIMITS.minTtlMs), LIMITS.maxTtlMs),
@@ -207,7 +228,7 @@ export async function runPlugin(opts: PluginOptions): Promise<RunningPlugin> {
         if (running >= maxConcurrent) return respondError(msg, 'busy');
         running++;
         const schema = msg.headers?.get(SCHEMA_HEADER);
-        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, env, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, env, onError) : answer(msg, handlers, env, onError);
+        const work = schema === TOOL_CALL_SCHEMA ? answerTool(msg, tools, env, onError) : schema === COMMAND_CALL_SCHEMA ? answerCommand(msg, commands, env, onError) : schema === RETRIEVE_CALL_SCHEMA ? answerRetrieve(msg, retrievers, env, onError) : answer(msg, handlers, env, onError);
         void work.finally(() => running--);
       },
     }),
@@ -248,7 +269,7 @@ function traceContextOf(msg: Msg): { traceparent?: string; tracestate?: string }
 }
 
 /** Answers with a JSON body, or with an error when it is over Conveyor's payload bound. */
-function respondJson(msg: Msg, body: EventReply | ToolResult | CommandResult): void {
+function respondJson(msg: Msg, body: EventReply | ToolResult | CommandResult | RetrieveResult): void {
   const data = encoder.encode(JSON.stringify(body));
   if (data.byteLength > LIMITS.payloadBytes) return respondError(msg, `reply of ${data.byteLength} bytes is over the ${LIMITS.payloadBytes}-byte bound`);
   msg.respond(data);
@@ -340,6 +361,30 @@ async function answerCommand(msg: Msg, commands: readonly Command[], env: CallEn
   } catch (err) {
     onError(err, `command:${command.name}`);
     result = { v: 1, text: err instanceof Error ? err.message : String(err) };
+  }
+  respondJson(msg, result);
+}
+
+async function answerRetrieve(msg: Msg, retrievers: readonly Retriever[], env: CallEnv, onError: NonNullable<PluginOptions['onError']>): Promise<void> {
+  const request = parseRequest<RetrieveCallRequest>(msg);
+  if (!request) return respondError(msg, 'request is not JSON');
+  const retriever = retrievers.find((r) => r.name === request.retriever);
+  if (!retriever) return respondError(msg, `no retriever ${String(request.retriever)}`);
+  const ctx: RetrieveContext = {
+    queryId: request.queryId,
+    botId: request.botId,
+    pipelineId: request.pipelineId,
+    knowledgeBaseId: request.knowledgeBaseId,
+    traceContext: traceContextOf(msg),
+    host: env.host,
+    settings: () => env.settings(request.pipelineId),
+  };
+  let result: RetrieveResult;
+  try {
+    result = { v: 1, chunks: (await retriever.handler(request.query, request.topK, ctx)).slice(0, Math.min(request.topK, LIMITS.retrievedChunks)) };
+  } catch (err) {
+    onError(err, `retriever:${retriever.name}`);
+    return respondError(msg, err instanceof Error ? err.message : String(err));
   }
   respondJson(msg, result);
 }

@@ -149,6 +149,30 @@ export interface CommandResult {
   text: string;
 }
 
+/** A knowledge retriever the plugin offers: a knowledge base may be backed by it instead of documents. */
+export interface RetrieverDeclaration {
+  name: string;
+  description: string;
+}
+
+/** A retrieval from a knowledge base backed by one of the plugin's retrievers (header `Conveyor-Schema: PluginRetrieveCall/1`). */
+export interface RetrieveCallRequest {
+  v: 1;
+  queryId: string;
+  botId: string;
+  pipelineId: string;
+  retriever: string;
+  knowledgeBaseId: string;
+  query: string;
+  topK: number;
+}
+
+/** The chunks found, best first. */
+export interface RetrieveResult {
+  v: 1;
+  chunks: Array<{ text: string; score?: number; source?: string }>;
+}
+
 export interface Registration {
   v: 1;
   name: string;
@@ -159,6 +183,7 @@ export interface Registration {
   events: EventName[];
   tools: ToolDeclaration[];
   commands: CommandDeclaration[];
+  retrievers: RetrieverDeclaration[];
   priority: number;
   timeoutMs: number;
   ttlMs: number;
@@ -172,6 +197,8 @@ export const LIMITS = {
   payloadBytes: 1_048_576,
   toolsPerPlugin: 32,
   commandsPerPlugin: 32,
+  retrieversPerPlugin: 8,
+  retrievedChunks: 64,
   /** The plugin's storage: characters of a key, bytes of a value, keys and bytes in all. */
   storageKeyChars: 256,
   storageValueBytes: 262_144,
@@ -188,6 +215,7 @@ export const PLUGIN_ERROR_HEADER = 'Conveyor-Plugin-Error';
 export const SCHEMA_HEADER = 'Conveyor-Schema';
 export const TOOL_CALL_SCHEMA = 'PluginToolCall/1';
 export const COMMAND_CALL_SCHEMA = 'PluginCommandCall/1';
+export const RETRIEVE_CALL_SCHEMA = 'PluginRetrieveCall/1';
 
 /** Conveyor's subject token escaping: anything but letters, digits, `_` and `-` becomes `~xx`. */
 export function subjectToken(raw: string): string {

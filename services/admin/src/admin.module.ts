@@ -58,14 +58,14 @@ export function skills(infra: Infra): Skills {
  * the admin stores the document and publishes its job (the document and revision are the job's
  * de-duplication id, as the runner's sweep uses). A lost publish is left to that sweep.
  */
-export function knowledgeBases(infra: Infra): KnowledgeBases {
+export function knowledgeBases(infra: Infra, plugins: PluginDirectory): KnowledgeBases {
   return new KnowledgeBases(infra.prisma, new KnowledgeStore(infra.db), async (job) => {
     try {
       await infra.publisher.publish(infra.topology.subjects.ingest(job.knowledgeBaseId), IngestJob, { v: 1, documentId: job.documentId, revision: job.revision }, { msgId: `ingest:${job.documentId}:${job.revision}` });
     } catch (err) {
       infra.logger.warn({ err: (err as Error).message, documentId: job.documentId }, 'ingestion job not published; a runner\'s sweep publishes it');
     }
-  });
+  }, (plugin) => plugins.host.registrations().find((r) => r.registration.name === plugin)?.registration.retrievers.map((r) => r.name) ?? null);
 }
 
 @Module({})
@@ -81,7 +81,7 @@ export class AdminModule {
         { provide: ADMIN_SETTINGS, useValue: parts.settings },
         { provide: CONFIG_STORE, useValue: configStore(infra, parts.box) },
         { provide: DEAD_LETTERS, useValue: new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters) },
-        { provide: KNOWLEDGE_BASES, useValue: knowledgeBases(infra) },
+        { provide: KNOWLEDGE_BASES, useFactory: (plugins: PluginDirectory) => knowledgeBases(infra, plugins), inject: [PluginDirectory] },
         { provide: SKILLS, useValue: skills(infra) },
         PluginDirectory,
         { provide: APP_GUARD, useClass: AdminAuthGuard },

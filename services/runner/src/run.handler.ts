@@ -233,7 +233,12 @@ export class RunHandler {
         : undefined,
       // The retrieved context goes to the model only: history keeps the user's own words (the run's user turn).
       run.knowledge
-        ? withKnowledge(run, { source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal, telemetry: runTelemetry(run, false) })
+        ? withKnowledge(run, {
+          source: this.knowledge, model: (id) => this.models.find(id), pool: this.pool, logger: this.infra.logger, signal: ctx.signal, telemetry: runTelemetry(run, false),
+          pluginRetriever: async (kb, query) => (await this.plugins.host.callRetriever(kb.retriever.plugin, {
+            queryId: run.queryId, botId: run.route.botId, pipelineId: run.pipelineId, retriever: kb.retriever.name, knowledgeBaseId: kb.id, query, topK: kb.topK,
+          })).chunks.map((c) => c.text),
+        })
         : run.messages,
     ]);
     let tools: ToolBox = mcpTools;

@@ -57,6 +57,10 @@ function KnowledgeBaseList({ canWrite }: { canWrite: boolean }) {
 
 function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
   const models = useLoad((signal) => listAll('/models', AdminApi.Model, { signal }), []);
+  const plugins = useLoad((signal) => request('GET', '/plugins', AdminApi.PluginList, { signal }), []);
+  const retrievers = plugins.data?.items.flatMap((p) => p.retrievers.map((name) => ({ plugin: p.name, name }))) ?? [];
+  /** '' for documents, else `plugin\u0000retriever`. */
+  const [source, setSource] = useState('');
   const embedding = models.data?.items.filter((m) => m.abilities.includes('embedding')) ?? [];
   const rerank = models.data?.items.filter((m) => m.abilities.includes('rerank')) ?? [];
   const [id, setId] = useState('');
@@ -75,8 +79,11 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void save.run(async () => {
+      const [plugin, retriever] = source.split('\u0000');
       const created = await request('POST', '/knowledge-bases', AdminApi.KnowledgeBase, {
-        body: { id: id.trim(), name: name.trim(), description, embeddingModelId: chosenModel, ...(rerankModelId ? { rerankModelId } : {}), chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap), topK: Number(topK), retrievalMode },
+        body: source
+          ? { id: id.trim(), name: name.trim(), description, retriever: { plugin: plugin ?? '', name: retriever ?? '' }, ...(rerankModelId ? { rerankModelId } : {}), topK: Number(topK) }
+          : { id: id.trim(), name: name.trim(), description, embeddingModelId: chosenModel, ...(rerankModelId ? { rerankModelId } : {}), chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap), topK: Number(topK), retrievalMode },
       });
       location.hash = formatRoute({ page: 'knowledge-bases', id: created.id });
     });
@@ -89,24 +96,38 @@ function KnowledgeBaseCreate({ canWrite }: { canWrite: boolean }) {
         <Field label={t('common.id')} htmlFor="kb-id"><input id="kb-id" value={id} onChange={(e) => setId(e.target.value)} required /></Field>
         <Field label={t('common.name')} htmlFor="kb-name"><input id="kb-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
         <Field label={t('kb.description')} htmlFor="kb-description"><textarea id="kb-description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} /></Field>
-        <Field label={t('kb.embeddingModel')} htmlFor="kb-embedding-model">
-          <select id="kb-embedding-model" value={chosenModel} onChange={(e) => setEmbeddingModelId(e.target.value)}>
-            {embedding.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
+        <Field label={t('kb.source')} htmlFor="kb-source">
+          <select id="kb-source" value={source} onChange={(e) => setSource(e.target.value)}>
+            <option value="">{t('kb.sourceDocuments')}</option>
+            {retrievers.map((r) => <option key={`${r.plugin}/${r.name}`} value={`${r.plugin}\u0000${r.name}`} translate="no">{t('kb.sourceRetriever', { plugin: r.plugin, name: r.name })}</option>)}
           </select>
         </Field>
-        {models.data && embedding.length === 0 ? <p className="hint">{t('kb.noEmbeddingModel')}</p> : null}
+        {source ? null : (
+          <>
+            <Field label={t('kb.embeddingModel')} htmlFor="kb-embedding-model">
+              <select id="kb-embedding-model" value={chosenModel} onChange={(e) => setEmbeddingModelId(e.target.value)}>
+                {embedding.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
+              </select>
+            </Field>
+            {models.data && embedding.length === 0 ? <p className="hint">{t('kb.noEmbeddingModel')}</p> : null}
+          </>
+        )}
         <Field label={t('kb.rerankModel')} htmlFor="kb-rerank-model">
           <select id="kb-rerank-model" value={rerankModelId} onChange={(e) => setRerankModelId(e.target.value)}>
             <option value="">{t('kb.none')}</option>
             {rerank.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
           </select>
         </Field>
-        <Field label={t('kb.chunkSize')} htmlFor="kb-chunk-size"><input id="kb-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
-        <Field label={t('kb.chunkOverlap')} htmlFor="kb-chunk-overlap"><input id="kb-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
+        {source ? null : (
+          <>
+            <Field label={t('kb.chunkSize')} htmlFor="kb-chunk-size"><input id="kb-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
+            <Field label={t('kb.chunkOverlap')} htmlFor="kb-chunk-overlap"><input id="kb-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
+          </>
+        )}
         <Field label={t('kb.topK')} htmlFor="kb-top-k"><input id="kb-top-k" inputMode="numeric" value={topK} onChange={(e) => setTopK(e.target.value)} /></Field>
-        <RetrievalModeField id="kb-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />
-        <ErrorNote error={models.error} />
-        <div className="buttons"><button type="submit" disabled={!canWrite || save.busy || !chosenModel}>{save.busy ? t('common.saving') : t('kb.create')}</button></div>
+        {source ? null : <RetrievalModeField id="kb-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />}
+        <ErrorNote error={models.error ?? plugins.error} />
+        <div className="buttons"><button type="submit" disabled={!canWrite || save.busy || (!source && !chosenModel)}>{save.busy ? t('common.saving') : t('kb.create')}</button></div>
         <ErrorNote error={save.error} />
       </form>
     </section>
@@ -146,11 +167,12 @@ function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    const rechunk = embeddingModelId !== info.embeddingModelId || Number(chunkSize) !== info.chunkSize || Number(chunkOverlap) !== info.chunkOverlap;
+    const rechunk = !info.retriever && embeddingModelId !== info.embeddingModelId || Number(chunkSize) !== info.chunkSize || Number(chunkOverlap) !== info.chunkOverlap;
     if (rechunk && documents > 0 && !confirm(t('kb.rechunkConfirm', { n: documents }))) return;
     void save.run(async () => {
+      const chunking = info.retriever ? {} : { retrievalMode, embeddingModelId, chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap) };
       const saved = await request('PATCH', base(info.id), AdminApi.KnowledgeBase, {
-        body: { name: name.trim(), description, topK: Number(topK), rerankModelId: rerankModelId || null, retrievalMode, embeddingModelId, chunkSize: Number(chunkSize), chunkOverlap: Number(chunkOverlap) },
+        body: { name: name.trim(), description, topK: Number(topK), rerankModelId: rerankModelId || null, ...chunking },
       });
       // The form shows what was stored (a name trimmed, say); the page's header and meta line reload.
       setName(saved.name);
@@ -172,7 +194,7 @@ function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase
       <p className="hint">{t('kb.settingsHint')}</p>
       <Field label={t('common.name')} htmlFor="kb-edit-name"><input id="kb-edit-name" value={name} onChange={(e) => setName(e.target.value)} required /></Field>
       <Field label={t('kb.description')} htmlFor="kb-edit-description"><textarea id="kb-edit-description" rows={2} value={description} onChange={(e) => setDescription(e.target.value)} /></Field>
-      <RetrievalModeField id="kb-edit-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />
+      {info.retriever ? null : <RetrievalModeField id="kb-edit-retrieval-mode" value={retrievalMode} onChange={setRetrievalMode} />}
       <Field label={t('kb.topK')} htmlFor="kb-edit-top-k"><input id="kb-edit-top-k" inputMode="numeric" value={topK} onChange={(e) => setTopK(e.target.value)} /></Field>
       <Field label={t('kb.rerankModel')} htmlFor="kb-edit-rerank-model">
         <select id="kb-edit-rerank-model" value={rerankModelId} onChange={(e) => setRerankModelId(e.target.value)}>
@@ -182,14 +204,18 @@ function KnowledgeBaseSettings({ info, onSaved }: { info: AdminApi.KnowledgeBase
           {rerank.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
         </select>
       </Field>
-      <Field label={t('kb.embeddingModel')} htmlFor="kb-edit-embedding-model">
-        <select id="kb-edit-embedding-model" value={embeddingModelId} onChange={(e) => setEmbeddingModelId(e.target.value)}>
-          {embedding.some((m) => m.id === info.embeddingModelId) ? null : <option value={info.embeddingModelId} translate="no">{info.embeddingModelId}</option>}
-          {embedding.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
-        </select>
-      </Field>
-      <Field label={t('kb.chunkSize')} htmlFor="kb-edit-chunk-size"><input id="kb-edit-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
-      <Field label={t('kb.chunkOverlap')} htmlFor="kb-edit-chunk-overlap"><input id="kb-edit-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
+      {info.retriever ? null : (
+        <>
+          <Field label={t('kb.embeddingModel')} htmlFor="kb-edit-embedding-model">
+            <select id="kb-edit-embedding-model" value={embeddingModelId} onChange={(e) => setEmbeddingModelId(e.target.value)}>
+              {embedding.some((m) => m.id === info.embeddingModelId) ? null : <option value={info.embeddingModelId} translate="no">{info.embeddingModelId}</option>}
+              {embedding.map((m) => <option key={m.id} value={m.id} translate="no">{m.name} ({m.id})</option>)}
+            </select>
+          </Field>
+          <Field label={t('kb.chunkSize')} htmlFor="kb-edit-chunk-size"><input id="kb-edit-chunk-size" inputMode="numeric" value={chunkSize} onChange={(e) => setChunkSize(e.target.value)} /></Field>
+          <Field label={t('kb.chunkOverlap')} htmlFor="kb-edit-chunk-overlap"><input id="kb-edit-chunk-overlap" inputMode="numeric" value={chunkOverlap} onChange={(e) => setChunkOverlap(e.target.value)} /></Field>
+        </>
+      )}
       <ErrorNote error={models.error} />
       <div className="buttons"><button type="submit" disabled={save.busy}>{save.busy ? t('common.saving') : t('common.save')}</button></div>
       <ErrorNote error={save.error} />
@@ -240,11 +266,13 @@ function KnowledgeBaseView({ id, canWrite }: { id: string; canWrite: boolean }) 
         <button onClick={reloadAll} disabled={docs.loading}>{t('common.refresh')}</button>
         <a href={formatRoute({ page: 'knowledge-bases' })}>{t('kb.all')}</a>
       </PageHeader>
-      <p className="meta">{t('kb.meta', { id: info.id, model: info.embeddingModelId, size: info.chunkSize, overlap: info.chunkOverlap, topK: info.topK })}</p>
+      <p className="meta">{info.retriever
+        ? t('kb.metaRetriever', { id: info.id, plugin: info.retriever.plugin, name: info.retriever.name, topK: info.topK })
+        : t('kb.meta', { id: info.id, model: info.embeddingModelId, size: info.chunkSize, overlap: info.chunkOverlap, topK: info.topK })}</p>
       {info.description ? <p translate="no">{info.description}</p> : null}
-      <p><Counts kb={info} /></p>
+      {info.retriever ? null : <p><Counts kb={info} /></p>}
       {canWrite ? <KnowledgeBaseSettings key={info.id} info={info} onSaved={kb.reload} /> : null}
-      {canWrite ? (
+      {canWrite && !info.retriever ? (
         <form className="form" onSubmit={submit} aria-label={t('kb.uploadLabel')}>
           <Field label={t('kb.uploadLabel')} htmlFor="kb-file" hint={<>{t('kb.uploadHint', { mb: Math.floor(LIMITS.knowledgeDocumentBytes / 1_048_576) })} <span className="mono" translate="no">{FORMATS}</span></>}>
             <input id="kb-file" type="file" ref={fileInput} accept={FORMATS.split(' ').join(',')} />
@@ -254,10 +282,10 @@ function KnowledgeBaseView({ id, canWrite }: { id: string; canWrite: boolean }) 
           <DoneNote text={upload.done} />
         </form>
       ) : null}
-      <h3>{t('kb.documents')}</h3>
+      {info.retriever ? null : <h3>{t('kb.documents')}</h3>}
       <ErrorNote error={docs.error ?? act.error} />
       <DoneNote text={act.done} />
-      {docs.data ? (
+      {info.retriever ? null : docs.data ? (
         <table>
           <thead><tr><th>{t('common.name')}</th><th>{t('kb.type')}</th><th>{t('kb.status')}</th><th>{t('kb.progress')}</th><th>{t('kb.chunks')}</th><th>{t('kb.size')}</th><th>{t('kb.reason')}</th><th>{t('common.updated')}</th>{canWrite ? <th>{t('kb.actions')}</th> : null}</tr></thead>
           <tbody>

@@ -17,6 +17,8 @@ export interface KnowledgeBaseInfo {
   topK: number;
   rerankModelId: string | null;
   retrievalMode: RetrievalMode;
+  /** A plugin's retriever backing it instead of documents. */
+  retriever: { plugin: string; name: string } | null;
 }
 
 /** Where knowledge bases and their chunks live (Postgres' KnowledgeStore in the runner). */
@@ -34,13 +36,16 @@ export interface RetrievalDeps {
   signal?: AbortSignal;
   /** The run's bot and pipeline (and session ids) on the embedding and rerank calls' spans and metrics. */
   telemetry?: GenAiCallContext;
+  /** Asks a plugin's retriever for a knowledge base's chunks; absent, such a knowledge base is skipped. */
+  pluginRetriever?: (kb: KnowledgeBaseInfo & { retriever: { plugin: string; name: string } }, question: string) => Promise<string[]>;
 }
 
 const retrievals = meter.createCounter('conveyor_knowledge_retrievals', { description: 'Knowledge base retrievals before a model call, by outcome (hits, none, failed)' });
 
 /**
  * LangBot's retrieval step of the local agent: for each bound knowledge base in order, take its top-k
- * chunks for the user's text by its retrieval mode (embedding the text unless the mode is full-text); rerank them when a rerank model is set (at most 64
+ * chunks for the user's text by its retrieval mode (embedding the text unless the mode is full-text),
+ * or from the plugin retriever backing it; rerank them when a rerank model is set (at most 64
  * documents, the best `rerankTopK` kept; a missing model or a failed rerank keeps the order); fill
  * `rag_combined_prompt_template` and put it in place of the user turn's first text. Only a user turn
  * with text retrieves. A failure is logged (with the trace id) and the messages go on unchanged.
@@ -90,6 +95,15 @@ async function retrieve(question: string, binding: NonNullable<RunRequest['knowl
       continue;
     }
     kbRerankModel ??= kb.rerankModelId;
+    if (kb.retriever) {
+      const backed = { ...kb, retriever: kb.retriever };
+      if (!deps.pluginRetriever) {
+        deps.logger.warn({ knowledgeBase: id, plugin: kb.retriever.plugin }, `Knowledge base ${id} is backed by a plugin retriever this runner cannot call, skipping`);
+        continue;
+      }
+      for (const text of (await deps.pluginRetriever(backed, question)).slice(0, kb.topK)) hits.push(text);
+      continue;
+    }
     let embedding = kb.retrievalMode === 'fulltext' ? undefined : embeddings.get(kb.embeddingModelId);
     if (!embedding && kb.retrievalMode !== 'fulltext') {
       const model = await deps.model(kb.embeddingModelId);
