@@ -57,6 +57,8 @@ export const PluginEventName = z.enum([
   'GroupNormalMessageReceived',
   'PromptPreProcessing',
   'NormalMessageResponded',
+  'PersonCommandSent',
+  'GroupCommandSent',
 ]);
 export type PluginEventName = z.infer<typeof PluginEventName>;
 
@@ -155,6 +157,14 @@ export const PluginEventPayload = z.discriminatedUnion('event_name', [
     default_prompt: z.array(LlmMessage),
     /** The conversation's history for this turn. */
     prompt: z.array(LlmMessage),
+  }),
+  z.object({
+    event_name: z.enum(['PersonCommandSent', 'GroupCommandSent']),
+    ...Launcher,
+    command: z.string(),
+    params: z.array(z.string()).max(256),
+    text_message: z.string(),
+    is_admin: z.boolean(),
   }),
   z.object({
     event_name: z.literal('NormalMessageResponded'),

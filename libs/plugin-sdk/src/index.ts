@@ -6,7 +6,7 @@ export {
   COMMAND_CALL_SCHEMA, HOST_REPLY_SCHEMA, HOST_STREAM_CHUNK_SCHEMA, RETRIEVE_CALL_SCHEMA, CONTRACT_VERSION, EVENT_NAMES, LIMITS, PLUGIN_ERROR_HEADER, SCHEMA_HEADER, TOOL_CALL_SCHEMA, pluginSubjects, subjectToken,
   type ContentElement, type EventName, type EventOf, type EventReply, type EventRequest, type LlmMessage,
   type MessageChain, type MessageComponent, type MessageReceivedEvent, type NormalMessageReceivedEvent,
-  type NormalMessageRespondedEvent, type PluginEvent, type PromptPreProcessingEvent, type Registration,
+  type NormalMessageRespondedEvent, type CommandSentEvent, type PluginEvent, type PromptPreProcessingEvent, type Registration,
   type ToolCallRequest, type ToolDeclaration, type ToolResult, type CommandCallRequest, type CommandDeclaration, type CommandResult,
   type HostErrorCode, type HostReply, type HostRequest, type RetrieverDeclaration, type RetrieveCallRequest, type RetrieveResult,
 } from './wire.js';

@@ -11,7 +11,9 @@ export type EventName =
   | 'PersonNormalMessageReceived'
   | 'GroupNormalMessageReceived'
   | 'PromptPreProcessing'
-  | 'NormalMessageResponded';
+  | 'NormalMessageResponded'
+  | 'PersonCommandSent'
+  | 'GroupCommandSent';
 
 export const EVENT_NAMES: readonly EventName[] = [
   'PersonMessageReceived',
@@ -20,6 +22,8 @@ export const EVENT_NAMES: readonly EventName[] = [
   'GroupNormalMessageReceived',
   'PromptPreProcessing',
   'NormalMessageResponded',
+  'PersonCommandSent',
+  'GroupCommandSent',
 ];
 
 /** A message component in LangBot's platform shape (`Plain`, `Image`, `At`, ...). */
@@ -69,7 +73,16 @@ export interface NormalMessageRespondedEvent extends Launcher {
   funcs_called: string[];
 }
 
-export type PluginEvent = MessageReceivedEvent | NormalMessageReceivedEvent | PromptPreProcessingEvent | NormalMessageRespondedEvent;
+/** A `!`-command about to run; `preventDefault()` blocks it (with `reply(chain)`, that is the answer). */
+export interface CommandSentEvent extends Launcher {
+  event_name: 'PersonCommandSent' | 'GroupCommandSent';
+  command: string;
+  params: string[];
+  text_message: string;
+  is_admin: boolean;
+}
+
+export type PluginEvent = MessageReceivedEvent | NormalMessageReceivedEvent | PromptPreProcessingEvent | NormalMessageRespondedEvent | CommandSentEvent;
 /** The event a handler of `N` gets. */
 export type EventOf<N extends EventName> = N extends MessageReceivedEvent['event_name']
   ? MessageReceivedEvent
@@ -77,7 +90,9 @@ export type EventOf<N extends EventName> = N extends MessageReceivedEvent['event
     ? NormalMessageReceivedEvent
     : N extends 'PromptPreProcessing'
       ? PromptPreProcessingEvent
-      : NormalMessageRespondedEvent;
+      : N extends CommandSentEvent['event_name']
+        ? CommandSentEvent
+        : NormalMessageRespondedEvent;
 
 export interface EventRequest {
   v: 1;

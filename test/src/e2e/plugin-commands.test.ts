@@ -5,6 +5,7 @@ import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js
 import { uniqueName } from '../harness/ids.js';
 import { AdminClient, ConfigEvents, startAdmin } from '../admin/admin-support.js';
 import { finalReply, send, text } from './pipeline-support.js';
+import { waitUntil } from '../harness/wait.js';
 
 /**
  * Plugins' `!`-commands through the whole system: a message with the command prefix reaches the
@@ -64,6 +65,46 @@ describe('plugin commands', () => {
     assert.deepEqual(allowed.json.message.at(-1), { type: 'Plain', text: '[bot] purged' });
     const other = await finalReply(sys, await send(sys, text('ops-3', '!purge')));
     assert.deepEqual(other.json.message.at(-1), { type: 'Plain', text: '[bot] 权限不足: purge' });
+  });
+
+  test('a plugin listening to PersonCommandSent sees every command first and may block it, answering or not', async () => {
+    const sent: Array<{ command: string; params: string[]; isAdmin: boolean }> = [];
+    const guard = await runPlugin({
+      name: `acme/${uniqueName('guard')}`, prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 500,
+      handlers: {
+        PersonCommandSent: (ctx) => {
+          sent.push({ command: ctx.event.command, params: ctx.event.params, isAdmin: ctx.event.is_admin });
+          if (ctx.event.command === 'order' && ctx.event.params[0] === 'forbidden') {
+            ctx.reply([{ type: 'Plain', text: 'orders like that are not for this chat' }]);
+            ctx.preventDefault();
+          }
+          if (ctx.event.command === 'purge') ctx.preventDefault();
+        },
+      },
+    });
+    try {
+      // The orchestrator learns the guard from its heartbeats: until then a command is not blocked.
+      const blocked = await waitUntil('the guard blocks a command', async () => {
+        const reply = await finalReply(sys, await send(sys, text('ops-5', '!order forbidden')));
+        return reply.json.message.at(-1).text === 'orders like that are not for this chat' ? reply : undefined;
+      }, 30_000);
+      assert.deepEqual(blocked.json.message.at(-1), { type: 'Plain', text: 'orders like that are not for this chat' });
+      const before = seen.length;
+      const passed = await finalReply(sys, await send(sys, text('ops-5', '!order C-3')));
+      assert.deepEqual(passed.json.message.at(-1), { type: 'Plain', text: '[bot] order C-3: shipped' });
+      assert.equal(seen.length, before + 1, 'the command plugin ran it');
+      assert.deepEqual(sent.at(-1), { command: 'order', params: ['C-3'], isAdmin: false });
+      // Blocked without an answer: the command plugin is not called and no reply goes out.
+      const calls = seen.length;
+      const silent = await send(sys, text('ops-5', '!purge'));
+      await waitUntil('the guard saw the purge', () => sent.some((e) => e.command === 'purge') || undefined, 30_000);
+      const after = await finalReply(sys, await send(sys, text('ops-5', '!order D-4')));
+      assert.deepEqual(after.json.message.at(-1), { type: 'Plain', text: '[bot] order D-4: shipped' }, 'the session goes on after the blocked command');
+      assert.equal(seen.length, calls + 1, 'only the later command reached the command plugin');
+      assert.equal((await sys.callbacks.waitFor(() => true)).filter((c) => c.json?.reply_to === silent).length, 0, 'nothing answered the blocked command');
+    } finally {
+      await guard.stop();
+    }
   });
 
   test('a stopped plugin: the chat is told the command failed, the next message is served as usual', async () => {

@@ -50,6 +50,21 @@ export function emitNormalMessageReceived(q: PipelineQuery, deps: PipelineDeps):
   });
 }
 
+/**
+ * `PersonCommandSent` / `GroupCommandSent` in the command handler, before the command runs: a plugin
+ * may prevent it (answering with its chain, or nothing).
+ */
+export function emitCommandSent(q: PipelineQuery, deps: PipelineDeps, command: { command: string; params: string[]; text: string; isAdmin: boolean }): Promise<PluginEventOutcome> {
+  return emit(q, deps, {
+    event_name: isGroup(q) ? 'GroupCommandSent' : 'PersonCommandSent',
+    ...launcher(q),
+    command: command.command,
+    params: command.params,
+    text_message: command.text,
+    is_admin: command.isAdmin,
+  });
+}
+
 /** `PromptPreProcessing` in PreProcessor: plugins may replace the preset (`default_prompt`) and the history (`prompt`). */
 export async function emitPromptPreProcessing(q: PipelineQuery, deps: PipelineDeps): Promise<void> {
   if (!deps.plugins) return;

@@ -6,10 +6,10 @@ import { interrupt, proceed, type StageResult } from '../engine/result.js';
 import type { StageFactory } from '../engine/stage.js';
 import { failureNotice } from '../engine/run.js';
 import { chainText } from '../text/chain.js';
-import { executeCommand } from './commands.js';
+import { executeCommand, isCommandAdmin } from './commands.js';
 import { modelOf } from './preprocessor.js';
 import { fitHistory } from './history-fit.js';
-import { alteredUserMessage, emitNormalMessageReceived } from '../plugins/events.js';
+import { alteredUserMessage, emitCommandSent, emitNormalMessageReceived } from '../plugins/events.js';
 
 export const DEFAULT_COMMAND_PREFIXES = ['!', '！'];
 
@@ -158,7 +158,20 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
   try {
     if (prefix !== undefined) {
       // The whole matched prefix is removed (LangBot strips exactly one character).
-      for (const reply of await executeCommand(q, text.slice(prefix.length), deps)) {
+      const commandText = text.slice(prefix.length);
+      const [command = '', ...params] = commandText.split(' ');
+      // LangBot's command handler asks the plugins first: they may block the command, answering it or not.
+      const plugins = await emitCommandSent(q, deps, { command, params, text: commandText, isAdmin: isCommandAdmin(q, deps.commandAdmins) });
+      if (plugins.preventDefault) {
+        if (plugins.replyMessageChain && plugins.replyMessageChain.length > 0) {
+          q.respMessages.push({ kind: 'plugin', chain: plugins.replyMessageChain });
+          yield proceed();
+        } else {
+          yield interrupt();
+        }
+        return;
+      }
+      for (const reply of await executeCommand(q, commandText, deps)) {
         q.respMessages.push({ kind: 'command', text: reply });
         yield proceed();
       }
