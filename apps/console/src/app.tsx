@@ -24,10 +24,11 @@ import { Tokens } from './pages/tokens.js';
 import { Audit } from './pages/audit.js';
 import { KnowledgeBases } from './pages/knowledge-bases.js';
 import { Plugins } from './pages/plugins.js';
+import { Live } from './pages/live.js';
 import { Skills } from './pages/skills.js';
 import { Workspaces } from './pages/workspaces.js';
 
-const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'skills', 'workspaces', 'queries', 'errors', 'sessions', 'dead-letters', 'chat', 'settings'];
+const NAV: PageName[] = ['dashboard', 'models', 'pipelines', 'bots', 'knowledge-bases', 'plugins', 'mcp-servers', 'skills', 'workspaces', 'live', 'queries', 'errors', 'sessions', 'dead-letters', 'chat', 'settings'];
 /** Pages only an admin can read (the API answers 403 to a viewer). */
 const ADMIN_NAV: PageName[] = ['users', 'tokens', 'audit'];
 
@@ -142,5 +143,6 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'plugins': return <Plugins route={route} canWrite={canWrite} />;
     case 'skills': return <Skills route={route} canWrite={canWrite} />;
     case 'workspaces': return <Workspaces canWrite={canWrite} />;
+    case 'live': return <Live route={route} />;
   }
 }

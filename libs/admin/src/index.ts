@@ -20,3 +20,4 @@ export { Skills, workspaceFolder } from './skills.js';
 export { ADMIN_MCP_TOOLS, adminMcpTools, adminMcpRequest, type AdminMcpTool, type AdminMcpRequest } from './mcp-tools.js';
 export { adminMcpServer, type AdminMcpDeps } from './mcp-server.js';
 export { PluginSettings, secretSettingKeys, type PluginSettingsSource } from './plugin-settings.js';
+export { LiveConversations, liveChatKey, type LiveChange, type LiveConversationsOptions } from './live-conversations.js';

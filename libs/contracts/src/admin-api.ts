@@ -597,6 +597,50 @@ export const SessionConversationsFilter = z.strictObject({ botId: z.string().min
 export const SessionConversations = z.object({ textShown: z.boolean(), conversations: z.array(ConversationView) });
 export type SessionConversations = z.infer<typeof SessionConversations>;
 
+// ---------------------------------------------------------------- live conversations
+
+/** A chat with traffic lately, as the bus shows it to an admin replica. */
+export const LiveSession = z.object({
+  botId: z.string(),
+  adapter: z.string(),
+  launcherType: z.string(),
+  launcherId: z.string(),
+  /** The sender's name of the last user message. */
+  senderName: z.string(),
+  /** The last user message's text (null unless `monitoring.showMessageText` is on) and its length. */
+  lastMessage: z.string().nullable(),
+  lastMessageChars: z.number().int(),
+  lastActivityAt: Timestamp,
+  /** Whether a reply is being produced or sent now. */
+  replying: z.boolean(),
+});
+export type LiveSession = z.infer<typeof LiveSession>;
+
+/**
+ * One line of a live transcript: a user message, or the bot's reply to it as it streams (`final` once
+ * it is whole), a notice or an error. Text only when `monitoring.showMessageText` is on.
+ */
+export const LiveEntry = z.object({
+  /** Stable per line: a streamed reply is sent again under its id as it grows. */
+  id: z.string(),
+  queryId: z.string(),
+  role: z.enum(['user', 'bot', 'notice', 'error']),
+  at: Timestamp,
+  text: z.string().nullable(),
+  chars: z.number().int(),
+  final: z.boolean(),
+});
+export type LiveEntry = z.infer<typeof LiveEntry>;
+
+/** GET /live/transcript?botId&launcherType&launcherId (server-sent events): the chat whose transcript to follow. */
+export const LiveTranscriptFilter = SessionConversationsFilter;
+
+/** What the live streams send: the whole state first (`snapshot`), then each change. */
+export const LiveSessionsSnapshot = z.object({ textShown: z.boolean(), sessions: z.array(LiveSession) });
+export type LiveSessionsSnapshot = z.infer<typeof LiveSessionsSnapshot>;
+export const LiveTranscriptSnapshot = z.object({ textShown: z.boolean(), entries: z.array(LiveEntry) });
+export type LiveTranscriptSnapshot = z.infer<typeof LiveTranscriptSnapshot>;
+
 /** One step of a query's timeline: `offsetMs` after the message was received, `ms` long. */
 export const TimelineStep = z.object({ stage: z.string(), offsetMs: z.number(), ms: z.number() });
 /** GET /queries/:id/timeline (viewer): queue wait, the orchestrator's stages and the run, as recorded. */

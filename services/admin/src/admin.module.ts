@@ -20,6 +20,7 @@ import { BotEndpointController, PluginDirectory, PluginsController } from './dep
 import { UsersController } from './users.controller.js';
 import { SandboxWorkspacesController, SkillsController } from './skills.controller.js';
 import { McpController } from './mcp.controller.js';
+import { LiveController, LiveFeed } from './live.controller.js';
 
 export interface AdminParts {
   auth: AuthStore;
@@ -74,7 +75,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController, LiveController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },
@@ -84,6 +85,7 @@ export class AdminModule {
         { provide: KNOWLEDGE_BASES, useFactory: (plugins: PluginDirectory) => knowledgeBases(infra, plugins), inject: [PluginDirectory] },
         { provide: SKILLS, useValue: skills(infra) },
         PluginDirectory,
+        LiveFeed,
         { provide: APP_GUARD, useClass: AdminAuthGuard },
         { provide: APP_FILTER, useClass: AdminErrorFilter },
       ],

@@ -371,6 +371,8 @@ describe('web console in every language', () => {
         await page.selectOption('#dash-range', '1h');
         await visit('#/errors', `#error-log tr[data-id="${failedQuery}"]`);
         await visit('#/sessions', '#session-list tr[data-chat="person:u1"]');
+        await visit('#/live', '#live-sessions');
+        await visit(`#/live?botId=${encodeURIComponent(botId)}&launcherType=person&launcherId=u1`, '#live-transcript');
         await visit(`#/sessions?botId=${encodeURIComponent(botId)}&launcherType=person&launcherId=u1`, '.conv-msg[data-role="assistant"]');
         await visit(`#/queries/${succeededQuery}`, '#query-stages li[data-stage="run local-agent"]');
 

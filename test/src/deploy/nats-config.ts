@@ -121,14 +121,15 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     // The admin API provisions the streams, announces configuration changes, reads and removes dead
     // letters, and resubmits a dead letter's payload to the stream subject it failed on.
     // The admin lists the plugins from their heartbeats (asking for them at start) and tells a plugin
-    // its settings changed; it never calls a plugin.
+    // its settings changed; it never calls a plugin. While someone watches live conversations it hears
+    // the queries and runner events as they are published (a core subscription, no consumer).
     admin: {
       publish: [
         ...streamApi(topo), ...streamManagementApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
         ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
         subjects.plugins.discover, subjects.plugins.allSettingsChanged,
       ],
-      subscribe: [...subscribe('admin'), subjects.plugins.heartbeat],
+      subscribe: [...subscribe('admin'), subjects.plugins.heartbeat, ...streams.queries.subjects, ...streams.events.subjects],
     },
     // Answers the runners' sandbox calls (queue group `sandbox`) and relays the stdio MCP servers it
     // runs; it publishes nothing else: a command it runs has no NATS connection, and its own user

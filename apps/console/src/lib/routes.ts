@@ -1,7 +1,7 @@
 // Routing by the URL fragment (`#/pipelines/default`): the admin service serves one index.html and
 // needs no fallback for deep links, and a reload keeps the page.
 
-export const PAGES = ['dashboard', 'models', 'pipelines', 'bots', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings', 'users', 'tokens', 'audit', 'knowledge-bases', 'plugins', 'errors', 'sessions', 'skills', 'workspaces'] as const;
+export const PAGES = ['dashboard', 'models', 'pipelines', 'bots', 'mcp-servers', 'queries', 'dead-letters', 'chat', 'settings', 'users', 'tokens', 'audit', 'knowledge-bases', 'plugins', 'errors', 'sessions', 'skills', 'workspaces', 'live'] as const;
 export type PageName = (typeof PAGES)[number];
 
 export interface Route {
