@@ -143,6 +143,6 @@ function PageView({ route, canWrite, config }: { route: Route; canWrite: boolean
     case 'plugins': return <Plugins route={route} canWrite={canWrite} />;
     case 'skills': return <Skills route={route} canWrite={canWrite} />;
     case 'workspaces': return <Workspaces canWrite={canWrite} />;
-    case 'live': return <Live route={route} />;
+    case 'live': return <Live route={route} canWrite={canWrite} />;
   }
 }

@@ -11,6 +11,7 @@ const STATUS: Record<AdminApi.AdminErrorCode, number> = {
   setup_required: 409,
   rate_limited: 429,
   not_configured: 503,
+  unavailable: 502,
   internal: 500,
 };
 

@@ -21,3 +21,4 @@ export { ADMIN_MCP_TOOLS, adminMcpTools, adminMcpRequest, type AdminMcpTool, typ
 export { adminMcpServer, type AdminMcpDeps } from './mcp-server.js';
 export { PluginSettings, secretSettingKeys, type PluginSettingsSource } from './plugin-settings.js';
 export { LiveConversations, liveChatKey, type LiveChange, type LiveConversationsOptions } from './live-conversations.js';
+export { Takeovers, type TakeoverPorts } from './takeovers.js';

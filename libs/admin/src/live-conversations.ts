@@ -3,7 +3,7 @@
 // streams' consumers) and keeps the chats with recent traffic and their last lines in memory, bounded.
 // Nothing is read from the database: a replica that starts knows the traffic from then on.
 import { LRUCache } from 'lru-cache';
-import { plainText, type AdminApi, type LlmMessage, type QueryEnvelope, type RunnerEvent } from '@conveyor/contracts';
+import { plainText, type AdminApi, type LlmMessage, type QueryEnvelope, type RunnerEvent, type TakeoverEvent } from '@conveyor/contracts';
 
 export interface LiveConversationsOptions {
   /** Chats kept; the least recently active go first. Default 1,000. */
@@ -36,6 +36,8 @@ interface Session {
   lastActivityAt: number;
   /** Queries of this chat whose reply has not ended. */
   replying: Set<string>;
+  /** The operator answering it instead of the bot. */
+  takenOverBy: string | null;
   lines: Line[];
 }
 
@@ -79,6 +81,12 @@ export class LiveConversations {
     return [...this.sessions.values()].filter((s) => this.active(s)).sort((a, b) => b.lastActivityAt - a.lastActivityAt).map((s) => this.sessionView(s, textShown));
   }
 
+  /** A chat's state; null for a chat without recent traffic. */
+  session(chat: { botId: string; launcherType: string; launcherId: string }, textShown: boolean): AdminApi.LiveSession | null {
+    const session = this.sessions.peek(liveChatKey(chat));
+    return session && this.active(session) ? this.sessionView(session, textShown) : null;
+  }
+
   /** A chat's last lines, oldest first; empty for a chat without recent traffic. */
   transcript(chat: { botId: string; launcherType: string; launcherId: string }, textShown: boolean): AdminApi.LiveEntry[] {
     const session = this.sessions.peek(liveChatKey(chat));
@@ -90,7 +98,8 @@ export class LiveConversations {
     const { route } = q;
     const key = liveChatKey(route);
     const text = this.cut(plainText(q.messageChain));
-    const session = this.sessions.get(key) ?? { botId: route.botId, adapter: route.adapter, launcherType: route.launcherType, launcherId: route.launcherId, senderName: '', lastMessage: '', lastActivityAt: 0, replying: new Set<string>(), lines: [] };
+    const session = this.sessions.get(key) ?? this.newSession(route.botId, route.adapter, route.launcherType, route.launcherId);
+    session.adapter = route.adapter;
     session.senderName = q.senderName;
     session.lastMessage = text;
     session.lastActivityAt = this.now();
@@ -131,6 +140,22 @@ export class LiveConversations {
     }
     if (e.last || e.kind === 'done' || e.kind === 'error') session.replying.delete(e.queryId);
     this.emitSession(key, session);
+  }
+
+  /** An operator took the chat over, handed it back, or sent it a message. */
+  onTakeover(e: TakeoverEvent): void {
+    const key = liveChatKey(e.chat);
+    const session = this.sessions.get(key) ?? this.newSession(e.chat.botId, '', e.chat.launcherType, e.chat.launcherId);
+    session.lastActivityAt = this.now();
+    if (e.kind === 'taken') session.takenOverBy = e.operator;
+    if (e.kind === 'returned') session.takenOverBy = null;
+    this.sessions.set(key, session);
+    if (e.kind === 'reply') this.addLine(key, session, { id: `op:${e.at}:${session.lines.length}`, queryId: '', role: 'operator', at: this.now(), text: this.cut(e.text ?? ''), final: true });
+    this.emitSession(key, session);
+  }
+
+  private newSession(botId: string, adapter: string, launcherType: string, launcherId: string): Session {
+    return { botId, adapter, launcherType, launcherId, senderName: '', lastMessage: '', lastActivityAt: 0, replying: new Set<string>(), takenOverBy: null, lines: [] };
   }
 
   private active(s: Session): boolean {
@@ -174,6 +199,7 @@ export class LiveConversations {
       lastMessageChars: s.lastMessage.length,
       lastActivityAt: new Date(s.lastActivityAt).toISOString(),
       replying: s.replying.size > 0,
+      takenOverBy: s.takenOverBy,
     };
   }
 

@@ -51,6 +51,8 @@ export const AdminErrorCode = z.enum([
   'rate_limited',
   /** A feature the deployment has not set up (the debug chat without the ingress URL or token); `field` names the setting. 503. */
   'not_configured',
+  /** A service the request needed (a dispatcher, the platform) did not do it; the message says why. 502. */
+  'unavailable',
   'internal',
 ]);
 export type AdminErrorCode = z.infer<typeof AdminErrorCode>;
@@ -613,6 +615,8 @@ export const LiveSession = z.object({
   lastActivityAt: Timestamp,
   /** Whether a reply is being produced or sent now. */
   replying: z.boolean(),
+  /** The operator answering this chat instead of the bot; null when the bot does. */
+  takenOverBy: z.string().nullable(),
 });
 export type LiveSession = z.infer<typeof LiveSession>;
 
@@ -624,7 +628,7 @@ export const LiveEntry = z.object({
   /** Stable per line: a streamed reply is sent again under its id as it grows. */
   id: z.string(),
   queryId: z.string(),
-  role: z.enum(['user', 'bot', 'notice', 'error']),
+  role: z.enum(['user', 'bot', 'operator', 'notice', 'error']),
   at: Timestamp,
   text: z.string().nullable(),
   chars: z.number().int(),
@@ -638,8 +642,52 @@ export const LiveTranscriptFilter = SessionConversationsFilter;
 /** What the live streams send: the whole state first (`snapshot`), then each change. */
 export const LiveSessionsSnapshot = z.object({ textShown: z.boolean(), sessions: z.array(LiveSession) });
 export type LiveSessionsSnapshot = z.infer<typeof LiveSessionsSnapshot>;
-export const LiveTranscriptSnapshot = z.object({ textShown: z.boolean(), entries: z.array(LiveEntry) });
+export const LiveTranscriptSnapshot = z.object({ textShown: z.boolean(), session: LiveSession.nullable(), entries: z.array(LiveEntry) });
 export type LiveTranscriptSnapshot = z.infer<typeof LiveTranscriptSnapshot>;
+
+// ---------------------------------------------------------------- human takeover
+
+/** A chat an operator answers instead of the bot. */
+export const Takeover = z.object({
+  botId: z.string(),
+  launcherType: z.string(),
+  launcherId: z.string(),
+  /** Who took it (the audit name). */
+  operator: z.string(),
+  since: Timestamp,
+  /** The operator's last reply (or the takeover itself). */
+  lastOperatorAt: Timestamp,
+  /** When it returns to the bot without another reply; null: only when handed back. */
+  returnsAt: Timestamp.nullable(),
+});
+export type Takeover = z.infer<typeof Takeover>;
+export const TakeoverList = z.object({ items: z.array(Takeover) });
+export type TakeoverList = z.infer<typeof TakeoverList>;
+
+/** POST /takeovers: take a chat over; `idleMinutes` returns it after that long without a reply. */
+export const TakeoverCreate = z.strictObject({
+  botId: z.string().min(1).max(200),
+  launcherType: z.enum(['person', 'group']),
+  launcherId: z.string().min(1).max(1000),
+  idleMinutes: z.number().int().min(1).max(24 * 60).nullable().default(30),
+});
+export type TakeoverCreateInput = z.output<typeof TakeoverCreate>;
+
+/** POST /takeovers/reply: a message from the operator to the taken chat, sent as the bot. */
+export const OperatorReply = z.strictObject({
+  botId: z.string().min(1).max(200),
+  launcherType: z.enum(['person', 'group']),
+  launcherId: z.string().min(1).max(1000),
+  text: z.string().trim().min(1).max(4_000),
+});
+export type OperatorReplyInput = z.output<typeof OperatorReply>;
+
+/** DELETE /takeovers?botId&launcherType&launcherId: hand the chat back to the bot. */
+export const TakeoverTarget = z.strictObject({
+  botId: z.string().min(1).max(200),
+  launcherType: z.enum(['person', 'group']),
+  launcherId: z.string().min(1).max(1000),
+});
 
 /** One step of a query's timeline: `offsetMs` after the message was received, `ms` long. */
 export const TimelineStep = z.object({ stage: z.string(), offsetMs: z.number(), ms: z.number() });
@@ -918,7 +966,7 @@ export type SandboxWorkspace = z.infer<typeof SandboxWorkspace>;
 
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool', 'plugin', 'plugin-host']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool', 'plugin', 'plugin-host', 'session-takeover']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,

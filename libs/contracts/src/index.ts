@@ -44,3 +44,4 @@ export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './c
 export * as AdminApi from './admin-api.js';
 export * as DebugChat from './debug-chat.js';
 export { DirectSendRequest, DirectSendReply, DirectSendErrorCode } from './direct-send.js';
+export { TakeoverChat, TakeoverEvent, takeoverKey } from './takeover.js';

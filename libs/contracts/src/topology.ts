@@ -87,6 +87,8 @@ export interface Topology {
      * `DirectSendReply`, libs/contracts/src/direct-send.ts), sent by a dispatcher replica (queue group `direct-send`).
      */
     directSend: string;
+    /** Core NATS: `TakeoverEvent`, a chat was taken over by an operator, handed back, or answered by one. */
+    takeoverEvents: string;
     /** Core NATS: the plugin runtime (libs/contracts/src/plugins.ts). */
     plugins: PluginSubjects;
     /**
@@ -302,6 +304,7 @@ export function topology(prefix = 'conveyor'): Topology {
       webchat: (botId, sessionId) => `${base}.webchat.${subjectToken(botId)}.${subjectToken(sessionId)}`,
       dispatchSent: `${base}.dispatch.sent`,
       directSend: `${base}.dispatch.direct`,
+      takeoverEvents: `${base}.takeover.events`,
       plugins: pluginSubjects(prefix),
       gatewaySend: (botId) => `${base}.gateway.send.${subjectToken(botId)}`,
       allGatewaySends: `${base}.gateway.send.*`,

@@ -21,6 +21,7 @@ import { UsersController } from './users.controller.js';
 import { SandboxWorkspacesController, SkillsController } from './skills.controller.js';
 import { McpController } from './mcp.controller.js';
 import { LiveController, LiveFeed } from './live.controller.js';
+import { TakeoverController } from './takeover.controller.js';
 
 export interface AdminParts {
   auth: AuthStore;
@@ -75,7 +76,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController, LiveController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController, LiveController, TakeoverController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },

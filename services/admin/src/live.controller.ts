@@ -1,7 +1,7 @@
 import { Controller, Inject, Injectable, Query, Sse, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import type { Subscription } from '@nats-io/transport-node';
-import { AdminApi, QueryEnvelope, RunnerEvent } from '@conveyor/contracts';
+import { AdminApi, QueryEnvelope, RunnerEvent, TakeoverEvent } from '@conveyor/contracts';
 import { LiveConversations, liveChatKey, type ConfigStore } from '@conveyor/admin';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { parse } from './http.js';
@@ -66,6 +66,10 @@ export class LiveFeed implements OnModuleDestroy {
         const e = RunnerEvent.safeParse(body);
         if (e.success) this.live.onEvent(e.data);
       }),
+      ...feed([this.infra.topology.subjects.takeoverEvents], (body) => {
+        const e = TakeoverEvent.safeParse(body);
+        if (e.success) this.live.onTakeover(e.data);
+      }),
     ];
   }
 
@@ -99,7 +103,7 @@ export class LiveController {
     const chat = parse(AdminApi.LiveTranscriptFilter, query, 'query');
     const key = liveChatKey(chat);
     return this.stream(
-      (shown) => ({ textShown: shown, entries: this.feed.live.transcript(chat, shown) }),
+      (shown) => ({ textShown: shown, session: this.feed.live.session(chat, shown), entries: this.feed.live.transcript(chat, shown) }),
       (change, shown) => (change.key !== key ? null : change.type === 'entry' ? { type: 'entry', data: change.entry(shown) } : { type: 'session', data: change.session(shown) }),
     );
   }

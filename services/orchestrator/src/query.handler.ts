@@ -14,6 +14,7 @@ import { PluginRuntime } from '@conveyor/service-kit';
 import { commandPort, handoffPort, historyPort, leasePort, modelInfoPort, noticeSink } from './ports.js';
 import { forwardItems } from './forward-stage.js';
 import { checkPipelineShards, type OrchestratorInfra } from './env.js';
+import { Takeovers } from './takeovers.provider.js';
 
 /** Starts the de-duplication id of a message published again to keep its deliveries (`requeue`). */
 const REQUEUED_ID_PREFIX = 'wait:';
@@ -45,6 +46,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(INFRA) private readonly infra: OrchestratorInfra,
     private readonly plugins: PluginRuntime,
+    private readonly takeovers: Takeovers,
   ) {
     this.env = infra.env;
     this.conversations = new ConversationStore(infra.db);
@@ -261,6 +263,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       commandPrefixes: settings.commandPrefixes,
       commandAdmins: settings.commandAdmins,
       plugins: this.plugins.port,
+      takeover: this.takeovers.directory,
     };
     // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
     if (await emitMessageReceived(q, deps)) {

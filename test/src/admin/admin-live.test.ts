@@ -4,57 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { AdminApi } from '@conveyor/contracts';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { uniqueName } from '../harness/ids.js';
-import { waitUntil } from '../harness/wait.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
-import { AdminClient, ADMIN_PASSWORD } from './admin-support.js';
-
-interface SseEvent {
-  type: string;
-  data: unknown;
-}
-
-/** An open server-sent events stream, with the events received so far. */
-class SseStream {
-  readonly events: SseEvent[] = [];
-  private readonly abort = new AbortController();
-
-  static async open(client: AdminClient, path: string): Promise<SseStream> {
-    const stream = new SseStream();
-    const res = await fetch(`${client.baseUrl}/api/v1${path}`, { headers: { cookie: client.sessionCookie() ?? '', accept: 'text/event-stream' }, signal: stream.abort.signal });
-    assert.equal(res.status, 200, await (res.status === 200 ? Promise.resolve('') : res.text()));
-    assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
-    void stream.read(res.body!);
-    return stream;
-  }
-
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of body) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const type = /^event: ?(.*)$/m.exec(block)?.[1] ?? 'message';
-          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.replace(/^data: ?/, '')).join('\n');
-          if (type !== 'keepalive') this.events.push({ type, data: data ? JSON.parse(data) : null });
-        }
-      }
-    } catch {
-      // Closed by close().
-    }
-  }
-
-  waitFor<T>(what: string, pick: (events: SseEvent[]) => T | undefined): Promise<T> {
-    return waitUntil(what, () => pick(this.events), 30_000);
-  }
-
-  close(): void {
-    this.abort.abort();
-  }
-}
+import { AdminClient, ADMIN_PASSWORD, SseStream } from './admin-support.js';
 
 /**
  * Live conversations through two admin replicas: each hears the bus itself, so a viewer on either sees

@@ -81,7 +81,8 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
     // published to the queries again before its deliveries run out.
     orchestrator: {
       publish: [...streamApi(topo), ...consuming('orchestrator'), ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...pluginHost.publish],
-      subscribe: [...subscribe('orchestrator'), ...pluginHost.subscribe],
+      // It hears the admins' takeover changes: a taken chat is left to its operator.
+      subscribe: [...subscribe('orchestrator'), ...pluginHost.subscribe, subjects.takeoverEvents],
     },
     // Runs JetStream gave up on arrive as stored MAX_DELIVERIES advisories (a consumer of their own);
     // the runner reads the abandoned run by its sequence to answer it, then removes it from the runs.
@@ -128,8 +129,10 @@ export function servicePermissions(topo: Topology): Record<ServiceRole, Permissi
         ...streamApi(topo), ...streamManagementApi(topo), subjects.configChanged, ...storedMessageApi(streams.deadLetters.name),
         ...streams.queries.subjects, ...streams.runs.subjects, ...streams.events.subjects, ...streams.ingest.subjects,
         subjects.plugins.discover, subjects.plugins.allSettingsChanged,
+        // Human takeover: it announces takeovers and sends the operators' replies through a dispatcher.
+        subjects.takeoverEvents, subjects.directSend,
       ],
-      subscribe: [...subscribe('admin'), subjects.plugins.heartbeat, ...streams.queries.subjects, ...streams.events.subjects],
+      subscribe: [...subscribe('admin'), subjects.plugins.heartbeat, ...streams.queries.subjects, ...streams.events.subjects, subjects.takeoverEvents],
     },
     // Answers the runners' sandbox calls (queue group `sandbox`) and relays the stdio MCP servers it
     // runs; it publishes nothing else: a command it runs has no NATS connection, and its own user

@@ -62,7 +62,7 @@ describe('NATS permissions', () => {
       // The runner answers plugins' host calls, a streamed one with several messages to the plugin's inbox.
       // The admin lists plugins from their heartbeats and tells one its settings changed; it calls none.
       assert.deepEqual(pub.filter((s) => s.includes('.plugin.')), callsPlugins ? [plugins.discover, plugins.allCalls, ...(role === 'runner' ? [plugins.allInboxes] : [])] : role === 'admin' ? [plugins.discover, plugins.allSettingsChanged] : [], `${role} calling plugins`);
-      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat, topo.subjects.directSend], orchestrator: [plugins.heartbeat], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs, plugins.allHosts], gateway: [topo.subjects.allGatewaySends], admin: [plugins.heartbeat, ...topo.streams.queries.subjects, ...topo.streams.events.subjects], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
+      const ownSubscriptions = { ingress: coreReplies, dispatcher: [topo.subjects.dispatchSent, plugins.heartbeat, topo.subjects.directSend], orchestrator: [plugins.heartbeat, topo.subjects.takeoverEvents], runner: [plugins.heartbeat, topo.subjects.allSandboxMcpOutputs, plugins.allHosts], gateway: [topo.subjects.allGatewaySends], admin: [plugins.heartbeat, ...topo.streams.queries.subjects, ...topo.streams.events.subjects, topo.subjects.takeoverEvents], sandbox: [topo.subjects.sandboxCall, topo.subjects.sandboxMcpOpen, topo.subjects.allSandboxMcpInputs] }[role];
       // Every service hears configuration changes; only the admin API announces them.
       assert.deepEqual(perms[role].subscribe, [`${topo.subjects.inboxPrefix(role)}.>`, topo.subjects.configChanged, ...ownSubscriptions], `${role} subscriptions`);
       assert.equal(pub.includes(topo.subjects.configChanged), role === 'admin', `${role} announcing configuration changes`);
@@ -76,8 +76,10 @@ describe('NATS permissions', () => {
       assert.equal(pub.includes(topo.subjects.sandboxMcpOpen) && pub.includes(topo.subjects.allSandboxMcpInputs), role === 'runner', `${role} starting MCP servers in the sandbox`);
       assert.equal(pub.includes(topo.subjects.allSandboxMcpOutputs), role === 'sandbox', `${role} relaying MCP servers' output`);
       assert.equal(perms[role].allowResponses === true, role === 'ingress' || role === 'gateway' || role === 'sandbox' || role === 'dispatcher', `${role} answering requests`);
-      // Direct sends to chats: runners ask for plugins, dispatchers send.
-      assert.equal(pub.includes(topo.subjects.directSend), role === 'runner', `${role} asking for direct sends`);
+      // Direct sends to chats: runners ask for plugins, admins for operators, dispatchers send.
+      assert.equal(pub.includes(topo.subjects.directSend), role === 'runner' || role === 'admin', `${role} asking for direct sends`);
+      // Takeover changes: only the admin announces them.
+      assert.equal(pub.includes(topo.subjects.takeoverEvents), role === 'admin', `${role} announcing takeovers`);
     }
   });
 

@@ -1,9 +1,10 @@
 // Live conversations: the chats with recent traffic and one chat's transcript as it happens, both
 // server-sent events from the admin replica (which hears the bus), so nothing here polls.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
+import { request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { Busy, ErrorNote, PageHeader } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction } from '../ui.js';
 import { useI18n } from '../i18n/react.js';
 
 /** Follows a server-sent events stream: the snapshot, then each change, until the page leaves. */
@@ -30,9 +31,9 @@ function useEvents(path: string, on: (type: string, data: unknown) => void): { c
 
 const chatOf = (s: { launcherType: string; launcherId: string }) => `${s.launcherType}:${s.launcherId}`;
 
-export function Live({ route }: { route: Route }) {
+export function Live({ route, canWrite }: { route: Route; canWrite: boolean }) {
   const { botId, launcherType, launcherId } = route.params;
-  return botId && launcherType && launcherId ? <Transcript chat={{ botId, launcherType, launcherId }} /> : <LiveList />;
+  return botId && launcherType && launcherId ? <Transcript chat={{ botId, launcherType, launcherId }} canWrite={canWrite} /> : <LiveList />;
 }
 
 function LiveList() {
@@ -67,7 +68,10 @@ function LiveList() {
                 <td translate="no"><a href={formatRoute({ page: 'live', params: { botId: s.botId, launcherType: s.launcherType, launcherId: s.launcherId } })}>{chatOf(s)}</a></td>
                 <td translate="no">{s.senderName}</td>
                 <td translate={s.lastMessage === null ? undefined : 'no'}>{s.lastMessage ?? t('live.chars', { n: s.lastMessageChars })}</td>
-                <td>{s.replying ? <span className="badge replying">{t('live.replying')}</span> : t('live.idle')}</td>
+                <td>
+                  {s.replying ? <span className="badge replying">{t('live.replying')}</span> : t('live.idle')}
+                  {s.takenOverBy ? <span className="badge taken">{t('live.takenBadge')}</span> : null}
+                </td>
                 <td>{dateTime(s.lastActivityAt)}</td>
               </tr>
             ))}
@@ -79,21 +83,30 @@ function LiveList() {
   );
 }
 
-function Transcript({ chat }: { chat: { botId: string; launcherType: string; launcherId: string } }) {
+function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: string; launcherId: string }; canWrite: boolean }) {
   const [entries, setEntries] = useState<AdminApi.LiveEntry[]>();
   const [replying, setReplying] = useState(false);
+  const [takenBy, setTakenBy] = useState<string | null>(null);
   const { t, dateTime } = useI18n();
   const query = new URLSearchParams(chat).toString();
   const stream = useEvents(`/live/transcript?${query}`, (type, data) => {
-    if (type === 'snapshot') setEntries(AdminApi.LiveTranscriptSnapshot.parse(data).entries);
-    else if (type === 'entry') {
+    if (type === 'snapshot') {
+      const snapshot = AdminApi.LiveTranscriptSnapshot.parse(data);
+      setEntries(snapshot.entries);
+      setReplying(snapshot.session?.replying ?? false);
+      setTakenBy(snapshot.session?.takenOverBy ?? null);
+    } else if (type === 'entry') {
       const entry = AdminApi.LiveEntry.parse(data);
       setEntries((all) => {
         const list = all ?? [];
         const at = list.findIndex((e) => e.id === entry.id);
         return at < 0 ? [...list, entry] : list.map((e, i) => (i === at ? entry : e));
       });
-    } else if (type === 'session') setReplying(AdminApi.LiveSession.parse(data).replying);
+    } else if (type === 'session') {
+      const session = AdminApi.LiveSession.parse(data);
+      setReplying(session.replying);
+      setTakenBy(session.takenOverBy);
+    }
   });
   return (
     <section>
@@ -116,6 +129,55 @@ function Transcript({ chat }: { chat: { botId: string; launcherType: string; lau
         {entries && entries.length === 0 ? <li className="empty">{t('live.noLines')}</li> : null}
       </ol>
       {replying ? <p className="hint">{t('live.replying')}</p> : null}
+      {canWrite ? <TakeoverControls chat={chat} takenBy={takenBy} /> : takenBy ? <p className="hint">{t('live.takenBy', { operator: takenBy })}</p> : null}
     </section>
+  );
+}
+
+/** Take the chat over, answer it as the bot, hand it back (admins). */
+function TakeoverControls({ chat, takenBy }: { chat: { botId: string; launcherType: string; launcherId: string }; takenBy: string | null }) {
+  const [idleMinutes, setIdleMinutes] = useState('30');
+  const [text, setText] = useState('');
+  const act = useAction();
+  const { t } = useI18n();
+  const target = { botId: chat.botId, launcherType: chat.launcherType === 'group' ? 'group' : 'person', launcherId: chat.launcherId };
+  const take = () => void act.run(async () => {
+    await request('POST', '/takeovers', AdminApi.Takeover, { body: { ...target, idleMinutes: idleMinutes.trim() === '' ? null : Number(idleMinutes) } });
+    return t('live.taken');
+  });
+  const handBack = () => void act.run(async () => {
+    await request('DELETE', `/takeovers?${new URLSearchParams(target).toString()}`, null);
+    return t('live.handedBack');
+  });
+  const send = (e: FormEvent) => {
+    e.preventDefault();
+    void act.run(async () => {
+      await request('POST', '/takeovers/reply', AdminApi.Takeover, { body: { ...target, text } });
+      setText('');
+      return t('live.sent');
+    });
+  };
+  if (!takenBy) {
+    return (
+      <div className="form takeover" aria-label={t('live.takeoverForm')}>
+        <p className="hint">{t('live.takeoverHint')}</p>
+        <Field label={t('live.idleMinutes')} htmlFor="takeover-idle"><input id="takeover-idle" inputMode="numeric" value={idleMinutes} onChange={(e) => setIdleMinutes(e.target.value)} /></Field>
+        <div className="buttons"><button type="button" id="takeover-take" disabled={act.busy} onClick={take}>{t('live.takeOver')}</button></div>
+        <ErrorNote error={act.error} />
+        <DoneNote text={act.done} />
+      </div>
+    );
+  }
+  return (
+    <form className="form takeover" onSubmit={send} aria-label={t('live.takeoverForm')}>
+      <p className="hint">{t('live.takenBy', { operator: takenBy })}</p>
+      <Field label={t('live.reply')} htmlFor="takeover-text"><textarea id="takeover-text" rows={3} value={text} onChange={(e) => setText(e.target.value)} /></Field>
+      <div className="buttons">
+        <button type="submit" id="takeover-send" disabled={act.busy || text.trim() === ''}>{t('live.send')}</button>
+        <button type="button" id="takeover-hand-back" disabled={act.busy} onClick={handBack}>{t('live.handBack')}</button>
+      </div>
+      <ErrorNote error={act.error} />
+      <DoneNote text={act.done} />
+    </form>
   );
 }

@@ -89,6 +89,11 @@ export interface TextRenderer {
   render(text: string, fontPath: string): Promise<string | null>;
 }
 
+/** Whether an operator has taken a chat over: the pipeline then calls no model and runs no command for it. */
+export interface TakeoverPort {
+  isTakenOver(chat: { botId: string; launcherType: 'person' | 'group'; launcherId: string }): boolean;
+}
+
 export interface PipelineDeps {
   logger: PipelineLogger;
   notices: NoticeSink;
@@ -110,6 +115,8 @@ export interface PipelineDeps {
   commandPrefixes?: string[];
   /** Chats (`person:<id>`, `group:<id>`) whose commands run with admin privilege (LangBot's bot admins). */
   commandAdmins?: ReadonlySet<string>;
+  /** Chats operators answer instead of the bot (human takeover); absent: none are. */
+  takeover?: TakeoverPort;
   /** Called for each stage result with the stage name, for metrics. */
   onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;
   /**

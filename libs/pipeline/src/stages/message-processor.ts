@@ -153,6 +153,13 @@ export const messageProcessor: StageFactory = ({ name, deps }) => ({
 });
 
 async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<StageResult> {
+  // An operator answers this chat: the message is logged and shown live like any other, but neither
+  // a model nor a command answers it.
+  if (deps.takeover?.isTakenOver({ botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId })) {
+    deps.logger.info({ queryId: q.queryId, botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId }, 'chat taken over by an operator; the bot does not answer');
+    yield interrupt();
+    return;
+  }
   const text = chainText(q.messageChain).trim();
   const prefix = (deps.commandPrefixes ?? DEFAULT_COMMAND_PREFIXES).find((p) => p !== '' && text.startsWith(p));
   try {

@@ -1,0 +1,49 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
+import { AdminApi, TakeoverEvent } from '@conveyor/contracts';
+import { Takeovers, type Principal } from '@conveyor/admin';
+import { requestDirectSend } from '@conveyor/bus';
+import { INFRA, type Infra } from '@conveyor/service-kit';
+import { Caller, parse } from './http.js';
+
+/** Human takeover: list, take, reply as the bot, hand back (writes for admins; viewers read). */
+@Controller('api/v1/takeovers')
+export class TakeoverController {
+  private readonly takeovers: Takeovers;
+
+  constructor(@Inject(INFRA) infra: Infra) {
+    this.takeovers = new Takeovers(infra.prisma, {
+      announce: async (event) => {
+        // Stored first: a replica that misses this reads it within a minute (and at its start).
+        try {
+          infra.nc.publish(infra.topology.subjects.takeoverEvents, JSON.stringify(TakeoverEvent.parse(event)));
+          await infra.nc.flush();
+        } catch (err) {
+          infra.logger.warn({ err: (err as Error).message, chat: event.chat }, 'takeover change not announced; replicas read it at their next resync');
+        }
+      },
+      send: (request) => requestDirectSend(infra.nc, infra.topology.prefix, request),
+    });
+  }
+
+  @Get()
+  list(): Promise<AdminApi.TakeoverList> {
+    return this.takeovers.list();
+  }
+
+  @Post()
+  take(@Caller() caller: Principal, @Body() body: unknown): Promise<AdminApi.Takeover> {
+    return this.takeovers.take(caller, parse(AdminApi.TakeoverCreate, body, 'body'));
+  }
+
+  @Post('reply')
+  @HttpCode(200)
+  reply(@Caller() caller: Principal, @Body() body: unknown): Promise<AdminApi.Takeover> {
+    return this.takeovers.reply(caller, parse(AdminApi.OperatorReply, body, 'body'));
+  }
+
+  @Delete()
+  @HttpCode(204)
+  async handBack(@Caller() caller: Principal, @Query() query: unknown): Promise<void> {
+    await this.takeovers.handBack(caller, parse(AdminApi.TakeoverTarget, query, 'query'));
+  }
+}
