@@ -22,6 +22,12 @@ export function rawRequest(baseUrl: string, method: string, path: string, option
       ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       headers: { ...(options.body !== undefined ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(options.body)) } : {}), ...options.headers },
     }, (res) => {
+      // A server-sent events stream never ends: its status and headers are the answer.
+      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        resolve({ status: res.statusCode ?? 0, text: '', headers: res.headers });
+        res.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));

@@ -171,7 +171,7 @@ export const en = {
   'live.idle': 'idle',
   'live.chars': '{n} characters',
   'live.empty': 'No chat has had traffic lately.',
-  'live.transcriptTitle': 'Live: {chat}',
+  'live.transcriptTitle': 'Live transcript',
   'live.all': 'All live conversations',
   'live.noLines': 'Nothing yet: lines appear as the chat goes on.',
   'live.streaming': 'streaming',

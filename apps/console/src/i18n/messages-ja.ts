@@ -170,7 +170,7 @@ export const ja: Catalog = {
   'live.idle': '待機',
   'live.chars': '{n} 文字',
   'live.empty': '最近やり取りのあったチャットはありません。',
-  'live.transcriptTitle': 'ライブ：{chat}',
+  'live.transcriptTitle': 'ライブの会話',
   'live.all': 'すべてのライブ会話',
   'live.noLines': 'まだありません。会話が進むと表示されます。',
   'live.streaming': 'ストリーミング中',

@@ -170,7 +170,7 @@ export const ko: Catalog = {
   'live.idle': '대기',
   'live.chars': '{n}자',
   'live.empty': '최근 메시지가 오간 채팅이 없습니다.',
-  'live.transcriptTitle': '실시간: {chat}',
+  'live.transcriptTitle': '실시간 대화 기록',
   'live.all': '모든 실시간 대화',
   'live.noLines': '아직 없습니다. 대화가 이어지면 나타납니다.',
   'live.streaming': '스트리밍 중',

@@ -170,7 +170,7 @@ export const ru: Catalog = {
   'live.idle': 'ожидает',
   'live.chars': 'символов: {n}',
   'live.empty': 'Недавно сообщений не было.',
-  'live.transcriptTitle': 'Сейчас: {chat}',
+  'live.transcriptTitle': 'Диалог в реальном времени',
   'live.all': 'Все диалоги',
   'live.noLines': 'Пока пусто: строки появятся по ходу чата.',
   'live.streaming': 'поток',

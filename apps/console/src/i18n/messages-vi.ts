@@ -170,7 +170,7 @@ export const vi: Catalog = {
   'live.idle': 'rảnh',
   'live.chars': '{n} ký tự',
   'live.empty': 'Gần đây không có cuộc trò chuyện nào.',
-  'live.transcriptTitle': 'Trực tiếp: {chat}',
+  'live.transcriptTitle': 'Hội thoại trực tiếp',
   'live.all': 'Mọi hội thoại trực tiếp',
   'live.noLines': 'Chưa có gì: các dòng sẽ hiện khi trò chuyện diễn ra.',
   'live.streaming': 'đang truyền',

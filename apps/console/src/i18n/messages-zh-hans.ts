@@ -171,7 +171,7 @@ export const zhHans: Catalog = {
   'live.idle': '空闲',
   'live.chars': '{n} 个字符',
   'live.empty': '最近没有聊天有消息。',
-  'live.transcriptTitle': '实时：{chat}',
+  'live.transcriptTitle': '实时对话记录',
   'live.all': '全部实时会话',
   'live.noLines': '暂无内容：聊天进行时会逐条出现。',
   'live.streaming': '流式输出中',

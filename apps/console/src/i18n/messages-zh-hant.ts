@@ -170,7 +170,7 @@ export const zhHant: Catalog = {
   'live.idle': '閒置',
   'live.chars': '{n} 個字元',
   'live.empty': '最近沒有聊天有訊息。',
-  'live.transcriptTitle': '即時：{chat}',
+  'live.transcriptTitle': '即時對話紀錄',
   'live.all': '全部即時對話',
   'live.noLines': '尚無內容：聊天進行時會逐條出現。',
   'live.streaming': '串流輸出中',

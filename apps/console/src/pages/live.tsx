@@ -110,11 +110,11 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
   });
   return (
     <section>
-      <PageHeader title={t('live.transcriptTitle', { chat: chatOf(chat) })}>
+      <PageHeader title={t('live.transcriptTitle')}>
         <span className={`live-state ${stream.connected ? 'on' : 'off'}`}>{stream.connected ? t('live.connected') : t('live.connecting')}</span>
         <a href={formatRoute({ page: 'live' })}>{t('live.all')}</a>
       </PageHeader>
-      <p className="meta" translate="no">{chat.botId}</p>
+      <p className="meta" translate="no">{chat.botId} · {chatOf(chat)}</p>
       {stream.error ? <ErrorNote error={new Error(t('live.disconnected'))} /> : null}
       <Busy on={!entries} />
       <ol id="live-transcript" className="transcript">
