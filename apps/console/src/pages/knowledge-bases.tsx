@@ -242,6 +242,14 @@ function KnowledgeBaseView({ id, canWrite }: { id: string; canWrite: boolean }) 
     return () => clearTimeout(timer);
   }, [inFlight, docs.data]);
 
+  // The knowledge base's counts and its documents load side by side: when the last document settles,
+  // the counts may have been read a moment before it did. Read them once more then.
+  const wasInFlight = useRef(false);
+  useEffect(() => {
+    if (wasInFlight.current && !inFlight) kb.reload();
+    wasInFlight.current = inFlight;
+  }, [inFlight]);
+
   if (kb.error) return <ErrorNote error={kb.error} />;
   if (!kb.data) return <Busy on />;
   const info = kb.data;
