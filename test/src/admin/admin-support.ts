@@ -19,6 +19,30 @@ export interface ApiAnswer<T = any> {
   headers: Headers;
 }
 
+/** The data of a server-sent events stream's first event other than a keepalive, then the stream closed. */
+async function firstEventData(body: ReadableStream<Uint8Array>): Promise<unknown> {
+  const decoder = new TextDecoder();
+  const reader = body.getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return undefined;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        if (/^event: ?keepalive$/m.test(block)) continue;
+        const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.replace(/^data: ?/, '')).join('\n');
+        return data ? JSON.parse(data) : undefined;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
 /** A client of the admin API that keeps the session cookie, like a browser. */
 export class AdminClient {
   private cookie: string | undefined;
@@ -38,6 +62,10 @@ export class AdminClient {
     });
     const setCookie = res.headers.get('set-cookie');
     if (setCookie?.startsWith(`${AdminApi.ADMIN_SESSION_COOKIE}=`)) this.cookie = setCookie.split(';')[0];
+    // A server-sent events stream never ends: its first event (the snapshot) is the answer.
+    if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      return { status: res.status, body: await firstEventData(res.body!) as T, headers: res.headers };
+    }
     const text = await res.text();
     // A JSON answer is parsed; any other (the query log's CSV export) is kept as its text.
     const json = (res.headers.get('content-type') ?? '').includes('json');
