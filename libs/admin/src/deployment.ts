@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AdminApi } from '@conveyor/contracts';
 import { holdsConnection, platforms, type Platform } from '@conveyor/platforms';
 import type { PrismaClient } from '@conveyor/persistence';
-import { boundPlugins } from '@conveyor/pipeline';
+import { bindsPlugin } from '@conveyor/pipeline';
 import { AdminApiError } from './errors.js';
 
 /**
@@ -83,10 +83,6 @@ export interface PluginCallsView {
 /** The registered plugins with the pipelines binding each (all plugins, or this one by name) and their last hour's calls. */
 export async function pluginList(prisma: PrismaClient, live: readonly PluginView[], lastHour: ReadonlyMap<string, PluginCallsView> = new Map()): Promise<AdminApi.PluginList> {
   const pipelines = live.length ? await prisma.pipeline.findMany({ select: { id: true, extensionsPreferences: true }, orderBy: { id: 'asc' } }) : [];
-  const binds = (prefs: unknown, name: string) => {
-    const bound = boundPlugins(prefs);
-    return bound === 'all' || bound.includes(name);
-  };
   return {
     items: live.map(({ registration: r, lastHeartbeatAt, expiresAt }) => ({
       name: r.name,
@@ -100,7 +96,7 @@ export async function pluginList(prisma: PrismaClient, live: readonly PluginView
       timeoutMs: r.timeoutMs,
       lastHeartbeatAt: new Date(lastHeartbeatAt).toISOString(),
       expiresAt: new Date(expiresAt).toISOString(),
-      pipelines: pipelines.filter((p) => binds(p.extensionsPreferences, r.name)).map((p) => p.id),
+      pipelines: pipelines.filter((p) => bindsPlugin(p.extensionsPreferences, r.name)).map((p) => p.id),
       hasSettings: r.settings !== undefined,
     })),
   };

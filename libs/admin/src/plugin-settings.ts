@@ -3,7 +3,7 @@
 // change, checked against the schema and announced to the plugin so it takes them without a restart.
 import { Ajv, type ErrorObject } from 'ajv';
 import { PLUGIN_LIMITS, type AdminApi } from '@conveyor/contracts';
-import { boundPlugins } from '@conveyor/pipeline';
+import { bindsPlugin } from '@conveyor/pipeline';
 import { INSTALLATION_SCOPE, PluginSettingsConflict, type PluginSettingsStore, type PrismaClient } from '@conveyor/persistence';
 import { recordAudit } from './audit.js';
 import type { Principal } from './auth.js';
@@ -88,9 +88,6 @@ export class PluginSettings {
 
   private async bindingPipelines(name: string): Promise<string[]> {
     const pipelines = await this.prisma.pipeline.findMany({ select: { id: true, extensionsPreferences: true }, orderBy: { id: 'asc' } });
-    return pipelines.filter((p) => {
-      const bound = boundPlugins(p.extensionsPreferences);
-      return bound === 'all' || bound.includes(name);
-    }).map((p) => p.id);
+    return pipelines.filter((p) => bindsPlugin(p.extensionsPreferences, name)).map((p) => p.id);
   }
 }

@@ -1,5 +1,5 @@
 import type { ModelSelection } from '@conveyor/contracts';
-import { boundPlugins, knowledgeBaseIds, modelOf } from '@conveyor/pipeline';
+import { bindsPlugin, knowledgeBaseIds, modelOf } from '@conveyor/pipeline';
 import type { PrismaClient } from '@conveyor/persistence';
 
 /** Whether a pipeline exists and binds the plugin, and the models its local agent runs. */
@@ -13,11 +13,6 @@ function localAgentOf(config: unknown): LocalAgentConfig {
   return la && typeof la === 'object' ? (la as LocalAgentConfig) : {};
 }
 
-const binds = (extensionsPreferences: unknown, plugin: string) => {
-  const bound = boundPlugins(extensionsPreferences);
-  return bound === 'all' || bound.includes(plugin);
-};
-
 /**
  * What a plugin may reach through the host API, read from the stored pipelines (LangBot binds plugins
  * per pipeline: `enable_all_plugins`, or the `plugins` list): a pipeline's models when it binds the
@@ -30,7 +25,7 @@ export class PluginAccess {
   async pipeline(plugin: string, pipelineId: string): Promise<PluginPipelineAccess> {
     const row = await this.prisma.pipeline.findUnique({ where: { id: pipelineId }, select: { config: true, extensionsPreferences: true } });
     if (!row) return { access: 'not_found' };
-    if (!binds(row.extensionsPreferences, plugin)) return { access: 'not_bound' };
+    if (!bindsPlugin(row.extensionsPreferences, plugin)) return { access: 'not_bound' };
     const model = localAgentOf(row.config).model;
     const selection = typeof model === 'string' || (model && typeof model === 'object' && typeof (model as { primary?: unknown }).primary === 'string')
       ? modelOf(model as Parameters<typeof modelOf>[0])
@@ -42,13 +37,13 @@ export class PluginAccess {
   async bot(plugin: string, botId: string): Promise<'bound' | 'not_bound' | 'not_found'> {
     const row = await this.prisma.bot.findUnique({ where: { id: botId }, select: { pipeline: { select: { extensionsPreferences: true } } } });
     if (!row) return 'not_found';
-    return binds(row.pipeline.extensionsPreferences, plugin) ? 'bound' : 'not_bound';
+    return bindsPlugin(row.pipeline.extensionsPreferences, plugin) ? 'bound' : 'not_bound';
   }
 
   async retrievesFrom(plugin: string, knowledgeBaseId: string): Promise<boolean> {
     const rows = await this.prisma.pipeline.findMany({ select: { config: true, extensionsPreferences: true } });
     return rows.some((row) => {
-      if (!binds(row.extensionsPreferences, plugin)) return false;
+      if (!bindsPlugin(row.extensionsPreferences, plugin)) return false;
       const la = localAgentOf(row.config);
       const list = Array.isArray(la['knowledge-bases']) ? la['knowledge-bases'].filter((id): id is string => typeof id === 'string') : undefined;
       return knowledgeBaseIds(list, typeof la['knowledge-base'] === 'string' ? la['knowledge-base'] : undefined).includes(knowledgeBaseId);

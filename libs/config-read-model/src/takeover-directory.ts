@@ -99,7 +99,6 @@ export class TakeoverDirectory {
       this.logger.warn({ chat: e.chat, taken: taken.size }, 'takeover: too many chats taken over; this one is answered by the bot');
       return;
     }
-    if (taken.has(key) && taken.get(key)!.lastOperatorAt === at) return;
     taken.set(key, { lastOperatorAt: at, idleMs: e.idleMs ?? null });
     this.logger.info({ chat: e.chat, operator: e.operator, takenAt: e.at }, 'takeover: chat taken over by an operator');
   }

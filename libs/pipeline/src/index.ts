@@ -3,7 +3,7 @@
 export { DEFAULT_PIPELINE_STAGES, defaultPipelineStages, isPipelineStageName, withPipelineDefaults, type PipelineConfig, type PipelineStageName } from './defaults.js';
 export { PipelineConfigSchema } from './config/schema.js';
 export { parsePipelineConfig, type ConfigIssue } from './config/load.js';
-export { boundMcpServers, boundPlugins, boundSkills, instantiate, loadPipeline, type PipelineDefinition } from './pipeline.js';
+export { bindsPlugin, boundMcpServers, boundPlugins, boundSkills, instantiate, loadPipeline, type PipelineDefinition } from './pipeline.js';
 export { knowledgeBaseIds, modelOf } from './stages/preprocessor.js';
 export { CONTINUE, interrupt } from './engine/result.js';
 export { isFinalItem, type PipelineQuery, type RespItem } from './engine/query.js';

@@ -44,6 +44,12 @@ export function boundPlugins(extensionsPreferences: unknown): 'all' | string[] {
   return bound(extensionsPreferences, 'enable_all_plugins', 'plugins');
 }
 
+/** Whether a pipeline's extensions preferences bind the plugin named (every plugin, or it by name). */
+export function bindsPlugin(extensionsPreferences: unknown, plugin: string): boolean {
+  const bound = boundPlugins(extensionsPreferences);
+  return bound === 'all' || bound.includes(plugin);
+}
+
 /** The MCP servers a pipeline's runs use (`enable_all_mcp_servers`, `mcp_servers`). */
 export function boundMcpServers(extensionsPreferences: unknown): 'all' | string[] {
   return bound(extensionsPreferences, 'enable_all_mcp_servers', 'mcp_servers');

@@ -5,7 +5,7 @@ import { AdminApi } from '@conveyor/contracts';
 import { startTestSystem, type TestSystem } from '../harness/system.js';
 import { uniqueName } from '../harness/ids.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
-import { AdminClient, ADMIN_PASSWORD, SseStream } from './admin-support.js';
+import { AdminClient, ADMIN_PASSWORD, SseStream, signedInViewer } from './admin-support.js';
 
 /**
  * Live conversations through two admin replicas: each hears the bus itself, so a viewer on either sees
@@ -31,10 +31,7 @@ describe('admin API: live conversations', () => {
     await first.login();
     second = new AdminClient(b.url);
     await second.login();
-    const reader = uniqueName('reader');
-    assert.equal((await first.call('POST', '/users', { username: reader, password: ADMIN_PASSWORD, role: 'viewer' })).status, 201);
-    viewer = new AdminClient(b.url);
-    await viewer.login(reader, ADMIN_PASSWORD);
+    viewer = await signedInViewer(first, b.url, uniqueName('reader'));
   });
   after(async () => {
     for (const s of streams) s.close();

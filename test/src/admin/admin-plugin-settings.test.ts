@@ -7,7 +7,7 @@ import { NATS_URL, startTestSystem, type TestSystem } from '../harness/system.js
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { RunPublisher, repliesTo } from '../e2e/runner-support.js';
-import { AdminClient, startAdmin, ADMIN_PASSWORD } from './admin-support.js';
+import { AdminClient, signedInViewer, startAdmin } from './admin-support.js';
 
 const SCHEMA = {
   type: 'object',
@@ -41,10 +41,7 @@ describe('admin API: plugin settings', () => {
     const admin = await startAdmin(sys);
     api = new AdminClient(admin.url);
     await api.login();
-    const reader = uniqueName('reader');
-    assert.equal((await api.call('POST', '/users', { username: reader, password: ADMIN_PASSWORD, role: 'viewer' })).status, 201);
-    viewer = new AdminClient(admin.url);
-    await viewer.login(reader, ADMIN_PASSWORD);
+    viewer = await signedInViewer(api, admin.url, uniqueName('reader'));
     db = createDatabase(sys.db.url, 1);
     plugin = await runPlugin({
       name, prefix: sys.prefix, natsUrl: NATS_URL, heartbeatMs: 500, settings: SCHEMA,

@@ -19,6 +19,15 @@ export interface ApiAnswer<T = any> {
   headers: Headers;
 }
 
+/** A viewer user made by the admin `api`, signed in on `baseUrl` (an admin replica). */
+export async function signedInViewer(api: AdminClient, baseUrl: string, username: string): Promise<AdminClient> {
+  const made = await api.call('POST', '/users', { username, password: ADMIN_PASSWORD, role: 'viewer' });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const viewer = new AdminClient(baseUrl);
+  await viewer.login(username, ADMIN_PASSWORD);
+  return viewer;
+}
+
 /** The data of a server-sent events stream's first event other than a keepalive, then the stream closed. */
 async function firstEventData(body: ReadableStream<Uint8Array>): Promise<unknown> {
   const decoder = new TextDecoder();

@@ -7,7 +7,7 @@ import { startFakeOneBot, type FakeOneBot, type OneBotAction } from '../fakes/in
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
-import { AdminClient, ADMIN_PASSWORD, SseStream, startAdmin } from './admin-support.js';
+import { AdminClient, ADMIN_PASSWORD, SseStream, signedInViewer, startAdmin } from './admin-support.js';
 
 const ACCESS_TOKEN = 'takeover-onebot-token';
 
@@ -53,10 +53,7 @@ describe('human takeover', () => {
     const admin = await startAdmin(sys);
     api = new AdminClient(admin.url);
     await api.login();
-    const reader = uniqueName('reader');
-    assert.equal((await api.call('POST', '/users', { username: reader, password: ADMIN_PASSWORD, role: 'viewer' })).status, 201);
-    viewer = new AdminClient(admin.url);
-    await viewer.login(reader, ADMIN_PASSWORD);
+    viewer = await signedInViewer(api, admin.url, uniqueName('reader'));
     db = createDatabase(sys.db.url, 1);
     const current = await api.call('GET', '/settings');
     assert.equal((await api.call('PUT', '/settings', { version: current.body.version, monitoring: { ...current.body.monitoring, showMessageText: true } })).status, 200);

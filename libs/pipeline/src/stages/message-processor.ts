@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chatKey, LIMITS, SANDBOX_LIMITS, type BoxSessionTemplate, type ChatAttachment, type RunRequest } from '@conveyor/contracts';
+import { chatKey, LIMITS, SANDBOX_LIMITS, type BoxSessionTemplate, type ChatAttachment, type PluginEventOutcome, type RunRequest } from '@conveyor/contracts';
 import { need, type PipelineDeps } from '../engine/ports.js';
 import type { PipelineQuery } from '../engine/query.js';
 import { interrupt, proceed, type StageResult } from '../engine/result.js';
@@ -152,6 +152,16 @@ export const messageProcessor: StageFactory = ({ name, deps }) => ({
   },
 });
 
+/**
+ * LangBot's answer to a plugin that prevented the default (the chat or the command handler): its reply
+ * chain when it gave one, else the query ends with no reply.
+ */
+function preventedBy(q: PipelineQuery, outcome: PluginEventOutcome): StageResult {
+  if (!outcome.replyMessageChain?.length) return interrupt();
+  q.respMessages.push({ kind: 'plugin', chain: outcome.replyMessageChain });
+  return proceed();
+}
+
 async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<StageResult> {
   // An operator answers this chat: the message is logged and shown live like any other, but neither
   // a model nor a command answers it.
@@ -170,12 +180,7 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
       // LangBot's command handler asks the plugins first: they may block the command, answering it or not.
       const plugins = await emitCommandSent(q, deps, { command, params, text: commandText, isAdmin: isCommandAdmin(q, deps.commandAdmins) });
       if (plugins.preventDefault) {
-        if (plugins.replyMessageChain && plugins.replyMessageChain.length > 0) {
-          q.respMessages.push({ kind: 'plugin', chain: plugins.replyMessageChain });
-          yield proceed();
-        } else {
-          yield interrupt();
-        }
+        yield preventedBy(q, plugins);
         return;
       }
       for (const reply of await executeCommand(q, commandText, deps)) {
@@ -188,12 +193,7 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
     // query silently, or rewrite the user's message the runner (and history) gets.
     const plugins = await emitNormalMessageReceived(q, deps);
     if (plugins.preventDefault) {
-      if (plugins.replyMessageChain && plugins.replyMessageChain.length > 0) {
-        q.respMessages.push({ kind: 'plugin', chain: plugins.replyMessageChain });
-        yield proceed();
-      } else {
-        yield interrupt();
-      }
+      yield preventedBy(q, plugins);
       return;
     }
     if (plugins.userMessageAlter !== undefined) {
