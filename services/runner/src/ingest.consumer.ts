@@ -48,6 +48,9 @@ export class IngestConsumer {
 export function startKnowledgeSweep(infra: RunnerInfra): () => void {
   const store = new KnowledgeStore(infra.db);
   let sweeping = false;
+  // Chunks written since full-text search existed carry their terms: once a sweep finds none without
+  // them, the backfill is over for good and later sweeps no longer look.
+  let termsBackfilled = false;
   const sweep = async () => {
     if (sweeping) return;
     sweeping = true;
@@ -55,8 +58,11 @@ export function startKnowledgeSweep(infra: RunnerInfra): () => void {
       for (const doc of await store.pending(SWEEP_BATCH)) {
         await infra.publisher.publish(infra.topology.subjects.ingest(doc.knowledgeBaseId), IngestJob, { v: 1, documentId: doc.id, revision: doc.revision }, { msgId: `ingest:${doc.id}:${doc.revision}` });
       }
-      const filled = await store.fillMissingTerms();
-      if (filled > 0) infra.logger.info({ chunks: filled }, 'computed the search terms of chunks written before full-text search');
+      if (!termsBackfilled) {
+        const filled = await store.fillMissingTerms();
+        if (filled > 0) infra.logger.info({ chunks: filled }, 'computed the search terms of chunks written before full-text search');
+        else termsBackfilled = true;
+      }
     } catch (err) {
       infra.logger.warn({ err: (err as Error).message }, 'knowledge sweep failed; the next one tries again');
     } finally {
