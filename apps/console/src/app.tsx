@@ -24,7 +24,7 @@ import { Tokens } from './pages/tokens.js';
 import { Audit } from './pages/audit.js';
 import { KnowledgeBases } from './pages/knowledge-bases.js';
 import { Plugins } from './pages/plugins.js';
-import { Live } from './pages/live.js';
+import { Live, WaitingBadge } from './pages/live.js';
 import { Skills } from './pages/skills.js';
 import { Workspaces } from './pages/workspaces.js';
 
@@ -108,7 +108,7 @@ export function App() {
       <nav className="sidebar" aria-label={t('app.navLabel')}>
         <div className="brand" translate="no">Conveyor</div>
         {[...NAV, ...(canWrite ? ADMIN_NAV : [])].map((page) => (
-          <a key={page} href={formatRoute({ page })} className={route.page === page ? 'active' : undefined} aria-current={route.page === page ? 'page' : undefined}>{t(`nav.${page}`)}</a>
+          <a key={page} href={formatRoute({ page })} className={route.page === page ? 'active' : undefined} aria-current={route.page === page ? 'page' : undefined}>{t(`nav.${page}`)}{page === 'live' ? <WaitingBadge /> : null}</a>
         ))}
         <div className="who">
           <span title={t('app.signedInBy', { via: t(`via.${auth.me.via}`) })}>{t('app.who', { username: auth.me.username, role: t(`role.${auth.me.role}`) })}</span>

@@ -4,14 +4,14 @@
 // cached copy. Secrets: model keys are encrypted and never returned; bot, pipeline and MCP settings are
 // masked (see masking.ts for which values are secrets), and a masked value sent back keeps the stored one.
 import { randomUUID } from 'node:crypto';
-import { AdminApi, modelPreset, ModelProviderKind, SkillName, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
+import { AdminApi, HumanHandoff, modelPreset, ModelProviderKind, SkillName, type ConfigChanged, type ConfigChangeKind } from '@conveyor/contracts';
 import { validateBotSettings, validatePipeline } from '@conveyor/config';
-import { encryptedKeyId, isEncrypted, type Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
+import { encryptedKeyId, isEncrypted, Prisma, type PrismaClient, type SecretBox } from '@conveyor/persistence';
 import { defaultPipelineStages } from '@conveyor/pipeline';
 import { recordAudit } from './audit.js';
 import { deleteVersioned, updateVersioned } from './concurrency.js';
 import { AdminApiError, keyPath } from './errors.js';
-import { maskBotConfig, maskMcpConfig, maskPipelineConfig, unmaskSecrets } from './masking.js';
+import { maskBotConfig, maskMcpConfig, maskPipelineConfig, maskSecrets, unmaskSecrets } from './masking.js';
 import { platformList } from './deployment.js';
 import type { Principal } from './auth.js';
 
@@ -291,7 +291,8 @@ export class ConfigStore {
     const row = await this.write(async (tx) => {
       if (await tx.bot.findUnique({ where: { id } })) throw exists('bot', id);
       if (!(await tx.pipeline.findUnique({ where: { id: input.pipelineId } }))) throw AdminApiError.invalid('body.pipelineId', `unknown pipeline ${JSON.stringify(input.pipelineId)}`);
-      const created = await tx.bot.create({ data: { id, name: input.name, adapter: input.adapter, adapterConfig: json(input.adapterConfig), pipelineId: input.pipelineId, enabled: input.enabled, managedBy: CONSOLE_MANAGED } });
+      const humanHandoff = storableHandoff(input.humanHandoff, null);
+      const created = await tx.bot.create({ data: { id, name: input.name, adapter: input.adapter, adapterConfig: json(input.adapterConfig), pipelineId: input.pipelineId, enabled: input.enabled, humanHandoff: humanHandoff ?? Prisma.DbNull, managedBy: CONSOLE_MANAGED } });
       await recordAudit(tx, { actor: actor.actor, resource: 'bot', resourceId: id, action: 'create', versionAfter: created.version, changes: changedFields(input) });
       return created;
     });
@@ -313,6 +314,7 @@ export class ConfigStore {
         ...(adapterConfig !== undefined ? { adapterConfig: json(adapterConfig) } : {}),
         ...(input.pipelineId !== undefined ? { pipelineId: input.pipelineId } : {}),
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+        ...(input.humanHandoff !== undefined ? { humanHandoff: storableHandoff(input.humanHandoff, stored.humanHandoff) ?? Prisma.DbNull } : {}),
       };
       const result = await updateVersioned(tx.bot, 'bot', id, expected, data);
       const action = Object.keys(input).length === 1 && input.enabled !== undefined ? (input.enabled ? 'enable' : 'disable') : 'update';
@@ -516,8 +518,19 @@ function pipelineDto(row: { id: string; name: string; stages: unknown; config: u
   };
 }
 
-function botDto(row: { id: string; name: string; adapter: string; adapterConfig: unknown; pipelineId: string; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Bot {
-  return { id: row.id, name: row.name, adapter: row.adapter, adapterConfig: record(maskBotConfig(row.adapter, row.adapterConfig)), pipelineId: row.pipelineId, enabled: row.enabled, ...meta(row) };
+function botDto(row: { id: string; name: string; adapter: string; adapterConfig: unknown; pipelineId: string; enabled: boolean; humanHandoff: unknown; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.Bot {
+  const handoff = row.humanHandoff == null ? null : HumanHandoff.safeParse(row.humanHandoff);
+  const humanHandoff = handoff?.success ? { ...handoff.data, webhookUrl: handoff.data.webhookUrl === null ? null : String(maskSecrets(handoff.data.webhookUrl, true)) } : null;
+  return { id: row.id, name: row.name, adapter: row.adapter, adapterConfig: record(maskBotConfig(row.adapter, row.adapterConfig)), pipelineId: row.pipelineId, enabled: row.enabled, humanHandoff, ...meta(row) };
+}
+
+/** A bot's `humanHandoff` as it is stored: its masked webhook URL replaced by the stored one, and the URL checked. */
+function storableHandoff(input: AdminApi.BotHumanHandoff | null, stored: unknown): HumanHandoff | null {
+  if (input === null) return null;
+  const parsed = HumanHandoff.safeParse(unmaskSecrets(input, stored ?? {}, 'body.humanHandoff'));
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw AdminApiError.invalid(keyPath(['body', 'humanHandoff', ...(issue?.path ?? []).map(String)]), issue?.message ?? 'is not valid');
 }
 
 function mcpDto(row: { id: string; name: string; transport: string; config: unknown; enabled: boolean; version: number; managedBy: string; createdAt: Date; updatedAt: Date }): AdminApi.McpServer {

@@ -38,6 +38,8 @@ interface Session {
   replying: Set<string>;
   /** The operator answering it instead of the bot. */
   takenOverBy: string | null;
+  /** Since when it waits for a person (it asked, and no operator took it yet). */
+  waitingSince: number | null;
   lines: Line[];
 }
 
@@ -142,20 +144,25 @@ export class LiveConversations {
     this.emitSession(key, session);
   }
 
-  /** An operator took the chat over, handed it back, or sent it a message. */
+  /** An operator took the chat over, handed it back, or sent it a message; or the chat asked for a person. */
   onTakeover(e: TakeoverEvent): void {
     const key = liveChatKey(e.chat);
     const session = this.sessions.get(key) ?? this.newSession(e.chat.botId, '', e.chat.launcherType, e.chat.launcherId);
     session.lastActivityAt = this.now();
-    if (e.kind === 'taken') session.takenOverBy = e.operator;
+    if (e.kind === 'taken') {
+      session.takenOverBy = e.operator;
+      session.waitingSince = null;
+    }
     if (e.kind === 'returned') session.takenOverBy = null;
+    if (e.kind === 'requested') session.waitingSince = Date.parse(e.at);
+    if (e.kind === 'dismissed') session.waitingSince = null;
     this.sessions.set(key, session);
     if (e.kind === 'reply') this.addLine(key, session, { id: `op:${e.at}:${session.lines.length}`, queryId: '', role: 'operator', at: this.now(), text: this.cut(e.text ?? ''), final: true });
     this.emitSession(key, session);
   }
 
   private newSession(botId: string, adapter: string, launcherType: string, launcherId: string): Session {
-    return { botId, adapter, launcherType, launcherId, senderName: '', lastMessage: '', lastActivityAt: 0, replying: new Set<string>(), takenOverBy: null, lines: [] };
+    return { botId, adapter, launcherType, launcherId, senderName: '', lastMessage: '', lastActivityAt: 0, replying: new Set<string>(), takenOverBy: null, waitingSince: null, lines: [] };
   }
 
   private active(s: Session): boolean {
@@ -200,6 +207,7 @@ export class LiveConversations {
       lastActivityAt: new Date(s.lastActivityAt).toISOString(),
       replying: s.replying.size > 0,
       takenOverBy: s.takenOverBy,
+      waitingSince: s.waitingSince === null ? null : new Date(s.waitingSince).toISOString(),
     };
   }
 

@@ -2,6 +2,7 @@
 // them), sends it messages as the bot, and hands it back, or it returns after the idle time chosen.
 // The state is a Postgres row (it survives restarts); every change is audited and announced on the bus,
 // where each orchestrator replica keeps the taken chats in memory and every admin replica shows them live.
+// A chat that asked for a person waits (its own row) until an operator takes it over or dismisses it.
 import type { AdminApi, DirectSendReply, DirectSendRequest, TakeoverChat, TakeoverEvent } from '@conveyor/contracts';
 import type { PrismaClient } from '@conveyor/persistence';
 import { recordAudit } from './audit.js';
@@ -51,6 +52,8 @@ export class Takeovers {
         throw new AdminApiError('conflict', `${chatName(chat)} is taken over by ${existing.operator}; they hand it back first`, { field: 'body' });
       }
       const saved = await tx.sessionTakeover.upsert({ where: where(chat), create: { ...chat, operator: actor.actor, since: now, lastOperatorAt: now, idleMs }, update: { operator: actor.actor, since: now, lastOperatorAt: now, idleMs } });
+      // Taking the chat answers its request for a person, if it made one.
+      await tx.humanRequest.deleteMany({ where: chat });
       await recordAudit(tx, { actor: actor.actor, resource: 'session-takeover', resourceId: chatName(chat), action: 'take', changes: idleMs === null ? [] : [`idle ${input.idleMinutes} min`] });
       return saved;
     });
@@ -89,6 +92,32 @@ export class Takeovers {
     });
     if (!count) throw new AdminApiError('not_found', `${chatName(chat)} is not taken over`, { field: 'query' });
     await this.ports.announce({ v: 1, kind: 'returned', chat: chatOf(chat), operator: actor.actor, at: this.now().toISOString() });
+  }
+
+  /** The chats waiting for a person, oldest first; their reasons under the message-text rule. */
+  async waiting(textShown: boolean): Promise<AdminApi.HumanRequestList> {
+    const rows = await this.prisma.humanRequest.findMany({ orderBy: { requestedAt: 'asc' }, take: 1_000 });
+    return {
+      items: rows.map((r) => ({
+        botId: r.botId,
+        launcherType: r.launcherType,
+        launcherId: r.launcherId,
+        via: r.via === 'tool' ? 'tool' : 'keyword',
+        reason: textShown ? r.reason : null,
+        requestedAt: r.requestedAt.toISOString(),
+      })),
+    };
+  }
+
+  /** Clears a chat's request for a person without taking it over (the operator saw it needs none). */
+  async dismiss(actor: Principal, chat: TakeoverChat): Promise<void> {
+    const { count } = await this.prisma.$transaction(async (tx) => {
+      const removed = await tx.humanRequest.deleteMany({ where: chatOf(chat) });
+      if (removed.count) await recordAudit(tx, { actor: actor.actor, resource: 'human-request', resourceId: chatName(chat), action: 'dismiss' });
+      return removed;
+    });
+    if (!count) throw new AdminApiError('not_found', `${chatName(chat)} is not waiting for a person`, { field: 'query' });
+    await this.ports.announce({ v: 1, kind: 'dismissed', chat: chatOf(chat), operator: actor.actor, at: this.now().toISOString() });
   }
 
   private expired(row: Pick<Row, 'lastOperatorAt' | 'idleMs'>): boolean {

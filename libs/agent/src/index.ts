@@ -25,4 +25,5 @@ export {
 } from './knowledge/index.js';
 export { ImageFetcher, inlineImages, type ImageSource } from './attachments/index.js';
 export { pluginToolBox, PluginToolFailure, type PluginToolPort, type PluginToolBoxOptions } from './plugin-tools.js';
+export { HUMAN_REQUEST_TOOL, humanRequestToolBox } from './human-request-tool.js';
 export { PluginHostApi, PluginHostError, type PipelineAccess, type PluginHostPorts } from './plugin-host-api.js';

@@ -2,3 +2,4 @@ export { ConfigCache, ConfigReadModel, MAX_LISTED_BOTS, type BotEntry, type Enab
 export { InstanceSettingsSource, type InstanceSettingsDeps } from './instance-settings.js';
 export { PluginAccess, type PluginPipelineAccess } from './plugin-access.js';
 export { TakeoverDirectory, type TakeoverLogger, type TakeoverRows } from './takeover-directory.js';
+export { HumanRequests, MAX_HUMAN_REQUEST_REASON, type HumanRequestInput, type HumanRequestLogger, type HumanRequestNotice, type HumanRequestRows } from './human-requests.js';

@@ -37,10 +37,13 @@ test('taken chats come from Postgres at start and from events after; idle ones c
     publish({ kind: 'reply', chat: chat('stored'), operator: 'user:ann', at: new Date(now).toISOString() });
     await nc.flush();
     await waitFor(() => directory.isTakenOver(chat('stored')));
+    // A chat asking for a person stays the bot's: only an operator's takeover takes it.
+    publish({ kind: 'requested', chat: chat('asking'), operator: 'bot', at: new Date(now).toISOString(), via: 'keyword', text: 'human' });
     publish({ kind: 'returned', chat: chat('live'), operator: 'user:bo', at: new Date(now).toISOString() });
     nc.publish(topology(prefix).subjects.takeoverEvents, 'not json');
     await nc.flush();
     await waitFor(() => !directory.isTakenOver(chat('live')));
+    assert.equal(directory.isTakenOver(chat('asking')), false, 'heard before the hand-back, and not taken');
   } finally {
     directory.stop();
   }

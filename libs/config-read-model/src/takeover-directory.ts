@@ -84,6 +84,8 @@ export class TakeoverDirectory {
   }
 
   private applyTo(taken: Map<string, Taken>, e: TakeoverEvent): void {
+    // A chat asking for a person (or that request dismissed) is still the bot's until an operator takes it.
+    if (e.kind === 'requested' || e.kind === 'dismissed') return;
     const key = takeoverKey(e.chat);
     const at = Date.parse(e.at);
     if (e.kind === 'returned') {

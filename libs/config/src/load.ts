@@ -152,6 +152,7 @@ function complete(input: ConfigFileInput, file: string): ConveyorConfig {
       adapterConfig: b.config,
       pipelineId: b.pipeline,
       enabled: b.enabled,
+      ...(b.humanHandoff ? { humanHandoff: b.humanHandoff } : {}),
     })),
     mcpServers: input.mcpServers.map((s) => ({
       id: s.id,

@@ -1,7 +1,7 @@
 // The shape of conveyor.yaml, checked after `${ENV}` interpolation. Objects are strict so a typo
 // (or a secret pasted under an unknown key) is reported instead of silently ignored; values that
 // may come from an env variable (numbers, booleans) also accept their string spelling.
-import { MODEL_PRESET_IDS, ModelProviderKind, PluginName, SkillName } from '@conveyor/contracts';
+import { HumanHandoff, MODEL_PRESET_IDS, ModelProviderKind, PluginName, SkillName } from '@conveyor/contracts';
 import { DEFAULT_PIPELINE_STAGES } from '@conveyor/pipeline';
 import { z } from 'zod';
 import { platforms } from '@conveyor/platforms';
@@ -79,6 +79,8 @@ export const BotEntrySchema = z.strictObject({
   config: JsonRecord.default({}),
   pipeline: Id,
   enabled: BooleanLike.default(true),
+  /** How a chat asks for a person (keywords, the model's tool, the operators' webhook); left out: as stored. */
+  humanHandoff: HumanHandoff.optional(),
 });
 
 export const McpServerEntrySchema = z.strictObject({

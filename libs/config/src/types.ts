@@ -1,4 +1,4 @@
-import type { ModelProviderKind } from '@conveyor/contracts';
+import type { HumanHandoff, ModelProviderKind } from '@conveyor/contracts';
 import type { PipelineConfig, PipelineStageName } from '@conveyor/pipeline';
 
 type Json = Record<string, unknown>;
@@ -32,7 +32,8 @@ export interface ConveyorConfig {
     /** `enable_all_skills` and `skills` undefined: the file leaves them out (applyConfigFile keeps what is stored). */
     extensionsPreferences: { enable_all_mcp_servers?: boolean; mcp_servers: string[]; enable_all_plugins: boolean; plugins: string[]; enable_all_skills?: boolean; skills?: string[] };
   }>;
-  bots: Array<{ id: string; name: string; adapter: string; adapterConfig: Json; pipelineId: string; enabled: boolean }>;
+  /** `humanHandoff` undefined: the file leaves it out (applyConfigFile keeps what is stored). */
+  bots: Array<{ id: string; name: string; adapter: string; adapterConfig: Json; pipelineId: string; enabled: boolean; humanHandoff?: HumanHandoff }>;
   mcpServers: Array<{ id: string; name: string; transport: 'stdio' | 'http' | 'sse'; config: Json; enabled: boolean }>;
   knowledgeBases: Array<{
     id: string;

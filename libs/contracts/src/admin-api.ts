@@ -22,6 +22,7 @@ import { z } from 'zod';
 import { AdapterName } from './messages.js';
 import { MODEL_PRESET_IDS, ModelProviderKind } from './model-providers.js';
 import { SkillName, WorkspaceId } from './sandbox.js';
+import { HumanHandoff, HumanRequestVia } from './takeover.js';
 
 export const ADMIN_API_BASE = '/api/v1';
 /** The console's session cookie (HTTP-only, SameSite=Lax). */
@@ -346,6 +347,13 @@ export const PlatformList = z.object({
 });
 export type PlatformList = z.infer<typeof PlatformList>;
 
+/**
+ * A bot's `humanHandoff` as the API shows and takes it: `webhookUrl` is a secret (a chat tool's
+ * incoming-webhook URL is its own key), masked in answers; a masked value sent back keeps the stored URL.
+ */
+export const BotHumanHandoff = HumanHandoff.extend({ webhookUrl: z.string().max(2_000).nullable().default(null) });
+export type BotHumanHandoff = z.output<typeof BotHumanHandoff>;
+
 export const Bot = z.object({
   id: z.string(),
   name: z.string(),
@@ -354,6 +362,8 @@ export const Bot = z.object({
   adapterConfig: JsonRecord,
   pipelineId: z.string(),
   enabled: z.boolean(),
+  /** How a chat of this bot asks for a person; null: it cannot. */
+  humanHandoff: BotHumanHandoff.nullable(),
   ...ResourceMeta,
 });
 export type Bot = z.infer<typeof Bot>;
@@ -366,13 +376,15 @@ export const BotCreate = z.strictObject({
   adapterConfig: JsonRecord.default({}),
   pipelineId: Id,
   enabled: z.boolean().default(true),
+  humanHandoff: BotHumanHandoff.nullable().default(null),
 });
-/** PATCH /bots/:id. `enabled` switches the bot on and off. */
+/** PATCH /bots/:id. `enabled` switches the bot on and off; `humanHandoff: null` turns requests for a person off. */
 export const BotUpdate = z.strictObject({
   name: Name.optional(),
   adapterConfig: JsonRecord.optional(),
   pipelineId: Id.optional(),
   enabled: z.boolean().optional(),
+  humanHandoff: BotHumanHandoff.nullable().optional(),
   version: Version.optional(),
 });
 
@@ -617,6 +629,8 @@ export const LiveSession = z.object({
   replying: z.boolean(),
   /** The operator answering this chat instead of the bot; null when the bot does. */
   takenOverBy: z.string().nullable(),
+  /** Since when the chat waits for a person (it asked; no operator took it yet); null when it does not. */
+  waitingSince: Timestamp.nullable(),
 });
 export type LiveSession = z.infer<typeof LiveSession>;
 
@@ -688,6 +702,21 @@ export const TakeoverTarget = z.strictObject({
   launcherType: z.enum(['person', 'group']),
   launcherId: z.string().min(1).max(1000),
 });
+
+/** A chat that asked for a person and waits for an operator to take it over. */
+export const HumanRequest = z.object({
+  botId: z.string(),
+  launcherType: z.string(),
+  launcherId: z.string(),
+  via: HumanRequestVia,
+  /** The user's message (keyword) or the model's reason (tool); null unless `monitoring.showMessageText` is on. */
+  reason: z.string().nullable(),
+  requestedAt: Timestamp,
+});
+export type HumanRequest = z.infer<typeof HumanRequest>;
+/** GET /human-requests: the chats waiting for a person, oldest first. */
+export const HumanRequestList = z.object({ items: z.array(HumanRequest) });
+export type HumanRequestList = z.infer<typeof HumanRequestList>;
 
 /** One step of a query's timeline: `offsetMs` after the message was received, `ms` long. */
 export const TimelineStep = z.object({ stage: z.string(), offsetMs: z.number(), ms: z.number() });
@@ -966,7 +995,7 @@ export type SandboxWorkspace = z.infer<typeof SandboxWorkspace>;
 
 // ---------------------------------------------------------------- audit
 
-export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool', 'plugin', 'plugin-host', 'session-takeover']);
+export const AuditResource = z.enum(['model', 'pipeline', 'bot', 'mcp-server', 'user', 'api-token', 'dead-letter', 'session', 'settings', 'knowledge-base', 'skill', 'sandbox-workspace', 'mcp-tool', 'plugin', 'plugin-host', 'session-takeover', 'human-request']);
 export const AuditEntry = z.object({
   id: z.string(),
   at: Timestamp,
@@ -1069,6 +1098,8 @@ export const ADMIN_ROUTES = [
   ['POST', '/takeovers', 'admin'],
   ['POST', '/takeovers/reply', 'admin'],
   ['DELETE', '/takeovers', 'admin'],
+  ['GET', '/human-requests', 'viewer'],
+  ['DELETE', '/human-requests', 'admin'],
   ['GET', '/skills', 'viewer'],
   ['GET', '/skills/:name', 'viewer'],
   ['POST', '/skills', 'admin'],

@@ -44,4 +44,4 @@ export { CONFIG_CACHE_SAFETY_TTL_MS, ConfigChangeKind, ConfigChanged } from './c
 export * as AdminApi from './admin-api.js';
 export * as DebugChat from './debug-chat.js';
 export { DirectSendRequest, DirectSendReply, DirectSendErrorCode } from './direct-send.js';
-export { TakeoverChat, TakeoverEvent, takeoverKey } from './takeover.js';
+export { DEFAULT_HUMAN_REQUEST_REPLY, HumanHandoff, HumanRequestVia, TakeoverChat, TakeoverEvent, takeoverKey } from './takeover.js';

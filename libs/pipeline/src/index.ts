@@ -7,7 +7,7 @@ export { bindsPlugin, boundMcpServers, boundPlugins, boundSkills, instantiate, l
 export { knowledgeBaseIds, modelOf } from './stages/preprocessor.js';
 export { CONTINUE, interrupt } from './engine/result.js';
 export { isFinalItem, type PipelineQuery, type RespItem } from './engine/query.js';
-export { type CommandPort, type HandoffPort, type HistoryPort, type LeasePort, type ModelInfoPort, type NoticeSink, type PipelineDeps, type PluginPort, type TakeoverPort } from './engine/ports.js';
+export { type CommandPort, type HandoffPort, type HistoryPort, type LeasePort, type ModelInfoPort, type NoticeSink, type PipelineDeps, type HumanRequestPort, type PluginPort, type TakeoverPort } from './engine/ports.js';
 export { type Stage } from './engine/stage.js';
 export { checkOutput } from './engine/execute.js';
 export { runStages } from './engine/run.js';

@@ -1,3 +1,4 @@
+import { HumanHandoff } from '@conveyor/contracts';
 import type { ConfigIssue } from './config/load.js';
 import { describeIssues, loadPipeline, type PipelineDefinition } from './pipeline.js';
 
@@ -7,18 +8,29 @@ export interface BotPipelineRow {
   enabled: boolean;
   pipelineId: string;
   pipeline: { stages: unknown; config: unknown; extensionsPreferences?: unknown };
+  humanHandoff?: unknown;
+}
+
+interface BotBase {
+  botId: string;
+  enabled: boolean;
+  pipelineId: string;
+  /** How a chat asks for a person; null: it cannot (or the stored settings are unreadable). */
+  humanHandoff: HumanHandoff | null;
 }
 
 export type BotPipeline =
-  | { botId: string; enabled: boolean; pipelineId: string; ok: true; pipeline: PipelineDefinition }
-  | { botId: string; enabled: boolean; pipelineId: string; ok: false; issues: ConfigIssue[]; reason: string };
+  | (BotBase & { ok: true; pipeline: PipelineDefinition })
+  | (BotBase & { ok: false; issues: ConfigIssue[]; reason: string });
 
 /**
  * A bot's pipeline, validated. An invalid pipeline is kept as invalid with its issues: it rejects its
  * own messages and nothing else.
  */
 export function botPipelineOf(bot: BotPipelineRow): BotPipeline {
-  const base = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId };
+  // The admin API validates these on every write; a row written another way that does not parse turns them off.
+  const handoff = bot.humanHandoff == null ? null : HumanHandoff.safeParse(bot.humanHandoff);
+  const base: BotBase = { botId: bot.id, enabled: bot.enabled, pipelineId: bot.pipelineId, humanHandoff: handoff?.success ? handoff.data : null };
   const loaded = loadPipeline(bot.pipelineId, bot.pipeline.stages, bot.pipeline.config, bot.pipeline.extensionsPreferences);
   return loaded.ok ? { ...base, ok: true, pipeline: loaded.pipeline } : { ...base, ok: false, issues: loaded.issues, reason: describeIssues(loaded.issues) };
 }

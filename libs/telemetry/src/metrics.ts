@@ -43,6 +43,8 @@ export const METRIC_NAMES = {
   /** dispatcher: reply parts handed to a platform / not taken after all retries. */
   partsSent: 'conveyor_dispatch_parts_sent',
   partsFailed: 'conveyor_dispatch_parts_failed',
+  /** orchestrator/runner: chats that started waiting for a person, labels via (keyword, tool) and webhook (sent, failed, none). */
+  humanRequests: 'conveyor_human_requests',
   /** every service: config.changed events received, label kind. */
   configChanges: 'conveyor_config_changes_received',
   /** every service: every configuration cache dropped at once, label reason (reconnect, subscription error, unreadable event). */
@@ -74,6 +76,7 @@ export const conveyorMetrics = {
   stageDuration: () => latencyHistogram(METRIC_NAMES.stageDuration, 'Latency of one pipeline stage'),
   rateLimitDecisions: () => counter(METRIC_NAMES.rateLimitDecisions, 'Rate-limit decisions by scope and decision'),
   toolCalls: () => counter(METRIC_NAMES.toolCalls, 'Tool calls by outcome'),
+  humanRequests: () => counter(METRIC_NAMES.humanRequests, 'Chats that started waiting for a person, by how they asked and whether the webhook took the notice'),
   aggregatedMessages: () => counter(METRIC_NAMES.aggregatedMessages, 'Messages merged into another query by message aggregation'),
 };
 

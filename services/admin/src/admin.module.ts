@@ -14,14 +14,14 @@ import { MonitoringController } from './monitoring.controller.js';
 import { RoutesController } from './routes.controller.js';
 import { DebugChatController } from './debug-chat.controller.js';
 import { ADMIN_SETTINGS, type AdminSettings } from './settings.js';
-import { CONFIG_STORE, DEAD_LETTERS, KNOWLEDGE_BASES, SECRET_BOX, SKILLS } from './tokens.js';
+import { CONFIG_STORE, DEAD_LETTERS, KNOWLEDGE_BASES, SECRET_BOX, SKILLS, TAKEOVERS } from './tokens.js';
 import { KnowledgeBasesController } from './knowledge.controller.js';
 import { BotEndpointController, PluginDirectory, PluginsController } from './deployment.controller.js';
 import { UsersController } from './users.controller.js';
 import { SandboxWorkspacesController, SkillsController } from './skills.controller.js';
 import { McpController } from './mcp.controller.js';
 import { LiveController, LiveFeed } from './live.controller.js';
-import { TakeoverController } from './takeover.controller.js';
+import { HumanRequestController, TakeoverController, takeovers } from './takeover.controller.js';
 
 export interface AdminParts {
   auth: AuthStore;
@@ -76,7 +76,7 @@ export class AdminModule {
     return {
       module: AdminModule,
       imports: [DiscoveryModule],
-      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController, LiveController, TakeoverController],
+      controllers: [AuthController, UsersController, ModelsController, ModelPresetsController, PipelinesController, PlatformsController, BotsController, McpServersController, SettingsController, RecordsController, MonitoringController, DebugChatController, RoutesController, KnowledgeBasesController, BotEndpointController, PluginsController, SkillsController, SandboxWorkspacesController, McpController, LiveController, TakeoverController, HumanRequestController],
       providers: [
         { provide: AUTH_STORE, useValue: parts.auth },
         { provide: SECRET_BOX, useValue: parts.box },
@@ -85,6 +85,7 @@ export class AdminModule {
         { provide: DEAD_LETTERS, useValue: new DeadLetters(infra.js, infra.jsm, infra.topology.streams.deadLetters) },
         { provide: KNOWLEDGE_BASES, useFactory: (plugins: PluginDirectory) => knowledgeBases(infra, plugins), inject: [PluginDirectory] },
         { provide: SKILLS, useValue: skills(infra) },
+        { provide: TAKEOVERS, useValue: takeovers(infra) },
         PluginDirectory,
         LiveFeed,
         { provide: APP_GUARD, useClass: AdminAuthGuard },

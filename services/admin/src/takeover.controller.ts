@@ -1,29 +1,31 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
 import { AdminApi, TakeoverEvent } from '@conveyor/contracts';
-import { Takeovers, type Principal } from '@conveyor/admin';
+import { Takeovers, type ConfigStore, type Principal } from '@conveyor/admin';
 import { requestDirectSend } from '@conveyor/bus';
-import { INFRA, type Infra } from '@conveyor/service-kit';
+import type { Infra } from '@conveyor/service-kit';
 import { Caller, parse } from './http.js';
+import { CONFIG_STORE, TAKEOVERS } from './tokens.js';
+
+/** Human takeover as this admin replica runs it: changes announced on the bus, operator replies sent through a dispatcher. */
+export function takeovers(infra: Infra): Takeovers {
+  return new Takeovers(infra.prisma, {
+    announce: async (event) => {
+      // Stored first: a replica that misses this reads it within a minute (and at its start).
+      try {
+        infra.nc.publish(infra.topology.subjects.takeoverEvents, JSON.stringify(TakeoverEvent.parse(event)));
+        await infra.nc.flush();
+      } catch (err) {
+        infra.logger.warn({ err: (err as Error).message, chat: event.chat }, 'takeover change not announced; replicas read it at their next resync');
+      }
+    },
+    send: (request) => requestDirectSend(infra.nc, infra.topology.prefix, request),
+  });
+}
 
 /** Human takeover: list, take, reply as the bot, hand back (writes for admins; viewers read). */
 @Controller('api/v1/takeovers')
 export class TakeoverController {
-  private readonly takeovers: Takeovers;
-
-  constructor(@Inject(INFRA) infra: Infra) {
-    this.takeovers = new Takeovers(infra.prisma, {
-      announce: async (event) => {
-        // Stored first: a replica that misses this reads it within a minute (and at its start).
-        try {
-          infra.nc.publish(infra.topology.subjects.takeoverEvents, JSON.stringify(TakeoverEvent.parse(event)));
-          await infra.nc.flush();
-        } catch (err) {
-          infra.logger.warn({ err: (err as Error).message, chat: event.chat }, 'takeover change not announced; replicas read it at their next resync');
-        }
-      },
-      send: (request) => requestDirectSend(infra.nc, infra.topology.prefix, request),
-    });
-  }
+  constructor(@Inject(TAKEOVERS) private readonly takeovers: Takeovers) {}
 
   @Get()
   list(): Promise<AdminApi.TakeoverList> {
@@ -45,5 +47,23 @@ export class TakeoverController {
   @HttpCode(204)
   async handBack(@Caller() caller: Principal, @Query() query: unknown): Promise<void> {
     await this.takeovers.handBack(caller, parse(AdminApi.TakeoverTarget, query, 'query'));
+  }
+}
+
+/** Chats that asked for a person: list (viewers; reasons under the message-text rule), dismiss (admins). */
+@Controller('api/v1/human-requests')
+export class HumanRequestController {
+  constructor(@Inject(TAKEOVERS) private readonly takeovers: Takeovers, @Inject(CONFIG_STORE) private readonly store: ConfigStore) {}
+
+  @Get()
+  async list(): Promise<AdminApi.HumanRequestList> {
+    const settings = await this.store.getSettings();
+    return this.takeovers.waiting(settings.monitoring.showMessageText === true);
+  }
+
+  @Delete()
+  @HttpCode(204)
+  async dismiss(@Caller() caller: Principal, @Query() query: unknown): Promise<void> {
+    await this.takeovers.dismiss(caller, parse(AdminApi.TakeoverTarget, query, 'query'));
   }
 }

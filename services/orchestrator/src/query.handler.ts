@@ -1,10 +1,10 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { LIMITS, QueryEnvelope, replyEventGapMs } from '@conveyor/contracts';
+import { LIMITS, QueryEnvelope, replyEventGapMs, type HumanHandoff } from '@conveyor/contracts';
 import { duplicateClient, INFRA, isDependencyOutage } from '@conveyor/service-kit';
 import { PermanentError, RetryableError, type ConsumeContext } from '@conveyor/bus';
 import {
   admissionRateWindow, aggregationSettings, emitMessageReceived, instantiate, loadBanWords, mergeEnvelopes, messageReceivedListened, newQuery, runBeforeTurn, runStages,
-  timedStages, unusableReason, type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
+  timedStages, unusableReason, type HumanRequestPort, type StageTime, type ModelInfoPort, type PipelineDefinition, type PipelineDeps, type PipelineQuery,
 } from '@conveyor/pipeline';
 import { QueryTurns, RedisFixedWindow, RunEvents, SessionLeases, throttledHolderCheck, TurnWakeups, type QueryTurnRequest, type TurnControl, type TurnEnd } from '@conveyor/message-state';
 import { activeTrace, ConversationStore, type QueryLog } from '@conveyor/persistence';
@@ -209,7 +209,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       // Events of a query that ends here (notices, command replies) are numbered by its delivery.
       const queryEvents = (events = new RunEvents(this.infra, q, ctx.deliveryCount, 'orchestrator'));
       try {
-        return await this.runStages(q, def, queryEvents, control, timeline, resumed?.from ?? 0);
+        return await this.runStages(q, def, bot.humanHandoff, queryEvents, control, timeline, resumed?.from ?? 0);
       } finally {
         // The stages' timings go with this query's other log entries (one group-committed statement for many queries).
         this.queryLog.timeline(envelope.queryId, timeline);
@@ -242,8 +242,12 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
     return decided.kind === 'dropped' ? decided : { ...decided, query };
   }
 
+  private humanRequestPort(settings: HumanHandoff): HumanRequestPort {
+    return { settings, request: async (input) => void (await this.takeovers.humanRequests.request({ ...input, settings })) };
+  }
+
   /** The stages before MessageProcessor and MessageProcessor itself, in the query's turn, from stage `from`. */
-  private async runStages(q: PipelineQuery, def: PipelineDefinition, events: RunEvents, control: TurnControl, timeline: StageTime[], from: number): Promise<TurnEnd> {
+  private async runStages(q: PipelineQuery, def: PipelineDefinition, humanHandoff: HumanHandoff | null, events: RunEvents, control: TurnControl, timeline: StageTime[], from: number): Promise<TurnEnd> {
     let handedOff = false;
     const settings = await this.settings.current();
     const deps: PipelineDeps = {
@@ -264,6 +268,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       commandAdmins: settings.commandAdmins,
       plugins: this.plugins.port,
       takeover: this.takeovers.directory,
+      ...(humanHandoff?.keywords.length ? { humanRequests: this.humanRequestPort(humanHandoff) } : {}),
     };
     // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
     if (await emitMessageReceived(q, deps)) {

@@ -4,9 +4,10 @@ import { RunEvents } from '@conveyor/message-state';
 import { INFRA, isDependencyOutage, PluginRuntime } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
 import type { ConsumeContext } from '@conveyor/bus';
-import { filterToolBox, FinalAnswerHold, ImageFetcher, mergeToolBoxes, OpenAIClientPool, pluginToolBox, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
+import { filterToolBox, FinalAnswerHold, HUMAN_REQUEST_TOOL, humanRequestToolBox, ImageFetcher, mergeToolBoxes, OpenAIClientPool, pluginToolBox, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
+import { HumanRequests } from '@conveyor/config-read-model';
 import { ModelDirectory } from './model-directory.js';
 import { McpRegistry } from './mcp-registry.js';
 import { ExternalRunners } from './external-runners.js';
@@ -54,6 +55,7 @@ export class RunHandler {
   private readonly attempts: RunAttempts;
   private readonly images: { source: ImageFetcher; maxImages: number };
   private readonly knowledge: KnowledgeStore;
+  private readonly humanRequests: HumanRequests;
 
   constructor(
     @Inject(INFRA) private readonly infra: RunnerInfra,
@@ -66,6 +68,7 @@ export class RunHandler {
     this.conversations = new ConversationStore(infra.db);
     this.queryLog = infra.queryLog;
     this.attempts = new RunAttempts(infra.redis, infra.topology.prefix);
+    this.humanRequests = new HumanRequests(infra.prisma, infra.nc, infra.topology.prefix, infra.logger);
     const { env } = infra;
     this.images = {
       source: new ImageFetcher({
@@ -253,6 +256,12 @@ export class RunHandler {
     const pluginTools = pluginToolBox(this.plugins.host, { binding: run.tools?.plugins ?? 'all', taken, run: { queryId: run.queryId, botId: run.route.botId, pipelineId: run.pipelineId }, logger: this.infra.logger });
     const offeredPluginTools = run.tools && !run.tools.enableAllTools ? filterToolBox(pluginTools, run.tools.tools) : pluginTools;
     if (offeredPluginTools.definitions().length) tools = mergeToolBoxes(tools, offeredPluginTools);
+    // The bot lets the model ask for a person: a tool of its own, whatever the run's tool binding.
+    const handoff = (await this.infra.config.botPipeline(run.route.botId))?.humanHandoff;
+    if (handoff?.tool && !taken.has(HUMAN_REQUEST_TOOL)) {
+      const chat = { botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId };
+      tools = mergeToolBoxes(tools, humanRequestToolBox((reason) => this.humanRequests.request({ chat, via: 'tool', reason, queryId: run.queryId, settings: handoff })));
+    }
     if (sandbox && run.sandbox) {
       const turn = await withInbox(this.sandbox.client, run.sandbox, run.queryId, messages[messages.length - 1]!, this.images.source, ctx.signal);
       messages = [...messages.slice(0, -1), { role: 'system', content: sandbox.guidance }, turn];

@@ -78,6 +78,7 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
   const [pipelineId, setPipelineId] = useState(bot?.pipelineId ?? '');
   const [enabled, setEnabled] = useState(bot?.enabled ?? true);
   const [config, setConfig] = useState<unknown>(bot?.adapterConfig ?? template('http-bot'));
+  const [handoff, setHandoff] = useState<HandoffDraft>(handoffDraft(bot?.humanHandoff ?? null));
   /** The settings as JSON text while they are edited as JSON, else null (the form). */
   const [rawText, setRawText] = useState<string | null>(null);
   const schema = offered.data?.items.find((p) => p.name === adapter)?.configSchema;
@@ -96,11 +97,11 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
       const adapterConfig = rawText !== null || !fields ? parseJsonObject(rawText ?? JSON.stringify(config), t('bots.settingsField'), i18n) : isRecord(config) ? config : {};
       if (!chosenPipeline) throw new Error(t('bots.choosePipeline'));
       if (!bot) {
-        const created = await request('POST', '/bots', AdminApi.Bot, { body: { name: name.trim(), adapter, adapterConfig, pipelineId: chosenPipeline, enabled } });
+        const created = await request('POST', '/bots', AdminApi.Bot, { body: { name: name.trim(), adapter, adapterConfig, pipelineId: chosenPipeline, enabled, humanHandoff: handoffBody(handoff) } });
         location.hash = formatRoute({ page: 'bots', id: created.id });
         return;
       }
-      await request('PATCH', `/bots/${encodeURIComponent(bot.id)}`, AdminApi.Bot, { body: { name: name.trim(), adapterConfig, pipelineId: chosenPipeline, enabled }, version: bot.version });
+      await request('PATCH', `/bots/${encodeURIComponent(bot.id)}`, AdminApi.Bot, { body: { name: name.trim(), adapterConfig, pipelineId: chosenPipeline, enabled, humanHandoff: handoffBody(handoff) }, version: bot.version });
       onSaved?.(t('common.saved'));
     });
   };
@@ -151,6 +152,7 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
             </Field>
           ) : fields ? <ConfigForm root={fields} value={config} onChange={setConfig} issues={NO_ISSUES} disabled={!canWrite} /> : <Busy on />}
         </fieldset>
+        <HandoffFields draft={handoff} onChange={setHandoff} disabled={!canWrite} />
         <div className="buttons">
           <button type="submit" disabled={!canWrite || save.busy}>{save.busy ? t('common.saving') : bot ? t('common.save') : t('bots.create')}</button>
           {bot && canWrite ? (
@@ -168,6 +170,52 @@ function BotEditor({ bot, canWrite, notice, onSaved }: { bot?: AdminApi.Bot; can
       </form>
       {bot ? <BotEndpointView id={bot.id} /> : null}
     </section>
+  );
+}
+
+/** The bot's `humanHandoff` as the form edits it: keywords one per line; off is null. */
+interface HandoffDraft {
+  on: boolean;
+  keywords: string;
+  tool: boolean;
+  reply: string;
+  webhookUrl: string;
+}
+
+function handoffDraft(h: AdminApi.BotHumanHandoff | null): HandoffDraft {
+  return { on: h !== null, keywords: (h?.keywords ?? []).join('\n'), tool: h?.tool ?? false, reply: h?.reply ?? '', webhookUrl: h?.webhookUrl ?? '' };
+}
+
+function handoffBody(d: HandoffDraft): Partial<AdminApi.BotHumanHandoff> | null {
+  if (!d.on) return null;
+  const keywords = d.keywords.split('\n').map((k) => k.trim()).filter(Boolean);
+  // An empty reply takes the server's default.
+  return { keywords, tool: d.tool, ...(d.reply.trim() ? { reply: d.reply.trim() } : {}), webhookUrl: d.webhookUrl.trim() || null };
+}
+
+/** Whether and how a chat of this bot asks for a person. */
+function HandoffFields({ draft, onChange, disabled }: { draft: HandoffDraft; onChange: (d: HandoffDraft) => void; disabled: boolean }) {
+  const { t } = useI18n();
+  const set = (patch: Partial<HandoffDraft>) => onChange({ ...draft, ...patch });
+  return (
+    <fieldset className="bot-handoff">
+      <legend>{t('bots.handoff')}</legend>
+      <label className="inline"><input id="bot-handoff-on" type="checkbox" checked={draft.on} disabled={disabled} onChange={(e) => set({ on: e.target.checked })} /> {t('bots.handoffOn')}</label>
+      {draft.on ? (
+        <>
+          <Field label={t('bots.handoffKeywords')} htmlFor="bot-handoff-keywords" hint={t('bots.handoffKeywordsHint')}>
+            <textarea id="bot-handoff-keywords" rows={3} value={draft.keywords} disabled={disabled} onChange={(e) => set({ keywords: e.target.value })} />
+          </Field>
+          <label className="inline"><input id="bot-handoff-tool" type="checkbox" checked={draft.tool} disabled={disabled} onChange={(e) => set({ tool: e.target.checked })} /> {t('bots.handoffTool')}</label>
+          <Field label={t('bots.handoffReply')} htmlFor="bot-handoff-reply" hint={t('bots.handoffReplyHint')}>
+            <input id="bot-handoff-reply" value={draft.reply} disabled={disabled} onChange={(e) => set({ reply: e.target.value })} />
+          </Field>
+          <Field label={t('bots.handoffWebhook')} htmlFor="bot-handoff-webhook" hint={t('bots.handoffWebhookHint')}>
+            <input id="bot-handoff-webhook" className="mono" translate="no" value={draft.webhookUrl} disabled={disabled} onChange={(e) => set({ webhookUrl: e.target.value })} />
+          </Field>
+        </>
+      ) : null}
+    </fieldset>
   );
 }
 

@@ -4,7 +4,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { AdminApi } from '@conveyor/contracts';
 import { request } from '../lib/api.js';
 import { formatRoute, type Route } from '../lib/routes.js';
-import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction } from '../ui.js';
+import { Busy, DoneNote, ErrorNote, Field, PageHeader, useAction, useLoad } from '../ui.js';
 import { useI18n } from '../i18n/react.js';
 
 /** Follows a server-sent events stream: the snapshot, then each change, until the page leaves. */
@@ -31,6 +31,27 @@ function useEvents(path: string, on: (type: string, data: unknown) => void): { c
 
 const chatOf = (s: { launcherType: string; launcherId: string }) => `${s.launcherType}:${s.launcherId}`;
 
+/** How often the navigation asks how many chats wait for a person. */
+const WAITING_POLL_MS = 15_000;
+
+/** The chats waiting for a person, read again every WAITING_POLL_MS (and when `key` changes). */
+function useWaiting(key: unknown): ReturnType<typeof useLoad<AdminApi.HumanRequestList>> {
+  const waiting = useLoad((signal) => request('GET', '/human-requests', AdminApi.HumanRequestList, { signal }), [key]);
+  useEffect(() => {
+    const timer = setInterval(waiting.reload, WAITING_POLL_MS);
+    return () => clearInterval(timer);
+  }, [waiting.reload]);
+  return waiting;
+}
+
+/** The navigation's count of chats waiting for a person (nothing when none do). */
+export function WaitingBadge() {
+  const waiting = useWaiting(location.hash);
+  const { t } = useI18n();
+  const n = waiting.data?.items.length ?? 0;
+  return n > 0 ? <span className="badge waiting" id="nav-waiting" title={t('live.waitingCount', { n })} aria-label={t('live.waitingCount', { n })}>{n}</span> : null;
+}
+
 export function Live({ route, canWrite }: { route: Route; canWrite: boolean }) {
   const { botId, launcherType, launcherId } = route.params;
   return botId && launcherType && launcherId ? <Transcript chat={{ botId, launcherType, launcherId }} canWrite={canWrite} /> : <LiveList />;
@@ -40,6 +61,7 @@ function LiveList() {
   const [sessions, setSessions] = useState<AdminApi.LiveSession[]>();
   const [textShown, setTextShown] = useState(false);
   const { t, dateTime } = useI18n();
+  const waiting = useWaiting(sessions?.filter((s) => s.waitingSince !== null).length);
   const stream = useEvents('/live/sessions', (type, data) => {
     if (type === 'snapshot') {
       const snapshot = AdminApi.LiveSessionsSnapshot.parse(data);
@@ -56,13 +78,32 @@ function LiveList() {
       <p className="hint">{t('live.hint')}</p>
       {textShown ? null : <p className="hint">{t('sessions.textHidden')}</p>}
       {stream.error ? <ErrorNote error={new Error(t('live.disconnected'))} /> : null}
+      {waiting.data?.items.length ? (
+        <>
+          <h3>{t('live.waitingTitle')}</h3>
+          <table id="human-requests">
+            <thead><tr><th>{t('sessions.bot')}</th><th>{t('sessions.chat')}</th><th>{t('live.via')}</th><th>{t('live.reason')}</th><th>{t('live.requestedAt')}</th></tr></thead>
+            <tbody>
+              {waiting.data.items.map((w) => (
+                <tr key={`${w.botId}/${chatOf(w)}`} data-chat={chatOf(w)}>
+                  <td translate="no">{w.botId}</td>
+                  <td translate="no"><a href={formatRoute({ page: 'live', params: { botId: w.botId, launcherType: w.launcherType, launcherId: w.launcherId } })}>{chatOf(w)}</a></td>
+                  <td>{t(`live.via.${w.via}`)}</td>
+                  <td translate={w.reason === null ? undefined : 'no'}>{w.reason ?? '—'}</td>
+                  <td>{dateTime(w.requestedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
       <Busy on={!sessions} />
       {sessions ? (
         <table id="live-sessions">
           <thead><tr><th>{t('sessions.bot')}</th><th>{t('live.platform')}</th><th>{t('sessions.chat')}</th><th>{t('live.sender')}</th><th>{t('live.lastMessage')}</th><th>{t('live.state')}</th><th>{t('sessions.last')}</th></tr></thead>
           <tbody>
             {sessions.map((s) => (
-              <tr key={`${s.botId}/${chatOf(s)}`} data-chat={chatOf(s)} data-replying={String(s.replying)}>
+              <tr key={`${s.botId}/${chatOf(s)}`} data-chat={chatOf(s)} data-replying={String(s.replying)} data-waiting={String(s.waitingSince !== null)}>
                 <td translate="no">{s.botId}</td>
                 <td translate="no">{s.adapter}</td>
                 <td translate="no"><a href={formatRoute({ page: 'live', params: { botId: s.botId, launcherType: s.launcherType, launcherId: s.launcherId } })}>{chatOf(s)}</a></td>
@@ -71,6 +112,7 @@ function LiveList() {
                 <td>
                   {s.replying ? <span className="badge replying">{t('live.replying')}</span> : t('live.idle')}
                   {s.takenOverBy ? <span className="badge taken">{t('live.takenBadge')}</span> : null}
+                  {s.waitingSince ? <span className="badge waiting">{t('live.waitingBadge')}</span> : null}
                 </td>
                 <td>{dateTime(s.lastActivityAt)}</td>
               </tr>
@@ -87,6 +129,7 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
   const [entries, setEntries] = useState<AdminApi.LiveEntry[]>();
   const [replying, setReplying] = useState(false);
   const [takenBy, setTakenBy] = useState<string | null>(null);
+  const [waitingSince, setWaitingSince] = useState<string | null>(null);
   const { t, dateTime } = useI18n();
   const query = new URLSearchParams(chat).toString();
   const stream = useEvents(`/live/transcript?${query}`, (type, data) => {
@@ -95,6 +138,7 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
       setEntries(snapshot.entries);
       setReplying(snapshot.session?.replying ?? false);
       setTakenBy(snapshot.session?.takenOverBy ?? null);
+      setWaitingSince(snapshot.session?.waitingSince ?? null);
     } else if (type === 'entry') {
       const entry = AdminApi.LiveEntry.parse(data);
       setEntries((all) => {
@@ -106,6 +150,7 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
       const session = AdminApi.LiveSession.parse(data);
       setReplying(session.replying);
       setTakenBy(session.takenOverBy);
+      setWaitingSince(session.waitingSince);
     }
   });
   return (
@@ -129,8 +174,27 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
         {entries && entries.length === 0 ? <li className="empty">{t('live.noLines')}</li> : null}
       </ol>
       {replying ? <p className="hint">{t('live.replying')}</p> : null}
+      {waitingSince && !takenBy ? <WaitingNote chat={chat} since={waitingSince} canWrite={canWrite} /> : null}
       {canWrite ? <TakeoverControls chat={chat} takenBy={takenBy} /> : takenBy ? <p className="hint">{t('live.takenBy', { operator: takenBy })}</p> : null}
     </section>
+  );
+}
+
+/** The chat asked for a person: since when, and (admins) a way to clear the request without taking the chat. */
+function WaitingNote({ chat, since, canWrite }: { chat: { botId: string; launcherType: string; launcherId: string }; since: string; canWrite: boolean }) {
+  const act = useAction();
+  const { t, dateTime } = useI18n();
+  const dismiss = () => void act.run(async () => {
+    await request('DELETE', `/human-requests?${new URLSearchParams(chat).toString()}`, null);
+    return t('live.dismissed');
+  });
+  return (
+    <div className="waiting-note" id="human-request-note">
+      <p><span className="badge waiting">{t('live.waitingBadge')}</span> {t('live.waitingHint', { at: dateTime(since) })}</p>
+      {canWrite ? <button type="button" id="human-request-dismiss" disabled={act.busy} onClick={dismiss}>{t('live.dismiss')}</button> : null}
+      <ErrorNote error={act.error} />
+      <DoneNote text={act.done} />
+    </div>
   );
 }
 

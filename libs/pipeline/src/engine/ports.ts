@@ -1,5 +1,6 @@
 import type { LlmMessage, MessageChain, PluginEventName, PluginEventPayload, ReplyRoute, RunRequest } from '@conveyor/contracts';
 import type { PluginCommand, PluginCommandCall, PluginEventOutcome } from '@conveyor/contracts';
+import type { HumanHandoff, HumanRequestVia } from '@conveyor/contracts';
 import type { PipelineQuery } from './query.js';
 
 // What stages need from the outside world. The engine and stages depend only on these interfaces, so
@@ -94,6 +95,13 @@ export interface TakeoverPort {
   isTakenOver(chat: { botId: string; launcherType: 'person' | 'group'; launcherId: string }): boolean;
 }
 
+/** A chat's request for a person, recorded for the operators (who are told once per waiting chat). */
+export interface HumanRequestPort {
+  /** The bot's settings for such requests. */
+  settings: HumanHandoff;
+  request(input: { chat: { botId: string; launcherType: 'person' | 'group'; launcherId: string }; via: HumanRequestVia; reason: string; queryId: string }): Promise<void>;
+}
+
 export interface PipelineDeps {
   logger: PipelineLogger;
   notices: NoticeSink;
@@ -117,6 +125,8 @@ export interface PipelineDeps {
   commandAdmins?: ReadonlySet<string>;
   /** Chats operators answer instead of the bot (human takeover); absent: none are. */
   takeover?: TakeoverPort;
+  /** Where a chat's keyword asks for a person; absent: the bot has no such keywords. */
+  humanRequests?: HumanRequestPort;
   /** Called for each stage result with the stage name, for metrics. */
   onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;
   /**

@@ -152,6 +152,13 @@ export const messageProcessor: StageFactory = ({ name, deps }) => ({
   },
 });
 
+/** Whether a whole message is one of the keywords that ask for a person (case and full/half width ignored). */
+export function isHumanKeyword(text: string, keywords: readonly string[]): boolean {
+  if (!keywords.length) return false;
+  const folded = text.normalize('NFKC').trim().toLowerCase();
+  return keywords.some((k) => k.normalize('NFKC').trim().toLowerCase() === folded);
+}
+
 /**
  * LangBot's answer to a plugin that prevented the default (the chat or the command handler): its reply
  * chain when it gave one, else the query ends with no reply.
@@ -171,6 +178,13 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
     return;
   }
   const text = chainText(q.messageChain).trim();
+  if (deps.humanRequests && isHumanKeyword(text, deps.humanRequests.settings.keywords)) {
+    const chat = { botId: q.route.botId, launcherType: q.route.launcherType, launcherId: q.route.launcherId };
+    await deps.humanRequests.request({ chat, via: 'keyword', reason: text, queryId: q.queryId });
+    q.respMessages.push({ kind: 'command', text: deps.humanRequests.settings.reply });
+    yield proceed();
+    return;
+  }
   const prefix = (deps.commandPrefixes ?? DEFAULT_COMMAND_PREFIXES).find((p) => p !== '' && text.startsWith(p));
   try {
     if (prefix !== undefined) {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LIMITS, RetryableError, type LlmMessage, type RunRequest } from '@conveyor/contracts';
+import { HumanHandoff, LIMITS, RetryableError, type LlmMessage, type RunRequest } from '@conveyor/contracts';
 import { STAGE_REGISTRY } from './registry.js';
 import { recordingDeps, testQuery } from '../testing.js';
 import type { PipelineDeps, OutboundReply } from '../engine/ports.js';
@@ -185,6 +185,25 @@ test('MessageProcessor: commands in place with [bot] replies downstream; chat ha
   assert.deepEqual((runs[0] as { messages: unknown }).messages, [{ role: 'system', content: 'S' }, { role: 'user', content: 'hello' }]);
   const failing = await collect('MessageProcessor', testQuery(), { handoff: { startRun: async () => { throw new Error('bus down'); } } });
   assert.deepEqual([failing[0].type, failing[0].userNotice, failing[0].errorNotice], ['interrupt', 'Request failed.', 'bus down']);
+});
+
+test('MessageProcessor: a whole message equal to a keyword asks for a person (width and case ignored) and is acknowledged without a run', async () => {
+  const asked: Array<{ via: string; reason: string }> = [];
+  const humanRequests = { settings: HumanHandoff.parse({ keywords: ['Human', '人工'], reply: 'Someone will answer.' }), request: async (i: { via: string; reason: string }) => void asked.push(i) };
+  const runs: unknown[] = [];
+  const handoff = { startRun: async (_q: unknown, run: unknown) => void runs.push(run) };
+  for (const text of ['human', ' ＨＵＭＡＮ ', '人工']) {
+    const q = testQuery({ chain: [{ type: 'Plain', text }] });
+    assert.equal((await collect('MessageProcessor', q, { humanRequests, handoff })).length, 1);
+    assert.deepEqual(q.respMessages, [{ kind: 'command', text: 'Someone will answer.' }]);
+  }
+  assert.deepEqual(asked.map((a) => a.via), ['keyword', 'keyword', 'keyword']);
+  assert.equal(asked[1]?.reason, 'ＨＵＭＡＮ');
+  const q = testQuery({ chain: [{ type: 'Plain', text: 'are you human?' }] });
+  q.userMessage = { role: 'user', content: 'are you human?' };
+  await collect('MessageProcessor', q, { humanRequests, handoff });
+  assert.equal(runs.length, 1, 'a message that only contains the keyword goes to the model');
+  assert.equal(asked.length, 3);
 });
 
 test('MessageProcessor: a history over the bus bound (a tool result of 2 MB) is cut to fit, the newest turn kept whole', async () => {
