@@ -68,7 +68,7 @@ after(async () => {
 });
 
 test('the schema parser found every model', () => {
-  assert.deepEqual([...modelNames].sort(), ['AdminSession', 'AdminSetupToken', 'AdminUser', 'ApiToken', 'AuditEntry', 'Bot', 'Conversation', 'ConversationMessage', 'InstanceSettings', 'KnowledgeBase', 'KnowledgeChunk', 'KnowledgeDocument', 'LlmModel', 'McpServer', 'Pipeline', 'PluginSetting', 'PluginStorageEntry', 'QueryHourlyRollup', 'QueryRecord', 'QueryRollupDelta', 'SandboxWorkspace', 'SessionTakeover', 'Skill']);
+  assert.deepEqual([...modelNames].sort(), ['AdminSession', 'AdminSetupToken', 'AdminUser', 'ApiToken', 'AuditEntry', 'Bot', 'Conversation', 'ConversationMessage', 'HumanRequest', 'InstanceSettings', 'KnowledgeBase', 'KnowledgeChunk', 'KnowledgeDocument', 'LlmModel', 'McpServer', 'Pipeline', 'PluginSetting', 'PluginStorageEntry', 'QueryHourlyRollup', 'QueryRecord', 'QueryRollupDelta', 'SandboxWorkspace', 'SessionTakeover', 'Skill']);
 });
 
 test('tables are exactly the models plus the ledger', async () => {

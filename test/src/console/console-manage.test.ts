@@ -2,6 +2,7 @@
 // base made, a document uploaded and followed to ready (ingested by the runner from the fake OpenAI
 // server's embeddings), re-indexed, refused, deleted; the plugins their heartbeats register; a bot's
 // webhook URL and a gateway-held bot's lease; a Telegram bot made and edited through its settings form;
+// a bot's requests for a person set in its form and a waiting chat shown and dismissed;
 // Agent Skills installed from a zip and saved from a sandbox workspace, workspaces deleted, and a
 // pipeline's sandbox keys and skill binding set in its form.
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { Redis } from 'ioredis';
-import { AdminApi, redisKeys } from '@conveyor/contracts';
+import { AdminApi, DEFAULT_HUMAN_REQUEST_REPLY, redisKeys } from '@conveyor/contracts';
 import { runPlugin, type RunningPlugin } from '@conveyor/plugin-sdk';
 import { createPrismaClient, type PrismaClient } from '@conveyor/persistence';
 import { packDirectory } from '@conveyor/sandbox/skills';
@@ -22,6 +23,7 @@ import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
 import { launchChromium, pinLocale } from './chromium.js';
 import { skillMd, zipOf } from '../admin/skill-zip.js';
+import { finalReply, send, text } from '../e2e/pipeline-support.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 45_000;
@@ -264,6 +266,37 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     const json = JSON.parse(await page.inputValue('#bot-settings'));
     assert.equal(json.bot_username, 'form_bot_renamed');
     assert.ok(String(json.token).startsWith(AdminApi.SECRET_MASK_PREFIX));
+  });
+
+  test("a bot's requests for a person set in its form; a keyword shows the chat waiting (navigation badge, list, transcript) until dismissed", async () => {
+    await go(`#/bots/${sys.botId}`);
+    await field('bot-handoff-on').check();
+    await field('bot-handoff-keywords').fill('operator\nperson please');
+    await field('bot-handoff-webhook').fill('https://hooks.example.test/conveyor?key=hook-key-123');
+    await page.click('form[aria-label="bot"] button[type=submit]');
+    await expectOk('Saved.');
+    const row = await prisma.bot.findUniqueOrThrow({ where: { id: sys.botId } });
+    assert.deepEqual(row.humanHandoff, { keywords: ['operator', 'person please'], tool: false, reply: DEFAULT_HUMAN_REQUEST_REPLY, webhookUrl: 'https://hooks.example.test/conveyor?key=hook-key-123' });
+    // The saved bot is read again: the URL comes back masked.
+    const shown = await waitUntil('the webhook URL shown masked', async () => {
+      const value = await field('bot-handoff-webhook').inputValue();
+      return value.startsWith(AdminApi.SECRET_MASK_PREFIX) ? value : undefined;
+    }, UI_TIMEOUT);
+    assert.ok(!shown.includes('hook-key'), shown);
+
+    const launcherId = uniqueName('console-asker');
+    const ack = await finalReply(sys, await send(sys, text(launcherId, 'Person please')));
+    assert.equal(ack.json.message.at(-1).text, `[bot] ${DEFAULT_HUMAN_REQUEST_REPLY}`);
+    await go('#/live');
+    // The badge is read every 15 s and on every page change.
+    await page.locator('#nav-waiting').waitFor({ timeout: 60_000 });
+    assert.equal(Number(await page.locator('#nav-waiting').textContent()) >= 1, true);
+    await page.locator(`#human-requests tr[data-chat="person:${launcherId}"]`).waitFor();
+    await page.click(`#human-requests tr[data-chat="person:${launcherId}"] a`);
+    await page.locator('#human-request-note').waitFor();
+    await page.click('#human-request-dismiss');
+    await expectOk('Request dismissed.');
+    assert.equal(await prisma.humanRequest.count({ where: { launcherId } }), 0);
   });
 
   test('a skill installed from a zip is listed and inspected; a hostile zip is refused; a workspace folder is saved as a skill; both are deleted', async () => {

@@ -28,7 +28,7 @@ describe('message catalogs', () => {
 
   test('the catalogs in a non-Latin script have no English words: every message is in the language or only names, symbols and placeholders', () => {
     // Product, protocol and format names and units that such UIs keep as they are (LangBot's own labels do too).
-    const kept = /^(Conveyor|LangBot|OpenAI|Anthropic|Gemini|Ollama|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64|DashScope|Alibaba|Tbox|Coze|Skills?|Webhook|Token|zip|MB|ms|p50|p95|p99)$/;
+    const kept = /^(Conveyor|LangBot|OpenAI|Anthropic|Gemini|Ollama|AI|MCP|API|JSON|URL|ID|HTTP|CSV|Agent|Dify|n8n|Langflow|WeKnora|DeerFlow|Jaeger|base64|DashScope|Alibaba|Tbox|Coze|Skills?|Webhook|Token|POST|zip|MB|ms|p50|p95|p99)$/;
     const foreign: string[] = [];
     for (const locale of ['zh-Hans', 'zh-Hant', 'ja', 'ko', 'ru'] as const) {
       for (const [key, message] of Object.entries(CATALOGS[locale])) {

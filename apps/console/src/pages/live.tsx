@@ -131,6 +131,12 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
   const [takenBy, setTakenBy] = useState<string | null>(null);
   const [waitingSince, setWaitingSince] = useState<string | null>(null);
   const { t, dateTime } = useI18n();
+  // A request made while no one watched is known from the list only; one made since, from the stream too.
+  const waiting = useWaiting(waitingSince);
+  const listed = waiting.data?.items.find((w) => w.botId === chat.botId && chatOf(w) === chatOf(chat));
+  const asked = waitingSince ?? listed?.requestedAt ?? null;
+  // Here, not in the note: its success stays shown after the note goes.
+  const dismiss = useAction();
   const query = new URLSearchParams(chat).toString();
   const stream = useEvents(`/live/transcript?${query}`, (type, data) => {
     if (type === 'snapshot') {
@@ -174,18 +180,19 @@ function Transcript({ chat, canWrite }: { chat: { botId: string; launcherType: s
         {entries && entries.length === 0 ? <li className="empty">{t('live.noLines')}</li> : null}
       </ol>
       {replying ? <p className="hint">{t('live.replying')}</p> : null}
-      {waitingSince && !takenBy ? <WaitingNote chat={chat} since={waitingSince} canWrite={canWrite} /> : null}
+      {asked && !takenBy ? <WaitingNote chat={chat} since={asked} canWrite={canWrite} act={dismiss} onDismissed={() => { setWaitingSince(null); waiting.reload(); }} /> : null}
+      <DoneNote text={dismiss.done} />
       {canWrite ? <TakeoverControls chat={chat} takenBy={takenBy} /> : takenBy ? <p className="hint">{t('live.takenBy', { operator: takenBy })}</p> : null}
     </section>
   );
 }
 
 /** The chat asked for a person: since when, and (admins) a way to clear the request without taking the chat. */
-function WaitingNote({ chat, since, canWrite }: { chat: { botId: string; launcherType: string; launcherId: string }; since: string; canWrite: boolean }) {
-  const act = useAction();
+function WaitingNote({ chat, since, canWrite, act, onDismissed }: { chat: { botId: string; launcherType: string; launcherId: string }; since: string; canWrite: boolean; act: ReturnType<typeof useAction>; onDismissed: () => void }) {
   const { t, dateTime } = useI18n();
   const dismiss = () => void act.run(async () => {
     await request('DELETE', `/human-requests?${new URLSearchParams(chat).toString()}`, null);
+    onDismissed();
     return t('live.dismissed');
   });
   return (
@@ -193,7 +200,6 @@ function WaitingNote({ chat, since, canWrite }: { chat: { botId: string; launche
       <p><span className="badge waiting">{t('live.waitingBadge')}</span> {t('live.waitingHint', { at: dateTime(since) })}</p>
       {canWrite ? <button type="button" id="human-request-dismiss" disabled={act.busy} onClick={dismiss}>{t('live.dismiss')}</button> : null}
       <ErrorNote error={act.error} />
-      <DoneNote text={act.done} />
     </div>
   );
 }
