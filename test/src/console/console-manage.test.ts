@@ -270,6 +270,7 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
 
   test("a bot's requests for a person set in its form; a keyword shows the chat waiting (navigation badge, list, transcript) until dismissed", async () => {
     await go(`#/bots/${sys.botId}`);
+    await page.locator('.meta', { hasText: sys.botId }).waitFor();
     await field('bot-handoff-on').check();
     await field('bot-handoff-keywords').fill('operator\nperson please');
     await field('bot-handoff-webhook').fill('https://hooks.example.test/conveyor?key=hook-key-123');

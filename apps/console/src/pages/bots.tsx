@@ -25,7 +25,8 @@ const template = (adapter: string) => TEMPLATES[adapter] ?? {};
 
 export function Bots({ route, canWrite }: { route: Route; canWrite: boolean }) {
   if (route.id === 'new') return <BotEditor canWrite={canWrite} />;
-  if (route.id) return <BotLoader id={route.id} canWrite={canWrite} />;
+  // Keyed: another bot's page starts afresh (no note carried over from the last one).
+  if (route.id) return <BotLoader key={route.id} id={route.id} canWrite={canWrite} />;
   return <BotList canWrite={canWrite} />;
 }
 
