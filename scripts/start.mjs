@@ -1,22 +1,32 @@
-// `npm start`: check that the dependencies answer and the services' ports are free, set up what is
+// `npm start`: check that the services' ports are free and the backends answer (running its own NATS,
+// Redis and Postgres under the data folder when they do not and no URL was given), set up what is
 // missing (install, build, migrate, load conveyor.yaml), then run the message path's four services,
-// the gateway, the sandbox (when bubblewrap is installed) and the admin API as separate processes with
-// prefixed logs. SIGINT (Ctrl-C), SIGTERM or SIGHUP drains and stops them all; the
-// script exits once every service has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run
-// it on a tree they built, where building again would race other builds).
+// the gateway, the sandbox (when bubblewrap is installed) and the admin API as separate processes.
+// The terminal gets one line per service when it is ready, the links, and warnings and errors; each
+// service's whole JSON log goes to the data folder's logs/ (`--verbose` prints it too). SIGINT
+// (Ctrl-C), SIGTERM or SIGHUP drains and stops them all, then the backends it started; the script
+// exits once every one has. CONVEYOR_START_SKIP_BUILD=1 skips install and build (tests run it on a
+// tree they built, where building again would race other builds). CONVEYOR_HOME moves the data folder
+// (default .conveyor/ in the project).
 import { spawn, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from './ensure-built.mjs';
+import { BACKENDS, ensureBackends, shownPath, stopBackends } from './start/backends.mjs';
+import { serviceOutput } from './start/output.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const verbose = process.argv.includes('--verbose') || process.argv.includes('-v');
+// URLs and settings in .env count as given, as in the environment.
+if (existsSync(path.join(root, '.env'))) process.loadEnvFile(path.join(root, '.env'));
 const env = { ...process.env };
-env.NATS_URL ??= 'nats://127.0.0.1:4222';
-env.REDIS_URL ??= 'redis://127.0.0.1:6379';
-env.DATABASE_URL ??= 'postgresql://postgres@127.0.0.1:5432/conveyor';
+const given = new Set(BACKENDS.map((b) => b.variable).filter((v) => env[v] !== undefined && env[v] !== ''));
+const home = path.resolve(env.CONVEYOR_HOME || path.join(root, '.conveyor'));
+const say = (line) => console.log(`conveyor: ${line}`);
+const warn = (line) => console.error(`conveyor: ${line}`);
 // The example model reads its key from LLM_API_KEY; the local fake needs none.
 env.LLM_API_KEY ??= '';
 // Stdio MCP servers run in the sandbox. Without it (below), on your own machine they may start in the
@@ -32,33 +42,6 @@ if (env.WEBCHAT_ENABLED === undefined) {
   if (webChatTokenMade) env.WEBCHAT_TOKEN = randomBytes(24).toString('base64url');
 }
 env.CONVEYOR_CONFIG ??= existsSync(path.join(root, 'conveyor.yaml')) ? path.join(root, 'conveyor.yaml') : path.join(root, 'conveyor.example.yaml');
-
-const HOW = {
-  NATS: 'docker compose up -d nats   (or Debian: nats-server -js)',
-  Redis: 'docker compose up -d redis   (or Debian: redis-server --daemonize yes)',
-  PostgreSQL: 'docker compose up -d postgres   (or Debian: pg_ctlcluster 15 main start)',
-};
-
-function reachable(url, defaultPort) {
-  const u = new URL(url.split(',')[0]);
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: u.hostname, port: Number(u.port || defaultPort), timeout: 2000 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
-  });
-}
-
-const deps = [['NATS', env.NATS_URL, 4222], ['Redis', env.REDIS_URL, 6379], ['PostgreSQL', env.DATABASE_URL, 5432]];
-const down = [];
-for (const [name, url, port] of deps) if (!(await reachable(url, port))) down.push(name);
-if (down.length) {
-  for (const name of down) {
-    const url = env[{ NATS: 'NATS_URL', Redis: 'REDIS_URL', PostgreSQL: 'DATABASE_URL' }[name]].replace(/\/\/([^@/]*)@/, '//***@');
-    console.error(`conveyor: ${name} is not reachable at ${url}. Start it: ${HOW[name]}`);
-  }
-  process.exit(1);
-}
 
 /** Where `command` is found on PATH (or itself, when it is a path), or undefined. */
 function executable(command) {
@@ -79,7 +62,7 @@ function executable(command) {
 const sandboxTools = [env.SANDBOX_BWRAP_PATH || 'bwrap', env.SANDBOX_PRLIMIT_PATH || 'prlimit'];
 const missingSandboxTools = sandboxTools.filter((t) => !executable(t));
 if (missingSandboxTools.length) {
-  console.error(`conveyor: not starting the sandbox (the agent's exec, read, write, edit, glob and grep tools; stdio MCP servers run in the runner instead): ${missingSandboxTools.join(' and ')} not found. On Debian or Ubuntu: apt install bubblewrap util-linux`);
+  warn(`not starting the sandbox (the agent's exec, read, write, edit, glob and grep tools; stdio MCP servers run in the runner instead): ${missingSandboxTools.join(' and ')} not found. On Debian or Ubuntu: apt install bubblewrap util-linux`);
   env.MCP_STDIO_IN ??= 'runner';
 }
 
@@ -114,19 +97,47 @@ for (const { name, portVariable, port } of services) {
   const problem = await portProblem(port);
   if (!problem) continue;
   portsBusy = true;
-  console.error(`conveyor: port ${port} (${name}) ${problem} on ${host}. Stop what holds it (is Conveyor already running?) or set ${portVariable}.`);
+  warn(`port ${port} (${name}) ${problem} on ${host}. Stop what holds it (is Conveyor already running?) or set ${portVariable}.`);
 }
 if (portsBusy) process.exit(1);
 
-if (env.CONVEYOR_START_SKIP_BUILD !== '1') ensureBuilt();
-execFileSync(process.execPath, [path.join(root, 'libs/config/dist/cli/setup.js')], { cwd: root, stdio: 'inherit', env });
+// The backends: the ones that answer are used; the others, unless their URL was given, run here.
+let stopping = false;
+const backends = { started: [] };
+const stopEarly = () => {
+  stopping = true;
+  void stopBackends(backends.started).then(() => process.exit(130));
+};
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, stopEarly);
+mkdirSync(home, { recursive: true });
+const pidFile = path.join(home, 'start.pid');
+writeFileSync(pidFile, String(process.pid));
+const ensured = await ensureBackends({ env, given, home, say });
+backends.started = ensured.started;
+if (ensured.problems.length) {
+  for (const problem of ensured.problems) warn(problem);
+  rmSync(pidFile, { force: true });
+  process.exit(1);
+}
+if (stopping) await new Promise(() => {});
+for (const backend of BACKENDS) env[backend.variable] ??= backend.defaultUrl;
+
+try {
+  if (env.CONVEYOR_START_SKIP_BUILD !== '1') ensureBuilt();
+  execFileSync(process.execPath, [path.join(root, 'libs/config/dist/cli/setup.js')], { cwd: root, stdio: verbose ? 'inherit' : ['ignore', 'ignore', 'inherit'], env });
+} catch (err) {
+  warn(`set-up failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+  await stopBackends(backends.started);
+  rmSync(pidFile, { force: true });
+  process.exit(1);
+}
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.off(signal, stopEarly);
 
 const graceMs = ((Number(env.SHUTDOWN_GRACE_SECONDS) || 25) + 5) * 1000;
-let stopping = false;
 /** The services, each with `closed`: settled once it exited and its last output is printed. */
 const children = [];
 
-/** Drains every service with one SIGTERM each and exits once all have exited (SIGKILL past their grace period). */
+/** Drains every service with one SIGTERM each (SIGKILL past their grace period), then stops the backends started here, and exits. */
 function stop(code) {
   if (stopping) {
     // A service that gets a second SIGTERM while draining dies mid-drain; its one signal has been sent.
@@ -136,8 +147,13 @@ function stop(code) {
   stopping = true;
   for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   const deadline = setTimeout(() => { for (const { child } of children) child.kill('SIGKILL'); }, graceMs);
-  Promise.all(children.map(({ closed }) => closed)).then(() => {
+  Promise.all(children.map(({ closed }) => closed)).then(async () => {
     clearTimeout(deadline);
+    if (backends.started.length) {
+      say(`stopping ${backends.started.map((b) => b.name).join(', ')} (the data stays in ${shownPath(home)}; npm run reset deletes it)`);
+      await stopBackends(backends.started);
+    }
+    rmSync(pidFile, { force: true });
     process.exit(code);
   });
 }
@@ -163,21 +179,14 @@ for (const [i, { name, port }] of services.entries()) {
     detached: true,
   });
   const tag = `\x1b[${colors[i % colors.length]}m${name.padEnd(12)}\x1b[0m| `;
-  for (const stream of [child.stdout, child.stderr]) {
-    let buf = '';
-    stream.on('data', (d) => {
-      buf += d;
-      const lines = buf.split('\n');
-      buf = lines.pop();
-      for (const line of lines) process.stdout.write(tag + line + '\n');
-    });
-    stream.on('end', () => { if (buf) process.stdout.write(tag + buf + '\n'); });
-  }
+  const output = serviceOutput({ logFile: path.join(home, 'logs', `${name}.log`), verbose, print: (line) => process.stdout.write(tag + line + '\n') });
+  output.attach(child.stdout);
+  output.attach(child.stderr);
   // 'close', not 'exit': the service's last lines are printed before this one.
   const closed = new Promise((resolve) => child.once('close', (code, signal) => {
     process.stdout.write(`${tag}exited (${signal ?? code})\n`);
     if (!stopping) stop(code ?? 1);
-    resolve();
+    void output.close().then(resolve);
   }));
   children.push({ child, closed });
 }
@@ -199,11 +208,14 @@ async function whenReady(name) {
   return false;
 }
 
+// One line per service once it answers ready.
+for (const { name, port } of services) void whenReady(name).then((ready) => ready && say(`${name} ready (port ${port})`));
+
 /** Prints where the admin API is and how to sign in, once it answers. */
 async function announceAdmin() {
   if (!(await whenReady('admin'))) return;
   const url = `http://${shownHost()}:${services.find((s) => s.name === 'admin').port}`;
-  console.log(`conveyor: admin API at ${url}/api/v1 (OpenAPI at ${url}/api/docs), web console at ${url}/; sign in as ${env.CONVEYOR_ADMIN_USER || 'admin'} with CONVEYOR_ADMIN_PASSWORD, or on the first start through the one-time setup link in the admin's log above`);
+  console.log(`conveyor: admin API at ${url}/api/v1 (OpenAPI at ${url}/api/docs), web console at ${url}/; sign in as ${env.CONVEYOR_ADMIN_USER || 'admin'} with CONVEYOR_ADMIN_PASSWORD, or on the first start through the one-time setup link above`);
 }
 void announceAdmin();
 

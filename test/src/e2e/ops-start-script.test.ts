@@ -1,8 +1,9 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { topology } from '@conveyor/contracts';
 import { sign } from '@conveyor/http-bot';
@@ -56,6 +57,8 @@ describe('npm start', () => {
   let callbacks: CallbackReceiver;
   const runs: { prefix: string; child: ChildProcess }[] = [];
 
+  const home = mkdtempSync(path.join(tmpdir(), 'conveyor-start-'));
+
   before(async () => {
     [db, llm, callbacks] = await Promise.all([
       createTempDatabase({ migrated: false }),
@@ -81,17 +84,20 @@ describe('npm start', () => {
   after(async () => {
     await Promise.all([llm?.close(), callbacks?.close()]);
     await db?.drop();
+    rmSync(home, { recursive: true, force: true });
   });
 
   async function start(how: 'npm' | 'node', ports: Record<string, number>): Promise<StartedConveyor & { prefix: string; ports: Record<string, number> }> {
     const prefix = uniqueName('t');
-    const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [path.join(repoRoot, 'scripts/start.mjs')]];
+    // --verbose: every service's log on the terminal too, which these tests read (the quiet default is ops-start-bare's).
+    const [command, args] = how === 'npm' ? ['npm', ['start', '--silent', '--', '--verbose']] : [process.execPath, [path.join(repoRoot, 'scripts/start.mjs'), '--verbose']];
     const child = spawn(command, args, {
       cwd: repoRoot,
       env: {
         ...process.env,
         CONVEYOR_SUBJECT_PREFIX: prefix,
         CONVEYOR_START_SKIP_BUILD: '1',
+        CONVEYOR_HOME: home,
         CONVEYOR_CONFIG: path.join(repoRoot, 'conveyor.example.yaml'),
         DATABASE_URL: db.url,
         HOST: '127.0.0.1',
