@@ -1,7 +1,7 @@
 import { metrics, type Attributes, type Counter, type Histogram, type ObservableGauge } from '@opentelemetry/api';
 
 /**
- * The bus's Prometheus metrics (names documented in docs/OPERATIONS.md). Instruments are created on
+ * The bus's Prometheus metrics (names documented in docs/OBSERVABILITY.md). Instruments are created on
  * first use, so a process that registers its MeterProvider before the bus is used (the
  * `--import @conveyor/telemetry/register` hook does) gets real ones; elsewhere they are no-ops.
  */

@@ -1,6 +1,6 @@
 import { metrics, type Attributes, type Counter, type Histogram } from '@opentelemetry/api';
 
-/** One meter for the whole system; metric names are part of the operations contract (docs/OPERATIONS.md). */
+/** One meter for the whole system; metric names are part of the operations contract (docs/OBSERVABILITY.md). */
 export const meter = metrics.getMeter('@conveyor');
 
 /**

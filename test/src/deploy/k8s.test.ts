@@ -332,14 +332,14 @@ describe('Kubernetes manifests', () => {
       }
 
       if (overlay === 'prod') {
-        test('prod scrapes every role\'s metrics port and alerts on what docs/OPERATIONS.md names, with metrics that exist', () => {
+        test('prod scrapes every role\'s metrics port and alerts on what docs/OBSERVABILITY.md names, with metrics that exist', () => {
           const pm = objects.find((o) => o.kind === 'PodMonitor')!;
           assert.deepEqual(pm.spec.selector.matchExpressions[0].values, SERVICES);
           assert.equal(pm.spec.podMetricsEndpoints[0].port, 'metrics');
           const rules = objects.find((o) => o.kind === 'PrometheusRule')!.spec.groups.flatMap((g: any) => g.rules);
           // That each metric and label an alert reads is exported: monitoring.test.ts, against the running services.
-          const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
-          for (const r of rules) assert.ok(operations.includes(r.alert), `${r.alert} is described in docs/OPERATIONS.md`);
+          const operations = readFileSync(path.join(repoRoot, 'docs/OBSERVABILITY.md'), 'utf8');
+          for (const r of rules) assert.ok(operations.includes(r.alert), `${r.alert} is described in docs/OBSERVABILITY.md`);
           assert.ok(rules.length >= 5);
         });
 

@@ -106,7 +106,7 @@ describe('monitoring: dashboards and alerts', () => {
     const prometheusRule = parse(readFileSync(PROMETHEUS_RULE, 'utf8')) as { kind: string; spec: unknown };
     assert.equal(prometheusRule.kind, 'PrometheusRule');
     assert.deepEqual(prometheusRule.spec, rulesFile, 'deploy/prometheus/rules.yml and the PrometheusRule\'s spec differ');
-    const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
+    const operations = readFileSync(path.join(repoRoot, 'docs/OBSERVABILITY.md'), 'utf8');
     assert.equal(new Set(rules.map((r) => r.alert)).size, rules.length, 'alert names are unique');
     for (const r of rules) {
       assert.match(r.alert, /^Conveyor[A-Z]\w+$/);
@@ -114,14 +114,14 @@ describe('monitoring: dashboards and alerts', () => {
       assert.ok(r.annotations.summary, `${r.alert}: summary`);
       if (r.for !== undefined) assert.match(r.for, /^\d+[smh]$/);
       promqlReferences(r.expr);
-      assert.ok(operations.includes(`\`${r.alert}\``), `${r.alert} is in docs/OPERATIONS.md`);
+      assert.ok(operations.includes(`\`${r.alert}\``), `${r.alert} is in docs/OBSERVABILITY.md`);
     }
   });
 
   test('the dashboards: unique uids, every panel a query of the provisioned Prometheus, laid out on the grid', () => {
     assert.ok(dashboards.length >= 4, dashboardFiles.join(', '));
-    const operations = readFileSync(path.join(repoRoot, 'docs/OPERATIONS.md'), 'utf8');
-    for (const { json } of dashboards) assert.ok(operations.includes(`(\`${json.uid}\`)`), `${json.uid} is described in docs/OPERATIONS.md`);
+    const operations = readFileSync(path.join(repoRoot, 'docs/OBSERVABILITY.md'), 'utf8');
+    for (const { json } of dashboards) assert.ok(operations.includes(`(\`${json.uid}\`)`), `${json.uid} is described in docs/OBSERVABILITY.md`);
     assert.equal(new Set(dashboards.map((d) => d.json.uid)).size, dashboards.length, 'uids are unique');
     for (const { file, json } of dashboards) {
       assert.equal(`${json.uid}.json`, file, 'the file is named by its uid');
