@@ -53,3 +53,4 @@ export {
 export { requestDirectSend, serveDirectSends, DIRECT_SEND_TIMEOUT_MS } from './direct-send.js';
 export { PluginHostServer, type PluginHostHandler, type PluginHostServerOptions } from './plugin-host-server.js';
 export { publishConfigChanged, subscribeConfigChanges, type ConfigChangeHandlers } from './config-changes.js';
+export { publishTakeoverEvent } from './takeover-events.js';

@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { topology, type HumanHandoff, type HumanRequestVia, type TakeoverChat, type TakeoverEvent } from '@conveyor/contracts';
+import { publishTakeoverEvent } from '@conveyor/bus';
 import { conveyorMetrics, inSpan } from '@conveyor/telemetry';
 
 /** Characters of the user's message or the model's reason kept with a request. */
@@ -41,8 +42,6 @@ export interface HumanRequestInput {
   settings: HumanHandoff;
 }
 
-const encoder = new TextEncoder();
-
 /**
  * Records that a chat asked for a person (its keyword, or the model's `request_human` tool), once
  * per waiting chat: the first request stores a row, announces `requested` to every admin replica
@@ -72,7 +71,9 @@ export class HumanRequests {
       return false;
     }
     const event: TakeoverEvent = { v: 1, kind: 'requested', chat, operator: 'bot', at: at.toISOString(), via, text: reason };
-    this.nc.publish(topology(this.prefix).subjects.takeoverEvents, encoder.encode(JSON.stringify(event)));
+    // Stored first: an admin replica that misses the event still lists the chat (it reads the rows).
+    await publishTakeoverEvent(this.nc, topology(this.prefix).subjects.takeoverEvents, event).catch((err: unknown) =>
+      this.logger.warn({ queryId: input.queryId, err: (err as Error).message }, 'human request not announced; the console lists it from Postgres'));
     this.logger.info({ queryId: input.queryId, chat, via }, 'human requested; the chat waits for an operator');
     const notice: HumanRequestNotice = { event: 'human_requested', ...chat, via, reason, requestedAt: event.at, queryId: input.queryId };
     if (settings.webhookUrl) void this.notify(settings.webhookUrl, notice);

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Post, Query } from '@nestjs/common';
-import { AdminApi, TakeoverEvent } from '@conveyor/contracts';
+import { AdminApi } from '@conveyor/contracts';
 import { Takeovers, type ConfigStore, type Principal } from '@conveyor/admin';
-import { requestDirectSend } from '@conveyor/bus';
+import { publishTakeoverEvent, requestDirectSend } from '@conveyor/bus';
 import type { Infra } from '@conveyor/service-kit';
 import { Caller, parse } from './http.js';
 import { CONFIG_STORE, TAKEOVERS } from './tokens.js';
@@ -12,8 +12,7 @@ export function takeovers(infra: Infra): Takeovers {
     announce: async (event) => {
       // Stored first: a replica that misses this reads it within a minute (and at its start).
       try {
-        infra.nc.publish(infra.topology.subjects.takeoverEvents, JSON.stringify(TakeoverEvent.parse(event)));
-        await infra.nc.flush();
+        await publishTakeoverEvent(infra.nc, infra.topology.subjects.takeoverEvents, event);
       } catch (err) {
         infra.logger.warn({ err: (err as Error).message, chat: event.chat }, 'takeover change not announced; replicas read it at their next resync');
       }
