@@ -19,3 +19,12 @@ export function launchChromium(): Promise<Browser> {
 export async function pinLocale(target: Page | BrowserContext, locale: ConsoleLocale): Promise<void> {
   await target.addInitScript(`localStorage.setItem(${JSON.stringify(CONSOLE_LANGUAGE_KEY)}, ${JSON.stringify(locale)})`);
 }
+
+/** Opens the console at `url` and signs in as the admin (the harness's password); resolves once the navigation shows. */
+export async function signIn(page: Page, url: string, password: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.fill('#username', 'admin');
+  await page.fill('#password', password);
+  await page.click('main.signin button[type=submit]');
+  await page.locator('nav.sidebar').waitFor();
+}

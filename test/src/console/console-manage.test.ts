@@ -21,7 +21,7 @@ import type { RunningService } from '../harness/services.js';
 import { uniqueName } from '../harness/ids.js';
 import { waitUntil } from '../harness/wait.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
-import { launchChromium, pinLocale } from './chromium.js';
+import { launchChromium, pinLocale, signIn } from './chromium.js';
 import { skillMd, zipOf } from '../admin/skill-zip.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
 
@@ -65,11 +65,7 @@ describe('console: knowledge bases, plugins, bot endpoints and adapter forms in 
     await pinLocale(page, 'en');
     page.setDefaultTimeout(UI_TIMEOUT);
     page.on('dialog', (d) => void d.accept());
-    await page.goto(`${admin.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('main.signin button[type=submit]');
-    await page.locator('nav.sidebar').waitFor();
+    await signIn(page, admin.url, ADMIN_PASSWORD);
   });
 
   after(async () => {

@@ -8,7 +8,7 @@ import type { RunningService } from '../harness/services.js';
 import { waitUntil } from '../harness/wait.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
-import { launchChromium, pinLocale } from './chromium.js';
+import { launchChromium, pinLocale, signIn } from './chromium.js';
 
 /** Generous: several services share two loaded cores with the browser. */
 const UI_TIMEOUT = 30_000;
@@ -61,11 +61,7 @@ describe('web console in Chromium: monitoring', () => {
     page = await browser.newPage({ viewport: { width: 1366, height: 900 }, acceptDownloads: true });
     await pinLocale(page, 'en');
     page.setDefaultTimeout(UI_TIMEOUT);
-    await page.goto(`${admin.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('form[aria-label="Sign in"] button[type=submit]');
-    await page.locator('nav.sidebar').waitFor();
+    await signIn(page, admin.url, ADMIN_PASSWORD);
   });
 
   after(async () => {

@@ -14,7 +14,7 @@ import type { RunningService } from '../harness/services.js';
 import { waitUntil } from '../harness/wait.js';
 import { finalReply, send, text } from '../e2e/pipeline-support.js';
 import { ADMIN_PASSWORD, AdminClient, startAdmin } from '../admin/admin-support.js';
-import { launchChromium, pinLocale } from './chromium.js';
+import { launchChromium, pinLocale, signIn } from './chromium.js';
 
 const UI_TIMEOUT = 45_000;
 const VIEWPORT = { width: 1280, height: 800 };
@@ -70,11 +70,7 @@ describe('console screenshots', () => {
     page = await browser.newPage({ viewport: VIEWPORT });
     await pinLocale(page, 'en');
     page.setDefaultTimeout(UI_TIMEOUT);
-    await page.goto(`${admin.url}/`);
-    await page.fill('#username', 'admin');
-    await page.fill('#password', ADMIN_PASSWORD);
-    await page.click('form[aria-label="Sign in"] button[type=submit]');
-    await page.locator('nav.sidebar').waitFor();
+    await signIn(page, admin.url, ADMIN_PASSWORD);
   });
 
   after(async () => {
