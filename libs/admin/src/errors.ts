@@ -10,6 +10,7 @@ const STATUS: Record<AdminApi.AdminErrorCode, number> = {
   precondition_required: 428,
   setup_required: 409,
   rate_limited: 429,
+  method_not_allowed: 405,
   not_configured: 503,
   unavailable: 502,
   internal: 500,

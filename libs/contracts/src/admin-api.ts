@@ -54,6 +54,8 @@ export const AdminErrorCode = z.enum([
   'not_configured',
   /** A service the request needed (a dispatcher, the platform) did not do it; the message says why. 502. */
   'unavailable',
+  /** The route answers other methods (the MCP endpoint takes POST only); `field` is `method`. 405. */
+  'method_not_allowed',
   'internal',
 ]);
 export type AdminErrorCode = z.infer<typeof AdminErrorCode>;

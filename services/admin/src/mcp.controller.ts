@@ -11,6 +11,9 @@ import { INFRA, type Infra } from '@conveyor/service-kit';
 import { Caller, RequireRole } from './http.js';
 
 const VERSION = '0.1.0';
+/** The answer to GET and DELETE: an AdminError, as every refusal of the API is. */
+const STATELESS_ONLY: AdminApi.AdminError = { statusCode: 405, code: 'method_not_allowed', message: 'this MCP server is stateless: POST only', field: 'method' };
+
 /** One tool call's own request to the API; a slow route (a model test) is bounded like a browser's call. */
 const DISPATCH_TIMEOUT_MS = 120_000;
 
@@ -57,14 +60,14 @@ export class McpController {
   @HttpCode(405)
   stream(@Res({ passthrough: true }) res: Response) {
     res.setHeader('allow', 'POST');
-    return { error: 'method_not_allowed', message: 'this MCP server is stateless: POST only' };
+    return STATELESS_ONLY;
   }
 
   @Delete()
   @HttpCode(405)
   end(@Res({ passthrough: true }) res: Response) {
     res.setHeader('allow', 'POST');
-    return { error: 'method_not_allowed', message: 'this MCP server is stateless: POST only' };
+    return STATELESS_ONLY;
   }
 }
 

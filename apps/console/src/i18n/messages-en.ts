@@ -100,6 +100,7 @@ export const en = {
   'errors.code.rate_limited': 'Too many attempts',
   'errors.code.not_configured': 'Not configured on this deployment',
   'errors.code.unavailable': 'A service it needed failed',
+  'errors.code.method_not_allowed': 'Not a method this route takes',
   'errors.code.internal': 'Internal error',
 
   'dashboard.title': 'Dashboard',

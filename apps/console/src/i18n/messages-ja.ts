@@ -99,6 +99,7 @@ export const ja: Catalog = {
   'errors.code.rate_limited': '試行回数が多すぎます',
   'errors.code.not_configured': 'このデプロイでは設定されていません',
   'errors.code.unavailable': '必要なサービスが失敗しました',
+  'errors.code.method_not_allowed': 'このルートが受け付けないメソッドです',
   'errors.code.internal': '内部エラー',
 
   'dashboard.title': 'ダッシュボード',

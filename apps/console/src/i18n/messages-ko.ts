@@ -99,6 +99,7 @@ export const ko: Catalog = {
   'errors.code.rate_limited': '시도 횟수가 너무 많습니다',
   'errors.code.not_configured': '이 배포에는 설정되어 있지 않습니다',
   'errors.code.unavailable': '필요한 서비스가 실패했습니다',
+  'errors.code.method_not_allowed': '이 경로가 받지 않는 메서드입니다',
   'errors.code.internal': '내부 오류',
 
   'dashboard.title': '대시보드',

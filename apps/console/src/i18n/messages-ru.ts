@@ -99,6 +99,7 @@ export const ru: Catalog = {
   'errors.code.rate_limited': 'Слишком много попыток',
   'errors.code.not_configured': 'Не настроено в этом развёртывании',
   'errors.code.unavailable': 'Нужная служба не справилась',
+  'errors.code.method_not_allowed': 'Этот маршрут не принимает такой метод',
   'errors.code.internal': 'Внутренняя ошибка',
 
   'dashboard.title': 'Обзор',

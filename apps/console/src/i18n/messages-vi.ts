@@ -99,6 +99,7 @@ export const vi: Catalog = {
   'errors.code.rate_limited': 'Quá nhiều lần thử',
   'errors.code.not_configured': 'Chưa được cấu hình trên bản triển khai này',
   'errors.code.unavailable': 'Một dịch vụ cần thiết đã lỗi',
+  'errors.code.method_not_allowed': 'Tuyến này không nhận phương thức đó',
   'errors.code.internal': 'Lỗi nội bộ',
 
   'dashboard.title': 'Bảng điều khiển',

@@ -100,6 +100,7 @@ export const zhHans: Catalog = {
   'errors.code.rate_limited': '尝试次数过多',
   'errors.code.not_configured': '此部署未配置该功能',
   'errors.code.unavailable': '所需的服务失败了',
+  'errors.code.method_not_allowed': '该路由不接受此方法',
   'errors.code.internal': '内部错误',
 
   'dashboard.title': '仪表盘',

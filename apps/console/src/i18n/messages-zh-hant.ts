@@ -99,6 +99,7 @@ export const zhHant: Catalog = {
   'errors.code.rate_limited': '嘗試次數過多',
   'errors.code.not_configured': '此部署未設定此功能',
   'errors.code.unavailable': '所需的服務失敗了',
+  'errors.code.method_not_allowed': '此路由不接受此方法',
   'errors.code.internal': '內部錯誤',
 
   'dashboard.title': '儀表板',
