@@ -224,7 +224,8 @@ function QueryDetail({ id, template }: { id: string; template: string }) {
           {q.stages.steps.length ? (
             <ol className="stages" id="query-stages">
               {q.stages.steps.map((step, i) => {
-                const total = Math.max(1, q.stages.totalMs ?? Math.max(...q.stages.steps.map((x) => x.offsetMs + x.ms)));
+                // The delivery may end after the query is recorded finished: the scale holds every step.
+                const total = Math.max(1, q.stages.totalMs ?? 0, ...q.stages.steps.map((x) => x.offsetMs + x.ms));
                 return (
                   <li key={`${step.stage}-${i}`} data-stage={step.stage}>
                     <span className="stage-name" translate="no">{step.stage === 'queued' ? t('queries.queued') : step.stage}</span>{' '}
