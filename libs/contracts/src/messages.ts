@@ -130,6 +130,8 @@ export const RunRequest = z.object({
   knowledge: KnowledgeBinding.optional(),
   /** The sandbox tools (exec, read, write, edit, glob, grep, activate) and their workspace; absent means none. */
   sandbox: SandboxBinding.optional(),
+  /** The bot lets the model ask for a person: the runner offers `request_human`; absent means it does not. */
+  humanRequestTool: z.literal(true).optional(),
 }).meta({ id: 'RunRequest/1' });
 export type RunRequest = z.infer<typeof RunRequest>;
 

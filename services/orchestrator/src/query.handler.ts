@@ -268,7 +268,7 @@ export class QueryHandler implements OnModuleInit, OnApplicationShutdown {
       commandAdmins: settings.commandAdmins,
       plugins: this.plugins.port,
       takeover: this.takeovers.directory,
-      ...(humanHandoff?.keywords.length ? { humanRequests: this.humanRequestPort(humanHandoff) } : {}),
+      ...(humanHandoff ? { humanRequests: this.humanRequestPort(humanHandoff) } : {}),
     };
     // LangBot's process_query asks the plugins before any stage; prevented, the query ends with no reply.
     if (await emitMessageReceived(q, deps)) {

@@ -256,11 +256,16 @@ export class RunHandler {
     const pluginTools = pluginToolBox(this.plugins.host, { binding: run.tools?.plugins ?? 'all', taken, run: { queryId: run.queryId, botId: run.route.botId, pipelineId: run.pipelineId }, logger: this.infra.logger });
     const offeredPluginTools = run.tools && !run.tools.enableAllTools ? filterToolBox(pluginTools, run.tools.tools) : pluginTools;
     if (offeredPluginTools.definitions().length) tools = mergeToolBoxes(tools, offeredPluginTools);
-    // The bot lets the model ask for a person: a tool of its own, whatever the run's tool binding.
-    const handoff = (await this.infra.config.botPipeline(run.route.botId))?.humanHandoff;
-    if (handoff?.tool && !taken.has(HUMAN_REQUEST_TOOL)) {
+    // The bot lets the model ask for a person: a tool of its own, whatever the run's tool binding. Its
+    // settings (the webhook) are read only when the model calls it.
+    if (run.humanRequestTool && !taken.has(HUMAN_REQUEST_TOOL)) {
       const chat = { botId: run.route.botId, launcherType: run.route.launcherType, launcherId: run.route.launcherId };
-      tools = mergeToolBoxes(tools, humanRequestToolBox((reason) => this.humanRequests.request({ chat, via: 'tool', reason, queryId: run.queryId, settings: handoff })));
+      tools = mergeToolBoxes(tools, humanRequestToolBox(async (reason) => {
+        const settings = (await this.infra.config.botPipeline(run.route.botId))?.humanHandoff;
+        // Turned off since the run started: the model is told, as of any tool that failed.
+        if (!settings) throw new Error('requests for a person are turned off for this bot');
+        return this.humanRequests.request({ chat, via: 'tool', reason, queryId: run.queryId, settings });
+      }));
     }
     if (sandbox && run.sandbox) {
       const turn = await withInbox(this.sandbox.client, run.sandbox, run.queryId, messages[messages.length - 1]!, this.images.source, ctx.signal);

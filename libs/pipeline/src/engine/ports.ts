@@ -125,7 +125,7 @@ export interface PipelineDeps {
   commandAdmins?: ReadonlySet<string>;
   /** Chats operators answer instead of the bot (human takeover); absent: none are. */
   takeover?: TakeoverPort;
-  /** Where a chat's keyword asks for a person; absent: the bot has no such keywords. */
+  /** The bot's way for a chat to ask for a person (its keywords here, its model tool in the run); absent: it has none. */
   humanRequests?: HumanRequestPort;
   /** Called for each stage result with the stage name, for metrics. */
   onStageResult?: (stage: string, result: 'continue' | 'interrupt') => void;

@@ -213,8 +213,9 @@ async function* generate(q: PipelineQuery, deps: PipelineDeps): AsyncGenerator<S
     if (plugins.userMessageAlter !== undefined) {
       q.userMessage = alteredUserMessage(q.userMessage ?? { role: 'user', content: chainText(q.messageChain) }, plugins.userMessageAlter);
     }
-    const run = buildRunRequest(q, (messagesKept) =>
+    const built = buildRunRequest(q, (messagesKept) =>
       deps.logger.warn({ queryId: q.queryId, historyMessages: q.messages.length, messagesKept }, 'history cut to fit the bus bound'));
+    const run: RunRequest = deps.humanRequests?.settings.tool ? { ...built, humanRequestTool: true } : built;
     await need(deps, 'handoff', 'MessageProcessor').startRun(q, run);
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));

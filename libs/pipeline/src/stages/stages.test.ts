@@ -204,6 +204,13 @@ test('MessageProcessor: a whole message equal to a keyword asks for a person (wi
   await collect('MessageProcessor', q, { humanRequests, handoff });
   assert.equal(runs.length, 1, 'a message that only contains the keyword goes to the model');
   assert.equal(asked.length, 3);
+  assert.equal((runs[0] as RunRequest).humanRequestTool, undefined, 'no tool unless the bot offers it');
+  const withTool = { ...humanRequests, settings: HumanHandoff.parse({ tool: true }) };
+  const t = testQuery({ chain: [{ type: 'Plain', text: 'human' }] });
+  t.userMessage = { role: 'user', content: 'human' };
+  await collect('MessageProcessor', t, { humanRequests: withTool, handoff });
+  assert.equal((runs[1] as RunRequest).humanRequestTool, true, 'the run offers the model request_human; without keywords the word is the model\'s');
+  assert.equal(asked.length, 3);
 });
 
 test('MessageProcessor: a history over the bus bound (a tool result of 2 MB) is cut to fit, the newest turn kept whole', async () => {
