@@ -172,6 +172,48 @@ test('a start logged after the run\'s end created the record fills in the arriva
   assert.deepEqual(row.stages, [{ stage: 'PreProcessor', at: receivedAt.getTime() + 5, ms: 1 }]);
 });
 
+test('a start and the hand-over\'s success in one group are one row version; a record already failed stays failed', async () => {
+  const log = new QueryLog(database().pool);
+  const [handed, failedFirst, later]: string[] = [randomUUID(), randomUUID(), randomUUID()];
+  // A bot of its own per query, to count each one's rollup deltas.
+  const botOf = new Map<string, string>([handed, failedFirst, later].map((id) => [id, `bot-${id}`]));
+  const start = (id: string) => ({ id, botId: botOf.get(id)!, pipelineId: 'p', launcherType: 'person', launcherId: 'ivy', receivedAt: new Date(Date.now() - 1_000), attempt: 1 });
+  // The runner recorded a failure before the orchestrator's entries came in (a quick run, a slow group).
+  await database().pool.query(
+    `INSERT INTO "QueryRecord" ("id", "botId", "launcherType", "launcherId", "receivedAt", "status", "error", "finishedAt") VALUES ($1, $2, 'person', 'ivy', now(), 'failed', 'the model failed', now())`,
+    [failedFirst, botOf.get(failedFirst)],
+  );
+  for (const id of [handed, failedFirst]) {
+    log.running(start(id));
+    log.timeline(id, [{ stage: 'PreProcessor', at: Date.now(), ms: 1 }]);
+    log.succeeded(id);
+  }
+  log.running(start(later));
+  await log.flush();
+  log.succeeded(later);
+  await log.flush();
+  const { rows } = await database().pool.query<{ id: string; status: string; error: string | null; finished: boolean; stages: unknown }>(
+    `SELECT "id", "status", "error", "finishedAt" IS NOT NULL AS "finished", "stages" FROM "QueryRecord" WHERE "id" = ANY ($1)`,
+    [[handed, failedFirst, later]],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  assert.deepEqual([handed, failedFirst, later].map((id) => { const r = byId.get(id)!; return [r.status, r.error, r.finished]; }), [
+    ['succeeded', null, true],
+    ['failed', 'the model failed', true],
+    ['succeeded', null, true],
+  ]);
+  assert.equal(JSON.stringify(byId.get(handed)!.stages).includes('PreProcessor'), true, 'the timeline is written with them');
+  // Every row version the rollup counts leaves deltas: the handed-over query one (its insert), the query
+  // whose success came in a later group three (its insert, then the update's old and new rows).
+  const deltas = async (id: string) =>
+    (await database().pool.query<{ sign: number; succeeded: number; failed: number }>(`SELECT "sign", "succeeded", "failed" FROM "QueryRollupDelta" WHERE "botId" = $1`, [botOf.get(id)])).rows;
+  const counted = (ds: { sign: number; succeeded: number; failed: number }[]) => ({ succeeded: ds.reduce((n, d) => n + d.sign * d.succeeded, 0), failed: ds.reduce((n, d) => n + d.sign * d.failed, 0) });
+  const [h, f, l] = [await deltas(handed), await deltas(failedFirst), await deltas(later)];
+  assert.equal(h.length, 1);
+  assert.equal(l.length, 3);
+  assert.deepEqual([counted(h), counted(f), counted(l)], [{ succeeded: 1, failed: 0 }, { succeeded: 0, failed: 1 }, { succeeded: 1, failed: 0 }]);
+});
+
 test('a run started again raises the record\'s attempt, never lowers it', async () => {
   const log = new QueryLog(database().pool);
   const id = randomUUID();

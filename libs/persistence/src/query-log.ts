@@ -148,6 +148,15 @@ const END_QUERIES = updateRecordsInIdOrder(
 );
 
 /**
+ * A start written with the orchestrator's `succeeded` (EXCLUDED."finishedAt" set) onto a record that is
+ * already there: what END_QUERIES would do with that success, a failure staying failed. A start alone
+ * leaves the status as it is.
+ */
+const FOLDED_SUCCESS = ['status', 'finishedAt', 'error']
+  .map((c) => `"${c}" = CASE WHEN EXCLUDED."finishedAt" IS NULL OR "QueryRecord"."status" = 'failed' THEN "QueryRecord"."${c}" ELSE ${c === 'error' ? 'NULL' : `EXCLUDED."${c}"`} END`)
+  .join(', ');
+
+/**
  * How long a group of log writes the database could not take (a restart, a lock conflict) keeps being
  * tried again before its entries are reported lost. Later groups wait behind it, bounded by the group
  * commit's pending limit.
@@ -318,18 +327,26 @@ export class QueryLog {
       // once, its timeline with its start: one row version instead of an insert and an update. A record
       // the run's end created first (a quick reply can finish within the group's wait) gets the start's
       // arrival and start times: the envelope's arrival, not the time the run's end was written.
+      // So is a query the orchestrator handed over within the group (it is `succeeded` from then on):
+      // written with its end, it is one row version (and one rollup delta) where an insert and an
+      // update made two, and the update rewrote every index of the row.
       const rows = [...starts.values()].map(({ q, at }) => {
         const stages = timelines.get(q.id) ?? null;
         timelines.delete(q.id);
-        return { ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at, stages };
+        const end = ends.get(q.id);
+        const ended = end?.status === 'succeeded' && end.done === null && end.run === undefined ? end.at : null;
+        if (ended) ends.delete(q.id);
+        return { ...q, traceId: q.traceId ?? null, traceSampled: q.traceSampled ?? null, startedAt: at, stages, finishedAt: ended };
       });
       await this.sql.query(
-        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "stages")
-         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt", 'running', r."startedAt", r."stages"
+        `INSERT INTO "QueryRecord" ("id", "botId", "pipelineId", "launcherType", "launcherId", "receivedAt", "traceId", "traceSampled", "attempt", "status", "startedAt", "finishedAt", "stages")
+         SELECT r."id", r."botId", r."pipelineId", r."launcherType", r."launcherId", r."receivedAt", r."traceId", r."traceSampled", r."attempt",
+           CASE WHEN r."finishedAt" IS NULL THEN 'running' ELSE 'succeeded' END, r."startedAt", r."finishedAt", r."stages"
          FROM jsonb_to_recordset($1::jsonb) AS r("id" text, "botId" text, "pipelineId" text, "launcherType" text, "launcherId" text,
-           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp, "stages" jsonb)
+           "receivedAt" timestamp, "traceId" text, "traceSampled" boolean, "attempt" int, "startedAt" timestamp, "finishedAt" timestamp, "stages" jsonb)
          ORDER BY r."id"
          ON CONFLICT ("id") DO UPDATE SET "attempt" = GREATEST("QueryRecord"."attempt", EXCLUDED."attempt"),
+           ${FOLDED_SUCCESS},
            "traceId" = EXCLUDED."traceId", "traceSampled" = EXCLUDED."traceSampled", "pipelineId" = EXCLUDED."pipelineId",
            "receivedAt" = EXCLUDED."receivedAt", "startedAt" = COALESCE("QueryRecord"."startedAt", EXCLUDED."startedAt"),
            "stages" = CASE WHEN EXCLUDED."stages" IS NULL THEN "QueryRecord"."stages" ELSE ${mergeSteps('"QueryRecord"."stages"', 'EXCLUDED."stages"')} END`,
