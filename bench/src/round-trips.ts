@@ -166,11 +166,12 @@ export class RoundTripMeter {
 /**
  * The state scripts a short reply waits for between the webhook and its final callback, in order:
  * admission (with its re-asks: a query that beat its own registration waits for it and asks again),
- * the run's attempt, the delivery step that takes the final event's batch. The ingress's registration
- * runs beside the orchestrator's first ask, the end of the turn beside the final callback, and the
- * batch's commit after it: none of them delays the reply.
+ * the run's attempt, the delivery step that takes the final event's batch (ending the session's turn
+ * in the same step where one server holds every slot: `reply-deliver-ending`). The ingress's
+ * registration runs beside the orchestrator's first ask, a separate end of the turn (a Redis Cluster)
+ * beside the final callback, and the batch's commit after it: none of them delays the reply.
  */
-export const LATENCY_PATH: RoundTripFocus = { label: 'state round trips on the latency path', scripts: ['session-acquire', 'run-next-attempt', 'reply-deliver'] };
+export const LATENCY_PATH: RoundTripFocus = { label: 'state round trips on the latency path', scripts: ['session-acquire', 'run-next-attempt', 'reply-deliver', 'reply-deliver-ending'] };
 
 /**
  * The scripts a streamed event's delivery runs: stored and its batch taken, the batch recorded, the
@@ -180,7 +181,7 @@ export const LATENCY_PATH: RoundTripFocus = { label: 'state round trips on the l
  */
 export const EVENT_DELIVERY: RoundTripFocus = {
   label: 'delivery round trips per event',
-  scripts: ['reply-deliver', 'reply-enqueue', 'reply-take', 'reply-commit', 'reply-renew', 'session-extend'],
+  scripts: ['reply-deliver', 'reply-enqueue', 'reply-deliver-ending', 'reply-enqueue-ending', 'reply-take', 'reply-commit', 'reply-renew', 'session-extend'],
 };
 
 /** A named set of scripts whose round trips are summed on a line of their own. */

@@ -12,7 +12,8 @@
 // script after the publish (the session registration); orchestrator 1 script (admission) and 1
 // Postgres read (the chat's history); runner 1 script (the run's attempt) and 1 Postgres statement
 // (the turn, before the answer or a streamed reply's final part is published); dispatcher 1 script
-// before the callback (delivery), 1 beside it (the session's release) and 1 after it (the commit).
+// before the callback (delivery, which ends the session's turn with the last event) and 1 after it
+// (the commit).
 // What the product spends beyond this variant is its own code, not the state it must keep.
 // --stream adds a streaming phase after the throughput phase, shaped as bench:e2e's (--stream-replies,
 // --stream-parallel, --stream-deltas, --stream-rate, the same defaults): the runner asks the model with
@@ -161,7 +162,7 @@ async function runHop(hop: Hop, c: HopConfig): Promise<void> {
           await res.body.dump();
         };
         if (c.state) {
-          await Promise.all([callback(), event.last !== false ? script(1, `floor:${c.id}:${event.id}`) : undefined]);
+          await callback();
           await script(1, `floor:${c.id}:${event.id}`);
         } else {
           await callback();

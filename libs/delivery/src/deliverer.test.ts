@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisKeys, type ReplyRoute } from '@conveyor/contracts';
+import { SessionLeases } from '@conveyor/message-state';
 import { Deliverer } from './deliverer.js';
 import { planBatch } from './coalesce.js';
 import type { OutboundReply, PlatformAdapter, ReplyRef } from './types.js';
@@ -177,6 +178,26 @@ function numbered() {
   };
   return { seen, adapter };
 }
+
+test('with the session leases, storing the last event ends the turn: no second call, the next message may run at once', async () => {
+  const rec = recorder();
+  const ended: string[] = [];
+  const leases = new SessionLeases(redis, prefix);
+  const d = new Deliverer({ redis, prefix, adapters: [rec.adapter], sessions: leases, onReplyEnded: async (r, q) => { ended.push(q); await leases.finish(r, q); } });
+  const r = route(`s-${randomUUID()}`);
+  const [q, next] = [randomUUID(), randomUUID()];
+  await leases.register(r, q, 1);
+  assert.equal(await leases.acquire(r, q, 1), 'acquired');
+  await handle(d, { queryId: q, attempt: 1, seq: 0, route: r }, chunk('so', false));
+  assert.equal(await leases.holder(r), q, 'a streamed part ends nothing');
+  await handle(d, { queryId: q, attempt: 1, seq: 1, route: r, terminal: true }, chunk('so done', true));
+  assert.equal(await leases.holder(r), null, 'the turn ended as the last event was stored');
+  await settle(d);
+  assert.deepEqual(rec.seen.map((x) => [x.text, x.isFinal]), [['so', false], ['so done', true]]);
+  assert.deepEqual(ended, [], 'the turn ended once, with the store');
+  await leases.register(r, next, 2);
+  assert.equal(await leases.acquire(r, next, 2), 'acquired');
+});
 
 test('a reply that ended takes nothing more: a newer attempt of a finished run sends no second final', async () => {
   const rec = numbered();

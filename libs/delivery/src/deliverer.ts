@@ -5,7 +5,7 @@ import { context, propagation, trace, SpanKind, SpanStatusCode, ROOT_CONTEXT } f
 import type { ReplyRoute, ReplySessionKey } from '@conveyor/contracts';
 import { planBatch } from './coalesce.js';
 import { LRUCache } from 'lru-cache';
-import { nextCallbackSequence, ReplyQueue, type BatchEntry, type CallbackNumbering, type EnqueueOutcome, type QueuedPart, type ShownState, type TakenBatch, type TakeOptions, type TakeResult } from '@conveyor/message-state';
+import { nextCallbackSequence, ReplyQueue, type SessionLeases, type BatchEntry, type CallbackNumbering, type EnqueueOutcome, type QueuedPart, type ShownState, type TakenBatch, type TakeOptions, type TakeResult } from '@conveyor/message-state';
 import type { EventDelivery, OutboundReply, PlatformAdapter, ReplyRef, ReplyState, SendResult } from './types.js';
 import type { RedisClient } from '@conveyor/redis-scripts';
 
@@ -44,6 +44,12 @@ export interface DelivererOptions {
    * over) is retried for up to `endRetryMs`.
    */
   onReplyEnded?: (route: ReplyRoute, queryId: string) => Promise<void>;
+  /**
+   * The session leases: on a server holding every hash slot, storing a run's last event finishes its
+   * query's session turn in the same step (`ReplyQueue.endsTurnWithLastEvent`), and `onReplyEnded` is
+   * left for the events stored otherwise. Pass the same leases `onReplyEnded` finishes.
+   */
+  sessions?: SessionLeases;
   /** How long ending a reply's session turn is retried before the turn is left to its lease's TTL. */
   endRetryMs?: number;
   /** How long a replica owns a session's sending without renewing. */
@@ -134,7 +140,7 @@ export class Deliverer {
   private readonly abort = new AbortController();
 
   constructor(private readonly opts: DelivererOptions) {
-    this.queue = new ReplyQueue(opts.redis, opts.prefix);
+    this.queue = new ReplyQueue(opts.redis, opts.prefix, opts.sessions);
     this.adapters = new Map(opts.adapters.map((a) => [a.name, a]));
     this.logger = opts.logger ?? silent;
     this.leaseMs = opts.leaseMs ?? 5_000;
@@ -242,13 +248,20 @@ export class Deliverer {
   private storeAndSend(ref: ReplyRef, parts: QueuedPart[]): Promise<EnqueueOutcome> | undefined {
     const key = ReplyQueue.sessionMember(ref.route);
     if (!this.mayStartPass(key)) return undefined;
-    const stored = this.queue.deliver(ref.route, ref.queryId, ref.attempt, ref.seq, parts, sealOf(ref), this.token, this.takeOptions);
+    const stored = this.queue.deliver(ref.route, ref.queryId, ref.attempt, ref.seq, parts, this.sealOf(ref), this.token, this.takeOptions);
     this.startPass(ref.route, key, stored.then((r) => (r.outcome === 'stored' ? r.taken : undefined), () => undefined));
     return stored.then((r) => r.outcome);
   }
 
   private enqueueEvent(ref: ReplyRef, parts: QueuedPart[]) {
-    return this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, sealOf(ref));
+    return this.queue.enqueue(ref.route, ref.queryId, ref.attempt, ref.seq, parts, this.sealOf(ref));
+  }
+
+  /** The event's seal; a last event ends its session turn as it is stored where the queue can (`endsTurnWithLastEvent`). */
+  private sealOf(ref: ReplyRef): SealEntry {
+    const seal: SealEntry = { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route, attempt: ref.attempt, seq: ref.seq };
+    if (seal.terminal && this.queue.endsTurnWithLastEvent) seal.turnEnded = true;
+    return seal;
   }
 
   /**
@@ -413,8 +426,8 @@ export class Deliverer {
     // whichever replica holds the session's sender lease, before any later reply of the session (take
     // serves the oldest reply first): the session's turn ends now, while the parts go out, and its next
     // message need not wait for the platform. A replica that takes the batch over ends it again, which
-    // changes nothing.
-    const ending = terminal ? this.endTurn(terminal.route, queryId) : undefined;
+    // changes nothing. A seal stored with its turn ended (`turnEnded`) needs no second step.
+    const ending = terminal && !terminal.turnEnded ? this.endTurn(terminal.route, queryId) : undefined;
     if (terminal && (shown.open || work.some((w) => w.part.reply.stream)) && !work.some((w) => w.part.reply.isFinal)) {
       // Terminal seal on an open stream: close it with a final part repeating the newest snapshot.
       const last = work.findLast((w) => w.part.reply.stream)?.part.reply.message;
@@ -548,10 +561,6 @@ export class Deliverer {
       this.logger.error({ err, queryId }, 'could not record the delivery failure'),
     );
   }
-}
-
-function sealOf(ref: ReplyRef): SealEntry {
-  return { t: 'seal', queryId: ref.queryId, terminal: ref.terminal === true, route: ref.route, attempt: ref.attempt, seq: ref.seq };
 }
 
 function eventKey(queryId: string, attempt: number, seq: number): string {

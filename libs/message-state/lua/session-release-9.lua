@@ -25,21 +25,5 @@
   queue (a waiter behind it may now head it), KEYS[2] is published on ARGV[4]: queries waiting for
   this session or for a slot ask again at once.
 ]]
---- @include "now-ms"
---- @include "leave-session-queue"
---- @include "remember-finished"
---- @include "count-in-window"
-local left = leaveSessionQueue(KEYS[1], KEYS[4], KEYS[5], KEYS[7], ARGV[1])
-local slot = redis.call('ZREM', KEYS[3], ARGV[1])
-if ARGV[2] == '1' then
-  rememberFinished(KEYS[6], ARGV[1], nowMs(), ARGV[3])
-  redis.call('DEL', KEYS[8])
-end
-if ARGV[5] == '1' then uncountInWindow(KEYS[9], ARGV[1]) end
-local held = 0
-if redis.call('GET', KEYS[2]) == ARGV[1] then
-  redis.call('DEL', KEYS[2])
-  held = 1
-end
-if held == 1 or slot == 1 or left == 1 then redis.call('PUBLISH', ARGV[4], KEYS[2]) end
-return held
+--- @include "end-session-turn"
+return endSessionTurn(KEYS, ARGV)

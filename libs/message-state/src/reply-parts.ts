@@ -14,5 +14,9 @@ export interface QueuedPart {
 
 export type BatchEntry =
   | { t: 'part'; part: QueuedPart }
-  | { t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute; attempt?: number; seq?: number };
+  | {
+    t: 'seal'; queryId: string; terminal: boolean; route: ReplyRoute; attempt?: number; seq?: number;
+    /** Stored with the query's session turn ended in the same step (`ReplyQueue.endsTurnWithLastEvent`): taking it ends nothing more. */
+    turnEnded?: boolean;
+  };
 

@@ -2,8 +2,9 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { ReplyRoute } from '@conveyor/contracts';
+import { redisKeys, type ReplyRoute } from '@conveyor/contracts';
 import { nextCallbackSequence, ReplyQueue } from './reply-queue.js';
+import { SessionLeases } from './session-leases.js';
 import type { QueuedPart } from './reply-parts.js';
 import { useTestRedis } from '@conveyor/test-support';
 
@@ -140,6 +141,50 @@ test('deliver refuses an older attempt and a reply that ended, taking nothing', 
   assert.equal(await redis.get(q.keys.replySessionSender(route)), null, 'no lease taken');
   await redis.hset(q.keys.reply(route, queryId), 'closed', '1');
   assert.deepEqual(await q.deliver(route, queryId, 2, 1, [{ ...part('late', true), queryId }], seal(2, 1, true), 'replica-a', TAKE), { outcome: 'ended' });
+});
+
+test('a run\'s last event stored with its turn ended frees the session and its pipeline slot in the same call, once', async () => {
+  const leases = new SessionLeases(redis, prefix);
+  const q = new ReplyQueue(redis, prefix, leases);
+  assert.equal(q.endsTurnWithLastEvent, true, 'one server holds every slot');
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+  // Registered as the ingress registers an accepted message: settled from the start.
+  const take = async (id: string, seq: number) => {
+    await leases.register(route, id, seq);
+    return leases.acquire(route, id, seq);
+  };
+  assert.equal(await take(first, 1), 'acquired');
+  const lease = await leases.holder(route);
+  assert.equal(lease, first);
+  // A streamed part first: an event that is not the run's last ends nothing.
+  assert.equal(await q.enqueue(route, first, 1, 0, [{ ...part('so far', false), queryId: first }], { t: 'seal', queryId: first, terminal: false, route, attempt: 1, seq: 0 }), 'stored');
+  assert.equal(await leases.holder(route), first);
+  const last = { t: 'seal' as const, queryId: first, terminal: true, route, attempt: 1, seq: 1, turnEnded: true };
+  const r = await q.deliver(route, first, 1, 1, [{ ...part('the answer', true), queryId: first }], last, 'replica-a', TAKE);
+  assert.ok(r.outcome === 'stored' && r.taken.kind === 'batch');
+  assert.deepEqual(r.taken.batch.entries.filter((e) => e.t === 'seal').map((e) => e.t === 'seal' && e.turnEnded === true), [false, true], 'the seal says the turn ended with it');
+  assert.equal(await leases.holder(route), null, 'the session is free');
+  assert.equal(await redis.zscore(redisKeys(prefix).pipelineSlots(route), first), null, 'its pipeline slot is free');
+  // The next message takes the session; the last event delivered again ends nothing of its turn.
+  assert.equal(await take(second, 2), 'acquired');
+  assert.deepEqual(await q.deliver(route, first, 1, 1, [{ ...part('the answer', true), queryId: first }], last, 'replica-a', TAKE), { outcome: 'duplicate' });
+  assert.equal(await leases.holder(route), second, 'a redelivered last event leaves the next holder alone');
+  // A finished query does not take the session again (its copy redelivered to the orchestrator).
+  assert.equal(await leases.acquire(route, first, 1), 'finished');
+  // The same through enqueue (a replica already sending the session).
+  const sealed = { t: 'seal' as const, queryId: second, terminal: true, route, attempt: 1, seq: 0, turnEnded: true };
+  assert.equal(await q.enqueue(route, second, 1, 0, [{ ...part('next answer', true), queryId: second }], sealed), 'stored');
+  assert.equal(await leases.holder(route), null);
+  assert.equal(await take(third, 3), 'acquired');
+});
+
+test('a seal marked turnEnded needs the session leases', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  assert.equal(q.endsTurnWithLastEvent, false);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  await assert.rejects(q.enqueue(route, queryId, 1, 0, [{ ...part('x', true), queryId }], { t: 'seal', queryId, terminal: true, route, attempt: 1, seq: 0, turnEnded: true }), /needs a queue that ends session turns/);
 });
 
 test("a batch tells whether a call held for the session's reply was registered lately", async () => {

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@conveyor/contracts';
-import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
+import { holdsEverySlot, loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './reply-parts.js';
+import type { SessionLeases } from './session-leases.js';
 import { COMMIT_RESULTS, ENQUEUE_RESULTS, HELD_RESULTS, resultName, ScriptResultError } from './results.js';
 
 /** A member of the active-sessions set, as `sessionMember` writes it. */
 const SessionMember = z.tuple([z.string(), ReplyRoute.shape.adapter, z.string()]);
 
-const scripts = loadScripts(new URL('../lua/', import.meta.url), ['reply-enqueue', 'reply-take', 'reply-deliver', 'reply-commit', 'reply-renew'] as const);
+const scripts = loadScripts(new URL('../lua/', import.meta.url), ['reply-enqueue', 'reply-take', 'reply-deliver', 'reply-commit', 'reply-renew', 'reply-enqueue-ending', 'reply-deliver-ending'] as const);
 
 /** Long enough for any reply to be delivered with all its retries; idle state then disappears. */
 const STATE_TTL_MS = 6 * 3600_000;
@@ -132,12 +133,21 @@ function parseTake(r: readonly unknown[]): TakeResult {
  */
 export class ReplyQueue {
   readonly keys: RedisKeys;
+  /**
+   * Whether storing a run's last event ends its query's session turn in the same step (`seal.turnEnded`
+   * on the events stored so): given the session leases, on a server that holds every hash slot. The
+   * session's keys and the reply session's are in different slots, which a Redis Cluster refuses in one
+   * script; there the turn ends in a call of its own when the event is taken for sending.
+   */
+  readonly endsTurnWithLastEvent: boolean;
 
   constructor(
     private readonly redis: RedisClient,
     prefix: string,
+    private readonly sessions?: SessionLeases,
   ) {
     this.keys = redisKeys(prefix);
+    this.endsTurnWithLastEvent = sessions !== undefined && holdsEverySlot(redis);
   }
 
   static sessionMember(s: ReplySessionKey): string {
@@ -158,9 +168,22 @@ export class ReplyQueue {
     return { botId, adapter, sessionId };
   }
 
+  /** With `seal.turnEnded` (see `endsTurnWithLastEvent`), a stored event also finishes its query's session turn. */
   async enqueue(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }): Promise<EnqueueOutcome> {
-    const r = await scripts['reply-enqueue'].run(this.redis, this.enqueueKeys(route, queryId), [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), ...encodeParts(parts)]);
+    const end = this.endStep(route, queryId, seal);
+    const keys = this.enqueueKeys(route, queryId);
+    const args = this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal);
+    const r = end
+      ? await scripts['reply-enqueue-ending'].run(this.redis, [...keys, ...end.keys], [...args, ...end.args, ...encodeParts(parts)])
+      : await scripts['reply-enqueue'].run(this.redis, keys, [...args, ...encodeParts(parts)]);
     return resultName('reply-enqueue', ENQUEUE_RESULTS, r);
+  }
+
+  /** The session turn's end to run with a stored event: only for a seal marked `turnEnded`, which only a queue that `endsTurnWithLastEvent` marks. */
+  private endStep(route: ReplyRoute, queryId: string, seal: BatchEntry & { t: 'seal' }) {
+    if (!seal.turnEnded) return undefined;
+    if (!this.sessions || !this.endsTurnWithLastEvent) throw new Error('a seal marked turnEnded needs a queue that ends session turns with the last event');
+    return this.sessions.finishStep(route, queryId);
   }
 
   /**
@@ -170,11 +193,12 @@ export class ReplyQueue {
    */
   async deliver(route: ReplyRoute, queryId: string, attempt: number, seq: number, parts: QueuedPart[], seal: BatchEntry & { t: 'seal' }, token: string, o: TakeOptions): Promise<DeliverResult> {
     const k = this.keys;
-    const r = await scripts['reply-deliver'].run(
-      this.redis,
-      [...this.enqueueKeys(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replyPrefix(route), k.replyHeldCallMark(route)],
-      [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), token, o.leaseMs, o.maxEntries, o.gapMs, o.stallMs, ...encodeParts(parts)],
-    );
+    const end = this.endStep(route, queryId, seal);
+    const keys = [...this.enqueueKeys(route, queryId), k.replySessionSender(route), k.replySessionSequence(route), k.replyPrefix(route), k.replyHeldCallMark(route)];
+    const args = [...this.enqueueArgs(route, queryId, attempt, seq, parts.length, seal), token, o.leaseMs, o.maxEntries, o.gapMs, o.stallMs];
+    const r = end
+      ? await scripts['reply-deliver-ending'].run(this.redis, [...keys, ...end.keys], [...args, ...end.args, ...encodeParts(parts)])
+      : await scripts['reply-deliver'].run(this.redis, keys, [...args, ...encodeParts(parts)]);
     if (!Array.isArray(r) || r.length < 1) throw new ScriptResultError('reply-deliver', r);
     const outcome = resultName('reply-deliver', ENQUEUE_RESULTS, r[0]);
     if (outcome !== 'stored') return { outcome };

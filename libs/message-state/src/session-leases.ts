@@ -72,6 +72,12 @@ export interface LeaseOptions {
   staleMs: number;
 }
 
+/** `session-release`'s KEYS and ARGV for one query, for a script that runs the release inside it. */
+export interface SessionReleaseStep {
+  keys: string[];
+  args: (string | number)[];
+}
+
 export const DEFAULT_LEASE_OPTIONS: LeaseOptions = { ttlMs: 120_000, settleMs: 150, pipelineCap: 20, staleMs: 60_000 };
 
 /** The one owner of a session lease's lifecycle: register, acquire, extend, release, finish. */
@@ -169,9 +175,23 @@ export class SessionLeases {
   }
 
   private async releaseAs(s: SessionRef, queryId: string, finished: '0' | '1', uncount: string | undefined): Promise<boolean> {
-    const keys = [...this.releaseKeys(s, queryId), uncount ?? this.redisKeys.sessionLease(s)];
-    const reply = await scripts['session-release'].run(this.redis, keys, [queryId, finished, FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel(), uncount ? '1' : '0']);
-    return resultName('session-release', HELD_RESULTS, reply) === 'held';
+    const step = this.releaseStep(s, queryId, finished, uncount);
+    return resultName('session-release', HELD_RESULTS, await scripts['session-release'].run(this.redis, step.keys, step.args)) === 'held';
+  }
+
+  private releaseStep(s: SessionRef, queryId: string, finished: '0' | '1', uncount: string | undefined): SessionReleaseStep {
+    return {
+      keys: [...this.releaseKeys(s, queryId), uncount ?? this.redisKeys.sessionLease(s)],
+      args: [queryId, finished, FINISHED_MEMORY_MS, this.redisKeys.sessionFreedChannel(), uncount ? '1' : '0'],
+    };
+  }
+
+  /**
+   * `finish` as the keys and arguments of `session-release`, for a script that ends the turn in the
+   * same step as its own work (the delivery's `reply-*-ending`, which includes the same Lua).
+   */
+  finishStep(s: SessionRef, queryId: string): SessionReleaseStep {
+    return this.releaseStep(s, queryId, '1', undefined);
   }
 
   /** Keeps a held lease alive for at least `ms` more. */

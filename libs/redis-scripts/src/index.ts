@@ -10,6 +10,14 @@ import { Cluster, type Redis } from 'ioredis';
  */
 export type RedisClient = Redis | Cluster;
 
+/**
+ * Whether one server holds every hash slot (a single Redis or a Sentinel set's master), so a script may
+ * touch keys of different slots; a Redis Cluster refuses that (CROSSSLOT).
+ */
+export function holdsEverySlot(redis: RedisClient): boolean {
+  return !(redis instanceof Cluster);
+}
+
 
 const shas = new Map<string, string>();
 

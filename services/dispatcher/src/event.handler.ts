@@ -65,7 +65,7 @@ export class EventHandler {
 
   async handle(event: RunnerEvent, ctx: ConsumeContext): Promise<void> {
     // Sends inside the scope are parts of this event, ordered and de-duplicated across replicas; the
-    // session is freed when the reply's last event has gone out (Deliverer.onReplyEnded).
+    // session is freed once the reply's last event is stored (Deliverer's `sessions`, `onReplyEnded`).
     const ref = { queryId: event.queryId, attempt: event.attempt, seq: event.seq, route: event.route, terminal: event.kind === 'done' || event.kind === 'error' || event.last === true };
     // `done` runs no stage and sends nothing itself: only its seal is stored, which ends the reply (a
     // superseded attempt's seal is refused there), so it needs no admission check of its own.

@@ -8,8 +8,9 @@ import { waitUntil } from '../harness/wait.js';
 import type { ReceivedCallback } from '../fakes/index.js';
 
 /**
- * The dispatcher's last steps of a reply: it takes the batch holding the reply's last event (with the
- * event, in one call), ends the session's turn while the final part goes out, then records the batch.
+ * The dispatcher's last steps of a reply: it stores the reply's last event, ends the session's turn
+ * and takes the batch holding the event, in one call (on a Redis Cluster the turn ends in a call of its
+ * own while the final part goes out), then records the batch.
  * A replica SIGKILLed while the final part is at the platform, before the record landed, leaves the
  * batch in Redis: the session's next message runs meanwhile, and the replica that takes the session
  * over sends the final part again byte for byte, then the next reply, in that order.
@@ -63,7 +64,7 @@ describe('a dispatcher killed while the final part is at the platform', () => {
     const leases = new SessionLeases(redis, sys.prefix);
     const route = { botId: sys.botId, adapter: 'http-bot' as const, launcherType: 'person' as const, launcherId: session };
     const second = await post('second question');
-    // The first turn ended as its last event was taken: the next message runs with no dispatcher up.
+    // The first turn ended as its last event was stored (taken, on a Redis Cluster): the next message runs with no dispatcher up.
     await waitUntil('the second message reaching the model', () => sys.llm.requests.some((r) => JSON.stringify(r.body).includes('second question')), 60_000);
     assert.equal(sys.callbacks.received.filter((c) => c.json?.reply_to === second).length, 0, 'nothing of the second reply went out yet');
     await sys.services.start('dispatcher', {}, 'dispatcher-b');

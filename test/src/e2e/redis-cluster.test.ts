@@ -105,7 +105,7 @@ describe('Conveyor on a Redis Cluster of three masters', () => {
   // pipeline cap in three shards (so the session keys spread over the masters too).
   test('the message-flow and delivery end-to-end suites pass with every service on the cluster', { timeout: 900_000 }, async () => {
     const before = await cluster.keysPerNode();
-    const result = await runTestFiles(['message-flow.test.js', 'delivery-streaming.test.js'], { ...cluster.env, PIPELINE_SHARDS: '3' });
+    const result = await runTestFiles(['message-flow.test.js', 'delivery-streaming.test.js', 'delivery-settle-kill.test.js'], { ...cluster.env, PIPELINE_SHARDS: '3' });
     assert.equal(result.code, 0, `${result.summary}\n${result.failures}`);
     assert.match(result.summary, /# fail 0/);
     console.log(`on the cluster: ${result.summary}`);

@@ -18,8 +18,9 @@ const interleaved = meter.createCounter('conveyor_dispatch_replies_interleaved',
 export function createDeliverer(infra: Infra): Deliverer {
   const configs: BotConfigs = { get: (botId) => infra.config.bot(botId) };
   const queryLog = infra.queryLog;
-  // The session's next message may start once this reply's last event was taken for sending: its
-  // parts go out before the next reply's.
+  // The session's next message may start once this reply's last event is in Redis: its parts go out
+  // before the next reply's. Storing it ends the turn in the same step where the server holds every
+  // slot (`sessions`); elsewhere taking it for sending does (`onReplyEnded`).
   const leases = new SessionLeases(infra.redis, infra.topology.prefix, DEFAULT_LEASE_OPTIONS, infra.keyLayout);
   return new Deliverer({
     redis: infra.redis,
@@ -29,6 +30,7 @@ export function createDeliverer(infra: Infra): Deliverer {
     adapters: platforms.all().map((p) => p.outbound({ redis: infra.redis, prefix: infra.topology.prefix, topology: infra.topology, nc: infra.nc, configs, logger: infra.logger })),
     onPermanentFailure: async (queryId, reason) => queryLog.failed(queryId, reason),
     onReplyEnded: async (route, queryId) => void (await leases.finish(route, queryId)),
+    sessions: leases,
     // Best effort (core NATS): a notice that does not arrive leaves the handling replica asking Redis.
     announceSent: (events) => infra.nc.publish(infra.topology.subjects.dispatchSent, JSON.stringify({ v: 1, events } satisfies SentNotice)),
   });
