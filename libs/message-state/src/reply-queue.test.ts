@@ -170,6 +170,10 @@ test('a run\'s last event stored with its turn ended frees the session and its p
   assert.equal(await take(second, 2), 'acquired');
   assert.deepEqual(await q.deliver(route, first, 1, 1, [{ ...part('the answer', true), queryId: first }], last, 'replica-a', TAKE), { outcome: 'duplicate' });
   assert.equal(await leases.holder(route), second, 'a redelivered last event leaves the next holder alone');
+  // A replica of the previous release takes the batch and ends the turn again as it always did: the
+  // release is the query's own, so the next holder keeps the session.
+  await leases.finish(route, first);
+  assert.equal(await leases.holder(route), second, 'ending a finished turn again changes nothing');
   // A finished query does not take the session again (its copy redelivered to the orchestrator).
   assert.equal(await leases.acquire(route, first, 1), 'finished');
   // The same through enqueue (a replica already sending the session).
