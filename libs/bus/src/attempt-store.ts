@@ -1,4 +1,4 @@
-import type { SpanContext } from '@opentelemetry/api';
+import type { Link, SpanContext } from '@opentelemetry/api';
 
 /**
  * Where a consumer keeps the span context of each delivery attempt, so the next delivery of the same
@@ -35,4 +35,19 @@ export class MemoryAttemptStore implements AttemptStore {
   forget(key: string): void {
     this.attempts.delete(key);
   }
+}
+
+/**
+ * Keeps nothing: for a consumer whose handler links a redelivered message to its earlier attempt
+ * itself, where it already keeps per-attempt state (the runner, as it numbers its attempts).
+ */
+export const NO_ATTEMPT_STORE: AttemptStore = {
+  remember: () => {},
+  recall: async () => undefined,
+  forget: () => {},
+};
+
+/** The link from a redelivered message's span to its earlier attempt's. */
+export function previousAttemptLink(context: SpanContext): Link {
+  return { context, attributes: { 'conveyor.link.type': 'previous_attempt' } };
 }

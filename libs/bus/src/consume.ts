@@ -1,4 +1,4 @@
-import { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';
+import { MemoryAttemptStore, previousAttemptLink, type AttemptStore } from './attempt-store.js';
 import {
   context,
   isSpanContextValid,
@@ -300,7 +300,7 @@ export async function startConsumer<S extends z.ZodType>(opts: StartConsumerOpti
       // The earlier attempt, from the attempt store; without a shared store an attempt in another
       // process still shares the trace (same PRODUCER parent) and is found by messaging.nats.stream.sequence.
       const previous = await attempts.recall(attemptKey).catch(() => undefined);
-      if (previous) links.push({ context: previous, attributes: { 'conveyor.link.type': 'previous_attempt' } });
+      if (previous) links.push(previousAttemptLink(previous));
     }
     const span = busTracer().startSpan(
       messagingSpanName('process', spec.filterSubject),

@@ -38,7 +38,7 @@ export { natsHeaderGetter, natsHeaderSetter, ATTR as MESSAGING_ATTRIBUTES } from
 export { subjectMatches } from './subject.js';
 export { describeIssues } from './validate.js';
 export { KeyedSerial } from './keyed-serial.js';
-export { MemoryAttemptStore, type AttemptStore } from './attempt-store.js';
+export { MemoryAttemptStore, NO_ATTEMPT_STORE, previousAttemptLink, type AttemptStore } from './attempt-store.js';
 export {
   PluginHost,
   PLUGIN_METRICS,

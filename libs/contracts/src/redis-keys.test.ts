@@ -48,6 +48,14 @@ test('every script\'s keys of one session share a slot, whatever the ids hold', 
   }
 });
 
+test('a run\'s attempt counter and its attempt span share a slot', () => {
+  const k = redisKeys('conveyor');
+  for (const queryId of ['0b7f3c9e-2f6a-4d7e-9a51-7c1f0f8e2a10', 'q1']) {
+    assert.equal(slotsOf([k.runAttempts(queryId), k.runAttemptSpan(queryId)]).size, 1, queryId);
+  }
+  assert.notEqual(keySlot(k.runAttemptSpan('q1')), keySlot(k.runAttemptSpan('q2')), 'runs spread over the slots');
+});
+
 test('sessions spread over the pipeline shards and the delivery shards', () => {
   const k = redisKeys('conveyor', { pipelineShards: 8 });
   const pipelineSlots = new Set<string>();

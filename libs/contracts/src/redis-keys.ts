@@ -180,8 +180,12 @@ export function redisKeys(prefix: string, layout: RedisKeyLayout = DEFAULT_KEY_L
     sandboxWorkspaceLease: (workspaceId: string) => `${prefix}:sandbox:ws:${encodeURIComponent(workspaceId)}:lease`,
     /** How many times a query's run was started: its attempt numbers, rising even when delivery counts do not. */
     runAttempts: (queryId: string) => `${prefix}:run-attempts:${queryId}`,
-    /** Span context of a run attempt, to link a redelivered run to the one that died. */
-    attemptSpan: (key: string) => `${prefix}:attempt-span:${key}`,
+    /**
+     * The span of a run's latest traced attempt, to link a restarted run to the one that died. Its
+     * hash tag is the attempt counter's whole name, so the one script that touches both finds them in
+     * one slot of a Redis Cluster (the counter, named before clusters mattered, has no tag of its own).
+     */
+    runAttemptSpan: (queryId: string) => `{${prefix}:run-attempts:${queryId}}:span`,
     /** Conversation id an external runner (Dify, n8n) gave to a Conveyor conversation. */
     externalConversation: (kind: string, conversationId: string) => `${prefix}:extconv:${kind}:${conversationId}`,
     /** The gateway replica holding a bot's live platform connection (`<owner>|<token>`), with a TTL it renews. */

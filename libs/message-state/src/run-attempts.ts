@@ -1,3 +1,4 @@
+import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 
@@ -7,11 +8,37 @@ const scripts = loadScripts(new URL('../lua/', import.meta.url), ['run-next-atte
 const ATTEMPTS_TTL_MS = 24 * 3600_000;
 
 /**
+ * How long a traced attempt's span is kept for the next attempt to link to: longer than a run's
+ * redeliveries stretch (max deliver × ack wait, with backoff). It is not deleted when the run ends
+ * (that would be a round trip of its own); only traced attempts keep one.
+ */
+const SPAN_TTL_MS = 6 * 3600_000;
+
+/** An attempt just started: its number and the span of the latest traced attempt before it. */
+export interface RunAttemptStart {
+  attempt: number;
+  previous?: SpanContext;
+}
+
+function encodeSpan(span: SpanContext): string {
+  return `${span.traceId}:${span.spanId}:${span.traceFlags}`;
+}
+
+function decodeSpan(value: string): SpanContext | undefined {
+  const [traceId, spanId, flags] = value.split(':');
+  if (!traceId || !spanId) return undefined;
+  return { traceId, spanId, traceFlags: Number(flags) || TraceFlags.NONE, isRemote: true };
+}
+
+/**
  * Attempt numbers of a query's run. The dispatcher keeps the events of the newest attempt and refuses
  * older ones, so the number must rise with every start. JetStream's delivery count is not that number:
  * on nats-server 2.9 it can go back after repeated kills, and a newer attempt numbered lower would have
  * its whole reply refused. A counter in the same Redis as the reply state rises with every start (and
  * when Redis loses it, the reply state it guards is lost with it).
+ *
+ * The same call keeps a traced attempt's span and hands back the one before, so a run restarted on
+ * another replica after its runner died links to the attempt that died.
  */
 export class RunAttempts {
   private readonly keys: RedisKeys;
@@ -23,8 +50,22 @@ export class RunAttempts {
     this.keys = redisKeys(prefix);
   }
 
+  /**
+   * Starts the query's next attempt: its number (1, 2, 3, …) and the latest traced earlier attempt's
+   * span. `span` is this attempt's, kept for the next one when it is sampled (a link to a span the
+   * sampler dropped leads nowhere).
+   */
+  async start(queryId: string, span?: SpanContext): Promise<RunAttemptStart> {
+    const kept = span && (span.traceFlags & TraceFlags.SAMPLED) !== 0 ? encodeSpan(span) : '';
+    const reply = await scripts['run-next-attempt'].run(this.redis, [this.keys.runAttempts(queryId), this.keys.runAttemptSpan(queryId)], [ATTEMPTS_TTL_MS, kept, SPAN_TTL_MS]);
+    const [attempt, previous] = Array.isArray(reply) ? reply : [];
+    const start: RunAttemptStart = { attempt: Number(attempt) };
+    const earlier = typeof previous === 'string' && previous ? decodeSpan(previous) : undefined;
+    return earlier ? { ...start, previous: earlier } : start;
+  }
+
   /** The next attempt number of the query's run: 1, 2, 3, … */
   async next(queryId: string): Promise<number> {
-    return Number(await scripts['run-next-attempt'].run(this.redis, [this.keys.runAttempts(queryId)], [ATTEMPTS_TTL_MS]));
+    return (await this.start(queryId)).attempt;
   }
 }

@@ -1,10 +1,9 @@
 import type { z } from 'zod';
 import { isDependencyOutage } from './outage.js';
-import { ensureConsumers, startConsumer, type BusLogger, type ConsumeContext } from '@conveyor/bus';
+import { ensureConsumers, NO_ATTEMPT_STORE, startConsumer, type BusLogger, type ConsumeContext } from '@conveyor/bus';
 import type { Topology } from '@conveyor/contracts';
 import type { BaseEnv } from './env.js';
 import type { Infra } from './infra.js';
-import { RedisAttemptStore } from './redis-attempt-store.js';
 
 export type Role = keyof Topology['consumers'];
 
@@ -25,10 +24,11 @@ export interface RoleConsumerOptions<S extends z.ZodType> {
   prefetch?: number;
   handler: (payload: z.infer<S>, ctx: ConsumeContext) => Promise<void>;
   /**
-   * Link a redelivered message's span to its earlier attempt even when that attempt ran on a replica
-   * that died (one Redis write per message). Worth it for long runs; short hops keep process memory.
+   * The handler links a redelivered message's span to its earlier attempt itself, on any replica
+   * (the runner keeps the span with its attempt number); the consumer keeps no attempts then. Short
+   * hops leave it to the consumer, which links attempts that ran in its own process.
    */
-  linkAttemptsAcrossReplicas?: boolean;
+  handlerLinksAttempts?: boolean;
   /** The consumer's ack wait instead of the topology's (runs that may go long between heartbeats). */
   ackWaitMs?: number;
 }
@@ -53,7 +53,7 @@ export async function startRoleConsumer<S extends z.ZodType>(infra: RoleConsumer
     logger: infra.logger,
     publisherForDeadLetters: infra.publisher,
     isOutage: isDependencyOutage,
-    ...(opts.linkAttemptsAcrossReplicas ? { attempts: new RedisAttemptStore(infra.redis, infra.topology.prefix) } : {}),
+    ...(opts.handlerLinksAttempts ? { attempts: NO_ATTEMPT_STORE } : {}),
   });
   // Inside SHUTDOWN_GRACE_SECONDS: wait for running handlers, then abort the rest so they nak at once
   // (another replica takes them now instead of after ack_wait), leaving time to flush acks and exit.

@@ -14,7 +14,7 @@ await runService({
       schema: RunRequest,
       concurrency: env.RUNNER_CONCURRENCY,
       prefetch: 1,
-      linkAttemptsAcrossReplicas: true,
+      handlerLinksAttempts: true,
       ...(env.RUNNER_ACK_WAIT_MS === undefined ? {} : { ackWaitMs: env.RUNNER_ACK_WAIT_MS }),
     },
     ingest: { schema: IngestJob, concurrency: env.INGEST_CONCURRENCY },

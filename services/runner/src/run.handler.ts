@@ -3,7 +3,7 @@ import { storableMessages, type LlmMessage, type RunnerEventBody, type RunReques
 import { RunEvents } from '@conveyor/message-state';
 import { INFRA, isDependencyOutage, PluginRuntime } from '@conveyor/service-kit';
 import { RunAttempts } from '@conveyor/message-state';
-import type { ConsumeContext } from '@conveyor/bus';
+import { previousAttemptLink, type ConsumeContext } from '@conveyor/bus';
 import { filterToolBox, FinalAnswerHold, HUMAN_REQUEST_TOOL, humanRequestToolBox, ImageFetcher, mergeToolBoxes, OpenAIClientPool, pluginToolBox, runLocalAgent, runTelemetry, sandboxTools, takeOutbox, toEventBody, withInbox, UsageTally, userFacingError, withKnowledge, type AgentItem, type AgentOutcome, type ExecRecord, type ToolBox } from '@conveyor/agent';
 import { ConversationStore, KnowledgeStore, type DoneEvent, type QueryLog, type RunUsage } from '@conveyor/persistence';
 import { meter } from '@conveyor/telemetry';
@@ -127,7 +127,9 @@ export class RunHandler {
       this.infra.logger.info({ queryId: run.queryId, delivery, done: finished.done }, 'run already finished; its last event published again, the redelivered copy dropped');
       return;
     }
-    const attempt = await this.attempts.next(run.queryId);
+    const { attempt, previous } = await this.attempts.start(run.queryId, ctx.span.spanContext());
+    // The attempt before this one may have run on a replica that died: the link ties the two traces.
+    if (previous) ctx.span.addLink(previousAttemptLink(previous));
     ctx.span.setAttributes({ 'conveyor.run.attempt': attempt, 'conveyor.runner': runner });
     this.infra.logger.info({ queryId: run.queryId, attempt, delivery, runner, stream: run.stream }, 'run started');
     if (delivery > 1) {
