@@ -117,6 +117,9 @@ function diff(after: Map<string, number>, before: Map<string, number>): Map<stri
   return out;
 }
 
+/** Backends report their statistics when idle, at most a second late (PostgreSQL 15). */
+const STATS_SETTLE_MS = 2_000;
+
 /** Counts between `start()` and `stop()`. */
 export class RoundTripMeter {
   private readonly redis: Redis;
@@ -132,13 +135,15 @@ export class RoundTripMeter {
 
   async start(): Promise<void> {
     await Promise.all([this.redis.connect(), this.pg.connect()]);
+    // The phase before may still be writing (group commits) and its statistics still arriving: the
+    // baseline waits for both, or the phase measured here is charged with the last one's tail.
+    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
     this.before = await this.read();
     await this.sent.start();
   }
 
   async stop(): Promise<RoundTripCounts> {
-    // Backends report their statistics when idle, at most a second late (PostgreSQL 15).
-    await new Promise((r) => setTimeout(r, 2_000));
+    await new Promise((r) => setTimeout(r, STATS_SETTLE_MS));
     this.sent.stop();
     const after = await this.read();
     const before = this.before!;
