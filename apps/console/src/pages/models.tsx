@@ -36,8 +36,8 @@ function ModelList({ canWrite }: { canWrite: boolean }) {
           <tbody>
             {list.data.items.map((m) => (
               <tr key={m.id} data-id={m.id}>
-                <td translate="no"><a href={formatRoute({ page: 'models', id: m.id })}>{m.id}</a></td>
-                <td translate="no">{m.name}</td><td translate="no">{m.model}</td><td>{t(`provider.${m.provider}`)}</td><td className="mono" translate="no">{m.baseUrl}</td><td>{m.abilities.map((a) => t(`ability.${a}`)).join(', ')}</td>
+                <td className="breakable" translate="no"><a href={formatRoute({ page: 'models', id: m.id })}>{m.id}</a></td>
+                <td className="breakable" translate="no">{m.name}</td><td className="breakable" translate="no">{m.model}</td><td>{t(`provider.${m.provider}`)}</td><td className="mono breakable" translate="no">{m.baseUrl}</td><td>{m.abilities.map((a) => t(`ability.${a}`)).join(', ')}</td>
                 <td>{keySource(i18n, m.apiKey)}</td><td>{i18n.dateTime(m.updatedAt)}</td>
               </tr>
             ))}

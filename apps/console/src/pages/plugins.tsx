@@ -27,10 +27,10 @@ function PluginList() {
           <tbody>
             {list.data.items.map((p) => (
               <tr key={p.name} data-name={p.name}>
-                <td translate="no">{p.name}</td>
+                <td className="breakable" translate="no">{p.name}</td>
                 <td>{p.version === null ? t('plugins.noVersion') : <span translate="no">{p.version}</span>}</td>
-                <td className="mono" translate="no">{p.events.join(', ')}</td>
-                <td className="mono" translate="no">{[...p.tools, ...p.commands.map((c) => `!${c}`), ...p.retrievers.map((r) => `retriever:${r}`)].join(', ')}</td>
+                <td className="mono breakable" translate="no">{p.events.join(', ')}</td>
+                <td className="mono breakable" translate="no">{[...p.tools, ...p.commands.map((c) => `!${c}`), ...p.retrievers.map((r) => `retriever:${r}`)].join(', ')}</td>
                 <td>{p.priority}</td>
                 <td>{dateTime(p.lastHeartbeatAt)}</td>
                 <td translate="no">{p.pipelines.map((id, i) => <span key={id}>{i ? ', ' : ''}<a href={formatRoute({ page: 'pipelines', id })}>{id}</a></span>)}</td>
