@@ -1,6 +1,7 @@
 import { TraceFlags, type SpanContext } from '@opentelemetry/api';
 import { redisKeys, type RedisKeys } from '@conveyor/contracts';
 import { loadScripts, type RedisClient } from '@conveyor/redis-scripts';
+import { ScriptResultError } from './results.js';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['run-next-attempt'] as const);
 
@@ -59,8 +60,9 @@ export class RunAttempts {
     const kept = span && (span.traceFlags & TraceFlags.SAMPLED) !== 0 ? encodeSpan(span) : '';
     const reply = await scripts['run-next-attempt'].run(this.redis, [this.keys.runAttempts(queryId), this.keys.runAttemptSpan(queryId)], [ATTEMPTS_TTL_MS, kept, SPAN_TTL_MS]);
     const [attempt, previous] = Array.isArray(reply) ? reply : [];
+    if (!Number.isInteger(attempt) || typeof previous !== 'string') throw new ScriptResultError('run-next-attempt', reply);
     const start: RunAttemptStart = { attempt: Number(attempt) };
-    const earlier = typeof previous === 'string' && previous ? decodeSpan(previous) : undefined;
+    const earlier = previous ? decodeSpan(previous) : undefined;
     return earlier ? { ...start, previous: earlier } : start;
   }
 
