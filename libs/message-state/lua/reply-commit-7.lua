@@ -52,6 +52,7 @@
 ]]
 --- @include "seal"
 --- @include "take-batch"
+--- @include "close-reply"
 local function takeNext()
   return takeBatchAfter(1,
     {KEYS[4], KEYS[2], KEYS[5], KEYS[3], KEYS[6], KEYS[7]},
@@ -84,9 +85,9 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[1], 'batch', 'progress', 'bts')
 redis.call('HSET', KEYS[1], 'chunks', ARGV[3], 'open', ARGV[4], 'last', ARGV[5])
-if ARGV[6] == '1' then redis.call('HSET', KEYS[1], 'closed', '1') end
 if ARGV[10] == '1' then redis.call('HSET', KEYS[1], 'final', '1') end
 if ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'sequence', ARGV[18]) end
+if ARGV[6] == '1' then closeReply(KEYS[1]) end
 redis.call('HSET', KEYS[3], 'seq', ARGV[7], 'final', ARGV[8])
 redis.call('PEXPIRE', KEYS[3], ARGV[9])
 

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { redisKeys, type ReplyRoute } from '@conveyor/contracts';
 import { nextCallbackSequence, ReplyQueue } from './reply-queue.js';
 import { SessionLeases } from './session-leases.js';
+import { RunAttempts } from './run-attempts.js';
 import type { QueuedPart } from './reply-parts.js';
 import { useTestRedis } from '@conveyor/test-support';
 
@@ -183,6 +184,42 @@ test('a run\'s last event stored with its turn ended frees the session and its p
   assert.equal(await take(third, 3), 'acquired');
 });
 
+test("storing a run's last event forgets the run's attempts; a run started again after that adds nothing to the reply", async () => {
+  const leases = new SessionLeases(redis, prefix);
+  const q = new ReplyQueue(redis, prefix, leases);
+  const attempts = new RunAttempts(redis, prefix);
+  const keys = redisKeys(prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const [first, second] = [randomUUID(), randomUUID()];
+  const traced = { traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: 1 };
+  for (const [id, seq] of [[first, 1], [second, 2]] as const) {
+    await leases.register(route, id, seq);
+    await attempts.start(id, traced);
+  }
+  assert.equal(await leases.acquire(route, first, 1), 'acquired');
+  assert.equal((await attempts.start(first, traced)).attempt, 2, 'a restarted run: attempt 2, its span kept');
+  const kept = async (id: string) => (await redis.exists(keys.runAttempts(id), keys.runAttemptSpan(id)));
+  assert.equal(await kept(first), 2);
+  // A streamed part is not the run's end: the attempts stay.
+  assert.equal(await q.enqueue(route, first, 2, 0, [{ ...part('so far', false), queryId: first }], { t: 'seal', queryId: first, terminal: false, route, attempt: 2, seq: 0 }), 'stored');
+  assert.equal(await kept(first), 2);
+  const last = { t: 'seal' as const, queryId: first, terminal: true, route, attempt: 2, seq: 1, turnEnded: true };
+  const r = await q.deliver(route, first, 2, 1, [{ ...part('the answer', true), queryId: first }], last, 'replica-a', TAKE);
+  assert.equal(r.outcome, 'stored');
+  assert.equal(await kept(first), 0, "the counter and the span are gone with the session's turn");
+  assert.equal(await kept(second), 2, "another query's are untouched");
+  // A copy of the run started now (its runner died before the ack) counts from 1 again: whatever it
+  // produces is refused, the reply's last event is stored already.
+  const again = await attempts.start(first);
+  assert.deepEqual(again, { attempt: 1 }, 'numbered from 1, no span to link to');
+  assert.deepEqual(await q.deliver(route, first, again.attempt, 0, [{ ...part('a second answer', true), queryId: first }], { t: 'seal', queryId: first, terminal: true, route, attempt: 1, seq: 0 }, 'replica-a', TAKE), { outcome: 'superseded' });
+  // Through enqueue (a replica already sending the session) the same.
+  assert.equal(await leases.acquire(route, second, 2), 'acquired');
+  const sealed = { t: 'seal' as const, queryId: second, terminal: true, route, attempt: 1, seq: 0, turnEnded: true };
+  assert.equal(await q.enqueue(route, second, 1, 0, [{ ...part('next answer', true), queryId: second }], sealed), 'stored');
+  assert.equal(await kept(second), 0);
+});
+
 test('a seal marked turnEnded needs the session leases', async () => {
   const q = new ReplyQueue(redis, prefix);
   assert.equal(q.endsTurnWithLastEvent, false);
@@ -229,6 +266,35 @@ test('a commit keeps the highest number its reply used, and the next take hands 
   assert.equal(await q.enqueue(route, queryId, 1, 1, [{ ...part('b', false), queryId }], seal(1)), 'stored');
   const second = await q.take(route, 'replica-a', TAKE);
   assert.equal(second.kind === 'batch' && second.batch.replySeq, 1, 'the reply used callback 1');
+});
+
+test('a reply that ended keeps only what refuses its later events, in a compact hash, for the rest of its TTL', async () => {
+  const q = new ReplyQueue(redis, prefix);
+  const { route, part } = reply(`s-${randomUUID()}`);
+  const queryId = randomUUID();
+  const key = q.keys.reply(route, queryId);
+  // A long part turns the reply's hash into Redis's table encoding, as a real answer does.
+  const long = 'x'.repeat(500);
+  const seal = (seq: number, terminal: boolean) => ({ t: 'seal' as const, queryId, terminal, route, attempt: 1, seq });
+  assert.equal(await q.enqueue(route, queryId, 1, 0, [{ ...part(long, false), queryId }], seal(0, false)), 'stored');
+  const first = await q.take(route, 'replica-a', TAKE);
+  await q.commit(route, queryId, 'replica-a', TAKE, { chunks: 1, open: true, last: JSON.stringify([{ type: 'Plain', text: long }]), finalSent: false, ended: false }, { seq: 1, lastFinal: false }, { ...events(first), replySeq: 1 });
+  assert.equal(await redis.object('ENCODING', key), 'hashtable');
+  const open = (await redis.memory('USAGE', key)) ?? 0;
+  assert.equal(await q.enqueue(route, queryId, 1, 1, [{ ...part(`${long}!`, true), queryId }], seal(1, true)), 'stored');
+  const second = await q.take(route, 'replica-a', TAKE);
+  assert.ok(second.kind === 'batch');
+  await q.commit(route, queryId, 'replica-a', TAKE, { chunks: 1, open: false, last: JSON.stringify([{ type: 'Plain', text: `${long}!` }]), finalSent: true, ended: true }, { seq: 2, lastFinal: true }, { attempt: 1, lastSeq: 1, startedFrom: second.batch.numbering, replySeq: 2 });
+  assert.deepEqual(await redis.hgetall(key), { closed: '1', attempt: '1', next: '2', final: '1', sequence: '2' });
+  assert.equal(await redis.object('ENCODING', key), 'listpack');
+  const ttl = await redis.pttl(key);
+  assert.ok(ttl > 5 * 3600_000, `the state's TTL stays (${ttl} ms left)`);
+  const closed = (await redis.memory('USAGE', key)) ?? Infinity;
+  assert.ok(closed * 4 < open, `${closed} bytes closed, ${open} while it streamed`);
+  // What it answers for: later events refused, every event of the reply passed.
+  assert.equal(await q.enqueue(route, queryId, 2, 0, [{ ...part('again', true), queryId }], { ...seal(0, true), attempt: 2 }), 'ended');
+  assert.equal(await q.passed(route, queryId, 1, 1), 'passed');
+  assert.equal(await q.admits(route, queryId, 3), false);
 });
 
 test('a commit that leaves more to send takes the session\'s next batch in the same call', async () => {

@@ -3,6 +3,7 @@ import { redisKeys, ReplyRoute, type ReplySessionKey, type RedisKeys } from '@co
 import { holdsEverySlot, loadScripts, type RedisClient } from '@conveyor/redis-scripts';
 import type { BatchEntry, QueuedPart } from './reply-parts.js';
 import type { SessionLeases } from './session-leases.js';
+import { runAttemptKeys } from './run-attempts.js';
 import { COMMIT_RESULTS, ENQUEUE_RESULTS, HELD_RESULTS, resultName, ScriptResultError } from './results.js';
 
 /** A member of the active-sessions set, as `sessionMember` writes it. */
@@ -179,11 +180,15 @@ export class ReplyQueue {
     return resultName('reply-enqueue', ENQUEUE_RESULTS, r);
   }
 
-  /** The session turn's end to run with a stored event: only for a seal marked `turnEnded`, which only a queue that `endsTurnWithLastEvent` marks. */
+  /**
+   * The session turn's end to run with a stored event: only for a seal marked `turnEnded`, which only a
+   * queue that `endsTurnWithLastEvent` marks. The query's run attempts are forgotten in the same step.
+   */
   private endStep(route: ReplyRoute, queryId: string, seal: BatchEntry & { t: 'seal' }) {
     if (!seal.turnEnded) return undefined;
     if (!this.sessions || !this.endsTurnWithLastEvent) throw new Error('a seal marked turnEnded needs a queue that ends session turns with the last event');
-    return this.sessions.finishStep(route, queryId);
+    const finish = this.sessions.finishStep(route, queryId);
+    return { keys: [...finish.keys, ...runAttemptKeys(this.keys, queryId)], args: finish.args };
   }
 
   /**

@@ -5,15 +5,28 @@ import { ScriptResultError } from './results.js';
 
 const scripts = loadScripts(new URL('../lua/', import.meta.url), ['run-next-attempt'] as const);
 
-/** Longer than any run with all its redeliveries. */
+/**
+ * Longer than any run with all its redeliveries. Where one server holds every slot the counter goes
+ * sooner: the script that stores the reply's last event deletes it (see `runAttemptKeys`).
+ */
 const ATTEMPTS_TTL_MS = 24 * 3600_000;
 
 /**
  * How long a traced attempt's span is kept for the next attempt to link to: longer than a run's
- * redeliveries stretch (max deliver × ack wait, with backoff). It is not deleted when the run ends
- * (that would be a round trip of its own); only traced attempts keep one.
+ * redeliveries stretch (max deliver × ack wait, with backoff). Only traced attempts keep one, and it
+ * goes with the counter.
  */
 const SPAN_TTL_MS = 6 * 3600_000;
+
+/**
+ * What `run-next-attempt` keeps for a query's run: its attempt counter and its latest traced attempt's
+ * span. The reply's ending script (`reply-deliver-ending`, `reply-enqueue-ending`) deletes both with the
+ * session's turn, so a finished query holds neither for its TTL; on a Redis Cluster they are in another
+ * slot than the reply and expire instead.
+ */
+export function runAttemptKeys(keys: RedisKeys, queryId: string): [counter: string, span: string] {
+  return [keys.runAttempts(queryId), keys.runAttemptSpan(queryId)];
+}
 
 /** An attempt just started: its number and the span of the latest traced attempt before it. */
 export interface RunAttemptStart {
@@ -58,7 +71,7 @@ export class RunAttempts {
    */
   async start(queryId: string, span?: SpanContext): Promise<RunAttemptStart> {
     const kept = span && (span.traceFlags & TraceFlags.SAMPLED) !== 0 ? encodeSpan(span) : '';
-    const reply = await scripts['run-next-attempt'].run(this.redis, [this.keys.runAttempts(queryId), this.keys.runAttemptSpan(queryId)], [ATTEMPTS_TTL_MS, kept, SPAN_TTL_MS]);
+    const reply = await scripts['run-next-attempt'].run(this.redis, runAttemptKeys(this.keys, queryId), [ATTEMPTS_TTL_MS, kept, SPAN_TTL_MS]);
     const [attempt, previous] = Array.isArray(reply) ? reply : [];
     if (!Number.isInteger(attempt) || typeof previous !== 'string') throw new ScriptResultError('run-next-attempt', reply);
     const start: RunAttemptStart = { attempt: Number(attempt) };

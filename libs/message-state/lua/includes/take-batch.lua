@@ -4,6 +4,7 @@
   what it returns.
 ]]
 --- @include "seal"
+--- @include "close-reply"
 local function takeBatch(K, A)
   -- Parts one event can produce at most (a reply item and a notice, each wrapped): numbering headroom after a loss.
   local PARTS_PER_EVENT_BOUND = 8
@@ -101,7 +102,7 @@ local function takeBatch(K, A)
       local quiet = now - tonumber(st[3] or '0')
       if quiet >= tonumber(A[7]) then
         -- No event for the whole stall time: its run is gone without a trace; later replies go on.
-        redis.call('HSET', key, 'closed', '1')
+        closeReply(key)
         redis.call('ZREM', K[1], q)
         skipped = skipped + 1
       elseif quiet < tonumber(A[6]) or not later_ready(q) then
