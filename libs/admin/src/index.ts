@@ -18,7 +18,7 @@ export { platformList, botEndpoint, botWebhookPath, pluginList, type EndpointOpt
 export { monitoringSummary, monitoringErrors, monitoringSessions, sessionConversations, queryTimeline, queryLogCsv, resolveRange, summaryStatement, planRange, binnedPercentile, type RangePlan, csvField, chatOf, MAX_EXPORT_ROWS } from './monitoring.js';
 export { Skills, workspaceFolder } from './skills.js';
 export { ADMIN_MCP_TOOLS, adminMcpTools, adminMcpRequest, type AdminMcpTool, type AdminMcpRequest } from './mcp-tools.js';
-export { adminMcpServer, type AdminMcpDeps } from './mcp-server.js';
+export { adminMcpServer, mcpRefusalAnswer, type AdminMcpDeps } from './mcp-server.js';
 export { PluginSettings, secretSettingKeys, type PluginSettingsSource } from './plugin-settings.js';
 export { LiveConversations, liveChatKey, type LiveChange, type LiveConversationsOptions } from './live-conversations.js';
 export { Takeovers, type TakeoverPorts } from './takeovers.js';

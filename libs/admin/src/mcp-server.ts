@@ -3,6 +3,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import type { Principal } from './auth.js';
 import type { AuditRecord } from './audit.js';
 import { adminMcpRequest, adminMcpTools, ADMIN_MCP_TOOLS } from './mcp-tools.js';
+import { z } from 'zod';
+import type { AdminApi } from '@conveyor/contracts';
 
 /** Bytes of one tool answer the client gets; a longer page is cut with a note (ask for a smaller `limit`). */
 const ANSWER_CHARS = 200_000;
@@ -48,4 +50,44 @@ export function adminMcpServer(caller: Principal, deps: AdminMcpDeps): Server {
 
 function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+/** The body of a refusal of the MCP transport: a JSON-RPC error answering no request. */
+const JsonRpcRefusal = z.object({
+  jsonrpc: z.literal('2.0'),
+  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
+  id: z.union([z.string(), z.number(), z.null()]),
+});
+type JsonRpcRefusal = z.infer<typeof JsonRpcRefusal>;
+
+/** JSON-RPC's codes for a request that is not JSON-RPC at all (-32700) or not a valid request (-32600). */
+const JSON_RPC_UNREADABLE = new Set([-32700, -32600]);
+
+/**
+ * The input a refusal of the MCP transport is about, by its HTTP status and JSON-RPC code: every
+ * refusal of the admin API names one, the MCP endpoint's included.
+ */
+function refusedInput(status: number, code: number): string {
+  if (status === 406) return 'header.accept';
+  if (status === 415) return 'header.content-type';
+  // A POST to a stateless server is refused with the generic code only for its protocol version header.
+  if (status === 400 && !JSON_RPC_UNREADABLE.has(code)) return 'header.mcp-protocol-version';
+  return 'body';
+}
+
+/**
+ * The answer to a request the MCP transport refused (its HTTP status and body): its JSON-RPC error,
+ * which MCP clients read, and the same as an AdminError (`validation_failed`, the refused input in
+ * `field`), which every other client of the API reads (the two shapes share no key).
+ */
+export function mcpRefusalAnswer(status: number, body: string): Partial<JsonRpcRefusal> & AdminApi.AdminError {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  const parsed = JsonRpcRefusal.safeParse(json);
+  if (!parsed.success) return { statusCode: status, code: 'validation_failed', message: body.slice(0, 500) || `refused (${status})`, field: 'body' };
+  return { ...parsed.data, statusCode: status, code: 'validation_failed', message: parsed.data.error.message, field: refusedInput(status, parsed.data.error.code) };
 }

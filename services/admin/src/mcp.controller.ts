@@ -4,9 +4,9 @@
 // on the caller's credential, so the guard, the validation and the audit of the API apply unchanged.
 import { Controller, Delete, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AdminApi } from '@conveyor/contracts';
-import { adminMcpServer, recordAudit, type Principal } from '@conveyor/admin';
+import { adminMcpServer, mcpRefusalAnswer, recordAudit, type Principal } from '@conveyor/admin';
 import { INFRA, type Infra } from '@conveyor/service-kit';
 import { Caller, RequireRole } from './http.js';
 
@@ -46,13 +46,23 @@ export class McpController {
       },
     });
     // Stateless: no session id, one JSON answer per request, so any replica serves any call.
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const answer = await transport.handleRequest(webRequest(req, own), { parsedBody: req.body });
+      const text = await answer.text();
+      if (answer.status >= 400 && answer.status < 500) {
+        // A refusal of the transport (headers, a body that is not JSON-RPC) names its input, as the API's do.
+        res.status(answer.status).json(mcpRefusalAnswer(answer.status, text));
+        return;
+      }
+      res.status(answer.status);
+      answer.headers.forEach((value, name) => res.setHeader(name, value));
+      res.end(text);
+    } finally {
+      await transport.close();
+      await server.close();
+    }
   }
 
   /** No server-sent stream and no sessions here: MCP clients read 405 as "not offered". */
@@ -69,6 +79,16 @@ export class McpController {
     res.setHeader('allow', 'POST');
     return STATELESS_ONLY;
   }
+}
+
+/** The request as the Fetch API's, for the transport: its method, URL and headers (the body is parsed already). */
+function webRequest(req: Request, own: string): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  return new globalThis.Request(`${own}${req.originalUrl}`, { method: req.method, headers });
 }
 
 /** The listener this request came in on, as a URL this process can call. */

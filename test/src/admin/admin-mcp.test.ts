@@ -106,4 +106,29 @@ describe('admin API: the MCP server', () => {
     const anonymous = await fetch(`${admin.url}/api/v1/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     assert.equal(anonymous.status, 401);
   });
+
+  test("a request the MCP transport refuses gets its JSON-RPC error, as an AdminError naming the refused input", async () => {
+    const post = (headers: Record<string, string>, body: string) => fetch(`${admin.url}/api/v1/mcp`, { method: 'POST', headers: { authorization: `Bearer ${tokens.viewer.secret}`, ...headers }, body });
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const both = 'application/json, text/event-stream';
+    const cases: [string, Response, number, string][] = [
+      ['no event-stream in Accept', await post({ 'content-type': 'application/json', accept: 'application/json' }, list), 406, 'header.accept'],
+      ['a body that is not JSON', await post({ 'content-type': 'text/plain', accept: both }, list), 415, 'header.content-type'],
+      ['a body that is not JSON-RPC', await post({ 'content-type': 'application/json', accept: both }, JSON.stringify({ hello: 'there' })), 400, 'body'],
+      ['an unknown protocol version', await post({ 'content-type': 'application/json', accept: both, 'mcp-protocol-version': '1999-01-01' }, list), 400, 'header.mcp-protocol-version'],
+    ];
+    for (const [what, res, status, field] of cases) {
+      assert.equal(res.status, status, what);
+      const body = (await res.json()) as AdminApi.AdminError & { jsonrpc?: string; error?: { code: number; message: string } };
+      assert.equal(body.field, field, what);
+      assert.equal(body.code, 'validation_failed', what);
+      assert.equal(body.statusCode, status, what);
+      assert.equal(body.jsonrpc, '2.0', what);
+      assert.equal(body.message, body.error?.message, what);
+    }
+    // A good request still gets its JSON-RPC answer.
+    const ok = await post({ 'content-type': 'application/json', accept: both }, list);
+    assert.equal(ok.status, 200);
+    assert.ok(((await ok.json()) as { result: { tools: unknown[] } }).result.tools.length > 0);
+  });
 });
