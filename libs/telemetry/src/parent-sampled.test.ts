@@ -52,3 +52,12 @@ test('only parent-based samplers are followed (the default is one)', () => {
   assert.equal(samplerFollowsParent({ OTEL_TRACES_SAMPLER: 'traceidratio' }), false);
   assert.equal(samplerFollowsParent({ OTEL_TRACES_SAMPLER: 'always_on' }), false);
 });
+
+test('a tracer asked for again by name, version and schema is the same one', () => {
+  const provider = new ParentSampledTracerProvider(new BasicTracerProvider());
+  const first = provider.getTracer('@conveyor/bus', '1.0.0');
+  assert.equal(provider.getTracer('@conveyor/bus', '1.0.0'), first);
+  assert.notEqual(provider.getTracer('@conveyor/bus', '2.0.0'), first);
+  assert.notEqual(provider.getTracer('@conveyor/bus', '1.0.0', { schemaUrl: 'https://opentelemetry.io/schemas/1.30.0' }), first);
+  assert.notEqual(provider.getTracer('@conveyor/persistence', '1.0.0'), first);
+});

@@ -19,10 +19,23 @@ export function samplerFollowsParent(env: NodeJS.ProcessEnv): boolean {
  * with a sampled parent, and root spans, go to the SDK's tracer unchanged.
  */
 export class ParentSampledTracerProvider implements TracerProvider {
+  /**
+   * One tracer per name, version and schema, as the SDK's provider keeps them: code that asks the API
+   * for its tracer at every span (`trace.getTracer(...)` inside a function) reaches this provider each
+   * time, and the set of names is the code's own, so it stays small.
+   */
+  private readonly tracers = new Map<string, Tracer>();
+
   constructor(private readonly inner: TracerProvider) {}
 
   getTracer(name: string, version?: string, options?: TracerOptions): Tracer {
-    return new ParentSampledTracer(this.inner.getTracer(name, version, options));
+    const key = `${name}\u0000${version ?? ''}\u0000${options?.schemaUrl ?? ''}`;
+    let tracer = this.tracers.get(key);
+    if (!tracer) {
+      tracer = new ParentSampledTracer(this.inner.getTracer(name, version, options));
+      this.tracers.set(key, tracer);
+    }
+    return tracer;
   }
 }
 

@@ -25,7 +25,19 @@ export function providerFor(model: Pick<ResolvedModel, 'provider'>): ModelProvid
   return MODEL_PROVIDERS[providerKindOf(model)];
 }
 
+/**
+ * Names already worked out, per model: an OpenAI-compatible model's comes from parsing its base URL,
+ * asked two or three times per call, and the configuration read model hands out the same resolved
+ * model until its configuration changes (a changed one is a new object, whose name is worked out anew).
+ */
+const providerNames = new WeakMap<ResolvedModel, string>();
+
 /** `gen_ai.provider.name` of a call to the model. */
 export function genAiProviderNameOf(model: ResolvedModel): string {
-  return providerFor(model).genAiProviderName(model);
+  let name = providerNames.get(model);
+  if (name === undefined) {
+    name = providerFor(model).genAiProviderName(model);
+    providerNames.set(model, name);
+  }
+  return name;
 }
