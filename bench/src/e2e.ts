@@ -30,12 +30,9 @@ import { EVENT_DELIVERY, formatRoundTrips, LATENCY_PATH, RoundTripMeter, type Ro
 import { fmtMs, percentile, WARMUP_MESSAGES } from './stats.js';
 import { SignedSender } from './signed-sender.js';
 import { measureStreaming, type StreamingResult } from './streaming.js';
+import { commandLine } from './command-line.js';
 
-const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
-  const [k, v = ''] = a.slice(2).split('=');
-  return [k, v] as const;
-}));
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const { flags, positional } = commandLine();
 const total = Number(positional[0] ?? 2000);
 const concurrency = Number(positional[1] ?? 64);
 const sequential = Number(positional[2] ?? 200);

@@ -19,12 +19,9 @@ import { request } from 'undici';
 import { startCallbackReceiver, startFakeOpenAI } from '@conveyor/test';
 import { processTreeCpuMs, SideMeter } from './proc-cpu.js';
 import { percentile, WARMUP_MESSAGES } from './stats.js';
+import { commandLine } from './command-line.js';
 
-const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
-  const [k, v = ''] = a.slice(2).split('=');
-  return [k, v] as const;
-}));
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const { flags, positional } = commandLine();
 const total = Number(positional[0] ?? 3000);
 const concurrency = Number(positional[1] ?? 64);
 const sequential = Number(positional[2] ?? 200);

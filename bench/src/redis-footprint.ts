@@ -12,12 +12,9 @@
 import { Redis } from 'ioredis';
 import { startOwnedRedis, startTestSystem } from '@conveyor/test';
 import { SignedSender } from './signed-sender.js';
+import { commandLine } from './command-line.js';
 
-const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
-  const [k, v = ''] = a.slice(2).split('=');
-  return [k, v] as const;
-}));
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const { flags, positional } = commandLine();
 const total = Number(positional[0] ?? 1000);
 const chats = Number(positional[1] ?? 50);
 const tracing = flags.get('tracing') ?? '0.1';

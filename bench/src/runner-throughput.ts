@@ -23,12 +23,9 @@ import { RunRequest } from '@conveyor/contracts';
 import { BusPublisher } from '@conveyor/bus';
 import { startTestSystem, NATS_URL } from '@conveyor/test';
 import { processCpuMs } from './proc-cpu.js';
+import { commandLine } from './command-line.js';
 
-const flags = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => {
-  const [k, v = ''] = a.slice(2).split('=');
-  return [k, v] as const;
-}));
-const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const { flags, positional } = commandLine();
 const fastRuns = Number(positional[0] ?? 600);
 const slowRunsPerSlot = Number(positional[1] ?? 3);
 const heldRuns = flags.has('inflight') ? Number(flags.get('inflight') || 10_000) : 0;

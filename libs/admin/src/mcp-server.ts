@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, JSONRPCErrorResponseSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from './auth.js';
 import type { AuditRecord } from './audit.js';
 import { adminMcpRequest, adminMcpTools, ADMIN_MCP_TOOLS } from './mcp-tools.js';
@@ -52,12 +52,11 @@ function failure(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 
-/** The body of a refusal of the MCP transport: a JSON-RPC error answering no request. */
-const JsonRpcRefusal = z.object({
-  jsonrpc: z.literal('2.0'),
-  error: z.object({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
-  id: z.union([z.string(), z.number(), z.null()]),
-});
+/**
+ * The body of a refusal of the MCP transport: the SDK's JSON-RPC error, answering no request (the
+ * transport writes `id: null` there, which the SDK's schema, made for answers to requests, refuses).
+ */
+const JsonRpcRefusal = JSONRPCErrorResponseSchema.extend({ id: z.null() });
 type JsonRpcRefusal = z.infer<typeof JsonRpcRefusal>;
 
 /** JSON-RPC's codes for a request that is not JSON-RPC at all (-32700) or not a valid request (-32600). */

@@ -119,7 +119,9 @@ describe('admin API: the MCP server', () => {
     ];
     for (const [what, res, status, field] of cases) {
       assert.equal(res.status, status, what);
-      const body = (await res.json()) as AdminApi.AdminError & { jsonrpc?: string; error?: { code: number; message: string } };
+      const raw = await res.text();
+      assert.ok(!raw.includes(tokens.viewer.secret), `${what}: the caller's token is not in the answer`);
+      const body = JSON.parse(raw) as AdminApi.AdminError & { jsonrpc?: string; error?: { code: number; message: string } };
       assert.equal(body.field, field, what);
       assert.equal(body.code, 'validation_failed', what);
       assert.equal(body.statusCode, status, what);
